@@ -1,0 +1,400 @@
+"""The one call API every format and every room uses to talk to a model.
+
+`chat()` sends a conversation to an OpenAI-compatible endpoint through the official `openai`
+client, streams the reply through `on_delta`, and returns a `ChatResult`. It owns the retry
+policy (1.5x timeout retry, backoff on 5xx, Retry-After on 429), JSON replies (three modes,
+validated, three attempts), the word limit, and usage accounting. Callers only ever see the
+typed errors of `chaoslm.llm.errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx2 as httpx
+import jsonschema
+import openai
+
+from chaoslm.llm.errors import LLMBadResponse, LLMConfigError, LLMRateLimited, LLMTimeout, LLMUnavailable
+
+logger = logging.getLogger("chaoslm.llm")
+
+JsonMode = Literal["json_schema", "json_object", "text"]
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A resolved OpenAI-compatible endpoint and the model to ask there."""
+
+    name: str
+    base_url: str
+    api_key: str
+    model: str
+    context_window: int = 8192
+    json_mode: JsonMode = "json_object"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How hard the gateway tries before it gives up; the defaults come from settings."""
+
+    timeout: float = 60.0
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_retry_after: float = 120.0
+    wait_on_rate_limit: bool = True
+    json_attempts: int = 3
+
+    @classmethod
+    def from_settings(cls, **overrides: Any) -> Policy:
+        from django.conf import settings
+
+        values: dict[str, Any] = {
+            "timeout": settings.CHAOSLM_LLM_TIMEOUT,
+            "max_retries": settings.CHAOSLM_LLM_MAX_RETRIES,
+            "backoff": settings.CHAOSLM_LLM_BACKOFF,
+            "max_retry_after": settings.CHAOSLM_LLM_MAX_RETRY_AFTER,
+        }
+        values.update(overrides)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    temperature: float | None = None
+    max_tokens: int | None = None
+    json_schema: dict[str, Any] | None = None
+    word_limit: int | None = None
+
+
+@dataclass
+class ChatResult:
+    text: str
+    data: Any = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    model: str = ""
+    attempts: int = 1
+    words_before_truncation: int | None = None
+    usage_estimated: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Callbacks:
+    """Hooks for live display. All are plain functions: they must not block."""
+
+    on_delta: Callable[[str], None] | None = None
+    # The text streamed so far is discarded (a retry begins); a display should clear it.
+    on_restart: Callable[[], None] | None = None
+    # The gateway is about to wait `seconds` before trying again, for `reason`.
+    on_wait: Callable[[float, str], None] | None = None
+
+
+NO_CALLBACKS = Callbacks()
+
+# One AsyncOpenAI client per event loop and endpoint: httpx pools are bound to the loop they were made in.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], openai.AsyncOpenAI]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def client_for(endpoint: Endpoint) -> openai.AsyncOpenAI:
+    loop = asyncio.get_running_loop()
+    per_loop = _clients.setdefault(loop, {})
+    key = (endpoint.base_url, endpoint.api_key)
+    client = per_loop.get(key)
+    if client is None:
+        client = openai.AsyncOpenAI(
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key or "not-needed",
+            max_retries=0,  # the retry policy is ours, below
+            http_client=openai.DefaultAsyncHttpxClient(
+                limits=httpx.Limits(max_connections=2000, max_keepalive_connections=500)
+            ),
+        )
+        per_loop[key] = client
+    return client
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """A cheap upper-leaning estimate (about four characters a token) for checks before sending."""
+    return 3 + sum(4 + len(m.get("content", "")) // 4 for m in messages)
+
+
+_WORD = re.compile(r"\S+")
+
+
+def truncate_words(text: str, limit: int) -> tuple[str, int]:
+    """Cut `text` after its `limit`-th word, keeping its own spacing; return it and the original count."""
+    words = list(_WORD.finditer(text))
+    if len(words) <= limit:
+        return text, len(words)
+    return text[: words[limit - 1].end()], len(words)
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def extract_json(text: str) -> Any:
+    """Parse a JSON value from a reply that may wrap it in prose or a code fence."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        pass
+    fenced = _FENCE.search(stripped)
+    if fenced:
+        try:
+            return json.loads(fenced.group(1))
+        except json.JSONDecodeError:
+            pass
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", stripped):
+        try:
+            value, _ = decoder.raw_decode(stripped, match.start())
+        except json.JSONDecodeError:
+            continue
+        return value
+    raise ValueError("the reply contains no JSON object")
+
+
+def _validate(value: Any, schema: dict[str, Any]) -> None:
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as error:
+        where = "/".join(str(p) for p in error.absolute_path) or "the reply"
+        raise ValueError(f"{where}: {error.message}") from None
+
+
+def _response_format(endpoint: Endpoint, schema: dict[str, Any]) -> dict[str, Any] | None:
+    if endpoint.json_mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": False}}
+    if endpoint.json_mode == "json_object":
+        # `schema` is llama.cpp's extension: its server turns it into a grammar; others ignore it.
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
+def _retry_after(error: openai.APIStatusError) -> float:
+    raw = error.response.headers.get("retry-after", "")
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return 1.0
+
+
+@dataclass
+class _Attempt:
+    text: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+async def _stream_once(
+    endpoint: Endpoint,
+    messages: Sequence[Message],
+    options: ChatOptions,
+    timeout: float,
+    callbacks: Callbacks,
+) -> _Attempt:
+    kwargs: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": list(messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "timeout": timeout,
+    }
+    if options.temperature is not None:
+        kwargs["temperature"] = options.temperature
+    if options.max_tokens is not None:
+        kwargs["max_tokens"] = options.max_tokens
+    if options.json_schema is not None:
+        response_format = _response_format(endpoint, options.json_schema)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+
+    stream = await client_for(endpoint).chat.completions.create(**kwargs)
+    parts: list[str] = []
+    model = endpoint.model
+    usage = None
+    finished = False
+    on_delta = callbacks.on_delta
+    async with asyncio.timeout(None) as deadline:
+        async for chunk in stream:
+            # Inactivity timeout on the stream: httpx's read timeout covers each read already,
+            # but a server that trickles keep-alive bytes must not keep us forever.
+            deadline.reschedule(asyncio.get_running_loop().time() + timeout)
+            if chunk.model:
+                model = chunk.model
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for choice in chunk.choices:
+                delta = choice.delta.content if choice.delta else None
+                if delta:
+                    parts.append(delta)
+                    if on_delta is not None:
+                        on_delta(delta)
+                if choice.finish_reason:
+                    finished = True
+    if not finished:
+        raise _DroppedStream()
+    return _Attempt(
+        "".join(parts),
+        model,
+        usage.prompt_tokens if usage else None,
+        usage.completion_tokens if usage else None,
+    )
+
+
+class _DroppedStream(Exception):
+    pass
+
+
+async def _sleep(seconds: float, reason: str, callbacks: Callbacks) -> None:
+    if callbacks.on_wait is not None:
+        callbacks.on_wait(seconds, reason)
+    await asyncio.sleep(seconds)
+
+
+async def _call_with_retries(
+    endpoint: Endpoint,
+    messages: Sequence[Message],
+    options: ChatOptions,
+    policy: Policy,
+    callbacks: Callbacks,
+) -> _Attempt:
+    timeout = policy.timeout
+    timed_out = False
+    failures = 0
+    rate_limits = 0
+    streamed = False
+
+    def restart() -> None:
+        if streamed and callbacks.on_restart is not None:
+            callbacks.on_restart()
+
+    def track(delta: str) -> None:
+        nonlocal streamed
+        streamed = True
+        if callbacks.on_delta is not None:
+            callbacks.on_delta(delta)
+
+    tracked = Callbacks(on_delta=track, on_restart=callbacks.on_restart, on_wait=callbacks.on_wait)
+    where = f"{endpoint.name} ({endpoint.model})"
+    while True:
+        try:
+            return await _stream_once(endpoint, messages, options, timeout, tracked)
+        except (openai.APITimeoutError, httpx.TimeoutException, TimeoutError):
+            restart()
+            if timed_out:
+                raise LLMTimeout(
+                    f"{where} did not answer within {policy.timeout:g}s, nor within {timeout:g}s on a "
+                    "second try. Check that the server is up and not overloaded, or raise "
+                    "CHAOSLM_LLM_TIMEOUT."
+                ) from None
+            timed_out = True
+            timeout = policy.timeout * 1.5
+            logger.warning("%s timed out; retrying once with a %.1fs timeout", where, timeout)
+        except openai.RateLimitError as error:
+            restart()
+            wait = _retry_after(error)
+            rate_limits += 1
+            if not policy.wait_on_rate_limit or wait > policy.max_retry_after or rate_limits > policy.max_retries:
+                raise LLMRateLimited(f"{where} is rate limited. Retry in {wait:.0f}s.", retry_after=wait) from None
+            await _sleep(wait, "rate limited", callbacks)
+        except openai.AuthenticationError:
+            raise LLMConfigError(
+                f"{where} refused the API key. Check the key in the provider's API key variable."
+            ) from None
+        except openai.NotFoundError:
+            raise LLMConfigError(
+                f"{where} does not know this model or path. Check the provider's base URL and the model name."
+            ) from None
+        except (openai.APIConnectionError, httpx.TransportError, _DroppedStream, openai.InternalServerError) as error:
+            restart()
+            failures += 1
+            if failures > policy.max_retries:
+                if isinstance(error, openai.InternalServerError):
+                    detail = f"answered HTTP {error.status_code}"
+                elif isinstance(error, _DroppedStream):
+                    detail = "kept closing the reply before it was complete"
+                else:
+                    detail = "could not be reached"
+                raise LLMUnavailable(
+                    f"{where} {detail} after {failures} tries. Check that the server at "
+                    f"{endpoint.base_url} is running."
+                ) from None
+            await _sleep(policy.backoff * 2 ** (failures - 1), "server error", callbacks)
+        except openai.APIStatusError as error:
+            if error.status_code >= 500:
+                raise LLMUnavailable(f"{where} answered HTTP {error.status_code}.") from None
+            raise LLMConfigError(f"{where} refused the request (HTTP {error.status_code}): {error.message}") from None
+
+
+async def chat(
+    endpoint: Endpoint,
+    messages: Sequence[Message],
+    options: ChatOptions | None = None,
+    *,
+    policy: Policy | None = None,
+    callbacks: Callbacks = NO_CALLBACKS,
+) -> ChatResult:
+    """Send `messages`; stream deltas to `callbacks`; return the finished, validated result."""
+    options = options or ChatOptions()
+    policy = policy or Policy.from_settings()
+    started = time.perf_counter()
+    attempts = 0
+    schema = options.json_schema
+    while True:
+        attempts += 1
+        attempt = await _call_with_retries(endpoint, messages, options, policy, callbacks)
+        text = attempt.text
+        data = None
+        if schema is None:
+            break
+        try:
+            data = extract_json(text)
+            _validate(data, schema)
+            break
+        except ValueError as error:
+            logger.warning("%s gave invalid JSON (attempt %d): %s", endpoint.name, attempts, error)
+            if attempts >= policy.json_attempts:
+                raise LLMBadResponse(
+                    f"{endpoint.name} ({endpoint.model}) did not give valid JSON in {attempts} tries: {error}",
+                    last_text=text,
+                ) from None
+            if callbacks.on_restart is not None:
+                callbacks.on_restart()
+
+    result = ChatResult(text=text, data=data, model=attempt.model, attempts=attempts)
+    if options.word_limit is not None and schema is None:
+        result.text, count = truncate_words(text, options.word_limit)
+        if count > options.word_limit:
+            warning = (
+                f"Response exceeded word limit of {options.word_limit}, "
+                f"truncated from {count} to {options.word_limit} words"
+            )
+            logger.warning(warning)
+            result.warnings.append(warning)
+            result.words_before_truncation = count
+    if attempt.prompt_tokens is None or attempt.completion_tokens is None:
+        result.usage_estimated = True
+        result.prompt_tokens = estimate_tokens(messages)
+        result.completion_tokens = max(1, len(text) // 4) if text else 0
+    else:
+        result.prompt_tokens = attempt.prompt_tokens
+        result.completion_tokens = attempt.completion_tokens
+    result.latency_ms = round((time.perf_counter() - started) * 1000)
+    return result

@@ -1,0 +1,382 @@
+"""A real HTTP server that speaks the OpenAI Chat Completions protocol, for tests and benchmarks.
+
+It answers streaming (SSE chunks, a usage chunk when asked, `[DONE]`) and plain requests, in
+JSON mode too, with replies that are scripted (rules matched against the last user message)
+or derived deterministically from the conversation, so the same conversation always gets the
+same reply. Knobs: latency before the first token, token rate, and faults (HTTP 500, 429 with
+Retry-After, hangs, malformed JSON, dropped streams), always or with a probability.
+
+In-process use: `with TestLLMServer() as server: server.url ...`. As a program:
+`python -m chaoslm.llm.testserver --port 8090 --latency 0.2`. Either way it can be driven over
+HTTP: POST /_control/config, POST /_control/reset, GET /_control/requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+FAULT_KINDS = ("500", "429", "hang", "malformed_json", "drop")
+
+_VOCABULARY = (
+    "evidence suggests that the premise holds only when incentives align and institutions adapt "
+    "quickly yet history shows costs fall on those least able to bear them so we must weigh "
+    "liberty against security and ask who decides what counts as progress in a fair society "
+    "my opponent overlooks the data on outcomes while I insist that principles matter more than "
+    "slogans because trust once lost is hard to rebuild and every policy creates winners"
+).split()
+
+
+@dataclass
+class Rule:
+    """A scripted reply or fault for requests whose last user message matches `match` (a regex)."""
+
+    match: str = ""
+    reply: str | None = None
+    fault: str | None = None
+    # How many matching requests this rule applies to; None means all of them.
+    times: int | None = None
+    probability: float = 1.0
+    retry_after: int = 1
+    model: str | None = None
+
+
+@dataclass
+class Config:
+    latency: float = 0.0
+    token_rate: float = 0.0  # chunks a second after the first; 0 sends them all at once
+    reply_words: int = 40
+    hang_seconds: float = 3600.0
+    seed: int = 0
+    rules: list[Rule] = field(default_factory=list)
+    # Random faults for soak tests: kind -> probability, tried in order.
+    fault_rates: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Config:
+        raw = dict(raw)
+        raw["rules"] = [Rule(**r) for r in raw.get("rules", [])]
+        for kind in raw.get("fault_rates", {}):
+            if kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault {kind!r}")
+        return cls(**raw)
+
+
+@dataclass
+class RecordedRequest:
+    body: dict[str, Any]
+    started: float
+    finished: float | None = None
+    outcome: str = ""
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return self.body.get("messages", [])
+
+    @property
+    def last_user(self) -> str:
+        return next((m["content"] for m in reversed(self.messages) if m.get("role") == "user"), "")
+
+    @property
+    def system(self) -> str:
+        return next((m["content"] for m in self.messages if m.get("role") == "system"), "")
+
+
+def _digest(body: dict[str, Any]) -> int:
+    blob = json.dumps([body.get("model"), body.get("messages")], sort_keys=True).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big")
+
+
+_NAMES_CHOICE = re.compile(r"Reply with exactly one of these names and nothing else: '(.+?)' or '(.+?)'\.")
+_MUST_BE = re.compile(r"The \"winner\" must be '(.+?)'")
+
+
+def _json_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: _json_from_schema(sub, rng) for name, sub in props.items()}
+    if kind == "integer":
+        return rng.randint(int(schema.get("minimum", 0)), int(schema.get("maximum", 10)))
+    if kind == "number":
+        return round(rng.uniform(schema.get("minimum", 0), schema.get("maximum", 1)), 2)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        return []
+    return "A deterministic reason from the test server."
+
+
+def _json_example_in(prompt: str) -> dict[str, Any] | None:
+    for line in prompt.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+def default_reply(body: dict[str, Any], reply_words: int) -> str:
+    """The deterministic reply for a conversation with no matching rule."""
+    rng = random.Random(_digest(body))
+    messages = body.get("messages", [])
+    last = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    names = _NAMES_CHOICE.search(last)
+    if names:
+        return names.group(rng.randint(1, 2))
+    response_format = body.get("response_format") or {}
+    schema = response_format.get("schema") or (response_format.get("json_schema") or {}).get("schema")
+    example = _json_example_in(last)
+    if schema or example is not None or response_format.get("type") in {"json_object", "json_schema"}:
+        value = _json_from_schema(schema, rng) if schema else dict(example or {})
+        if "score" in value and not schema:
+            value["score"] = rng.randint(3, 9)
+        must_be = _MUST_BE.search(last)
+        if must_be and "winner" in value:
+            value["winner"] = must_be.group(1)
+        return json.dumps(value)
+    words = [rng.choice(_VOCABULARY) for _ in range(reply_words)]
+    return f"Point {rng.randint(1, 999)}: " + " ".join(words).capitalize() + "."
+
+
+class TestLLMServer:
+    """The server; runs its own event loop in a daemon thread when used in-process."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, config: Config | None = None) -> None:
+        self.host = host
+        self.port = port
+        self.config = config or Config()
+        self.requests: list[RecordedRequest] = []
+        self._rule_uses: dict[int, int] = {}
+        self._rng = random.Random(self.config.seed)
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- control -------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def configure(self, **changes: Any) -> None:
+        with self._lock:
+            merged = asdict(self.config) | changes
+            self.config = Config.from_dict(merged)
+            self._rule_uses.clear()
+            self._rng = random.Random(self.config.seed)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.config = Config()
+            self.requests.clear()
+            self._rule_uses.clear()
+            self._rng = random.Random(0)
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=32 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/_control/config", self._control_config)
+        app.router.add_post("/_control/reset", self._control_reset)
+        app.router.add_get("/_control/requests", self._control_requests)
+        return app
+
+    async def start_async(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def start(self) -> TestLLMServer:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self.start_async())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="test-llm-server", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None or self._runner is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> TestLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- behaviour -----------------------------------------------------------------------------
+    def _choose(self, last_user: str) -> tuple[str | None, str | None, int, str | None]:
+        """Pick (reply, fault, retry_after, model) for a request, consuming rule uses."""
+        with self._lock:
+            for index, rule in enumerate(self.config.rules):
+                if rule.match and not re.search(rule.match, last_user):
+                    continue
+                used = self._rule_uses.get(index, 0)
+                if rule.times is not None and used >= rule.times:
+                    continue
+                if rule.probability < 1.0 and self._rng.random() >= rule.probability:
+                    continue
+                self._rule_uses[index] = used + 1
+                return rule.reply, rule.fault, rule.retry_after, rule.model
+            for kind, rate in self.config.fault_rates.items():
+                if self._rng.random() < rate:
+                    return None, kind, 1, None
+        return None, None, 1, None
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+        record = RecordedRequest(body=body, started=time.monotonic())
+        with self._lock:
+            self.requests.append(record)
+            config = self.config
+        reply, fault, retry_after, model = self._choose(record.last_user)
+        model = model or body.get("model", "test-model")
+        try:
+            return await self._answer(request, body, config, reply, fault, retry_after, model)
+        finally:
+            record.finished = time.monotonic()
+            record.outcome = fault or "ok"
+
+    async def _answer(
+        self,
+        request: web.Request,
+        body: dict[str, Any],
+        config: Config,
+        reply: str | None,
+        fault: str | None,
+        retry_after: int,
+        model: str,
+    ) -> web.StreamResponse:
+        if config.latency:
+            await asyncio.sleep(config.latency)
+        if fault == "500":
+            return web.json_response({"error": {"message": "injected server error"}}, status=500)
+        if fault == "429":
+            return web.json_response(
+                {"error": {"message": "injected rate limit", "type": "rate_limit"}},
+                status=429,
+                headers={"Retry-After": str(retry_after)},
+            )
+        if fault == "hang":
+            await asyncio.sleep(config.hang_seconds)
+        text = reply if reply is not None else default_reply(body, config.reply_words)
+        if fault == "malformed_json":
+            text = '{"score": 7, "reasoning": "cut off'
+        chunks = re.findall(r"\s*\S+", text) or [text]
+        prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4 + 1
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(chunks),
+                 "total_tokens": prompt_tokens + len(chunks)}
+        ident = f"chatcmpl-{_digest(body):x}"
+        if not body.get("stream"):
+            return web.json_response(
+                {
+                    "id": ident,
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                 "finish_reason": "stop"}],
+                    "usage": usage,
+                }
+            )
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+
+        async def send(payload: dict[str, Any]) -> None:
+            await response.write(f"data: {json.dumps(payload)}\n\n".encode())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {"id": ident, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        await send(chunk({"role": "assistant", "content": ""}))
+        pause = 1.0 / config.token_rate if config.token_rate else 0.0
+        for index, piece in enumerate(chunks):
+            if fault == "drop" and index >= len(chunks) // 2:
+                # Close the connection mid-reply, as a crashed or restarted server would.
+                if request.transport is not None:
+                    request.transport.close()
+                return response
+            await send(chunk({"content": piece}))
+            if pause:
+                await asyncio.sleep(pause)
+        await send(chunk({}, "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await send({"id": ident, "object": "chat.completion.chunk", "created": int(time.time()),
+                        "model": model, "choices": [], "usage": usage})
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+
+    async def _control_config(self, request: web.Request) -> web.Response:
+        try:
+            self.configure(**(await request.json()))
+        except (TypeError, ValueError) as error:
+            return web.json_response({"error": str(error)}, status=400)
+        return web.json_response(asdict(self.config))
+
+    async def _control_reset(self, request: web.Request) -> web.Response:
+        self.reset()
+        return web.json_response({"ok": True})
+
+    async def _control_requests(self, request: web.Request) -> web.Response:
+        with self._lock:
+            rows = [asdict(r) for r in self.requests]
+        return web.json_response(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="OpenAI-compatible test server for ChaosLM")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8090)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before the first token")
+    parser.add_argument("--token-rate", type=float, default=0.0, help="chunks a second; 0 = all at once")
+    parser.add_argument("--config", help="a JSON file with a full Config (rules, fault_rates, ...)")
+    args = parser.parse_args()
+    config = Config(latency=args.latency, token_rate=args.token_rate)
+    if args.config:
+        with open(args.config) as handle:
+            config = Config.from_dict(json.load(handle))
+    server = TestLLMServer(args.host, args.port, config)
+    web.run_app(server.app(), host=args.host, port=args.port, access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Providers (OpenAI-compatible endpoints) and personas (YAML, the text a user edits)."""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+
+from chaoslm.llm import Endpoint
+from chaoslm.personas.yaml_io import ROLES, PersonaSpec, PersonaYAMLError, dump_persona, parse_personas
+
+JSON_MODES = [
+    ("json_schema", "json_schema (OpenAI, vLLM, recent llama.cpp)"),
+    ("json_object", "json_object with llama.cpp's schema field (Ollama, LM Studio, llama.cpp)"),
+    ("text", "plain text: the prompt asks for JSON, ChaosLM parses it"),
+]
+
+
+class Provider(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    base_url = models.URLField(
+        max_length=500, help_text="The OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama."
+    )
+    api_key_env = models.CharField(
+        "API key variable",
+        max_length=100,
+        blank=True,
+        help_text="The name of the environment variable that holds the API key. "
+        "Keys are never stored in the database. Leave empty for servers that need none.",
+    )
+    default_model = models.CharField(max_length=200)
+    context_window = models.PositiveIntegerField(default=8192, help_text="The model's context size in tokens.")
+    json_mode = models.CharField(
+        "JSON replies", max_length=20, choices=JSON_MODES, default="json_object",
+        help_text="How to ask this endpoint for JSON. Choose json_schema where it supports it.",
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
+            raise ValidationError({"api_key_env": "An environment variable name: letters, digits and _ only."})
+
+    def endpoint(self, model: str = "") -> Endpoint:
+        return Endpoint(
+            name=self.name,
+            base_url=self.base_url,
+            api_key=os.environ.get(self.api_key_env, "") if self.api_key_env else "",
+            model=model or self.default_model,
+            context_window=self.context_window,
+            json_mode=self.json_mode,  # type: ignore[arg-type]
+        )
+
+
+def default_endpoint(model: str = "") -> Endpoint:
+    """The endpoint for personas with no provider: OPENAI_BASE_URL/OPENAI_API_KEY, else the local model."""
+    from chaoslm.llm import local_model
+
+    if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
+        return Endpoint(
+            name="default",
+            base_url=settings.OPENAI_BASE_URL or "https://api.openai.com/v1",
+            api_key=settings.OPENAI_API_KEY,
+            model=model or settings.CHAOSLM_DEFAULT_MODEL,
+            context_window=128_000,
+            json_mode="json_schema" if not settings.OPENAI_BASE_URL else "json_object",
+        )
+    return Endpoint(
+        name="local SmolLM2-135M",
+        base_url=local_model.base_url(),
+        api_key="",
+        model=local_model.MODEL_ALIAS,
+        context_window=settings.CHAOSLM_LOCAL_MODEL_CONTEXT,
+        json_mode="json_object",
+    )
+
+
+class Persona(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    role = models.CharField("role hint", max_length=20, choices=[(r, r) for r in ROLES], db_index=True)
+    yaml = models.TextField(help_text="The persona as YAML: the source of truth. The fields below follow it.")
+    personality = models.TextField(editable=False)
+    position = models.TextField(blank=True, editable=False)
+    instructions = models.TextField(blank=True, editable=False)
+    judging_criteria = models.TextField(blank=True, editable=False)
+    model = models.CharField(max_length=200, blank=True, editable=False)
+    provider = models.ForeignKey(Provider, null=True, blank=True, on_delete=models.PROTECT, editable=False)
+    temperature = models.FloatField(null=True, blank=True, editable=False)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def spec(self) -> PersonaSpec:
+        return PersonaSpec(
+            name=self.name,
+            role=self.role,
+            personality=self.personality,
+            position=self.position,
+            instructions=self.instructions,
+            judging_criteria=self.judging_criteria,
+            model=self.model,
+            provider=self.provider.name if self.provider else "",
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )
+
+    def apply_spec(self, spec: PersonaSpec, source: str = "persona") -> None:
+        """Copy a parsed spec onto this row (YAML included); raise PersonaYAMLError on an unknown provider."""
+        provider = None
+        if spec.provider:
+            provider = Provider.objects.filter(name=spec.provider).first()
+            if provider is None:
+                raise PersonaYAMLError(source, "provider", f"no provider is named {spec.provider!r}")
+        self.name = spec.name
+        self.role = spec.role
+        self.personality = spec.personality
+        self.position = spec.position
+        self.instructions = spec.instructions
+        self.judging_criteria = spec.judging_criteria
+        self.model = spec.model
+        self.provider = provider
+        self.temperature = spec.temperature
+        self.max_tokens = spec.max_tokens
+        self.yaml = dump_persona(spec)
+
+    def endpoint(self) -> Endpoint:
+        if self.provider is not None:
+            return self.provider.endpoint(self.model)
+        return default_endpoint(self.model)
+
+
+def import_personas(files: list[tuple[str, str | bytes]], *, update: bool = False) -> list[Persona]:
+    """Import personas from (source name, text) pairs, all or nothing.
+
+    Every file is parsed and checked first; only then is anything written, in one transaction.
+    With `update`, a persona whose name exists is replaced; without it, that is an error.
+    """
+    parsed: list[tuple[str, PersonaSpec]] = []
+    for source, text in files:
+        parsed.extend((source, spec) for spec in parse_personas(text, source))
+    seen: dict[str, str] = {}
+    for source, spec in parsed:
+        if spec.name in seen:
+            raise PersonaYAMLError(source, "name", f"{spec.name!r} is also defined in {seen[spec.name]}")
+        seen[spec.name] = source
+    existing = {p.name: p for p in Persona.objects.filter(name__in=seen)}
+    if existing and not update:
+        name = sorted(existing)[0]
+        raise PersonaYAMLError(seen[name], "name", f"a persona named {name!r} already exists")
+    saved: list[Persona] = []
+    with transaction.atomic():
+        for source, spec in parsed:
+            persona = existing.get(spec.name) or Persona()
+            persona.apply_spec(spec, source)
+            persona.save()
+            saved.append(persona)
+    return saved

@@ -1,0 +1,175 @@
+"""Persona YAML: parsing with field-level errors, and export.
+
+A persona file holds one persona, or several as YAML documents separated by `---`. Parsing
+refuses anchors and aliases outright (the "billion laughs" YAML bomb needs them, and personas
+never do), files over CHAOSLM_PERSONA_MAX_BYTES, unknown keys and wrong types, each with an
+error that names the file and the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import yaml
+from django.conf import settings
+
+ROLES = ("debater", "judge", "moderator", "analyzer", "solver", "chat")
+TEXT_FIELDS = ("personality", "position", "instructions", "judging_criteria")
+MAX_TEXT = 20_000
+
+
+class PersonaYAMLError(ValueError):
+    def __init__(self, source: str, field: str | None, message: str) -> None:
+        self.source = source
+        self.field = field
+        self.message = message
+        where = f"{source}: {field}" if field else source
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class PersonaSpec:
+    name: str
+    role: str
+    personality: str
+    position: str = ""
+    instructions: str = ""
+    judging_criteria: str = ""
+    model: str = ""
+    provider: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    def system_prompt(self, seat_role: str | None = None) -> str:
+        """The exact system prompt for this persona in a seat of `seat_role` (default: its own role).
+
+        Debaters get personality, position and instructions; judges personality and judging
+        criteria (judged-duel.md); other seats personality and instructions. Blank parts are left
+        out so no stray blank lines reach the model.
+        """
+        role = seat_role or self.role
+        if role == "judge":
+            parts = (self.personality, self.judging_criteria)
+        elif role == "debater":
+            parts = (self.personality, self.position, self.instructions)
+        else:
+            parts = (self.personality, self.instructions)
+        return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value not in ("", None):
+                out[f.name] = value
+        return out
+
+
+_KNOWN = {f.name for f in fields(PersonaSpec)}
+_REQUIRED = ("name", "role", "personality")
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None, None, "anchors and aliases are not allowed in persona files", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _check_type(source: str, key: str, value: Any) -> Any:
+    if key in ("name", "role", "model", "provider", *TEXT_FIELDS):
+        if not isinstance(value, str):
+            raise PersonaYAMLError(source, key, f"must be text, not {type(value).__name__}")
+        value = value.strip() if key in ("name", "role", "model", "provider") else value.rstrip()
+        limit = 100 if key == "name" else MAX_TEXT
+        if len(value) > limit:
+            raise PersonaYAMLError(source, key, f"is {len(value)} characters long; the limit is {limit}")
+        if key == "role" and value not in ROLES:
+            raise PersonaYAMLError(source, key, f"must be one of {', '.join(ROLES)}, not {value!r}")
+        return value
+    if key == "temperature":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
+            raise PersonaYAMLError(source, key, f"must be a number from 0 to 2, not {value!r}")
+        return float(value)
+    if key == "max_tokens":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32768:
+            raise PersonaYAMLError(source, key, f"must be a whole number from 1 to 32768, not {value!r}")
+        return value
+    raise AssertionError(key)
+
+
+def spec_from_mapping(data: Any, source: str) -> PersonaSpec:
+    if not isinstance(data, dict):
+        raise PersonaYAMLError(source, None, "a persona must be a mapping of fields (name: ..., role: ...)")
+    unknown = sorted(str(k) for k in data if k not in _KNOWN)
+    if unknown:
+        raise PersonaYAMLError(
+            source, unknown[0], f"unknown field; the known fields are {', '.join(sorted(_KNOWN))}"
+        )
+    for key in _REQUIRED:
+        if data.get(key) in (None, ""):
+            raise PersonaYAMLError(source, key, "is required")
+    values = {key: _check_type(source, key, value) for key, value in data.items() if value is not None}
+    if not values["name"]:
+        raise PersonaYAMLError(source, "name", "is required")
+    if not values["personality"].strip():
+        raise PersonaYAMLError(source, "personality", "is required")
+    return PersonaSpec(**values)
+
+
+def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
+    """Parse every persona in a file's text; raise PersonaYAMLError on the first problem."""
+    limit = settings.CHAOSLM_PERSONA_MAX_BYTES
+    size = len(text.encode() if isinstance(text, str) else text)
+    if size > limit:
+        raise PersonaYAMLError(source, None, f"is {size:,} bytes; persona files may be at most {limit:,} bytes")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PersonaYAMLError(source, None, "is not UTF-8 text") from None
+    try:
+        documents = [d for d in yaml.load_all(text, Loader=_NoAliasLoader) if d is not None]  # noqa: S506
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise PersonaYAMLError(source, None, f"is not valid YAML{line}: {error.problem or error}") from None
+    except yaml.YAMLError as error:
+        raise PersonaYAMLError(source, None, f"is not valid YAML: {error}") from None
+    specs: list[PersonaSpec] = []
+    for index, document in enumerate(documents):
+        items = document if isinstance(document, list) else [document]
+        for position, item in enumerate(items):
+            where = source if len(documents) == 1 and len(items) == 1 else f"{source} (persona {index + position + 1})"
+            specs.append(spec_from_mapping(item, where))
+    if not specs:
+        raise PersonaYAMLError(source, None, "holds no persona")
+    names = [s.name for s in specs]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise PersonaYAMLError(source, "name", f"{duplicates[0]!r} appears more than once")
+    return specs
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump_persona(spec: PersonaSpec) -> str:
+    return yaml.dump(spec.to_dict(), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def dump_personas(specs: list[PersonaSpec]) -> str:
+    return "---\n".join(dump_persona(s) for s in specs)

@@ -1,0 +1,175 @@
+"""ChaosLM settings: every value comes from an environment variable with a documented default.
+
+The README's "Settings" table lists each variable; keep the two in agreement.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if raw.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+
+def env_number(name: str, default: float, cast: type = float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return cast(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from None
+
+
+DEBUG = env_bool("CHAOSLM_DEBUG", True)
+SECRET_KEY = env_str("CHAOSLM_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("CHAOSLM_SECRET_KEY must be set when CHAOSLM_DEBUG is off")
+    # Only ever used on a developer's machine: DEBUG is on and no key was given.
+    SECRET_KEY = "chaoslm-insecure-development-key-never-use-in-production"  # noqa: S105
+
+ALLOWED_HOSTS = [h.strip() for h in env_str("CHAOSLM_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",")]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in env_str("CHAOSLM_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "channels",
+    "chaoslm.personas",
+    "debates",
+    "rooms",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "chaoslm.urls"
+ASGI_APPLICATION = "chaoslm.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        conn_max_age=int(env_number("CHAOSLM_DB_CONN_MAX_AGE", 0, int)),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets readers (page views) proceed while the engine writes events.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}}
+
+# Where debates run: "inline" (a background thread of the web process) or "celery".
+CHAOSLM_RUNNER = env_str("CHAOSLM_RUNNER", "inline")
+if CHAOSLM_RUNNER not in {"inline", "celery"}:
+    raise ImproperlyConfigured(f"CHAOSLM_RUNNER must be 'inline' or 'celery', not {CHAOSLM_RUNNER!r}")
+
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# The default LLM endpoint: the standard OpenAI variables, else the embedded local model.
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
+OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
+CHAOSLM_DEFAULT_MODEL = env_str("CHAOSLM_DEFAULT_MODEL", "gpt-4o-mini")
+CHAOSLM_LOCAL_MODEL_HOST = env_str("CHAOSLM_LOCAL_MODEL_HOST", "127.0.0.1")
+CHAOSLM_LOCAL_MODEL_PORT = int(env_number("CHAOSLM_LOCAL_MODEL_PORT", 8081, int))
+CHAOSLM_LOCAL_MODEL_THREADS = int(env_number("CHAOSLM_LOCAL_MODEL_THREADS", 2, int))
+CHAOSLM_LOCAL_MODEL_CONTEXT = int(env_number("CHAOSLM_LOCAL_MODEL_CONTEXT", 8192, int))
+
+# Gateway policy.
+CHAOSLM_LLM_TIMEOUT = env_number("CHAOSLM_LLM_TIMEOUT", 60.0)
+CHAOSLM_LLM_MAX_RETRIES = int(env_number("CHAOSLM_LLM_MAX_RETRIES", 3, int))
+CHAOSLM_LLM_BACKOFF = env_number("CHAOSLM_LLM_BACKOFF", 0.5)
+CHAOSLM_LLM_MAX_RETRY_AFTER = env_number("CHAOSLM_LLM_MAX_RETRY_AFTER", 120.0)
+
+CHAOSLM_TRANSCRIPTS_DIR = Path(env_str("CHAOSLM_TRANSCRIPTS_DIR", str(BASE_DIR / "transcripts")))
+CHAOSLM_PERSONA_MAX_BYTES = int(env_number("CHAOSLM_PERSONA_MAX_BYTES", 256 * 1024, int))
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("CHAOSLM_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"chaoslm": {"handlers": ["console"], "level": env_str("CHAOSLM_LOG_LEVEL", "INFO")}},
+}

@@ -1,0 +1,28 @@
+from django.contrib import admin
+
+from debates.models import Debate, Event, Seat
+
+
+class SeatInline(admin.TabularInline):
+    model = Seat
+    extra = 0
+    fields = ["key", "name", "role", "side", "is_human", "persona"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Debate)
+class DebateAdmin(admin.ModelAdmin):
+    list_display = ["id", "topic", "format", "status", "owner", "visibility", "created_at"]
+    list_filter = ["format", "status", "visibility"]
+    search_fields = ["topic", "premise"]
+    inlines = [SeatInline]
+    readonly_fields = ["share_token", "started_at", "finished_at", "winner", "scores", "premise_upheld",
+                       "announcement", "error_text"]
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    list_display = ["debate", "ordinal", "kind", "step", "seat", "tokens_in", "tokens_out", "latency_ms"]
+    list_filter = ["kind"]
+    list_select_related = ["seat"]

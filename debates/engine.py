@@ -1,0 +1,296 @@
+"""The engine: asks a debate's format for the steps that are ready, runs them, persists them.
+
+`run_debate(debate_id)` is the one entry point, whatever runs it (the inline thread, a Celery
+task, the command line). It keeps no state of its own beyond the tasks in flight: what to do
+next is always recomputed from the persisted events, so running it again on a half-finished
+debate continues it, and a step that lands twice is stored once (unique debate+ordinal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from chaoslm.llm import Callbacks, ChatOptions, ChatResult, Endpoint, LLMBadResponse, LLMError, Policy, chat
+from debates import transcripts
+from debates.formats import DebateConfig, Format, Record, SeatInfo, Step, get_format
+from debates.models import Debate, Event, Seat
+
+logger = logging.getLogger("chaoslm.engine")
+
+
+class Observer:
+    """Receives what happens while a debate runs. The defaults do nothing.
+
+    The sync hooks run on the engine's event loop for every token: they must only buffer.
+    """
+
+    def step_started(self, debate: Debate, step: Step) -> None:
+        pass
+
+    def delta(self, debate: Debate, step: Step, text: str) -> None:
+        pass
+
+    def restart(self, debate: Debate, step: Step) -> None:
+        pass
+
+    def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
+        pass
+
+    async def event_saved(self, debate: Debate, event: Event) -> None:
+        pass
+
+    async def debate_changed(self, debate: Debate) -> None:
+        pass
+
+
+@dataclass
+class _Table:
+    """The debate as loaded once per run: seats and their endpoints, the format, the records."""
+
+    debate: Debate
+    fmt: Format
+    seats: dict[str, Seat]
+    infos: tuple[SeatInfo, ...]
+    endpoints: dict[str, Endpoint]
+    records: list[Record] = field(default_factory=list)
+
+    def config(self, is_ending: bool) -> DebateConfig:
+        d = self.debate
+        return DebateConfig(format=d.format, topic=d.topic, premise=d.premise, options=d.options,
+                            seats=self.infos, is_ending=is_ending)
+
+
+def record_of(event: Event, seat_key: str | None) -> Record:
+    return Record(ordinal=event.ordinal, kind=event.kind, seat=seat_key, step=event.step, prompt=event.prompt,
+                  content=event.content, data=event.data, visibility=event.visibility)
+
+
+def seat_endpoint(seat: Seat) -> Endpoint:
+    from chaoslm.personas.models import Provider, default_endpoint
+
+    provider_id = seat.llm.get("provider_id")
+    if provider_id:
+        provider = Provider.objects.filter(pk=provider_id).first()
+        if provider is not None:
+            return provider.endpoint(seat.llm.get("model", ""))
+    return default_endpoint(seat.llm.get("model", ""))
+
+
+def _load(debate_id: int) -> _Table:
+    debate = Debate.objects.get(pk=debate_id)
+    seats = {s.key: s for s in debate.seats.all()}
+    infos = tuple(
+        SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt,
+                 is_human=s.is_human)
+        for s in seats.values()
+    )
+    endpoints = {key: seat_endpoint(s) for key, s in seats.items() if not s.is_human}
+    by_id = {s.pk: s.key for s in seats.values()}
+    records = [record_of(e, by_id.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
+    return _Table(debate=debate, fmt=get_format(debate.format), seats=seats, infos=infos,
+                  endpoints=endpoints, records=records)
+
+
+def _mark_running(debate: Debate) -> None:
+    debate.status = Debate.Status.RUNNING
+    debate.error_text = ""
+    if debate.started_at is None:
+        debate.started_at = timezone.now()
+    debate.save(update_fields=["status", "error_text", "started_at", "updated_at"])
+
+
+def _is_ending(debate_id: int) -> bool:
+    return Debate.objects.filter(pk=debate_id).values_list("is_ending", flat=True).first() or False
+
+
+def _persist(debate: Debate, seat: Seat | None, step: Step, result: ChatResult | None,
+             extra: dict[str, Any]) -> Event:
+    """Store a finished step; if its ordinal already holds an event, that one stands (it landed first)."""
+    data = {**step.data, **extra}
+    fields: dict[str, Any] = {
+        "seat": seat, "kind": step.kind, "step": step.step, "visibility": step.visibility,
+        "prompt": step.prompt, "content": step.content, "data": data,
+    }
+    if result is not None:
+        fields.update(content=result.text, tokens_in=result.prompt_tokens, tokens_out=result.completion_tokens,
+                      latency_ms=result.latency_ms, model=result.model)
+        if isinstance(result.data, dict):
+            data.update(result.data)
+        if result.words_before_truncation is not None:
+            data["truncated_from_words"] = result.words_before_truncation
+    try:
+        with transaction.atomic():
+            Event.objects.filter(debate=debate, ordinal=step.ordinal, kind=Event.Kind.ERROR).delete()
+            event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
+            # The heartbeat the recovery sweep reads: a running debate whose updated_at is old has stalled.
+            Debate.objects.filter(pk=debate.pk).update(updated_at=timezone.now())
+    except IntegrityError:
+        event = Event.objects.get(debate=debate, ordinal=step.ordinal)
+    return event
+
+
+def _finish(table: _Table, config: DebateConfig) -> None:
+    debate = table.debate
+    for name, value in table.fmt.outcome(config, table.records).items():
+        setattr(debate, name, value)
+    debate.status = Debate.Status.COMPLETED
+    debate.finished_at = timezone.now()
+    debate.save()
+
+
+def _set_status(debate: Debate, status: str) -> None:
+    debate.status = status
+    debate.save(update_fields=["status", "updated_at"])
+
+
+def _fail(table: _Table, step: Step, error: LLMError) -> Event:
+    debate = table.debate
+    seat = table.seats.get(step.seat or "")
+    endpoint = table.endpoints.get(step.seat or "")
+    logger.error(
+        "debate %s failed: status=%s step=%s kind=%s seat=%s model=%s error=%s",
+        debate.pk, debate.status, step.step, step.kind, step.seat, endpoint.model if endpoint else "", error,
+    )
+    debate.status = Debate.Status.ERROR
+    debate.error_text = str(error)
+    debate.save(update_fields=["status", "error_text", "updated_at"])
+    data = {"step": step.step, "kind": step.kind, "seat": step.seat or "",
+            "model": endpoint.model if endpoint else "", "error_type": type(error).__name__}
+    with transaction.atomic():
+        event, _ = Event.objects.update_or_create(
+            debate=debate, ordinal=step.ordinal,
+            defaults={"seat": seat, "kind": Event.Kind.ERROR, "step": step.step, "content": str(error),
+                      "data": data, "visibility": Event.Visibility.PUBLIC},
+        )
+    transcripts.save_partial(debate)
+    return event
+
+
+async def _call(table: _Table, step: Step, observer: Observer, policy: Policy | None) -> tuple[ChatResult | None,
+                                                                                               dict[str, Any]]:
+    assert step.seat is not None
+    seat = table.seats[step.seat]
+    debate = table.debate
+    options = ChatOptions(
+        temperature=seat.llm.get("temperature"),
+        max_tokens=seat.llm.get("max_tokens"),
+        json_schema=dict(step.json_schema) if step.json_schema is not None else None,
+        word_limit=step.word_limit,
+    )
+    callbacks = Callbacks(
+        on_delta=lambda text: observer.delta(debate, step, text),
+        on_restart=lambda: observer.restart(debate, step),
+        on_wait=lambda seconds, reason: observer.waiting(debate, step, seconds, reason),
+    )
+    observer.step_started(debate, step)
+    try:
+        return await chat(table.endpoints[step.seat], step.messages, options, policy=policy,
+                          callbacks=callbacks), {}
+    except LLMBadResponse as error:
+        if not step.json_fallback:
+            raise
+        # judged-duel.md: after three invalid JSON replies, fall back gracefully rather than fail.
+        return ChatResult(text=error.last_text), {"fallback": True, "error": str(error)}
+
+
+@dataclass
+class RunStats:
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+
+
+async def run_debate(debate_id: int, observer: Observer | None = None, *, policy: Policy | None = None,
+                     stats: RunStats | None = None) -> Debate:
+    """Run a debate until it completes, waits for a human, or fails. Safe to call again at any point."""
+    observer = observer or Observer()
+    stats = stats if stats is not None else RunStats()
+    wall_start, cpu_start = time.perf_counter(), time.process_time()
+    table = await sync_to_async(_load)(debate_id)
+    debate = table.debate
+    if debate.status == Debate.Status.COMPLETED:
+        return debate
+    await sync_to_async(_mark_running)(debate)
+    await observer.debate_changed(debate)
+    running: dict[int, tuple[Step, asyncio.Task[tuple[ChatResult | None, dict[str, Any]]]]] = {}
+    done_ordinals = {r.ordinal for r in table.records}
+    try:
+        while True:
+            is_ending = await sync_to_async(_is_ending)(debate_id)
+            debate.is_ending = is_ending
+            config = table.config(is_ending)
+            # When ending, let the steps in flight land first, so the format decides on a settled transcript.
+            if not (is_ending and running):
+                plan = table.fmt.next_steps(config, table.records)
+                progressed = False
+                for step in plan.steps:
+                    if step.ordinal in running or step.ordinal in done_ordinals:
+                        continue
+                    if step.calls_llm:
+                        running[step.ordinal] = (step, asyncio.create_task(_call(table, step, observer, policy)))
+                    else:
+                        await _land(table, step, None, {}, observer, done_ordinals)
+                        progressed = True
+                if progressed and not running:
+                    continue
+                if not running:
+                    if plan.finished:
+                        await sync_to_async(_finish)(table, config)
+                    elif plan.waiting_for:
+                        await sync_to_async(_set_status)(debate, Debate.Status.WAITING)
+                    else:
+                        raise RuntimeError(f"format {debate.format} has no step to run and is not finished")
+                    await observer.debate_changed(debate)
+                    return debate
+            finished, _ = await asyncio.wait([task for _, task in running.values()],
+                                             return_when=asyncio.FIRST_COMPLETED)
+            for ordinal in [o for o, (_, task) in running.items() if task in finished]:
+                step, task = running.pop(ordinal)
+                try:
+                    result, extra = task.result()
+                except LLMError as error:
+                    await _abort(running)
+                    event = await sync_to_async(_fail)(table, step, error)
+                    await observer.event_saved(debate, event)
+                    await observer.debate_changed(debate)
+                    return debate
+                stats.calls += 1
+                if result is not None:
+                    stats.tokens_in += result.prompt_tokens
+                    stats.tokens_out += result.completion_tokens
+                await _land(table, step, result, extra, observer, done_ordinals)
+    except asyncio.CancelledError:
+        await _abort(running)
+        await sync_to_async(_set_status)(debate, Debate.Status.INTERRUPTED)
+        raise
+    finally:
+        stats.wall_seconds += time.perf_counter() - wall_start
+        stats.cpu_seconds += time.process_time() - cpu_start
+
+
+async def _land(table: _Table, step: Step, result: ChatResult | None, extra: dict[str, Any], observer: Observer,
+                done_ordinals: set[int]) -> None:
+    seat = table.seats.get(step.seat) if step.seat else None
+    event = await sync_to_async(_persist)(table.debate, seat, step, result, extra)
+    table.records.append(record_of(event, step.seat))
+    done_ordinals.add(step.ordinal)
+    await observer.event_saved(table.debate, event)
+
+
+async def _abort(running: dict[int, Any]) -> None:
+    tasks: Sequence[asyncio.Task[Any]] = [task for _, task in running.values()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    running.clear()

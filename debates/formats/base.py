@@ -1,0 +1,164 @@
+"""What every format shares: the read-only view of a debate a format gets, and the steps it returns.
+
+A format is pure: `next_steps(config, records)` looks only at the debate's configuration and its
+persisted events and returns the steps that are ready now. No database, no LLM, no counters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+Message = dict[str, str]
+
+PUBLIC = "public"
+PRIVATE = "private"
+
+# Kinds that are calls to a seat's model, and so part of that seat's own chat history.
+CALL_KINDS = frozenset({"PLAN", "THINK", "TURN", "SCORE", "VERDICT", "INTERNAL"})
+
+
+@dataclass(frozen=True)
+class SeatInfo:
+    key: str
+    role: str
+    name: str
+    side: str = ""
+    system_prompt: str = ""
+    is_human: bool = False
+
+
+@dataclass(frozen=True)
+class DebateConfig:
+    format: str
+    topic: str
+    premise: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    seats: tuple[SeatInfo, ...] = ()
+    is_ending: bool = False
+
+    def seat(self, key: str) -> SeatInfo | None:
+        return next((s for s in self.seats if s.key == key), None)
+
+
+@dataclass(frozen=True)
+class Record:
+    """A persisted event, as a format sees it."""
+
+    ordinal: int
+    kind: str
+    seat: str | None = None
+    step: str = ""
+    prompt: str = ""
+    content: str = ""
+    data: Mapping[str, Any] = field(default_factory=dict)
+    visibility: str = PUBLIC
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing to do now: usually one LLM call; HEADER and SYSTEM steps are persisted without one."""
+
+    ordinal: int
+    kind: str
+    step: str
+    seat: str | None = None
+    prompt: str = ""
+    messages: tuple[Message, ...] = ()
+    visibility: str = PUBLIC
+    json_schema: Mapping[str, Any] | None = None
+    # On JSON that stays invalid after the gateway's attempts: persist a fallback instead of failing.
+    json_fallback: bool = False
+    word_limit: int | None = None
+    content: str = ""  # the text of a step that makes no call
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def calls_llm(self) -> bool:
+        return bool(self.messages)
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[Step, ...] = ()
+    finished: bool = False
+    waiting_for: str | None = None  # a human seat's key, when the debate waits for their message
+    status_line: str = ""
+
+
+class FormatError(ValueError):
+    """A configuration or transcript a format cannot work with; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    label: str
+    default: int
+    minimum: int
+    maximum: int
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    key: str
+    role: str
+    label: str
+    side: str = ""
+    required: bool = True
+    human_allowed: bool = False
+
+
+class Format:
+    name: ClassVar[str]
+    title: ClassVar[str]
+    description: ClassVar[str]
+    seat_specs: ClassVar[tuple[SeatSpec, ...]]
+    option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
+
+    def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
+        raise NotImplementedError
+
+    def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
+        """Fields to set on the finished debate (winner, scores, ...). Most formats have none."""
+        return {}
+
+    def option(self, config: DebateConfig, name: str) -> int:
+        spec = next(o for o in self.option_specs if o.name == name)
+        return int(config.options.get(name, spec.default))
+
+    def validate(self, config: DebateConfig) -> None:
+        """Raise FormatError naming the first problem with seats or options."""
+        if not config.topic.strip():
+            raise FormatError("The topic must have at least one non-whitespace character.")
+        for spec in self.seat_specs:
+            if spec.required and config.seat(spec.key) is None:
+                raise FormatError(f"The {spec.label} seat is empty.")
+        known = {s.key for s in self.seat_specs}
+        for seat in config.seats:
+            if seat.key not in known:
+                raise FormatError(f"{self.title} has no seat called {seat.key!r}.")
+        for option in self.option_specs:
+            value = config.options.get(option.name, option.default)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise FormatError(f"{option.label} must be a whole number.")
+            if not option.minimum <= value <= option.maximum:
+                raise FormatError(f"{option.label} must be from {option.minimum} to {option.maximum}.")
+        unknown = set(config.options) - {o.name for o in self.option_specs} - {"word_limit"}
+        if unknown:
+            raise FormatError(f"{self.title} has no option called {sorted(unknown)[0]!r}.")
+
+
+def own_history(seat: SeatInfo, records: Iterable[Record], prompt: str) -> tuple[Message, ...]:
+    """A seat's chat: its system prompt, then each of its own earlier (prompt, reply) pairs, then `prompt`."""
+    messages: list[Message] = []
+    if seat.system_prompt:
+        messages.append({"role": "system", "content": seat.system_prompt})
+    for record in sorted(records, key=lambda r: r.ordinal):
+        if record.seat == seat.key and record.kind in CALL_KINDS and record.prompt:
+            messages.append({"role": "user", "content": record.prompt})
+            messages.append({"role": "assistant", "content": record.content})
+    messages.append({"role": "user", "content": prompt})
+    return tuple(messages)

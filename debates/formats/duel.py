@@ -1,0 +1,351 @@
+"""The judged duel (../shared/specs/judged-duel.md): debaters A (for) and B (against), an optional judge.
+
+Ordinals follow the spec's full sequence, so an ordinal is also the number of the LLM call:
+0 HEADER; 1, 2 the plans; 3, 4 A's opening think and statement; for turn t >= 2 the speaker's
+think at 4t-1 and statement at 4t; the judge's evaluation and score of turn t at 4t+1, 4t+2;
+the four verdict calls at 4T+3 ... 4T+6 for T turns.
+
+Each seat's history is its own earlier steps only, so the judge sees debaters' statements only
+through its own evaluate prompts (never a PLAN or THINK), and debaters never see the judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from debates.formats.base import (
+    PRIVATE,
+    PUBLIC,
+    DebateConfig,
+    Format,
+    OptionSpec,
+    Plan,
+    Record,
+    SeatSpec,
+    Step,
+    own_history,
+)
+
+PLAN_PROMPT = """The debate topic is: {topic}
+
+Before the debate begins, privately plan your argument. What are your two or
+three strongest points? What counterarguments do you expect, and how will you
+answer them?"""
+
+PREMISE_BLOCK = """The debate topic is: {topic}
+
+You are arguing FOR the premise: "{premise}"
+
+"""
+
+TOPIC_BLOCK = """The debate topic is: {topic}
+
+"""
+
+THINK_OPENING = """Your opponent is {b}. You are about to deliver your opening statement.
+Privately consider: what is the strongest point to lead with?
+How will you frame your position from the start?
+Do not deliver your opening statement yet."""
+
+DELIVER_OPENING = """Your opponent is {b}. Deliver your opening argument now, in your own voice.
+Speak directly and make your case. Do not write stage directions, do not write
+your opponent's lines, and do not present both sides — give only your own argument."""
+
+THINK = """Your opponent just said:
+
+"{statement}"
+
+Before you respond, privately reflect: What did they get right or wrong?
+How does this shift the argument? How might the audience be reacting?
+Plan what you'll say next. Do not give your debate response yet."""
+
+THINK_FINAL = """Your opponent just said:
+
+"{statement}"
+
+Before you respond, privately reflect: What did they get right or wrong?
+How does this shift the argument? How might the audience be reacting?
+Plan what you'll say next. This is your final turn — plan a strong closing argument that
+summarises your case and lands a decisive point. Do not give your debate response yet."""
+
+RESPOND = """Now give your actual debate response, in character.
+Speak in your own voice only — do not write stage directions,
+do not write your opponent's lines, and do not present both sides."""
+
+RESPOND_FINAL = """This is your final turn. Deliver your closing argument:
+summarise your strongest points, rebut your opponent's key claim,
+and make a clear case for why you have won this debate.
+Speak in your own voice only — do not write stage directions,
+do not write your opponent's lines, and do not present both sides."""
+
+EVALUATE = """{name} just argued:
+
+"{statement}"
+
+Privately consider this argument. How coherent is the logic? If evidence is
+used, does it actually warrant the conclusion, or does it merely suggest it?
+If they are challenging their opponent's evidence, is that challenge
+well-reasoned — and if so, credit it as a strong move in its own right.
+How effective is the rhetoric? Note strengths and weaknesses. Do not score yet."""
+
+SCORE_FIRST = """Give {name} an initial score out of 10 based on this first impression.
+Respond with a JSON object in exactly this format:
+{{"score": 7, "reasoning": "One sentence explaining the score."}}
+The score must be a whole number between 0 and 10 inclusive."""
+
+SCORE_RUNNING = """Give your current running score for {name} out of 10. This is a
+cumulative score reflecting their whole performance so far — revise it up if
+they've strengthened their case, or down if they've been rebutted.
+Respond with a JSON object in exactly this format:
+{{"score": 7, "reasoning": "One sentence explaining any change."}}
+The score must be a whole number between 0 and 10 inclusive."""
+
+DELIBERATE_PREMISE = """The debate premise was:
+  {a} argued FOR the premise: "{premise}"
+  {b} argued AGAINST the premise: "{premise}"
+
+"""
+
+DELIBERATE = """The debate is over. Privately weigh up what you just heard.
+Who made the stronger case and why? Which specific arguments or moments swayed
+you, and which fell flat? Give each debater a score out of 10 and decide on a
+winner. Be specific. Write in the first person — use 'I', 'my', 'in my view'.
+Do not refer to yourself by name or in the third person."""
+
+CONFIRM = """Based on your deliberation, who won?
+Reply with exactly one of these names and nothing else: '{a}' or '{b}'."""
+
+EXTRACT = """Now express that verdict as a JSON object in exactly this format:
+{{"winner": "{a_json}", "scores": {{"{a_json}": 8, "{b_json}": 6}}}}
+The "winner" must be {must_be} — consistent with your deliberation above.
+The "scores" dict must contain entries for both names.
+All scores must be whole numbers between 0 and 10."""
+
+ANNOUNCE = """Now deliver your verdict to the debaters and audience, briefly.
+State who won, what they did well, and what let the other side down.
+Write in the first person — use 'I', 'my', 'in my view'.
+Do not refer to yourself by name or in the third person.
+No more than a short paragraph."""
+
+SCORE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "minimum": 0, "maximum": 10},
+        "reasoning": {"type": "string"},
+    },
+    "required": ["score", "reasoning"],
+}
+
+
+def verdict_schema(names: Sequence[str], allowed_winners: Sequence[str]) -> dict[str, Any]:
+    score = {"type": "integer", "minimum": 0, "maximum": 10}
+    return {
+        "type": "object",
+        "properties": {
+            "winner": {"type": "string", "enum": list(allowed_winners)},
+            "scores": {
+                "type": "object",
+                "properties": {name: score for name in names},
+                "required": list(names),
+            },
+        },
+        "required": ["winner", "scores"],
+    }
+
+
+def match_name(reply: str, names: Sequence[str]) -> str | None:
+    """The name a winner-confirmation reply gives: an exact answer, else the name it mentions first."""
+    cleaned = reply.strip().strip("'\"`*.!").strip()
+    for name in names:
+        if cleaned.casefold() == name.casefold():
+            return name
+    found = []
+    for name in names:
+        hit = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", reply, re.IGNORECASE)
+        if hit:
+            found.append((hit.start(), name))
+    return min(found)[1] if found else None
+
+
+def _json_text(name: str) -> str:
+    return json.dumps(name)[1:-1]
+
+
+class Duel(Format):
+    name = "duel"
+    title = "Judged duel"
+    description = (
+        "Two debaters, for and against, plan privately, then alternate public turns; a judge "
+        "scores each turn as it lands and gives a verdict."
+    )
+    seat_specs = (
+        SeatSpec("a", "debater", "Debater A (for)", side="for"),
+        SeatSpec("b", "debater", "Debater B (against)", side="against"),
+        SeatSpec("judge", "judge", "Judge", required=False),
+    )
+    option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."),)
+
+    # -- ordinals ---------------------------------------------------------------------------------
+    @staticmethod
+    def statement_ordinal(turn: int) -> int:
+        return 4 * turn
+
+    @staticmethod
+    def speaker(turn: int) -> str:
+        return "a" if turn % 2 == 1 else "b"
+
+    def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
+        records = sorted(records, key=lambda r: r.ordinal)
+        done = {r.ordinal: r for r in records}
+        a, b, judge = config.seat("a"), config.seat("b"), config.seat("judge")
+        assert a is not None and b is not None
+        turns = self.option(config, "turns")
+        word_limit = config.options.get("word_limit")
+        steps: list[Step] = []
+
+        def ready(step: Step, *needs: int) -> None:
+            if step.ordinal not in done and all(n in done for n in needs):
+                steps.append(step)
+
+        def private_call(seat_key: str, ordinal: int, kind: str, name: str, prompt: str, **extra: Any) -> Step:
+            seat = config.seat(seat_key)
+            assert seat is not None
+            return Step(ordinal=ordinal, kind=kind, step=name, seat=seat_key, prompt=prompt,
+                        messages=own_history(seat, records, prompt), visibility=PRIVATE, **extra)
+
+        if 0 not in done:
+            steps.append(Step(ordinal=0, kind="HEADER", step="header", content=config.topic,
+                              data=self._header(config, turns)))
+
+        statements = [t for t in range(1, turns + 1) if self.statement_ordinal(t) in done]
+        # The turns that will be spoken: all of them, or when ending, only those already spoken.
+        spoken = len(statements) if config.is_ending else turns
+
+        if not config.is_ending:
+            topic_block = (PREMISE_BLOCK if config.premise else TOPIC_BLOCK).format(
+                topic=config.topic, premise=config.premise
+            )
+            ready(private_call("a", 1, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic)))
+            ready(private_call("b", 2, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic)))
+            ready(private_call("a", 3, "THINK", "think_opening", topic_block + THINK_OPENING.format(b=b.name)), 1)
+            opening = topic_block + DELIVER_OPENING.format(b=b.name)
+            ready(Step(ordinal=4, kind="TURN", step="opening", seat="a", prompt=opening,
+                       messages=own_history(a, records, opening), word_limit=word_limit), 3)
+            for turn in range(2, turns + 1):
+                previous = self.statement_ordinal(turn - 1)
+                if previous not in done:
+                    break
+                final = turn >= turns - 1
+                speaker_key = self.speaker(turn)
+                own_previous = self.statement_ordinal(turn - 2) if turn > 2 else 2
+                think_prompt = (THINK_FINAL if final else THINK).format(statement=done[previous].content)
+                ready(private_call(speaker_key, 4 * turn - 1, "THINK", "think_final" if final else "think",
+                                   think_prompt), own_previous)
+                respond_prompt = RESPOND_FINAL if final else RESPOND
+                seat = config.seat(speaker_key)
+                assert seat is not None
+                ready(Step(ordinal=4 * turn, kind="TURN", step="respond_final" if final else "respond",
+                           seat=speaker_key, prompt=respond_prompt,
+                           messages=own_history(seat, records, respond_prompt), word_limit=word_limit),
+                      4 * turn - 1)
+
+        if judge is not None:
+            seen: set[str] = set()
+            for turn in range(1, spoken + 1):
+                statement = self.statement_ordinal(turn)
+                speaker = config.seat(self.speaker(turn))
+                assert speaker is not None
+                if statement not in done:
+                    break
+                evaluate = EVALUATE.format(name=speaker.name, statement=done[statement].content)
+                needs = (statement, statement - 2) if turn > 1 else (statement,)
+                ready(private_call("judge", statement + 1, "THINK", "evaluate", evaluate), *needs)
+                first = speaker.key not in seen
+                seen.add(speaker.key)
+                score = (SCORE_FIRST if first else SCORE_RUNNING).format(name=speaker.name)
+                ready(Step(ordinal=statement + 2, kind="SCORE", step="score_first" if first else "score",
+                           seat="judge", prompt=score, messages=own_history(judge, records, score),
+                           json_schema=SCORE_SCHEMA, json_fallback=True,
+                           data={"for": speaker.key, "turn": turn}), statement + 1)
+            if spoken >= 1:
+                self._verdict_steps(config, done, records, turns, spoken, ready, private_call)
+
+        return Plan(steps=tuple(steps), finished=self._finished(config, done, turns, spoken))
+
+    def _verdict_steps(self, config: DebateConfig, done: dict[int, Record], records: Sequence[Record],
+                       turns: int, spoken: int, ready: Any, private_call: Any) -> None:
+        a, b = config.seat("a"), config.seat("b")
+        assert a is not None and b is not None
+        base = 4 * turns + 2
+        last_score = self.statement_ordinal(spoken) + 2
+        block = DELIBERATE_PREMISE.format(a=a.name, b=b.name, premise=config.premise) if config.premise else ""
+        ready(private_call("judge", base + 1, "THINK", "deliberate", block + DELIBERATE), last_score)
+        ready(private_call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a.name, b=b.name)),
+              base + 1)
+        if base + 2 in done:
+            confirmed = match_name(done[base + 2].content, [a.name, b.name])
+            must_be = f"'{confirmed}'" if confirmed else f"'{a.name}' or '{b.name}'"
+            prompt = EXTRACT.format(a_json=_json_text(a.name), b_json=_json_text(b.name), must_be=must_be)
+            schema = verdict_schema([a.name, b.name], [confirmed] if confirmed else [a.name, b.name])
+            ready(private_call("judge", base + 3, "INTERNAL", "verdict_json", prompt, json_schema=schema,
+                               json_fallback=True, data={"confirmed_winner": confirmed}), base + 2)
+        judge = config.seat("judge")
+        assert judge is not None
+        ready(Step(ordinal=base + 4, kind="VERDICT", step="announce", seat="judge", prompt=ANNOUNCE,
+                   messages=own_history(judge, records, ANNOUNCE)), base + 3)
+
+    def _finished(self, config: DebateConfig, done: dict[int, Record], turns: int, spoken: int) -> bool:
+        if config.seat("judge") is not None and spoken >= 1:
+            return 4 * turns + 6 in done
+        if config.is_ending:
+            return True
+        return self.statement_ordinal(turns) in done
+
+    def _header(self, config: DebateConfig, turns: int) -> dict[str, Any]:
+        return {
+            "topic": config.topic,
+            "premise": config.premise,
+            "turns": turns,
+            "seats": [{"key": s.key, "name": s.name, "role": s.role, "side": s.side} for s in config.seats],
+        }
+
+    # -- the result -------------------------------------------------------------------------------
+    def running_scores(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, int]:
+        """Each debater's latest valid score, by name."""
+        scores: dict[str, int] = {}
+        for record in sorted(records, key=lambda r: r.ordinal):
+            if record.kind == "SCORE" and isinstance(record.data.get("score"), int):
+                seat = config.seat(record.data.get("for", ""))
+                if seat is not None:
+                    scores[seat.name] = record.data["score"]
+        return scores
+
+    def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
+        a, b = config.seat("a"), config.seat("b")
+        if config.seat("judge") is None or a is None or b is None:
+            return {}
+        by_step = {r.step: r for r in records if r.seat == "judge"}
+        announce = by_step.get("announce")
+        if announce is None:
+            return {}
+        extracted = by_step.get("verdict_json")
+        confirmed = extracted.data.get("confirmed_winner") if extracted else None
+        data = extracted.data if extracted else {}
+        running = self.running_scores(config, records)
+        if isinstance(data.get("scores"), dict) and data.get("winner") in (a.name, b.name):
+            winner = data["winner"]
+            scores = {name: int(data["scores"][name]) for name in (a.name, b.name)}
+        else:
+            scores = running
+            winner = confirmed
+            if winner is None and scores.get(a.name, -1) != scores.get(b.name, -1):
+                winner = max((a.name, b.name), key=lambda n: scores.get(n, -1))
+        sides = {a.name: "for", b.name: "against"}
+        upheld = None
+        if config.premise and winner:
+            upheld = sides[winner] == "for"
+        return {"winner": winner or "", "scores": scores, "premise_upheld": upheld,
+                "announcement": announce.content}

@@ -1,0 +1,116 @@
+"""Debates, their seats, and their events. The events are the debate's whole state."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+
+def new_share_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Debate(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "not started"
+        RUNNING = "running", "running"
+        WAITING = "waiting", "waiting for you"
+        COMPLETED = "completed", "completed"
+        ERROR = "error", "error"
+        INTERRUPTED = "interrupted", "interrupted (can be resumed)"
+
+    class Visibility(models.TextChoices):
+        PRIVATE = "private", "private (only you)"
+        UNLISTED = "unlisted", "unlisted (anyone with the link)"
+        PUBLIC = "public", "public (listed on the home page)"
+
+    topic = models.CharField(max_length=500)
+    premise = models.CharField(max_length=500, blank=True)
+    format = models.CharField(max_length=20, db_index=True)
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
+    is_ending = models.BooleanField(default=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
+    visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
+    share_token = models.CharField(max_length=64, unique=True, default=new_share_token)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error_text = models.TextField(blank=True)
+    winner = models.CharField(max_length=100, blank=True)
+    scores = models.JSONField(default=dict, blank=True)
+    premise_upheld = models.BooleanField(null=True, blank=True)
+    announcement = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.format}: {self.topic[:60]}"
+
+
+class Seat(models.Model):
+    """A place at the table: who sits there is snapshotted, so a later persona edit cannot change a debate."""
+
+    debate = models.ForeignKey(Debate, on_delete=models.CASCADE, related_name="seats")
+    key = models.CharField(max_length=30, help_text="The format's name for the seat: a, b, judge, moderator ...")
+    role = models.CharField(max_length=20)
+    side = models.CharField(max_length=20, blank=True)
+    order = models.PositiveSmallIntegerField(default=0)
+    name = models.CharField(max_length=100)
+    persona = models.ForeignKey("personas.Persona", null=True, blank=True, on_delete=models.SET_NULL)
+    is_human = models.BooleanField(default=False)
+    system_prompt = models.TextField(blank=True)
+    # The endpoint and sampling settings at the start: base_url, model, provider, temperature, max_tokens...
+    llm = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["order"]
+        constraints = [models.UniqueConstraint(fields=["debate", "key"], name="unique_seat_key")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.key})"
+
+
+class Event(models.Model):
+    class Kind(models.TextChoices):
+        HEADER = "HEADER"
+        PLAN = "PLAN"
+        THINK = "THINK"
+        TURN = "TURN"
+        SCORE = "SCORE"
+        VERDICT = "VERDICT"
+        SYSTEM = "SYSTEM"
+        USER = "USER"
+        ERROR = "ERROR"
+        # A call whose answer feeds a later step but is not shown (the verdict's winner check and JSON).
+        INTERNAL = "INTERNAL"
+
+    class Visibility(models.TextChoices):
+        PUBLIC = "public"
+        PRIVATE = "private"
+
+    debate = models.ForeignKey(Debate, on_delete=models.CASCADE, related_name="events")
+    seat = models.ForeignKey(Seat, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    step = models.CharField(max_length=40, blank=True, help_text="The protocol step: plan, opening, score ...")
+    ordinal = models.PositiveIntegerField(help_text="The event's fixed place in the protocol.")
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    prompt = models.TextField(blank=True)
+    content = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["ordinal"]
+        constraints = [models.UniqueConstraint(fields=["debate", "ordinal"], name="unique_event_ordinal")]
+
+    def __str__(self) -> str:
+        return f"{self.debate_id}#{self.ordinal} {self.kind}"

@@ -1,0 +1,2 @@
+# Websocket routes arrive with the live debate page.
+websocket_urlpatterns: list = []

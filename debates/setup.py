@@ -1,0 +1,96 @@
+"""Creating a debate: who sits where, snapshotted from personas, checked by the format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from chaoslm.personas.models import Persona, Provider
+from chaoslm.personas.yaml_io import PersonaSpec
+from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
+from debates.models import Debate, Seat
+
+HUMAN = "human"
+
+
+@dataclass(frozen=True)
+class SeatChoice:
+    """A seat's occupant: a stored persona, a persona from a YAML file, or the human owner."""
+
+    persona: Persona | None = None
+    spec: PersonaSpec | None = None
+    human_name: str = ""
+
+    @property
+    def is_human(self) -> bool:
+        return self.persona is None and self.spec is None
+
+    def resolved_spec(self) -> PersonaSpec | None:
+        if self.persona is not None:
+            return self.persona.spec()
+        return self.spec
+
+
+def _llm_snapshot(choice: SeatChoice, spec: PersonaSpec) -> dict[str, Any]:
+    provider_id = None
+    if choice.persona is not None:
+        provider_id = choice.persona.provider_id
+    elif spec.provider:
+        provider = Provider.objects.filter(name=spec.provider).first()
+        if provider is None:
+            raise FormatError(f"Persona {spec.name!r} names a provider {spec.provider!r} that does not exist.")
+        provider_id = provider.pk
+    return {"provider_id": provider_id, "model": spec.model, "temperature": spec.temperature,
+            "max_tokens": spec.max_tokens}
+
+
+def create_debate(
+    *,
+    format_name: str,
+    topic: str,
+    premise: str = "",
+    seats: dict[str, SeatChoice],
+    options: dict[str, Any] | None = None,
+    owner: Any = None,
+    visibility: str = Debate.Visibility.PRIVATE,
+) -> Debate:
+    """Validate and store a new debate (status pending). Raises FormatError with a message for the user."""
+    fmt = get_format(format_name)
+    options = dict(options or {})
+    topic, premise = topic.strip(), premise.strip()
+    specs = {spec.key: spec for spec in fmt.seat_specs}
+    infos: list[SeatInfo] = []
+    rows: list[Seat] = []
+    for order, (key, choice) in enumerate(seats.items()):
+        seat_spec = specs.get(key)
+        if seat_spec is None:
+            raise FormatError(f"{fmt.title} has no seat called {key!r}.")
+        if choice.is_human:
+            if not seat_spec.human_allowed:
+                raise FormatError(f"The {seat_spec.label} seat cannot be taken by a person.")
+            name = choice.human_name or "You"
+            info = SeatInfo(key=key, role=seat_spec.role, name=name, side=seat_spec.side, is_human=True)
+            rows.append(Seat(key=key, role=seat_spec.role, side=seat_spec.side, order=order, name=name,
+                             is_human=True))
+        else:
+            spec = choice.resolved_spec()
+            assert spec is not None
+            prompt = spec.system_prompt(seat_spec.role)
+            info = SeatInfo(key=key, role=seat_spec.role, name=spec.name, side=seat_spec.side, system_prompt=prompt)
+            rows.append(Seat(key=key, role=seat_spec.role, side=seat_spec.side, order=order, name=spec.name,
+                             persona=choice.persona, system_prompt=prompt, llm=_llm_snapshot(choice, spec)))
+        infos.append(info)
+    names = [i.name for i in infos]
+    if len(set(names)) != len(names):
+        raise FormatError("Each seat needs a different persona: the transcript tells speakers apart by name.")
+    config = DebateConfig(format=fmt.name, topic=topic, premise=premise, options=options, seats=tuple(infos))
+    fmt.validate(config)
+    with transaction.atomic():
+        debate = Debate.objects.create(topic=topic, premise=premise, format=fmt.name, options=options, owner=owner,
+                                       visibility=visibility)
+        for row in rows:
+            row.debate = debate
+        Seat.objects.bulk_create(rows)
+    return debate

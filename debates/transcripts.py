@@ -1,0 +1,109 @@
+"""Transcript export as Markdown and JSON, and the `partial-` files written when a debate fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from debates.models import Debate, Event
+
+HIDDEN_KINDS = {Event.Kind.INTERNAL}
+
+
+def as_dict(debate: Debate, *, include_private: bool = True) -> dict[str, Any]:
+    seats = {s.pk: s for s in debate.seats.all()}
+    events = []
+    for event in debate.events.all():
+        if event.kind in HIDDEN_KINDS and not include_private:
+            continue
+        if event.visibility == Event.Visibility.PRIVATE and not include_private:
+            continue
+        seat = seats.get(event.seat_id)
+        events.append({
+            "ordinal": event.ordinal,
+            "kind": event.kind,
+            "step": event.step,
+            "seat": seat.key if seat else None,
+            "speaker": seat.name if seat else None,
+            "visibility": event.visibility,
+            "prompt": event.prompt,
+            "content": event.content,
+            "data": event.data,
+            "tokens_in": event.tokens_in,
+            "tokens_out": event.tokens_out,
+            "latency_ms": event.latency_ms,
+            "model": event.model,
+            "created_at": event.created_at.isoformat(),
+        })
+    return {
+        "id": debate.pk,
+        "topic": debate.topic,
+        "premise": debate.premise,
+        "format": debate.format,
+        "options": debate.options,
+        "status": debate.status,
+        "error": debate.error_text,
+        "seats": [{"key": s.key, "name": s.name, "role": s.role, "side": s.side, "human": s.is_human,
+                   "model": s.llm.get("model", "")} for s in seats.values()],
+        "verdict": {"winner": debate.winner, "scores": debate.scores, "premise_upheld": debate.premise_upheld,
+                    "announcement": debate.announcement} if debate.announcement or debate.winner else None,
+        "events": events,
+    }
+
+
+def as_json(debate: Debate, *, include_private: bool = True) -> str:
+    return json.dumps(as_dict(debate, include_private=include_private), indent=2, ensure_ascii=False)
+
+
+def as_markdown(debate: Debate, *, include_private: bool = True) -> str:
+    data = as_dict(debate, include_private=include_private)
+    lines = [f"# {data['topic']}", ""]
+    if data["premise"]:
+        lines += [f"**Premise:** {data['premise']}", ""]
+    lines.append(f"**Format:** {data['format']} · **Status:** {data['status']}")
+    lines.append("")
+    for seat in data["seats"]:
+        side = f", {seat['side']}" if seat["side"] else ""
+        lines.append(f"- **{seat['name']}** ({seat['key']}{side})")
+    lines.append("")
+    for event in data["events"]:
+        kind, speaker, content = event["kind"], event["speaker"] or "", event["content"]
+        if kind == "HEADER":
+            continue
+        if kind == "SCORE":
+            score = event["data"].get("score", "—")
+            target = next((s["name"] for s in data["seats"] if s["key"] == event["data"].get("for")), "")
+            lines += [f"> **Score for {target}: {score}/10** — {event['data'].get('reasoning', '')}", ""]
+        elif kind in ("PLAN", "THINK", "INTERNAL"):
+            lines += [f"<details><summary>{speaker} · {kind.lower()} (private)</summary>", "", content, "",
+                      "</details>", ""]
+        elif kind == "SYSTEM":
+            lines += [f"*{content}*", ""]
+        elif kind == "ERROR":
+            lines += [f"**Error:** {content}", ""]
+        elif kind == "VERDICT":
+            lines += [f"## Verdict — {speaker}", "", content, ""]
+        else:
+            lines += [f"### {speaker}", "", content, ""]
+    verdict = data["verdict"]
+    if verdict and verdict["winner"]:
+        scores = ", ".join(f"{name} {score}" for name, score in verdict["scores"].items())
+        lines.append(f"**Winner:** {verdict['winner']} ({scores})")
+        if verdict["premise_upheld"] is not None:
+            lines.append(f"**Premise:** {'upheld' if verdict['premise_upheld'] else 'rejected'}")
+    if data["error"]:
+        lines += ["", f"**This debate stopped with an error:** {data['error']}"]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def save_partial(debate: Debate) -> Path:
+    """Write the transcript of a failed debate as partial-<id>.md and .json; return the .md path."""
+    folder = Path(settings.CHAOSLM_TRANSCRIPTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"partial-{debate.pk}.json").write_text(as_json(debate), encoding="utf-8")
+    path = folder / f"partial-{debate.pk}.md"
+    path.write_text(as_markdown(debate), encoding="utf-8")
+    return path
