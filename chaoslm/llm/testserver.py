@@ -201,7 +201,8 @@ class TestLLMServer:
         return app
 
     async def start_async(self) -> None:
-        self._runner = web.AppRunner(self.app(), access_log=None)
+        # Handlers end when their client hangs up, so a "hang" does not outlive the request.
+        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         await site.start()
@@ -375,7 +376,8 @@ def main() -> None:
         with open(args.config) as handle:
             config = Config.from_dict(json.load(handle))
     server = TestLLMServer(args.host, args.port, config)
-    web.run_app(server.app(), host=args.host, port=args.port, access_log=None, print=None)
+    web.run_app(server.app(), host=args.host, port=args.port, access_log=None, print=None,
+                handler_cancellation=True, shutdown_timeout=1.0)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,187 @@
+"""The gateway over real HTTP: the openai client against the test server, nothing mocked."""
+
+import logging
+import time
+
+import pytest
+
+from chaoslm.llm import (
+    Callbacks,
+    ChatOptions,
+    Endpoint,
+    LLMBadResponse,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMUnavailable,
+    Policy,
+    chat,
+)
+from chaoslm.llm.gateway import truncate_words
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10}, "reasoning": {"type": "string"}},
+    "required": ["score", "reasoning"],
+}
+USER = [{"role": "user", "content": "Hello there"}]
+FAST = Policy(timeout=2.0, max_retries=3, backoff=0.01)
+
+
+def endpoint(server, json_mode="json_object"):
+    return Endpoint(name="test", base_url=server.url, api_key="k", model="test-model", json_mode=json_mode)
+
+
+async def test_streams_deltas_and_reports_usage(llm_server):
+    llm_server.configure(rules=[{"reply": "One two three four five."}], token_rate=200)
+    deltas = []
+    result = await chat(endpoint(llm_server), USER, policy=FAST, callbacks=Callbacks(on_delta=deltas.append))
+    assert result.text == "One two three four five."
+    assert len(deltas) == 5
+    assert "".join(deltas) == result.text
+    assert result.completion_tokens == 5
+    assert result.prompt_tokens > 0 and not result.usage_estimated
+    assert result.model == "test-model"
+    assert result.latency_ms >= 20  # five chunks at 200 a second
+    body = llm_server.requests[0].body
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == USER
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected_format"),
+    [
+        ("json_schema", {"type": "json_schema", "json_schema": {"name": "reply", "schema": SCHEMA, "strict": False}}),
+        ("json_object", {"type": "json_object", "schema": SCHEMA}),
+        ("text", None),
+    ],
+)
+async def test_json_in_each_mode(llm_server, mode, expected_format):
+    llm_server.configure(rules=[{"reply": 'Sure! ```json\n{"score": 8, "reasoning": "Clear."}\n```'}])
+    result = await chat(endpoint(llm_server, mode), USER, ChatOptions(json_schema=SCHEMA), policy=FAST)
+    assert result.data == {"score": 8, "reasoning": "Clear."}
+    assert llm_server.requests[0].body.get("response_format") == expected_format
+
+
+async def test_invalid_json_is_retried_up_to_three_times(llm_server):
+    llm_server.configure(rules=[
+        {"reply": "I would give it a seven.", "times": 1},
+        {"reply": '{"score": 11, "reasoning": "Too high."}', "times": 1},
+        {"reply": '{"score": 6, "reasoning": "Fine."}'},
+    ])
+    restarts = []
+    result = await chat(endpoint(llm_server), USER, ChatOptions(json_schema=SCHEMA), policy=FAST,
+                        callbacks=Callbacks(on_restart=lambda: restarts.append(1)))
+    assert result.data == {"score": 6, "reasoning": "Fine."}
+    assert result.attempts == 3
+    assert len(llm_server.requests) == 3
+    assert len(restarts) == 2
+
+
+async def test_json_that_stays_invalid_raises_bad_response(llm_server):
+    llm_server.configure(rules=[{"reply": '{"score": "seven", "reasoning": "x"}'}])
+    with pytest.raises(LLMBadResponse) as caught:
+        await chat(endpoint(llm_server), USER, ChatOptions(json_schema=SCHEMA), policy=FAST)
+    assert "did not give valid JSON in 3 tries" in str(caught.value)
+    assert "score" in str(caught.value)
+    assert caught.value.last_text == '{"score": "seven", "reasoning": "x"}'
+    assert len(llm_server.requests) == 3
+
+
+async def test_malformed_json_fault_is_retried(llm_server):
+    llm_server.configure(rules=[{"fault": "malformed_json", "times": 1}, {"reply": '{"score": 4, "reasoning": "ok"}'}])
+    result = await chat(endpoint(llm_server), USER, ChatOptions(json_schema=SCHEMA), policy=FAST)
+    assert result.data["score"] == 4
+    assert result.attempts == 2
+
+
+async def test_server_errors_back_off_then_succeed(llm_server):
+    llm_server.configure(rules=[{"fault": "500", "times": 2}, {"reply": "Recovered."}])
+    waits = []
+    result = await chat(endpoint(llm_server), USER, policy=Policy(timeout=2, max_retries=3, backoff=0.05),
+                        callbacks=Callbacks(on_wait=lambda s, r: waits.append((s, r))))
+    assert result.text == "Recovered."
+    assert waits == [(0.05, "server error"), (0.1, "server error")]
+    assert [r.outcome for r in llm_server.requests] == ["500", "500", "ok"]
+
+
+async def test_server_errors_that_persist_raise_unavailable(llm_server):
+    llm_server.configure(rules=[{"fault": "500"}])
+    with pytest.raises(LLMUnavailable) as caught:
+        await chat(endpoint(llm_server), USER, policy=Policy(timeout=2, max_retries=2, backoff=0.01))
+    assert "answered HTTP 500 after 3 tries" in str(caught.value)
+    assert len(llm_server.requests) == 3
+
+
+async def test_timeout_retries_once_with_one_and_a_half_times_the_timeout(llm_server):
+    llm_server.configure(rules=[{"fault": "hang"}])
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout) as caught:
+        await chat(endpoint(llm_server), USER, policy=Policy(timeout=0.4, max_retries=3, backoff=0.01))
+    elapsed = time.monotonic() - started
+    assert len(llm_server.requests) == 2
+    assert 0.4 + 0.6 <= elapsed < 2.0
+    first, second = llm_server.requests
+    assert second.started - first.started == pytest.approx(0.4, abs=0.15)
+    assert "within 0.4s, nor within 0.6s on a second try" in str(caught.value)
+
+
+async def test_timeout_then_success_on_the_longer_retry(llm_server):
+    llm_server.configure(rules=[{"fault": "hang", "times": 1}, {"reply": "Made it."}])
+    result = await chat(endpoint(llm_server), USER, policy=Policy(timeout=0.3, max_retries=3, backoff=0.01))
+    assert result.text == "Made it."
+
+
+async def test_rate_limit_honours_retry_after_and_surfaces_the_wait(llm_server):
+    llm_server.configure(rules=[{"fault": "429", "times": 1, "retry_after": 1}, {"reply": "After the wait."}])
+    waits = []
+    started = time.monotonic()
+    result = await chat(endpoint(llm_server), USER, policy=FAST,
+                        callbacks=Callbacks(on_wait=lambda s, r: waits.append((s, r))))
+    assert result.text == "After the wait."
+    assert waits == [(1.0, "rate limited")]
+    assert time.monotonic() - started >= 1.0
+
+
+async def test_rate_limit_is_raised_with_the_wait_when_asked_not_to_wait(llm_server):
+    llm_server.configure(rules=[{"fault": "429", "retry_after": 30}])
+    with pytest.raises(LLMRateLimited) as caught:
+        await chat(endpoint(llm_server), USER, policy=Policy(wait_on_rate_limit=False))
+    assert caught.value.retry_after == 30
+    assert str(caught.value).endswith("Retry in 30s.")
+
+
+async def test_dropped_stream_is_retried_and_the_display_told_to_restart(llm_server):
+    llm_server.configure(rules=[{"fault": "drop", "times": 1, "reply": "alpha beta gamma delta"},
+                                {"reply": "alpha beta gamma delta"}])
+    deltas, restarts = [], []
+    result = await chat(endpoint(llm_server), USER, policy=FAST,
+                        callbacks=Callbacks(on_delta=deltas.append, on_restart=lambda: restarts.append(1)))
+    assert result.text == "alpha beta gamma delta"
+    assert restarts == [1]
+    assert "".join(deltas).endswith("alpha beta gamma delta")
+
+
+async def test_unreachable_endpoint_is_unavailable():
+    dead = Endpoint(name="nowhere", base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
+    with pytest.raises(LLMUnavailable) as caught:
+        await chat(dead, USER, policy=Policy(timeout=1, max_retries=1, backoff=0.01))
+    assert "could not be reached" in str(caught.value)
+    assert "http://127.0.0.1:9/v1" in str(caught.value)
+
+
+async def test_word_limit_truncates_and_logs_the_warning(llm_server, caplog):
+    reply = " ".join(f"w{i}" for i in range(752))
+    llm_server.configure(rules=[{"reply": reply}])
+    with caplog.at_level(logging.WARNING, logger="chaoslm.llm"):
+        result = await chat(endpoint(llm_server), USER, ChatOptions(word_limit=500), policy=FAST)
+    assert result.text == " ".join(f"w{i}" for i in range(500))
+    assert result.words_before_truncation == 752
+    message = "Response exceeded word limit of 500, truncated from 752 to 500 words"
+    assert result.warnings == [message]
+    assert message in caplog.text
+
+
+def test_truncate_words_keeps_the_texts_own_spacing():
+    assert truncate_words("One  two\n\nthree four", 3) == ("One  two\n\nthree", 4)
+    assert truncate_words("short", 3) == ("short", 1)
