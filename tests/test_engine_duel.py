@@ -1,0 +1,205 @@
+"""The engine running duels against the test server over real HTTP, with the database."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from chaoslm.llm import ChatResult
+from chaoslm.personas.models import import_personas
+from debates.engine import Observer, run_debate
+from debates.models import Debate, Event
+from debates.setup import SeatChoice, create_debate
+from debates.transcripts import as_markdown
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PERSONAS = Path(__file__).resolve().parent.parent / "personas"
+
+
+@pytest.fixture
+def personas():
+    files = ["ada-sterling.yaml", "marcus-vale.yaml", "judge-okafor.yaml"]
+    saved = import_personas([(f, (PERSONAS / f).read_text()) for f in files])
+    return {p.name: p for p in saved}
+
+
+def new_duel(personas, turns=6, judge=True, premise="Cities should ban private cars"):
+    seats = {"a": SeatChoice(personas["Ada Sterling"]), "b": SeatChoice(personas["Marcus Vale"])}
+    if judge:
+        seats["judge"] = SeatChoice(personas["Judge Ines Okafor"])
+    return create_debate(format_name="duel", topic="Should cities ban private cars?", premise=premise,
+                         seats=seats, options={"turns": turns})
+
+
+def transcript(debate_id):
+    return [(e.ordinal, e.kind, e.step, e.seat.key if e.seat else None, e.prompt, e.content, e.data)
+            for e in Event.objects.filter(debate_id=debate_id).select_related("seat")]
+
+
+def seat_of(request, debate):
+    return next(s.key for s in debate.seats.all() if s.system_prompt == request.system)
+
+
+def test_a_full_duel_makes_thirty_calls_and_reaches_a_verdict(llm_server, personas):
+    debate = new_duel(personas)
+    finished = asyncio.run(run_debate(debate.pk))
+    assert finished.status == Debate.Status.COMPLETED
+    assert len(llm_server.requests) == 30
+    events = list(Event.objects.filter(debate=debate))
+    assert [e.ordinal for e in events] == list(range(31))
+    assert [e.kind for e in events].count("TURN") == 6
+    assert [e.kind for e in events].count("SCORE") == 6
+    debate.refresh_from_db()
+    assert debate.winner in ("Ada Sterling", "Marcus Vale")
+    assert set(debate.scores) == {"Ada Sterling", "Marcus Vale"}
+    assert debate.premise_upheld == (debate.winner == "Ada Sterling")
+    assert debate.announcement == events[-1].content and events[-1].kind == "VERDICT"
+    assert all(e.tokens_in > 0 and e.tokens_out > 0 for e in events[1:])
+    # Each request is the seat's own history, exactly as the event prompts and replies say.
+    judge_requests = [r for r in llm_server.requests if seat_of(r, debate) == "judge"]
+    assert len(judge_requests) == 16
+    assert judge_requests[0].messages[0]["content"] == personas["Judge Ines Okafor"].spec().system_prompt("judge")
+
+
+def test_the_judge_never_sees_private_debater_text_and_debaters_never_see_the_judge(llm_server, personas):
+    debate = new_duel(personas)
+    asyncio.run(run_debate(debate.pk))
+    events = list(Event.objects.filter(debate=debate).select_related("seat"))
+    private = [e.content for e in events if e.seat and e.seat.key in "ab" and e.kind in ("PLAN", "THINK")]
+    judged = [e.content for e in events if e.seat and e.seat.key == "judge" and e.step != "confirm_winner"]
+    assert private and judged
+    for request in llm_server.requests:
+        text = json.dumps(request.messages)
+        if seat_of(request, debate) == "judge":
+            assert not any(p in text for p in private)
+        else:
+            assert not any(j in text for j in judged)
+
+
+def test_a_duel_without_a_judge_has_no_judge_calls_and_no_verdict(llm_server, personas):
+    debate = asyncio.run(run_debate(new_duel(personas, judge=False).pk))
+    assert debate.status == Debate.Status.COMPLETED
+    assert len(llm_server.requests) == 14
+    assert not Event.objects.filter(debate=debate, kind__in=["SCORE", "VERDICT"]).exists()
+    assert debate.winner == ""
+
+
+class StopAfter(Observer):
+    """Cancels the run once `count` events are saved: an interruption at an arbitrary step."""
+
+    def __init__(self, count):
+        self.count = count
+        self.saved = 0
+
+    async def event_saved(self, debate, event):
+        self.saved += 1
+        if self.saved == self.count:
+            raise asyncio.CancelledError
+
+
+@pytest.mark.parametrize("stop_after", [1, 2, 5, 9, 16, 27, 29])
+def test_an_interrupted_duel_resumes_to_the_same_transcript(llm_server, personas, stop_after):
+    reference = new_duel(personas)
+    asyncio.run(run_debate(reference.pk))
+    expected = [row[1:] for row in transcript(reference.pk)]
+
+    debate = new_duel(personas)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run_debate(debate.pk, StopAfter(stop_after)))
+    debate.refresh_from_db()
+    assert debate.status == Debate.Status.INTERRUPTED
+    assert Event.objects.filter(debate=debate).count() == stop_after
+    resumed = asyncio.run(run_debate(debate.pk))
+    assert resumed.status == Debate.Status.COMPLETED
+    assert [row[1:] for row in transcript(debate.pk)] == expected
+    resumed.refresh_from_db()
+    reference.refresh_from_db()
+    assert (resumed.winner, resumed.scores) == (reference.winner, reference.scores)
+
+
+def test_a_step_persisted_twice_lands_once(llm_server, personas):
+    from debates.engine import _load, _persist
+    from debates.formats import get_format
+
+    debate = new_duel(personas)
+    asyncio.run(run_debate(debate.pk))
+    table = _load(debate.pk)
+    plan_a = next(s for s in get_format("duel").next_steps(table.config(False), []).steps if s.ordinal == 1)
+    original = Event.objects.get(debate=debate, ordinal=1)
+    # A redelivered task finishing the same step again, with another reply.
+    event = _persist(table.debate, table.seats["a"], plan_a, ChatResult(text="a second, late answer"), {})
+    assert event.pk == original.pk and event.content == original.content
+    assert Event.objects.filter(debate=debate, ordinal=1).count() == 1
+
+
+def test_a_failed_call_leaves_an_error_debate_with_everything_kept_and_a_partial_transcript(llm_server, personas,
+                                                                                           settings):
+    llm_server.configure(rules=[{"match": "Give Marcus Vale an initial score", "fault": "500"}])
+    debate = asyncio.run(run_debate(new_duel(personas).pk))
+    assert debate.status == Debate.Status.ERROR
+    assert "answered HTTP 500 after 4 tries" in debate.error_text
+    error = Event.objects.get(debate=debate, kind="ERROR")
+    assert error.ordinal == 10 and error.data["step"] == "score_first" and error.data["seat"] == "judge"
+    kept = Event.objects.filter(debate=debate).exclude(kind="ERROR")
+    assert {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} <= set(kept.values_list("ordinal", flat=True))
+    partial = Path(settings.CHAOSLM_TRANSCRIPTS_DIR) / f"partial-{debate.pk}.md"
+    assert partial.exists()
+    text = partial.read_text()
+    assert "**Error:**" in text and "This debate stopped with an error" in text
+    assert (Path(settings.CHAOSLM_TRANSCRIPTS_DIR) / f"partial-{debate.pk}.json").exists()
+
+    # Retry once the endpoint works again: the error is replaced and the debate completes.
+    llm_server.configure(rules=[])
+    retried = asyncio.run(run_debate(debate.pk))
+    assert retried.status == Debate.Status.COMPLETED and retried.error_text == ""
+    assert not Event.objects.filter(debate=debate, kind="ERROR").exists()
+    assert Event.objects.filter(debate=debate).count() == 31
+
+
+def test_scores_that_stay_invalid_fall_back_without_failing_the_debate(llm_server, personas):
+    llm_server.configure(rules=[
+        {"match": "score for Ada Sterling|Give Ada Sterling an initial score", "reply": "About a seven, I think."},
+        {"match": "Now express that verdict", "reply": '{"winner": "Someone else", "scores": {}}'},
+    ])
+    debate = asyncio.run(run_debate(new_duel(personas, turns=4).pk))
+    assert debate.status == Debate.Status.COMPLETED
+    ada_scores = Event.objects.filter(debate=debate, kind="SCORE", data__for="a")
+    assert ada_scores.count() == 2
+    assert all(e.data["fallback"] and "score" not in e.data for e in ada_scores)
+    assert "Ada Sterling" not in debate.scores  # no valid score for her, none invented
+    confirmed = Event.objects.get(debate=debate, step="confirm_winner").content
+    assert debate.winner == confirmed.strip()
+    # 22 calls for four turns, plus two more tries for each of the three steps whose JSON stayed invalid.
+    assert len(llm_server.requests) == 22 + 3 * 2
+
+
+class EndAfterOrdinal(Observer):
+    def __init__(self, ordinal):
+        self.ordinal = ordinal
+
+    async def event_saved(self, debate, event):
+        if event.ordinal == self.ordinal:
+            await sync_to_async(Debate.objects.filter(pk=debate.pk).update)(is_ending=True)
+
+
+def test_ending_early_skips_to_the_verdict_on_the_turns_so_far(llm_server, personas):
+    debate = asyncio.run(run_debate(new_duel(personas).pk, EndAfterOrdinal(8)))
+    assert debate.status == Debate.Status.COMPLETED
+    steps = list(Event.objects.filter(debate=debate).values_list("ordinal", "step"))
+    turns = [o for o, s in steps if s in ("opening", "respond", "respond_final")]
+    assert turns[:2] == [4, 8] and len(turns) <= 3
+    assert steps[-4:] == [(27, "deliberate"), (28, "confirm_winner"), (29, "verdict_json"), (30, "announce")]
+    assert debate.winner
+
+
+def test_markdown_export_shows_the_debate(llm_server, personas):
+    debate = asyncio.run(run_debate(new_duel(personas, turns=2).pk))
+    text = as_markdown(debate)
+    assert text.startswith("# Should cities ban private cars?")
+    assert "**Premise:** Cities should ban private cars" in text
+    assert f"**Winner:** {debate.winner}" in text
+    public = as_markdown(debate, include_private=False)
+    assert "(private)" in text and "(private)" not in public
