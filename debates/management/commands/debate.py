@@ -1,0 +1,138 @@
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rich.console import Console
+
+from chaoslm.personas.models import Persona
+from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
+from debates.engine import RunStats, run_debate
+from debates.formats import FORMATS, FormatError, get_format
+from debates.models import Debate, Event
+from debates.setup import SeatChoice, create_debate
+from debates.terminal import JsonLinesObserver, TerminalObserver, print_verdict
+
+
+def persona_choice(value: str) -> SeatChoice:
+    """A persona's name in the database, or the path of a YAML file holding one persona."""
+    path = Path(value)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise CommandError(f"{value}: no such persona file")
+        try:
+            specs = parse_personas(path.read_bytes(), str(path))
+        except PersonaYAMLError as error:
+            raise CommandError(str(error)) from None
+        if len(specs) != 1:
+            raise CommandError(f"{value} holds {len(specs)} personas; a seat needs a file with one")
+        return SeatChoice(spec=specs[0])
+    persona = Persona.objects.filter(name=value).first() or Persona.objects.filter(name__iexact=value).first()
+    if persona is None:
+        known = ", ".join(Persona.objects.values_list("name", flat=True)) or "none yet: run import_personas"
+        raise CommandError(f"no persona is named {value!r} (known: {known}); or give a YAML file path")
+    return SeatChoice(persona=persona)
+
+
+def key_value(raw: str) -> tuple[str, str]:
+    key, sep, value = raw.partition("=")
+    if not sep or not key:
+        raise CommandError(f"expected KEY=VALUE, not {raw!r}")
+    return key.strip(), value.strip()
+
+
+class Command(BaseCommand):
+    help = "Run a debate in the terminal, streaming it live. Ctrl-C stops it; --resume ID continues it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("format", nargs="?", choices=sorted(FORMATS), help="the debate format")
+        parser.add_argument("--topic", default="")
+        parser.add_argument("--premise", default="")
+        parser.add_argument("--turns", type=int, help="duel: public statements in all (default 6)")
+        parser.add_argument("--a", help="duel: debater A (for), a persona name or YAML file")
+        parser.add_argument("--b", help="duel: debater B (against), a persona name or YAML file")
+        parser.add_argument("--judge", help="duel: the judge (leave out for no judge)")
+        parser.add_argument("--seat", action="append", default=[], metavar="KEY=PERSONA",
+                            help="any seat of any format, e.g. --seat moderator='Sam Reyes'")
+        parser.add_argument("--option", action="append", default=[], metavar="NAME=NUMBER",
+                            help="a format option, e.g. --option max_rounds=3")
+        parser.add_argument("--word-limit", type=int, help="truncate every public statement to this many words")
+        parser.add_argument("--resume", type=int, metavar="ID", help="continue an interrupted or failed debate")
+        parser.add_argument("--json", action="store_true", help="print events as JSON lines instead")
+        parser.add_argument("--hide-private", action="store_true", help="do not print PLAN and THINK text")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        if opts["resume"]:
+            debate = Debate.objects.filter(pk=opts["resume"]).first()
+            if debate is None:
+                raise CommandError(f"there is no debate {opts['resume']}")
+            if debate.status == Debate.Status.COMPLETED:
+                raise CommandError(f"debate {debate.pk} is already complete")
+        else:
+            debate = self.create(opts)
+        self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])
+
+    def create(self, opts: dict[str, Any]) -> Debate:
+        if not opts["format"]:
+            raise CommandError("name a format (" + ", ".join(sorted(FORMATS)) + ") or use --resume ID")
+        fmt = get_format(opts["format"])
+        seats: dict[str, SeatChoice] = {}
+        for key in ("a", "b", "judge"):
+            if opts[key]:
+                seats[key] = persona_choice(opts[key])
+        for raw in opts["seat"]:
+            key, value = key_value(raw)
+            seats[key] = SeatChoice(human_name=value[len("human:"):] or "You") if value.startswith("human:") \
+                else persona_choice(value)
+        options: dict[str, Any] = {}
+        if opts["turns"] is not None:
+            options["turns"] = opts["turns"]
+        if opts["word_limit"] is not None:
+            options["word_limit"] = opts["word_limit"]
+        for raw in opts["option"]:
+            key, value = key_value(raw)
+            try:
+                options[key] = int(value)
+            except ValueError:
+                raise CommandError(f"option {key} must be a whole number, not {value!r}") from None
+        order = [s.key for s in fmt.seat_specs]
+        seats = dict(sorted(seats.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+        try:
+            return create_debate(format_name=fmt.name, topic=opts["topic"], premise=opts["premise"], seats=seats,
+                                 options=options)
+        except FormatError as error:
+            raise CommandError(str(error)) from None
+
+    def run(self, debate: Debate, *, json_lines: bool, show_private: bool) -> None:
+        console = Console(file=self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout)
+        seats = list(debate.seats.all())
+        if json_lines:
+            observer = JsonLinesObserver(console.file, {s.pk: s.key for s in seats})
+        else:
+            observer = TerminalObserver(console, {s.key: (s.name, s.side) for s in seats}, show_private=show_private)
+            if debate.events.exists():
+                console.print(f"Resuming debate {debate.pk} after {debate.events.count()} events.", style="yellow")
+                for event in debate.events.select_related("seat").exclude(kind=Event.Kind.ERROR):
+                    observer.print_event(event, event.seat.key if event.seat else None)
+        stats = RunStats()
+        started = time.perf_counter()
+        try:
+            debate = asyncio.run(run_debate(debate.pk, observer, stats=stats))
+        except KeyboardInterrupt:
+            self.stderr.write(f"\nStopped. Resume with: python manage.py debate --resume {debate.pk}")
+            sys.exit(130)
+        if json_lines:
+            return
+        console.print()
+        print_verdict(console, debate)
+        elapsed = time.perf_counter() - started
+        summary = (f"debate {debate.pk} {debate.get_status_display()} · {stats.calls} LLM calls · "
+                   f"{stats.tokens_in} tokens in, {stats.tokens_out} out · {elapsed:.1f}s")
+        if debate.status == Debate.Status.ERROR:
+            console.print(f"Error: {debate.error_text}", style="bold red")
+            console.print(f"The partial transcript is saved. Retry with: python manage.py debate --resume {debate.pk}")
+            console.print(summary)
+            sys.exit(1)
+        console.print(summary, style="bold")
