@@ -17,8 +17,16 @@ class DebateAdmin(admin.ModelAdmin):
     list_filter = ["format", "status", "visibility"]
     search_fields = ["topic", "premise"]
     inlines = [SeatInline]
-    readonly_fields = ["share_token", "started_at", "finished_at", "winner", "scores", "premise_upheld",
-                       "announcement", "error_text"]
+    readonly_fields = [
+        "share_token",
+        "started_at",
+        "finished_at",
+        "winner",
+        "scores",
+        "premise_upheld",
+        "announcement",
+        "error_text",
+    ]
 
 
 @admin.register(Event)

@@ -65,13 +65,22 @@ class _Table:
 
     def config(self, is_ending: bool) -> DebateConfig:
         d = self.debate
-        return DebateConfig(format=d.format, topic=d.topic, premise=d.premise, options=d.options,
-                            seats=self.infos, is_ending=is_ending)
+        return DebateConfig(
+            format=d.format, topic=d.topic, premise=d.premise, options=d.options, seats=self.infos, is_ending=is_ending
+        )
 
 
 def record_of(event: Event, seat_key: str | None) -> Record:
-    return Record(ordinal=event.ordinal, kind=event.kind, seat=seat_key, step=event.step, prompt=event.prompt,
-                  content=event.content, data=event.data, visibility=event.visibility)
+    return Record(
+        ordinal=event.ordinal,
+        kind=event.kind,
+        seat=seat_key,
+        step=event.step,
+        prompt=event.prompt,
+        content=event.content,
+        data=event.data,
+        visibility=event.visibility,
+    )
 
 
 def seat_endpoint(seat: Seat) -> Endpoint:
@@ -89,15 +98,15 @@ def _load(debate_id: int) -> _Table:
     debate = Debate.objects.get(pk=debate_id)
     seats = {s.key: s for s in debate.seats.all()}
     infos = tuple(
-        SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt,
-                 is_human=s.is_human)
+        SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
         for s in seats.values()
     )
     endpoints = {key: seat_endpoint(s) for key, s in seats.items() if not s.is_human}
     by_id = {s.pk: s.key for s in seats.values()}
     records = [record_of(e, by_id.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
-    return _Table(debate=debate, fmt=get_format(debate.format), seats=seats, infos=infos,
-                  endpoints=endpoints, records=records)
+    return _Table(
+        debate=debate, fmt=get_format(debate.format), seats=seats, infos=infos, endpoints=endpoints, records=records
+    )
 
 
 def _mark_running(debate: Debate) -> None:
@@ -112,17 +121,26 @@ def _is_ending(debate_id: int) -> bool:
     return Debate.objects.filter(pk=debate_id).values_list("is_ending", flat=True).first() or False
 
 
-def _persist(debate: Debate, seat: Seat | None, step: Step, result: ChatResult | None,
-             extra: dict[str, Any]) -> Event:
+def _persist(debate: Debate, seat: Seat | None, step: Step, result: ChatResult | None, extra: dict[str, Any]) -> Event:
     """Store a finished step; if its ordinal already holds an event, that one stands (it landed first)."""
     data = {**step.data, **extra}
     fields: dict[str, Any] = {
-        "seat": seat, "kind": step.kind, "step": step.step, "visibility": step.visibility,
-        "prompt": step.prompt, "content": step.content, "data": data,
+        "seat": seat,
+        "kind": step.kind,
+        "step": step.step,
+        "visibility": step.visibility,
+        "prompt": step.prompt,
+        "content": step.content,
+        "data": data,
     }
     if result is not None:
-        fields.update(content=result.text, tokens_in=result.prompt_tokens, tokens_out=result.completion_tokens,
-                      latency_ms=result.latency_ms, model=result.model)
+        fields.update(
+            content=result.text,
+            tokens_in=result.prompt_tokens,
+            tokens_out=result.completion_tokens,
+            latency_ms=result.latency_ms,
+            model=result.model,
+        )
         if isinstance(result.data, dict):
             data.update(result.data)
         if result.words_before_truncation is not None:
@@ -158,25 +176,44 @@ def _fail(table: _Table, step: Step, error: LLMError) -> Event:
     endpoint = table.endpoints.get(step.seat or "")
     logger.error(
         "debate %s failed: status=%s step=%s kind=%s seat=%s model=%s error=%s",
-        debate.pk, debate.status, step.step, step.kind, step.seat, endpoint.model if endpoint else "", error,
+        debate.pk,
+        debate.status,
+        step.step,
+        step.kind,
+        step.seat,
+        endpoint.model if endpoint else "",
+        error,
     )
     debate.status = Debate.Status.ERROR
     debate.error_text = str(error)
     debate.save(update_fields=["status", "error_text", "updated_at"])
-    data = {"step": step.step, "kind": step.kind, "seat": step.seat or "",
-            "model": endpoint.model if endpoint else "", "error_type": type(error).__name__}
+    data = {
+        "step": step.step,
+        "kind": step.kind,
+        "seat": step.seat or "",
+        "model": endpoint.model if endpoint else "",
+        "error_type": type(error).__name__,
+    }
     with transaction.atomic():
         event, _ = Event.objects.update_or_create(
-            debate=debate, ordinal=step.ordinal,
-            defaults={"seat": seat, "kind": Event.Kind.ERROR, "step": step.step, "content": str(error),
-                      "data": data, "visibility": Event.Visibility.PUBLIC},
+            debate=debate,
+            ordinal=step.ordinal,
+            defaults={
+                "seat": seat,
+                "kind": Event.Kind.ERROR,
+                "step": step.step,
+                "content": str(error),
+                "data": data,
+                "visibility": Event.Visibility.PUBLIC,
+            },
         )
     transcripts.save_partial(debate)
     return event
 
 
-async def _call(table: _Table, step: Step, observer: Observer, policy: Policy | None) -> tuple[ChatResult | None,
-                                                                                               dict[str, Any]]:
+async def _call(
+    table: _Table, step: Step, observer: Observer, policy: Policy | None
+) -> tuple[ChatResult | None, dict[str, Any]]:
     assert step.seat is not None
     seat = table.seats[step.seat]
     debate = table.debate
@@ -193,8 +230,7 @@ async def _call(table: _Table, step: Step, observer: Observer, policy: Policy | 
     )
     observer.step_started(debate, step)
     try:
-        return await chat(table.endpoints[step.seat], step.messages, options, policy=policy,
-                          callbacks=callbacks), {}
+        return await chat(table.endpoints[step.seat], step.messages, options, policy=policy, callbacks=callbacks), {}
     except LLMBadResponse as error:
         if not step.json_fallback:
             raise
@@ -211,8 +247,9 @@ class RunStats:
     wall_seconds: float = 0.0
 
 
-async def run_debate(debate_id: int, observer: Observer | None = None, *, policy: Policy | None = None,
-                     stats: RunStats | None = None) -> Debate:
+async def run_debate(
+    debate_id: int, observer: Observer | None = None, *, policy: Policy | None = None, stats: RunStats | None = None
+) -> Debate:
     """Run a debate until it completes, waits for a human, or fails. Safe to call again at any point."""
     observer = observer or Observer()
     stats = stats if stats is not None else RunStats()
@@ -253,8 +290,9 @@ async def run_debate(debate_id: int, observer: Observer | None = None, *, policy
                         raise RuntimeError(f"format {debate.format} has no step to run and is not finished")
                     await observer.debate_changed(debate)
                     return debate
-            finished, _ = await asyncio.wait([task for _, task in running.values()],
-                                             return_when=asyncio.FIRST_COMPLETED)
+            finished, _ = await asyncio.wait(
+                [task for _, task in running.values()], return_when=asyncio.FIRST_COMPLETED
+            )
             for ordinal in [o for o, (_, task) in running.items() if task in finished]:
                 step, task = running.pop(ordinal)
                 try:
@@ -279,8 +317,14 @@ async def run_debate(debate_id: int, observer: Observer | None = None, *, policy
         stats.cpu_seconds += time.process_time() - cpu_start
 
 
-async def _land(table: _Table, step: Step, result: ChatResult | None, extra: dict[str, Any], observer: Observer,
-                done_ordinals: set[int]) -> None:
+async def _land(
+    table: _Table,
+    step: Step,
+    result: ChatResult | None,
+    extra: dict[str, Any],
+    observer: Observer,
+    done_ordinals: set[int],
+) -> None:
     seat = table.seats.get(step.seat) if step.seat else None
     event = await sync_to_async(_persist)(table.debate, seat, step, result, extra)
     table.records.append(record_of(event, step.seat))

@@ -42,8 +42,12 @@ def _llm_snapshot(choice: SeatChoice, spec: PersonaSpec) -> dict[str, Any]:
         if provider is None:
             raise FormatError(f"Persona {spec.name!r} names a provider {spec.provider!r} that does not exist.")
         provider_id = provider.pk
-    return {"provider_id": provider_id, "model": spec.model, "temperature": spec.temperature,
-            "max_tokens": spec.max_tokens}
+    return {
+        "provider_id": provider_id,
+        "model": spec.model,
+        "temperature": spec.temperature,
+        "max_tokens": spec.max_tokens,
+    }
 
 
 def create_debate(
@@ -72,15 +76,24 @@ def create_debate(
                 raise FormatError(f"The {seat_spec.label} seat cannot be taken by a person.")
             name = choice.human_name or "You"
             info = SeatInfo(key=key, role=seat_spec.role, name=name, side=seat_spec.side, is_human=True)
-            rows.append(Seat(key=key, role=seat_spec.role, side=seat_spec.side, order=order, name=name,
-                             is_human=True))
+            rows.append(Seat(key=key, role=seat_spec.role, side=seat_spec.side, order=order, name=name, is_human=True))
         else:
             spec = choice.resolved_spec()
             assert spec is not None
             prompt = spec.system_prompt(seat_spec.role)
             info = SeatInfo(key=key, role=seat_spec.role, name=spec.name, side=seat_spec.side, system_prompt=prompt)
-            rows.append(Seat(key=key, role=seat_spec.role, side=seat_spec.side, order=order, name=spec.name,
-                             persona=choice.persona, system_prompt=prompt, llm=_llm_snapshot(choice, spec)))
+            rows.append(
+                Seat(
+                    key=key,
+                    role=seat_spec.role,
+                    side=seat_spec.side,
+                    order=order,
+                    name=spec.name,
+                    persona=choice.persona,
+                    system_prompt=prompt,
+                    llm=_llm_snapshot(choice, spec),
+                )
+            )
         infos.append(info)
     names = [i.name for i in infos]
     if len(set(names)) != len(names):
@@ -88,8 +101,9 @@ def create_debate(
     config = DebateConfig(format=fmt.name, topic=topic, premise=premise, options=options, seats=tuple(infos))
     fmt.validate(config)
     with transaction.atomic():
-        debate = Debate.objects.create(topic=topic, premise=premise, format=fmt.name, options=options, owner=owner,
-                                       visibility=visibility)
+        debate = Debate.objects.create(
+            topic=topic, premise=premise, format=fmt.name, options=options, owner=owner, visibility=visibility
+        )
         for row in rows:
             row.debate = debate
         Seat.objects.bulk_create(rows)

@@ -85,8 +85,13 @@ class TerminalObserver(Observer):
                 self.live = ordinal
                 self.console.print()
                 self.console.print(self._label(waiting.kind, waiting.seat, waiting.step))
-                self.console.print("".join(self.buffers.get(ordinal, [])), end="", markup=False, highlight=False,
-                                   style="dim" if waiting.visibility == "private" else None)
+                self.console.print(
+                    "".join(self.buffers.get(ordinal, [])),
+                    end="",
+                    markup=False,
+                    highlight=False,
+                    style="dim" if waiting.visibility == "private" else None,
+                )
                 break
 
     def print_event(self, event: Event, seat_key: str | None) -> None:
@@ -99,8 +104,9 @@ class TerminalObserver(Observer):
             target = self.seats.get(event.data.get("for", ""), ("?", ""))[0]
             score = event.data.get("score")
             reason = event.data.get("reasoning", "no valid score was given")
-            self.console.print(Text(f"  ⚖ score for {target}: {score if score is not None else '—'}/10 · {reason}",
-                                    style="magenta"))
+            self.console.print(
+                Text(f"  ⚖ score for {target}: {score if score is not None else '—'}/10 · {reason}", style="magenta")
+            )
         elif kind == "ERROR":
             self.console.print(Text(f"\nError: {event.content}", style="bold red"))
         elif kind == "SYSTEM":
@@ -110,8 +116,9 @@ class TerminalObserver(Observer):
         else:
             self.console.print()
             self.console.print(self._label(kind, seat_key, event.step))
-            self.console.print(event.content, style="dim" if event.visibility == "private" else None,
-                               markup=False, highlight=False)
+            self.console.print(
+                event.content, style="dim" if event.visibility == "private" else None, markup=False, highlight=False
+            )
 
     def print_header(self, data: dict[str, Any]) -> None:
         lines = [Text(data.get("topic", ""), style="bold")]
@@ -145,10 +152,23 @@ class JsonLinesObserver(Observer):
         self.seat_keys = seat_keys  # seat id -> key
 
     async def event_saved(self, debate: Debate, event: Event) -> None:
-        self.stream.write(json.dumps({
-            "debate": debate.pk, "ordinal": event.ordinal, "kind": event.kind, "step": event.step,
-            "seat": self.seat_keys.get(event.seat_id or 0), "visibility": event.visibility,
-            "content": event.content, "data": event.data, "tokens_in": event.tokens_in,
-            "tokens_out": event.tokens_out, "latency_ms": event.latency_ms,
-        }, ensure_ascii=False) + "\n")
+        self.stream.write(
+            json.dumps(
+                {
+                    "debate": debate.pk,
+                    "ordinal": event.ordinal,
+                    "kind": event.kind,
+                    "step": event.step,
+                    "seat": self.seat_keys.get(event.seat_id or 0),
+                    "visibility": event.visibility,
+                    "content": event.content,
+                    "data": event.data,
+                    "tokens_in": event.tokens_in,
+                    "tokens_out": event.tokens_out,
+                    "latency_ms": event.latency_ms,
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
         self.stream.flush()

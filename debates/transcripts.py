@@ -22,22 +22,24 @@ def as_dict(debate: Debate, *, include_private: bool = True) -> dict[str, Any]:
         if event.visibility == Event.Visibility.PRIVATE and not include_private:
             continue
         seat = seats.get(event.seat_id)
-        events.append({
-            "ordinal": event.ordinal,
-            "kind": event.kind,
-            "step": event.step,
-            "seat": seat.key if seat else None,
-            "speaker": seat.name if seat else None,
-            "visibility": event.visibility,
-            "prompt": event.prompt,
-            "content": event.content,
-            "data": event.data,
-            "tokens_in": event.tokens_in,
-            "tokens_out": event.tokens_out,
-            "latency_ms": event.latency_ms,
-            "model": event.model,
-            "created_at": event.created_at.isoformat(),
-        })
+        events.append(
+            {
+                "ordinal": event.ordinal,
+                "kind": event.kind,
+                "step": event.step,
+                "seat": seat.key if seat else None,
+                "speaker": seat.name if seat else None,
+                "visibility": event.visibility,
+                "prompt": event.prompt,
+                "content": event.content,
+                "data": event.data,
+                "tokens_in": event.tokens_in,
+                "tokens_out": event.tokens_out,
+                "latency_ms": event.latency_ms,
+                "model": event.model,
+                "created_at": event.created_at.isoformat(),
+            }
+        )
     return {
         "id": debate.pk,
         "topic": debate.topic,
@@ -46,10 +48,25 @@ def as_dict(debate: Debate, *, include_private: bool = True) -> dict[str, Any]:
         "options": debate.options,
         "status": debate.status,
         "error": debate.error_text,
-        "seats": [{"key": s.key, "name": s.name, "role": s.role, "side": s.side, "human": s.is_human,
-                   "model": s.llm.get("model", "")} for s in seats.values()],
-        "verdict": {"winner": debate.winner, "scores": debate.scores, "premise_upheld": debate.premise_upheld,
-                    "announcement": debate.announcement} if debate.announcement or debate.winner else None,
+        "seats": [
+            {
+                "key": s.key,
+                "name": s.name,
+                "role": s.role,
+                "side": s.side,
+                "human": s.is_human,
+                "model": s.llm.get("model", ""),
+            }
+            for s in seats.values()
+        ],
+        "verdict": {
+            "winner": debate.winner,
+            "scores": debate.scores,
+            "premise_upheld": debate.premise_upheld,
+            "announcement": debate.announcement,
+        }
+        if debate.announcement or debate.winner
+        else None,
         "events": events,
     }
 
@@ -78,8 +95,14 @@ def as_markdown(debate: Debate, *, include_private: bool = True) -> str:
             target = next((s["name"] for s in data["seats"] if s["key"] == event["data"].get("for")), "")
             lines += [f"> **Score for {target}: {score}/10** — {event['data'].get('reasoning', '')}", ""]
         elif kind in ("PLAN", "THINK", "INTERNAL"):
-            lines += [f"<details><summary>{speaker} · {kind.lower()} (private)</summary>", "", content, "",
-                      "</details>", ""]
+            lines += [
+                f"<details><summary>{speaker} · {kind.lower()} (private)</summary>",
+                "",
+                content,
+                "",
+                "</details>",
+                "",
+            ]
         elif kind == "SYSTEM":
             lines += [f"*{content}*", ""]
         elif kind == "ERROR":

@@ -12,9 +12,13 @@ def home(request: HttpRequest) -> HttpResponse:
         visible |= Q(owner=request.user)
     debates = Debate.objects.filter(visible).select_related("owner")[:50]
     endpoint = default_endpoint()
-    return render(request, "home.html", {
-        "debates": debates,
-        "persona_count": Persona.objects.count(),
-        "endpoint": endpoint,
-        "is_local_model": endpoint.name.startswith("local"),
-    })
+    return render(
+        request,
+        "home.html",
+        {
+            "debates": debates,
+            "persona_count": Persona.objects.count(),
+            "endpoint": endpoint,
+            "is_local_model": endpoint.name.startswith("local"),
+        },
+    )

@@ -15,8 +15,14 @@ J = SeatInfo("judge", "judge", "Judy", "", "Judy's system prompt")
 
 def config(turns=6, judge=True, premise="Cities should ban cars", is_ending=False):
     seats = (A, B, J) if judge else (A, B)
-    return DebateConfig(format="duel", topic="Cars in cities", premise=premise, options={"turns": turns},
-                        seats=seats, is_ending=is_ending)
+    return DebateConfig(
+        format="duel",
+        topic="Cars in cities",
+        premise=premise,
+        options={"turns": turns},
+        seats=seats,
+        is_ending=is_ending,
+    )
 
 
 def reply_for(step, winner="Bob"):
@@ -33,8 +39,18 @@ def reply_for(step, winner="Bob"):
 
 def land(records, step, reply=reply_for):
     content, data = reply(step) if step.calls_llm else (step.content, {})
-    records.append(Record(ordinal=step.ordinal, kind=step.kind, seat=step.seat, step=step.step, prompt=step.prompt,
-                          content=content, data={**step.data, **data}, visibility=step.visibility))
+    records.append(
+        Record(
+            ordinal=step.ordinal,
+            kind=step.kind,
+            seat=step.seat,
+            step=step.step,
+            prompt=step.prompt,
+            content=content,
+            data={**step.data, **data},
+            visibility=step.visibility,
+        )
+    )
 
 
 def run(cfg, records=None, reply=reply_for, stop=None):
@@ -56,24 +72,58 @@ def run(cfg, records=None, reply=reply_for, stop=None):
 
 
 def test_six_turns_with_a_judge_is_thirty_calls_in_the_spec_order():
-    calls, waves, _ = run(config())
+    calls, _, _ = run(config())
     assert len(calls) == 30
     assert [(c.seat, c.step) for c in sorted(calls, key=lambda c: c.ordinal)] == [
-        ("a", "plan"), ("b", "plan"), ("a", "think_opening"), ("a", "opening"),
-        ("judge", "evaluate"), ("judge", "score_first"),
-        ("b", "think"), ("b", "respond"), ("judge", "evaluate"), ("judge", "score_first"),
-        ("a", "think"), ("a", "respond"), ("judge", "evaluate"), ("judge", "score"),
-        ("b", "think"), ("b", "respond"), ("judge", "evaluate"), ("judge", "score"),
-        ("a", "think_final"), ("a", "respond_final"), ("judge", "evaluate"), ("judge", "score"),
-        ("b", "think_final"), ("b", "respond_final"), ("judge", "evaluate"), ("judge", "score"),
-        ("judge", "deliberate"), ("judge", "confirm_winner"), ("judge", "verdict_json"), ("judge", "announce"),
+        ("a", "plan"),
+        ("b", "plan"),
+        ("a", "think_opening"),
+        ("a", "opening"),
+        ("judge", "evaluate"),
+        ("judge", "score_first"),
+        ("b", "think"),
+        ("b", "respond"),
+        ("judge", "evaluate"),
+        ("judge", "score_first"),
+        ("a", "think"),
+        ("a", "respond"),
+        ("judge", "evaluate"),
+        ("judge", "score"),
+        ("b", "think"),
+        ("b", "respond"),
+        ("judge", "evaluate"),
+        ("judge", "score"),
+        ("a", "think_final"),
+        ("a", "respond_final"),
+        ("judge", "evaluate"),
+        ("judge", "score"),
+        ("b", "think_final"),
+        ("b", "respond_final"),
+        ("judge", "evaluate"),
+        ("judge", "score"),
+        ("judge", "deliberate"),
+        ("judge", "confirm_winner"),
+        ("judge", "verdict_json"),
+        ("judge", "announce"),
     ]
     assert [c.ordinal for c in sorted(calls, key=lambda c: c.ordinal)] == list(range(1, 31))
     kinds = {c.step: c.kind for c in calls}
-    assert kinds == {"plan": "PLAN", "think_opening": "THINK", "opening": "TURN", "evaluate": "THINK",
-                     "score_first": "SCORE", "score": "SCORE", "think": "THINK", "respond": "TURN",
-                     "think_final": "THINK", "respond_final": "TURN", "deliberate": "THINK",
-                     "confirm_winner": "INTERNAL", "verdict_json": "INTERNAL", "announce": "VERDICT"}
+    assert kinds == {
+        "plan": "PLAN",
+        "think_opening": "THINK",
+        "opening": "TURN",
+        "evaluate": "THINK",
+        "score_first": "SCORE",
+        "score": "SCORE",
+        "think": "THINK",
+        "respond": "TURN",
+        "think_final": "THINK",
+        "respond_final": "TURN",
+        "deliberate": "THINK",
+        "confirm_winner": "INTERNAL",
+        "verdict_json": "INTERNAL",
+        "announce": "VERDICT",
+    }
 
 
 def test_ready_steps_run_together_so_the_critical_path_is_nineteen_calls():
@@ -202,7 +252,8 @@ def test_every_prompt_is_the_spec_text_with_a_premise():
         "lead with?\nHow will you frame your position from the start?\nDo not deliver your opening statement yet.",
         "Deliver your opening argument now, in your own voice.\nSpeak directly and make your case. Do not write "
         "stage directions, do not write\nyour opponent's lines, and do not present both sides — give only your "
-        "own argument.")
+        "own argument.",
+    )
     assert p[5] == EVALUATE_A
     assert p[6] == SCORE_FIRST_A
     assert p[7] == THINK_B
@@ -227,7 +278,7 @@ def test_without_a_premise_the_premise_blocks_are_left_out():
 
 
 def test_extraction_accepts_either_name_when_the_confirmation_matches_neither():
-    calls, _, records = run(config(), reply=lambda s: reply_for(s, winner="Nobody really"))
+    calls, _, _ = run(config(), reply=lambda s: reply_for(s, winner="Nobody really"))
     extract = next(c for c in calls if c.step == "verdict_json")
     assert "The \"winner\" must be 'Ada' or 'Bob' — consistent" in extract.prompt
     assert extract.json_schema["properties"]["winner"]["enum"] == ["Ada", "Bob"]
@@ -241,8 +292,13 @@ def test_histories_are_each_seats_own_steps_only():
         text = json.dumps(call.messages)
         assert call.messages[0] == {"role": "system", "content": f"{names[call.seat]}'s system prompt"}
         # (The winner confirmation, a bare name, is left out: names appear everywhere.)
-        others_private = [r.content for r in records if r.seat != call.seat and r.step != "confirm_winner"
-                          and (r.kind in ("PLAN", "THINK", "INTERNAL") or r.seat == "judge")]
+        others_private = [
+            r.content
+            for r in records
+            if r.seat != call.seat
+            and r.step != "confirm_winner"
+            and (r.kind in ("PLAN", "THINK", "INTERNAL") or r.seat == "judge")
+        ]
         assert not any(secret in text for secret in others_private), call
         # The history is exactly the seat's earlier (prompt, reply) pairs, in ordinal order.
         earlier = [by_ordinal[o] for o in sorted(by_ordinal) if o < call.ordinal and by_ordinal[o].seat == call.seat]
@@ -273,8 +329,12 @@ def test_outcome_from_the_verdict_json_and_premise_upheld_from_the_winners_side(
     cfg = config()
     _, _, records = run(cfg)
     outcome = DUEL.outcome(cfg, records)
-    assert outcome == {"winner": "Bob", "scores": {"Ada": 6, "Bob": 8}, "premise_upheld": False,
-                       "announcement": "<judge announce 30>"}
+    assert outcome == {
+        "winner": "Bob",
+        "scores": {"Ada": 6, "Bob": 8},
+        "premise_upheld": False,
+        "announcement": "<judge announce 30>",
+    }
     _, _, records = run(cfg, reply=lambda s: reply_for(s, winner="Ada"))
     assert DUEL.outcome(cfg, records)["premise_upheld"] is True
 
@@ -291,8 +351,12 @@ def test_outcome_falls_back_to_the_confirmed_winner_and_running_scores_when_the_
         return reply_for(step, winner="Ada")
 
     _, _, records = run(cfg, reply=reply)
-    assert DUEL.outcome(cfg, records) == {"winner": "Ada", "scores": {"Ada": 9, "Bob": 4}, "premise_upheld": True,
-                                          "announcement": "<judge announce 14>"}
+    assert DUEL.outcome(cfg, records) == {
+        "winner": "Ada",
+        "scores": {"Ada": 9, "Bob": 4},
+        "premise_upheld": True,
+        "announcement": "<judge announce 14>",
+    }
 
 
 def test_invalid_scores_after_retries_keep_the_previous_running_score():
@@ -336,8 +400,17 @@ def test_end_drops_a_think_whose_statement_never_came():
 def test_one_turn_is_only_an_opening_then_the_verdict():
     calls, _, _ = run(config(turns=1))
     assert [c.step for c in sorted(calls, key=lambda c: c.ordinal)] == [
-        "plan", "plan", "think_opening", "opening", "evaluate", "score_first",
-        "deliberate", "confirm_winner", "verdict_json", "announce"]
+        "plan",
+        "plan",
+        "think_opening",
+        "opening",
+        "evaluate",
+        "score_first",
+        "deliberate",
+        "confirm_winner",
+        "verdict_json",
+        "announce",
+    ]
 
 
 def test_two_turns_make_bs_only_turn_its_final_one():
@@ -345,10 +418,18 @@ def test_two_turns_make_bs_only_turn_its_final_one():
     assert {c.ordinal: c.step for c in calls}[7] == "think_final"
 
 
-@pytest.mark.parametrize(("reply", "expected"), [
-    ("Bob", "Bob"), ("'Ada'", "Ada"), ("bob.", "Bob"), ("The winner is Ada, clearly.", "Ada"),
-    ("Ada narrowly beat Bob", "Ada"), ("Neither", None), ("Bobby", None),
-])
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Bob", "Bob"),
+        ("'Ada'", "Ada"),
+        ("bob.", "Bob"),
+        ("The winner is Ada, clearly.", "Ada"),
+        ("Ada narrowly beat Bob", "Ada"),
+        ("Neither", None),
+        ("Bobby", None),
+    ],
+)
 def test_match_name(reply, expected):
     assert match_name(reply, ["Ada", "Bob"]) == expected
 

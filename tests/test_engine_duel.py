@@ -30,13 +30,20 @@ def new_duel(personas, turns=6, judge=True, premise="Cities should ban private c
     seats = {"a": SeatChoice(personas["Ada Sterling"]), "b": SeatChoice(personas["Marcus Vale"])}
     if judge:
         seats["judge"] = SeatChoice(personas["Judge Ines Okafor"])
-    return create_debate(format_name="duel", topic="Should cities ban private cars?", premise=premise,
-                         seats=seats, options={"turns": turns})
+    return create_debate(
+        format_name="duel",
+        topic="Should cities ban private cars?",
+        premise=premise,
+        seats=seats,
+        options={"turns": turns},
+    )
 
 
 def transcript(debate_id):
-    return [(e.ordinal, e.kind, e.step, e.seat.key if e.seat else None, e.prompt, e.content, e.data)
-            for e in Event.objects.filter(debate_id=debate_id).select_related("seat")]
+    return [
+        (e.ordinal, e.kind, e.step, e.seat.key if e.seat else None, e.prompt, e.content, e.data)
+        for e in Event.objects.filter(debate_id=debate_id).select_related("seat")
+    ]
 
 
 def seat_of(request, debate):
@@ -135,8 +142,9 @@ def test_a_step_persisted_twice_lands_once(llm_server, personas):
     assert Event.objects.filter(debate=debate, ordinal=1).count() == 1
 
 
-def test_a_failed_call_leaves_an_error_debate_with_everything_kept_and_a_partial_transcript(llm_server, personas,
-                                                                                           settings):
+def test_a_failed_call_leaves_an_error_debate_with_everything_kept_and_a_partial_transcript(
+    llm_server, personas, settings
+):
     llm_server.configure(rules=[{"match": "Give Marcus Vale an initial score", "fault": "500"}])
     debate = asyncio.run(run_debate(new_duel(personas).pk))
     assert debate.status == Debate.Status.ERROR
@@ -160,10 +168,12 @@ def test_a_failed_call_leaves_an_error_debate_with_everything_kept_and_a_partial
 
 
 def test_scores_that_stay_invalid_fall_back_without_failing_the_debate(llm_server, personas):
-    llm_server.configure(rules=[
-        {"match": "score for Ada Sterling|Give Ada Sterling an initial score", "reply": "About a seven, I think."},
-        {"match": "Now express that verdict", "reply": '{"winner": "Someone else", "scores": {}}'},
-    ])
+    llm_server.configure(
+        rules=[
+            {"match": "score for Ada Sterling|Give Ada Sterling an initial score", "reply": "About a seven, I think."},
+            {"match": "Now express that verdict", "reply": '{"winner": "Someone else", "scores": {}}'},
+        ]
+    )
     debate = asyncio.run(run_debate(new_duel(personas, turns=4).pk))
     assert debate.status == Debate.Status.COMPLETED
     ada_scores = Event.objects.filter(debate=debate, kind="SCORE", data__for="a")

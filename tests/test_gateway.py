@@ -64,14 +64,21 @@ async def test_json_in_each_mode(llm_server, mode, expected_format):
 
 
 async def test_invalid_json_is_retried_up_to_three_times(llm_server):
-    llm_server.configure(rules=[
-        {"reply": "I would give it a seven.", "times": 1},
-        {"reply": '{"score": 11, "reasoning": "Too high."}', "times": 1},
-        {"reply": '{"score": 6, "reasoning": "Fine."}'},
-    ])
+    llm_server.configure(
+        rules=[
+            {"reply": "I would give it a seven.", "times": 1},
+            {"reply": '{"score": 11, "reasoning": "Too high."}', "times": 1},
+            {"reply": '{"score": 6, "reasoning": "Fine."}'},
+        ]
+    )
     restarts = []
-    result = await chat(endpoint(llm_server), USER, ChatOptions(json_schema=SCHEMA), policy=FAST,
-                        callbacks=Callbacks(on_restart=lambda: restarts.append(1)))
+    result = await chat(
+        endpoint(llm_server),
+        USER,
+        ChatOptions(json_schema=SCHEMA),
+        policy=FAST,
+        callbacks=Callbacks(on_restart=lambda: restarts.append(1)),
+    )
     assert result.data == {"score": 6, "reasoning": "Fine."}
     assert result.attempts == 3
     assert len(llm_server.requests) == 3
@@ -98,8 +105,12 @@ async def test_malformed_json_fault_is_retried(llm_server):
 async def test_server_errors_back_off_then_succeed(llm_server):
     llm_server.configure(rules=[{"fault": "500", "times": 2}, {"reply": "Recovered."}])
     waits = []
-    result = await chat(endpoint(llm_server), USER, policy=Policy(timeout=2, max_retries=3, backoff=0.05),
-                        callbacks=Callbacks(on_wait=lambda s, r: waits.append((s, r))))
+    result = await chat(
+        endpoint(llm_server),
+        USER,
+        policy=Policy(timeout=2, max_retries=3, backoff=0.05),
+        callbacks=Callbacks(on_wait=lambda s, r: waits.append((s, r))),
+    )
     assert result.text == "Recovered."
     assert waits == [(0.05, "server error"), (0.1, "server error")]
     assert [r.outcome for r in llm_server.requests] == ["500", "500", "ok"]
@@ -136,8 +147,9 @@ async def test_rate_limit_honours_retry_after_and_surfaces_the_wait(llm_server):
     llm_server.configure(rules=[{"fault": "429", "times": 1, "retry_after": 1}, {"reply": "After the wait."}])
     waits = []
     started = time.monotonic()
-    result = await chat(endpoint(llm_server), USER, policy=FAST,
-                        callbacks=Callbacks(on_wait=lambda s, r: waits.append((s, r))))
+    result = await chat(
+        endpoint(llm_server), USER, policy=FAST, callbacks=Callbacks(on_wait=lambda s, r: waits.append((s, r)))
+    )
     assert result.text == "After the wait."
     assert waits == [(1.0, "rate limited")]
     assert time.monotonic() - started >= 1.0
@@ -152,11 +164,16 @@ async def test_rate_limit_is_raised_with_the_wait_when_asked_not_to_wait(llm_ser
 
 
 async def test_dropped_stream_is_retried_and_the_display_told_to_restart(llm_server):
-    llm_server.configure(rules=[{"fault": "drop", "times": 1, "reply": "alpha beta gamma delta"},
-                                {"reply": "alpha beta gamma delta"}])
+    llm_server.configure(
+        rules=[{"fault": "drop", "times": 1, "reply": "alpha beta gamma delta"}, {"reply": "alpha beta gamma delta"}]
+    )
     deltas, restarts = [], []
-    result = await chat(endpoint(llm_server), USER, policy=FAST,
-                        callbacks=Callbacks(on_delta=deltas.append, on_restart=lambda: restarts.append(1)))
+    result = await chat(
+        endpoint(llm_server),
+        USER,
+        policy=FAST,
+        callbacks=Callbacks(on_delta=deltas.append, on_restart=lambda: restarts.append(1)),
+    )
     assert result.text == "alpha beta gamma delta"
     assert restarts == [1]
     assert "".join(deltas).endswith("alpha beta gamma delta")

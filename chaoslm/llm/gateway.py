@@ -333,8 +333,7 @@ async def _call_with_retries(
                 else:
                     detail = "could not be reached"
                 raise LLMUnavailable(
-                    f"{where} {detail} after {failures} tries. Check that the server at "
-                    f"{endpoint.base_url} is running."
+                    f"{where} {detail} after {failures} tries. Check that the server at {endpoint.base_url} is running."
                 ) from None
             await _sleep(policy.backoff * 2 ** (failures - 1), "server error", callbacks)
         except openai.APIStatusError as error:

@@ -50,14 +50,23 @@ def is_up(url: str | None = None, timeout: float = 1.0) -> bool:
 
 def command(port: int | None = None) -> list[str]:
     return [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model_path()),
-        "--model_alias", MODEL_ALIAS,
-        "--host", settings.CHAOSLM_LOCAL_MODEL_HOST,
-        "--port", str(port or settings.CHAOSLM_LOCAL_MODEL_PORT),
-        "--n_ctx", str(settings.CHAOSLM_LOCAL_MODEL_CONTEXT),
-        "--n_threads", str(settings.CHAOSLM_LOCAL_MODEL_THREADS),
-        "--verbose", "False",
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_path()),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        settings.CHAOSLM_LOCAL_MODEL_HOST,
+        "--port",
+        str(port or settings.CHAOSLM_LOCAL_MODEL_PORT),
+        "--n_ctx",
+        str(settings.CHAOSLM_LOCAL_MODEL_CONTEXT),
+        "--n_threads",
+        str(settings.CHAOSLM_LOCAL_MODEL_THREADS),
+        "--verbose",
+        "False",
     ]
 
 

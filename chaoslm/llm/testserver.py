@@ -28,13 +28,82 @@ from aiohttp import web
 
 FAULT_KINDS = ("500", "429", "hang", "malformed_json", "drop")
 
-_VOCABULARY = (
-    "evidence suggests that the premise holds only when incentives align and institutions adapt "
-    "quickly yet history shows costs fall on those least able to bear them so we must weigh "
-    "liberty against security and ask who decides what counts as progress in a fair society "
-    "my opponent overlooks the data on outcomes while I insist that principles matter more than "
-    "slogans because trust once lost is hard to rebuild and every policy creates winners"
-).split()
+_VOCABULARY = [
+    "evidence",
+    "suggests",
+    "that",
+    "the",
+    "premise",
+    "holds",
+    "only",
+    "when",
+    "incentives",
+    "align",
+    "and",
+    "institutions",
+    "adapt",
+    "quickly",
+    "yet",
+    "history",
+    "shows",
+    "costs",
+    "fall",
+    "on",
+    "those",
+    "least",
+    "able",
+    "to",
+    "bear",
+    "them",
+    "so",
+    "we",
+    "must",
+    "weigh",
+    "liberty",
+    "against",
+    "security",
+    "and",
+    "ask",
+    "who",
+    "decides",
+    "what",
+    "counts",
+    "as",
+    "progress",
+    "in",
+    "a",
+    "fair",
+    "society",
+    "my",
+    "opponent",
+    "overlooks",
+    "the",
+    "data",
+    "on",
+    "outcomes",
+    "while",
+    "I",
+    "insist",
+    "that",
+    "principles",
+    "matter",
+    "more",
+    "than",
+    "slogans",
+    "because",
+    "trust",
+    "once",
+    "lost",
+    "is",
+    "hard",
+    "to",
+    "rebuild",
+    "and",
+    "every",
+    "policy",
+    "creates",
+    "winners",
+]
 
 
 @dataclass
@@ -299,8 +368,11 @@ class TestLLMServer:
             text = '{"score": 7, "reasoning": "cut off'
         chunks = re.findall(r"\s*\S+", text) or [text]
         prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4 + 1
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(chunks),
-                 "total_tokens": prompt_tokens + len(chunks)}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(chunks),
+            "total_tokens": prompt_tokens + len(chunks),
+        }
         ident = f"chatcmpl-{_digest(body):x}"
         if not body.get("stream"):
             return web.json_response(
@@ -309,8 +381,9 @@ class TestLLMServer:
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": model,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                 "finish_reason": "stop"}],
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
                     "usage": usage,
                 }
             )
@@ -321,8 +394,13 @@ class TestLLMServer:
             await response.write(f"data: {json.dumps(payload)}\n\n".encode())
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {"id": ident, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            return {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
 
         await send(chunk({"role": "assistant", "content": ""}))
         pause = 1.0 / config.token_rate if config.token_rate else 0.0
@@ -337,8 +415,16 @@ class TestLLMServer:
                 await asyncio.sleep(pause)
         await send(chunk({}, "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
-            await send({"id": ident, "object": "chat.completion.chunk", "created": int(time.time()),
-                        "model": model, "choices": [], "usage": usage})
+            await send(
+                {
+                    "id": ident,
+                    "object": "chat.completion.chunk",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
+            )
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
@@ -376,8 +462,15 @@ def main() -> None:
         with open(args.config) as handle:
             config = Config.from_dict(json.load(handle))
     server = TestLLMServer(args.host, args.port, config)
-    web.run_app(server.app(), host=args.host, port=args.port, access_log=None, print=None,
-                handler_cancellation=True, shutdown_timeout=1.0)
+    web.run_app(
+        server.app(),
+        host=args.host,
+        port=args.port,
+        access_log=None,
+        print=None,
+        handler_cancellation=True,
+        shutdown_timeout=1.0,
+    )
 
 
 if __name__ == "__main__":

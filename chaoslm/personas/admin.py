@@ -26,8 +26,9 @@ class PersonaForm(forms.ModelForm):
     class Meta:
         model = Persona
         fields = ["yaml"]
-        widgets = {"yaml": forms.Textarea(attrs={"rows": 24, "cols": 100, "class": "vLargeTextField",
-                                                 "spellcheck": "false"})}
+        widgets = {
+            "yaml": forms.Textarea(attrs={"rows": 24, "cols": 100, "class": "vLargeTextField", "spellcheck": "false"})
+        }
 
     def clean_yaml(self) -> str:
         text = self.cleaned_data["yaml"]
@@ -66,9 +67,7 @@ class MultipleFileField(forms.FileField):
 
 class ImportForm(forms.Form):
     files = MultipleFileField(label="YAML files")
-    update = forms.BooleanField(
-        required=False, label="Replace personas that have the same name", initial=False
-    )
+    update = forms.BooleanField(required=False, label="Replace personas that have the same name", initial=False)
 
 
 @admin.register(Persona)
@@ -94,7 +93,8 @@ class PersonaAdmin(admin.ModelAdmin):
         spec = obj.spec()
         return format_html(
             "<p>In a {} seat:</p><pre class='prompt-preview' style='white-space:pre-wrap;max-width:60em'>{}</pre>",
-            spec.role, spec.system_prompt(),
+            spec.role,
+            spec.system_prompt(),
         )
 
     @admin.action(description="Export selected personas as YAML")
@@ -137,7 +137,8 @@ class PersonaAdmin(admin.ModelAdmin):
                 form.add_error("files", str(error))
             else:
                 self.message_user(
-                    request, f"Imported {len(saved)} persona(s): {', '.join(p.name for p in saved)}.",
+                    request,
+                    f"Imported {len(saved)} persona(s): {', '.join(p.name for p in saved)}.",
                     messages.SUCCESS,
                 )
                 return redirect(reverse("admin:personas_persona_changelist"))

@@ -33,7 +33,10 @@ class Provider(models.Model):
     default_model = models.CharField(max_length=200)
     context_window = models.PositiveIntegerField(default=8192, help_text="The model's context size in tokens.")
     json_mode = models.CharField(
-        "JSON replies", max_length=20, choices=JSON_MODES, default="json_object",
+        "JSON replies",
+        max_length=20,
+        choices=JSON_MODES,
+        default="json_object",
         help_text="How to ask this endpoint for JSON. Choose json_schema where it supports it.",
     )
 

@@ -107,9 +107,7 @@ def spec_from_mapping(data: Any, source: str) -> PersonaSpec:
         raise PersonaYAMLError(source, None, "a persona must be a mapping of fields (name: ..., role: ...)")
     unknown = sorted(str(k) for k in data if k not in _KNOWN)
     if unknown:
-        raise PersonaYAMLError(
-            source, unknown[0], f"unknown field; the known fields are {', '.join(sorted(_KNOWN))}"
-        )
+        raise PersonaYAMLError(source, unknown[0], f"unknown field; the known fields are {', '.join(sorted(_KNOWN))}")
     for key in _REQUIRED:
         if data.get(key) in (None, ""):
             raise PersonaYAMLError(source, key, "is required")
@@ -133,7 +131,7 @@ def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
         except UnicodeDecodeError:
             raise PersonaYAMLError(source, None, "is not UTF-8 text") from None
     try:
-        documents = [d for d in yaml.load_all(text, Loader=_NoAliasLoader) if d is not None]  # noqa: S506
+        documents = [d for d in yaml.load_all(text, Loader=_NoAliasLoader) if d is not None]
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -18,7 +18,6 @@ from typing import Any
 
 from debates.formats.base import (
     PRIVATE,
-    PUBLIC,
     DebateConfig,
     Format,
     OptionSpec,
@@ -213,12 +212,21 @@ class Duel(Format):
         def private_call(seat_key: str, ordinal: int, kind: str, name: str, prompt: str, **extra: Any) -> Step:
             seat = config.seat(seat_key)
             assert seat is not None
-            return Step(ordinal=ordinal, kind=kind, step=name, seat=seat_key, prompt=prompt,
-                        messages=own_history(seat, records, prompt), visibility=PRIVATE, **extra)
+            return Step(
+                ordinal=ordinal,
+                kind=kind,
+                step=name,
+                seat=seat_key,
+                prompt=prompt,
+                messages=own_history(seat, records, prompt),
+                visibility=PRIVATE,
+                **extra,
+            )
 
         if 0 not in done:
-            steps.append(Step(ordinal=0, kind="HEADER", step="header", content=config.topic,
-                              data=self._header(config, turns)))
+            steps.append(
+                Step(ordinal=0, kind="HEADER", step="header", content=config.topic, data=self._header(config, turns))
+            )
 
         statements = [t for t in range(1, turns + 1) if self.statement_ordinal(t) in done]
         # The turns that will be spoken: all of them, or when ending, only those already spoken.
@@ -232,8 +240,18 @@ class Duel(Format):
             ready(private_call("b", 2, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic)))
             ready(private_call("a", 3, "THINK", "think_opening", topic_block + THINK_OPENING.format(b=b.name)), 1)
             opening = topic_block + DELIVER_OPENING.format(b=b.name)
-            ready(Step(ordinal=4, kind="TURN", step="opening", seat="a", prompt=opening,
-                       messages=own_history(a, records, opening), word_limit=word_limit), 3)
+            ready(
+                Step(
+                    ordinal=4,
+                    kind="TURN",
+                    step="opening",
+                    seat="a",
+                    prompt=opening,
+                    messages=own_history(a, records, opening),
+                    word_limit=word_limit,
+                ),
+                3,
+            )
             for turn in range(2, turns + 1):
                 previous = self.statement_ordinal(turn - 1)
                 if previous not in done:
@@ -242,15 +260,25 @@ class Duel(Format):
                 speaker_key = self.speaker(turn)
                 own_previous = self.statement_ordinal(turn - 2) if turn > 2 else 2
                 think_prompt = (THINK_FINAL if final else THINK).format(statement=done[previous].content)
-                ready(private_call(speaker_key, 4 * turn - 1, "THINK", "think_final" if final else "think",
-                                   think_prompt), own_previous)
+                ready(
+                    private_call(speaker_key, 4 * turn - 1, "THINK", "think_final" if final else "think", think_prompt),
+                    own_previous,
+                )
                 respond_prompt = RESPOND_FINAL if final else RESPOND
                 seat = config.seat(speaker_key)
                 assert seat is not None
-                ready(Step(ordinal=4 * turn, kind="TURN", step="respond_final" if final else "respond",
-                           seat=speaker_key, prompt=respond_prompt,
-                           messages=own_history(seat, records, respond_prompt), word_limit=word_limit),
-                      4 * turn - 1)
+                ready(
+                    Step(
+                        ordinal=4 * turn,
+                        kind="TURN",
+                        step="respond_final" if final else "respond",
+                        seat=speaker_key,
+                        prompt=respond_prompt,
+                        messages=own_history(seat, records, respond_prompt),
+                        word_limit=word_limit,
+                    ),
+                    4 * turn - 1,
+                )
 
         if judge is not None:
             seen: set[str] = set()
@@ -266,36 +294,75 @@ class Duel(Format):
                 first = speaker.key not in seen
                 seen.add(speaker.key)
                 score = (SCORE_FIRST if first else SCORE_RUNNING).format(name=speaker.name)
-                ready(Step(ordinal=statement + 2, kind="SCORE", step="score_first" if first else "score",
-                           seat="judge", prompt=score, messages=own_history(judge, records, score),
-                           json_schema=SCORE_SCHEMA, json_fallback=True,
-                           data={"for": speaker.key, "turn": turn}), statement + 1)
+                ready(
+                    Step(
+                        ordinal=statement + 2,
+                        kind="SCORE",
+                        step="score_first" if first else "score",
+                        seat="judge",
+                        prompt=score,
+                        messages=own_history(judge, records, score),
+                        json_schema=SCORE_SCHEMA,
+                        json_fallback=True,
+                        data={"for": speaker.key, "turn": turn},
+                    ),
+                    statement + 1,
+                )
             if spoken >= 1:
                 self._verdict_steps(config, done, records, turns, spoken, ready, private_call)
 
         return Plan(steps=tuple(steps), finished=self._finished(config, done, turns, spoken))
 
-    def _verdict_steps(self, config: DebateConfig, done: dict[int, Record], records: Sequence[Record],
-                       turns: int, spoken: int, ready: Any, private_call: Any) -> None:
+    def _verdict_steps(
+        self,
+        config: DebateConfig,
+        done: dict[int, Record],
+        records: Sequence[Record],
+        turns: int,
+        spoken: int,
+        ready: Any,
+        private_call: Any,
+    ) -> None:
         a, b = config.seat("a"), config.seat("b")
         assert a is not None and b is not None
         base = 4 * turns + 2
         last_score = self.statement_ordinal(spoken) + 2
         block = DELIBERATE_PREMISE.format(a=a.name, b=b.name, premise=config.premise) if config.premise else ""
         ready(private_call("judge", base + 1, "THINK", "deliberate", block + DELIBERATE), last_score)
-        ready(private_call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a.name, b=b.name)),
-              base + 1)
+        ready(
+            private_call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a.name, b=b.name)), base + 1
+        )
         if base + 2 in done:
             confirmed = match_name(done[base + 2].content, [a.name, b.name])
             must_be = f"'{confirmed}'" if confirmed else f"'{a.name}' or '{b.name}'"
             prompt = EXTRACT.format(a_json=_json_text(a.name), b_json=_json_text(b.name), must_be=must_be)
             schema = verdict_schema([a.name, b.name], [confirmed] if confirmed else [a.name, b.name])
-            ready(private_call("judge", base + 3, "INTERNAL", "verdict_json", prompt, json_schema=schema,
-                               json_fallback=True, data={"confirmed_winner": confirmed}), base + 2)
+            ready(
+                private_call(
+                    "judge",
+                    base + 3,
+                    "INTERNAL",
+                    "verdict_json",
+                    prompt,
+                    json_schema=schema,
+                    json_fallback=True,
+                    data={"confirmed_winner": confirmed},
+                ),
+                base + 2,
+            )
         judge = config.seat("judge")
         assert judge is not None
-        ready(Step(ordinal=base + 4, kind="VERDICT", step="announce", seat="judge", prompt=ANNOUNCE,
-                   messages=own_history(judge, records, ANNOUNCE)), base + 3)
+        ready(
+            Step(
+                ordinal=base + 4,
+                kind="VERDICT",
+                step="announce",
+                seat="judge",
+                prompt=ANNOUNCE,
+                messages=own_history(judge, records, ANNOUNCE),
+            ),
+            base + 3,
+        )
 
     def _finished(self, config: DebateConfig, done: dict[int, Record], turns: int, spoken: int) -> bool:
         if config.seat("judge") is not None and spoken >= 1:
@@ -347,5 +414,4 @@ class Duel(Format):
         upheld = None
         if config.premise and winner:
             upheld = sides[winner] == "for"
-        return {"winner": winner or "", "scores": scores, "premise_upheld": upheld,
-                "announcement": announce.content}
+        return {"winner": winner or "", "scores": scores, "premise_upheld": upheld, "announcement": announce.content}

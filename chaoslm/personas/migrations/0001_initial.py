@@ -5,47 +5,102 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Provider',
+            name="Provider",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('base_url', models.URLField(help_text='The OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama.', max_length=500)),
-                ('api_key_env', models.CharField(blank=True, help_text='The name of the environment variable that holds the API key. Keys are never stored in the database. Leave empty for servers that need none.', max_length=100, verbose_name='API key variable')),
-                ('default_model', models.CharField(max_length=200)),
-                ('context_window', models.PositiveIntegerField(default=8192, help_text="The model's context size in tokens.")),
-                ('json_mode', models.CharField(choices=[('json_schema', 'json_schema (OpenAI, vLLM, recent llama.cpp)'), ('json_object', "json_object with llama.cpp's schema field (Ollama, LM Studio, llama.cpp)"), ('text', 'plain text: the prompt asks for JSON, ChaosLM parses it')], default='json_object', help_text='How to ask this endpoint for JSON. Choose json_schema where it supports it.', max_length=20, verbose_name='JSON replies')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, unique=True)),
+                (
+                    "base_url",
+                    models.URLField(
+                        help_text="The OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama.",
+                        max_length=500,
+                    ),
+                ),
+                (
+                    "api_key_env",
+                    models.CharField(
+                        blank=True,
+                        help_text="The name of the environment variable that holds the API key. Keys are never stored in the database. Leave empty for servers that need none.",
+                        max_length=100,
+                        verbose_name="API key variable",
+                    ),
+                ),
+                ("default_model", models.CharField(max_length=200)),
+                (
+                    "context_window",
+                    models.PositiveIntegerField(default=8192, help_text="The model's context size in tokens."),
+                ),
+                (
+                    "json_mode",
+                    models.CharField(
+                        choices=[
+                            ("json_schema", "json_schema (OpenAI, vLLM, recent llama.cpp)"),
+                            ("json_object", "json_object with llama.cpp's schema field (Ollama, LM Studio, llama.cpp)"),
+                            ("text", "plain text: the prompt asks for JSON, ChaosLM parses it"),
+                        ],
+                        default="json_object",
+                        help_text="How to ask this endpoint for JSON. Choose json_schema where it supports it.",
+                        max_length=20,
+                        verbose_name="JSON replies",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Persona',
+            name="Persona",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('role', models.CharField(choices=[('debater', 'debater'), ('judge', 'judge'), ('moderator', 'moderator'), ('analyzer', 'analyzer'), ('solver', 'solver'), ('chat', 'chat')], db_index=True, max_length=20, verbose_name='role hint')),
-                ('yaml', models.TextField(help_text='The persona as YAML: the source of truth. The fields below follow it.')),
-                ('personality', models.TextField(editable=False)),
-                ('position', models.TextField(blank=True, editable=False)),
-                ('instructions', models.TextField(blank=True, editable=False)),
-                ('judging_criteria', models.TextField(blank=True, editable=False)),
-                ('model', models.CharField(blank=True, editable=False, max_length=200)),
-                ('temperature', models.FloatField(blank=True, editable=False, null=True)),
-                ('max_tokens', models.PositiveIntegerField(blank=True, editable=False, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('provider', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.PROTECT, to='personas.provider')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, unique=True)),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("debater", "debater"),
+                            ("judge", "judge"),
+                            ("moderator", "moderator"),
+                            ("analyzer", "analyzer"),
+                            ("solver", "solver"),
+                            ("chat", "chat"),
+                        ],
+                        db_index=True,
+                        max_length=20,
+                        verbose_name="role hint",
+                    ),
+                ),
+                (
+                    "yaml",
+                    models.TextField(help_text="The persona as YAML: the source of truth. The fields below follow it."),
+                ),
+                ("personality", models.TextField(editable=False)),
+                ("position", models.TextField(blank=True, editable=False)),
+                ("instructions", models.TextField(blank=True, editable=False)),
+                ("judging_criteria", models.TextField(blank=True, editable=False)),
+                ("model", models.CharField(blank=True, editable=False, max_length=200)),
+                ("temperature", models.FloatField(blank=True, editable=False, null=True)),
+                ("max_tokens", models.PositiveIntegerField(blank=True, editable=False, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "provider",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        to="personas.provider",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
     ]

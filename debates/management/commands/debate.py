@@ -54,10 +54,20 @@ class Command(BaseCommand):
         parser.add_argument("--a", help="duel: debater A (for), a persona name or YAML file")
         parser.add_argument("--b", help="duel: debater B (against), a persona name or YAML file")
         parser.add_argument("--judge", help="duel: the judge (leave out for no judge)")
-        parser.add_argument("--seat", action="append", default=[], metavar="KEY=PERSONA",
-                            help="any seat of any format, e.g. --seat moderator='Sam Reyes'")
-        parser.add_argument("--option", action="append", default=[], metavar="NAME=NUMBER",
-                            help="a format option, e.g. --option max_rounds=3")
+        parser.add_argument(
+            "--seat",
+            action="append",
+            default=[],
+            metavar="KEY=PERSONA",
+            help="any seat of any format, e.g. --seat moderator='Sam Reyes'",
+        )
+        parser.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            metavar="NAME=NUMBER",
+            help="a format option, e.g. --option max_rounds=3",
+        )
         parser.add_argument("--word-limit", type=int, help="truncate every public statement to this many words")
         parser.add_argument("--resume", type=int, metavar="ID", help="continue an interrupted or failed debate")
         parser.add_argument("--json", action="store_true", help="print events as JSON lines instead")
@@ -84,8 +94,11 @@ class Command(BaseCommand):
                 seats[key] = persona_choice(opts[key])
         for raw in opts["seat"]:
             key, value = key_value(raw)
-            seats[key] = SeatChoice(human_name=value[len("human:"):] or "You") if value.startswith("human:") \
+            seats[key] = (
+                SeatChoice(human_name=value[len("human:") :] or "You")
+                if value.startswith("human:")
                 else persona_choice(value)
+            )
         options: dict[str, Any] = {}
         if opts["turns"] is not None:
             options["turns"] = opts["turns"]
@@ -100,8 +113,9 @@ class Command(BaseCommand):
         order = [s.key for s in fmt.seat_specs]
         seats = dict(sorted(seats.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
         try:
-            return create_debate(format_name=fmt.name, topic=opts["topic"], premise=opts["premise"], seats=seats,
-                                 options=options)
+            return create_debate(
+                format_name=fmt.name, topic=opts["topic"], premise=opts["premise"], seats=seats, options=options
+            )
         except FormatError as error:
             raise CommandError(str(error)) from None
 
@@ -128,8 +142,10 @@ class Command(BaseCommand):
         console.print()
         print_verdict(console, debate)
         elapsed = time.perf_counter() - started
-        summary = (f"debate {debate.pk} {debate.get_status_display()} · {stats.calls} LLM calls · "
-                   f"{stats.tokens_in} tokens in, {stats.tokens_out} out · {elapsed:.1f}s")
+        summary = (
+            f"debate {debate.pk} {debate.get_status_display()} · {stats.calls} LLM calls · "
+            f"{stats.tokens_in} tokens in, {stats.tokens_out} out · {elapsed:.1f}s"
+        )
         if debate.status == Debate.Status.ERROR:
             console.print(f"Error: {debate.error_text}", style="bold red")
             console.print(f"The partial transcript is saved. Retry with: python manage.py debate --resume {debate.pk}")

@@ -16,8 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--output", help="a file to write instead of printing")
         parser.add_argument("--public", action="store_true", help="leave out private PLAN and THINK events")
 
-    def handle(self, *args: Any, debate_id: int, format: str, output: str | None, public: bool,
-               **options: Any) -> None:
+    def handle(self, *args: Any, debate_id: int, format: str, output: str | None, public: bool, **options: Any) -> None:
         debate = Debate.objects.filter(pk=debate_id).first()
         if debate is None:
             raise CommandError(f"there is no debate {debate_id}")

@@ -33,8 +33,9 @@ class Command(BaseCommand):
 
         messages = [{"role": "user", "content": prompt}]
         try:
-            result = asyncio.run(chat(endpoint, messages, ChatOptions(max_tokens=200),
-                                      callbacks=Callbacks(on_delta=show)))
+            result = asyncio.run(
+                chat(endpoint, messages, ChatOptions(max_tokens=200), callbacks=Callbacks(on_delta=show))
+            )
         except LLMError as error:
             raise CommandError(str(error)) from None
         estimated = " (estimated)" if result.usage_estimated else ""

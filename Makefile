@@ -1,0 +1,27 @@
+# The two commands of the quickstart: `make run` and `make test`. Both install what they need first.
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+HOST ?= 127.0.0.1:8000
+
+.PHONY: run test install lint format bench
+
+install:
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv>=0.9"
+	$(UV) sync --frozen
+
+run: install
+	$(UV) run python manage.py migrate --noinput
+	$(UV) run python manage.py import_personas personas/ --update
+	$(UV) run python manage.py ensure_admin
+	$(UV) run python manage.py serve $(HOST)
+
+test: install
+	$(UV) run ruff check .
+	$(UV) run pytest
+
+lint:
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+
+bench: install
+	$(UV) run python bench/duel_critical_path.py

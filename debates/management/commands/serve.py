@@ -1,0 +1,42 @@
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from chaoslm.llm import local_model
+
+
+class Command(BaseCommand):
+    help = (
+        "Start the web server (daphne, websockets included) and, when no endpoint is configured, "
+        "the embedded local model beside it."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
+
+    def handle(self, *args: Any, addrport: str, **options: Any) -> None:
+        process = None
+        if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
+            self.stdout.write(f"Models from {settings.OPENAI_BASE_URL or 'OpenAI'} (OPENAI_BASE_URL).")
+        elif local_model.is_up():
+            self.stdout.write(f"Using the local model already running at {local_model.base_url()}.")
+        else:
+            self.stdout.write(
+                "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
+                "(for trying ChaosLM offline; too small for debates worth reading) ..."
+            )
+            try:
+                process = local_model.start()
+            except local_model.LocalModelMissing as error:
+                raise CommandError(str(error)) from None
+            self.stdout.write(self.style.SUCCESS(f"Local model answering at {local_model.base_url()}."))
+        host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
+        self.stdout.write(self.style.SUCCESS(f"ChaosLM: http://{host}/   admin: http://{host}/admin/"))
+        try:
+            call_command("runserver", addrport, use_reloader=False)
+        finally:
+            if process is not None:
+                process.terminate()
+                process.wait(10)
