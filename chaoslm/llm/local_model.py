@@ -67,6 +67,10 @@ def command(port: int | None = None) -> list[str]:
         str(settings.CHAOSLM_LOCAL_MODEL_THREADS),
         "--verbose",
         "False",
+        # Its default cancels a streaming reply whenever another request arrives; ChaosLM runs steps
+        # concurrently, so requests must queue instead.
+        "--interrupt_requests",
+        "False",
     ]
 
 

