@@ -90,6 +90,7 @@ class TerminalObserver(Observer):
                     end="",
                     markup=False,
                     highlight=False,
+                    soft_wrap=True,
                     style="dim" if waiting.visibility == "private" else None,
                 )
                 break
@@ -117,7 +118,11 @@ class TerminalObserver(Observer):
             self.console.print()
             self.console.print(self._label(kind, seat_key, event.step))
             self.console.print(
-                event.content, style="dim" if event.visibility == "private" else None, markup=False, highlight=False
+                event.content,
+                style="dim" if event.visibility == "private" else None,
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
             )
 
     def print_header(self, data: dict[str, Any]) -> None:

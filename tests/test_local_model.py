@@ -7,8 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from chaoslm.llm import ChatOptions, Endpoint, Policy, chat
-from chaoslm.llm import local_model
+from chaoslm.llm import ChatOptions, Endpoint, Policy, chat, local_model
 from debates.models import Debate, Event
 from tests.conftest import require
 
@@ -46,14 +45,24 @@ def local_endpoint(smollm2, settings):
 
 def test_smollm2_answers_in_text_and_in_schema_constrained_json(local_endpoint):
     policy = Policy(timeout=120)
-    result = asyncio.run(chat(local_endpoint, [{"role": "user", "content": "Name a colour."}],
-                              ChatOptions(max_tokens=30), policy=policy))
+    result = asyncio.run(
+        chat(local_endpoint, [{"role": "user", "content": "Name a colour."}], ChatOptions(max_tokens=30), policy=policy)
+    )
     assert result.text.strip()
-    schema = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10},
-                                               "reasoning": {"type": "string"}}, "required": ["score", "reasoning"]}
+    schema = {
+        "type": "object",
+        "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10}, "reasoning": {"type": "string"}},
+        "required": ["score", "reasoning"],
+    }
     prompt = 'Score this argument out of 10: "Cats are better than dogs." Respond with {"score": 7, "reasoning": "..."}'
-    result = asyncio.run(chat(local_endpoint, [{"role": "user", "content": prompt}],
-                              ChatOptions(max_tokens=80, json_schema=schema), policy=policy))
+    result = asyncio.run(
+        chat(
+            local_endpoint,
+            [{"role": "user", "content": prompt}],
+            ChatOptions(max_tokens=80, json_schema=schema),
+            policy=policy,
+        )
+    )
     assert 0 <= result.data["score"] <= 10 and isinstance(result.data["reasoning"], str)
 
 
@@ -62,9 +71,25 @@ def test_a_duel_on_smollm2_reaches_a_verdict_through_the_command(local_endpoint,
     settings.CHAOSLM_LLM_TIMEOUT = 120
     out = StringIO()
     call_command("import_personas", "personas/", stdout=StringIO())
-    call_command("debate", "duel", "--topic", "Should homework be banned?", "--premise", "Homework should be banned",
-                 "--turns", "2", "--word-limit", "60", "--a", "Ada Sterling", "--b", "Marcus Vale",
-                 "--judge", "Judge Ines Okafor", stdout=out)
+    call_command(
+        "debate",
+        "duel",
+        "--topic",
+        "Should homework be banned?",
+        "--premise",
+        "Homework should be banned",
+        "--turns",
+        "2",
+        "--word-limit",
+        "60",
+        "--a",
+        "Ada Sterling",
+        "--b",
+        "Marcus Vale",
+        "--judge",
+        "Judge Ines Okafor",
+        stdout=out,
+    )
     debate = Debate.objects.get()
     assert debate.status == Debate.Status.COMPLETED, debate.error_text
     assert debate.winner in ("Ada Sterling", "Marcus Vale")

@@ -104,7 +104,7 @@ def test_admin_imports_several_files_at_once(staff):
 def test_export_then_import_gives_identical_personas(staff):
     Provider.objects.create(name="Local", base_url="http://localhost:11434/v1", default_model="llama3")
     call_command("import_personas", str(SAMPLES))
-    extra = GOOD.replace("Tess", "Quote \"Q\" Tess") + "provider: Local\nmodel: llama3\n"
+    extra = GOOD.replace("Tess", 'Quote "Q" Tess') + "provider: Local\nmodel: llama3\n"
     multiline = "|\n  Line one: with a colon.\n\n  Line three, after a blank line."
     import_personas([("extra.yaml", extra.replace("A careful thinker.", multiline))])
     before = [p.spec() for p in Persona.objects.order_by("name")]
@@ -159,9 +159,7 @@ def test_list_search_and_filter(staff):
 
 def test_duplicate_action(staff):
     (persona,) = import_personas([("a.yaml", GOOD)])
-    staff.post(
-        reverse("admin:personas_persona_changelist"), {"action": "duplicate", "_selected_action": [persona.pk]}
-    )
+    staff.post(reverse("admin:personas_persona_changelist"), {"action": "duplicate", "_selected_action": [persona.pk]})
     copy = Persona.objects.get(name="Tess (copy)")
     assert copy.spec().system_prompt() == persona.spec().system_prompt()
 

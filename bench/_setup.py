@@ -1,0 +1,79 @@
+"""Shared setup for benchmarks: a throwaway SQLite database, the sample personas, the test server."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_test_server(latency: float, token_rate: float = 0.0) -> tuple[subprocess.Popen[bytes], str]:
+    """The test server in its own process, so its CPU time is not counted as orchestration."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "chaoslm.llm.testserver",
+            "--port",
+            str(port),
+            "--latency",
+            str(latency),
+            "--token-rate",
+            str(token_rate),
+        ],
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, url
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("the test server did not start")
+
+
+def django_with_temp_db(llm_url: str) -> None:
+    folder = tempfile.mkdtemp(prefix="chaoslm-bench-")
+    os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
+    os.environ["OPENAI_BASE_URL"] = llm_url
+    os.environ["OPENAI_API_KEY"] = "bench"
+    os.environ["CHAOSLM_DEFAULT_MODEL"] = "bench-model"
+    os.environ["CHAOSLM_TRANSCRIPTS_DIR"] = folder
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    call_command("import_personas", str(ROOT / "personas"), verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
+
+
+def new_duel(turns: int = 6):
+    from chaoslm.personas.models import Persona
+    from debates.setup import SeatChoice, create_debate
+
+    def seat(name: str) -> SeatChoice:
+        return SeatChoice(persona=Persona.objects.get(name=name))
+
+    return create_debate(
+        format_name="duel",
+        topic="Should cities ban private cars?",
+        premise="Cities should ban private cars",
+        seats={"a": seat("Ada Sterling"), "b": seat("Marcus Vale"), "judge": seat("Judge Ines Okafor")},
+        options={"turns": turns},
+    )
