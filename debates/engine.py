@@ -62,6 +62,8 @@ class _Table:
     infos: tuple[SeatInfo, ...]
     endpoints: dict[str, Endpoint]
     records: list[Record] = field(default_factory=list)
+    # Ordinals holding an ERROR event from an earlier run: the step's success replaces it.
+    failed_ordinals: set[int] = field(default_factory=set)
 
     def config(self, is_ending: bool) -> DebateConfig:
         d = self.debate
@@ -103,9 +105,21 @@ def _load(debate_id: int) -> _Table:
     )
     endpoints = {key: seat_endpoint(s) for key, s in seats.items() if not s.is_human}
     by_id = {s.pk: s.key for s in seats.values()}
-    records = [record_of(e, by_id.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
+    records: list[Record] = []
+    failed: set[int] = set()
+    for event in debate.events.all():
+        if event.kind == Event.Kind.ERROR:
+            failed.add(event.ordinal)
+        else:
+            records.append(record_of(event, by_id.get(event.seat_id)))
     return _Table(
-        debate=debate, fmt=get_format(debate.format), seats=seats, infos=infos, endpoints=endpoints, records=records
+        debate=debate,
+        fmt=get_format(debate.format),
+        seats=seats,
+        infos=infos,
+        endpoints=endpoints,
+        records=records,
+        failed_ordinals=failed,
     )
 
 
@@ -121,7 +135,14 @@ def _is_ending(debate_id: int) -> bool:
     return Debate.objects.filter(pk=debate_id).values_list("is_ending", flat=True).first() or False
 
 
-def _persist(debate: Debate, seat: Seat | None, step: Step, result: ChatResult | None, extra: dict[str, Any]) -> Event:
+def _persist(
+    debate: Debate,
+    seat: Seat | None,
+    step: Step,
+    result: ChatResult | None,
+    extra: dict[str, Any],
+    replaces_error: bool = False,
+) -> Event:
     """Store a finished step; if its ordinal already holds an event, that one stands (it landed first)."""
     data = {**step.data, **extra}
     fields: dict[str, Any] = {
@@ -147,7 +168,8 @@ def _persist(debate: Debate, seat: Seat | None, step: Step, result: ChatResult |
             data["truncated_from_words"] = result.words_before_truncation
     try:
         with transaction.atomic():
-            Event.objects.filter(debate=debate, ordinal=step.ordinal, kind=Event.Kind.ERROR).delete()
+            if replaces_error:
+                Event.objects.filter(debate=debate, ordinal=step.ordinal, kind=Event.Kind.ERROR).delete()
             event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
             # The heartbeat the recovery sweep reads: a running debate whose updated_at is old has stalled.
             Debate.objects.filter(pk=debate.pk).update(updated_at=timezone.now())
@@ -326,7 +348,9 @@ async def _land(
     done_ordinals: set[int],
 ) -> None:
     seat = table.seats.get(step.seat) if step.seat else None
-    event = await sync_to_async(_persist)(table.debate, seat, step, result, extra)
+    replaces_error = step.ordinal in table.failed_ordinals
+    event = await sync_to_async(_persist)(table.debate, seat, step, result, extra, replaces_error)
+    table.failed_ordinals.discard(step.ordinal)
     table.records.append(record_of(event, step.seat))
     done_ordinals.add(step.ordinal)
     await observer.event_saved(table.debate, event)

@@ -10,6 +10,7 @@ typed errors of `chaoslm.llm.errors`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -169,12 +170,18 @@ def extract_json(text: str) -> Any:
     raise ValueError("the reply contains no JSON object")
 
 
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    # Built once per schema: `jsonschema.validate` would check the schema itself on every call.
+    schema = json.loads(schema_json)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
 def _validate(value: Any, schema: dict[str, Any]) -> None:
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as error:
+    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+    if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the reply"
-        raise ValueError(f"{where}: {error.message}") from None
+        raise ValueError(f"{where}: {error.message}")
 
 
 def _response_format(endpoint: Endpoint, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -209,52 +216,62 @@ async def _stream_once(
     timeout: float,
     callbacks: Callbacks,
 ) -> _Attempt:
-    kwargs: dict[str, Any] = {
+    body: dict[str, Any] = {
         "model": endpoint.model,
         "messages": list(messages),
         "stream": True,
         "stream_options": {"include_usage": True},
-        "timeout": timeout,
     }
     if options.temperature is not None:
-        kwargs["temperature"] = options.temperature
+        body["temperature"] = options.temperature
     if options.max_tokens is not None:
-        kwargs["max_tokens"] = options.max_tokens
+        body["max_tokens"] = options.max_tokens
     if options.json_schema is not None:
         response_format = _response_format(endpoint, options.json_schema)
         if response_format is not None:
-            kwargs["response_format"] = response_format
+            body["response_format"] = response_format
 
-    stream = await client_for(endpoint).chat.completions.create(**kwargs)
+    # The client's own `post`, not `chat.completions.create`: the typed method spends several
+    # milliseconds a call transforming the request's TypedDicts and building a pydantic model for
+    # every chunk. `post` keeps the client's transport, headers and error mapping, and with
+    # `cast_to=object` yields each chunk as the plain dict the server sent.
+    stream = await client_for(endpoint).post(
+        "/chat/completions",
+        body=body,
+        cast_to=object,
+        stream=True,
+        stream_cls=openai.AsyncStream[object],
+        options={"timeout": timeout},
+    )
     parts: list[str] = []
     model = endpoint.model
-    usage = None
+    usage: dict[str, Any] | None = None
     finished = False
     on_delta = callbacks.on_delta
+    loop = asyncio.get_running_loop()
     async with asyncio.timeout(None) as deadline:
-        async for chunk in stream:
-            # Inactivity timeout on the stream: httpx's read timeout covers each read already,
-            # but a server that trickles keep-alive bytes must not keep us forever.
-            deadline.reschedule(asyncio.get_running_loop().time() + timeout)
-            if chunk.model:
-                model = chunk.model
-            if chunk.usage is not None:
-                usage = chunk.usage
-            for choice in chunk.choices:
-                delta = choice.delta.content if choice.delta else None
+        chunk: dict[str, Any]
+        async for chunk in stream:  # type: ignore[assignment]
+            # httpx's read timeout covers each read, but a server that sends only SSE keep-alive
+            # comments would reset it forever: the deadline counts from the last real chunk.
+            deadline.reschedule(loop.time() + timeout)
+            model = chunk.get("model") or model
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or ():
+                delta = (choice.get("delta") or {}).get("content")
                 if delta:
                     parts.append(delta)
                     if on_delta is not None:
                         on_delta(delta)
-                if choice.finish_reason:
+                if choice.get("finish_reason"):
                     finished = True
     if not finished:
         raise _DroppedStream()
     return _Attempt(
         "".join(parts),
         model,
-        usage.prompt_tokens if usage else None,
-        usage.completion_tokens if usage else None,
+        usage.get("prompt_tokens") if usage else None,
+        usage.get("completion_tokens") if usage else None,
     )
 
 
