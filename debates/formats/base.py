@@ -151,14 +151,21 @@ class Format:
             raise FormatError(f"{self.title} has no option called {sorted(unknown)[0]!r}.")
 
 
-def own_history(seat: SeatInfo, records: Iterable[Record], prompt: str) -> tuple[Message, ...]:
-    """A seat's chat: its system prompt, then each of its own earlier (prompt, reply) pairs, then `prompt`."""
-    messages: list[Message] = []
-    if seat.system_prompt:
-        messages.append({"role": "system", "content": seat.system_prompt})
-    for record in sorted(records, key=lambda r: r.ordinal):
-        if record.seat == seat.key and record.kind in CALL_KINDS and record.prompt:
-            messages.append({"role": "user", "content": record.prompt})
-            messages.append({"role": "assistant", "content": record.content})
-    messages.append({"role": "user", "content": prompt})
-    return tuple(messages)
+class Histories:
+    """Each seat's own chat so far: its system prompt, then its earlier (prompt, reply) pairs in ordinal order.
+
+    This is the default context rule: no other seat's events ever enter a seat's history.
+    Built once per `next_steps` call, in one pass over the records.
+    """
+
+    def __init__(self, config: DebateConfig, records: Iterable[Record]) -> None:
+        self._messages: dict[str, list[Message]] = {}
+        for seat in config.seats:
+            self._messages[seat.key] = [{"role": "system", "content": seat.system_prompt}] if seat.system_prompt else []
+        for record in sorted(records, key=lambda r: r.ordinal):
+            if record.kind in CALL_KINDS and record.prompt and record.seat in self._messages:
+                self._messages[record.seat].append({"role": "user", "content": record.prompt})
+                self._messages[record.seat].append({"role": "assistant", "content": record.content})
+
+    def with_prompt(self, seat: str, prompt: str) -> tuple[Message, ...]:
+        return (*self._messages[seat], {"role": "user", "content": prompt})

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from debates.formats.base import (
     PRIVATE,
+    PUBLIC,
     DebateConfig,
     Format,
+    Histories,
     OptionSpec,
     Plan,
     Record,
     SeatSpec,
     Step,
-    own_history,
 )
 
 PLAN_PROMPT = """The debate topic is: {topic}
@@ -197,30 +198,38 @@ class Duel(Format):
         return "a" if turn % 2 == 1 else "b"
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
-        records = sorted(records, key=lambda r: r.ordinal)
         done = {r.ordinal: r for r in records}
+        histories = Histories(config, records)
         a, b, judge = config.seat("a"), config.seat("b"), config.seat("judge")
         assert a is not None and b is not None
         turns = self.option(config, "turns")
-        word_limit = config.options.get("word_limit")
+        word_limit = config.options.get("word_limit") or None
         steps: list[Step] = []
 
-        def ready(step: Step, *needs: int) -> None:
-            if step.ordinal not in done and all(n in done for n in needs):
-                steps.append(step)
-
-        def private_call(seat_key: str, ordinal: int, kind: str, name: str, prompt: str, **extra: Any) -> Step:
-            seat = config.seat(seat_key)
-            assert seat is not None
-            return Step(
-                ordinal=ordinal,
-                kind=kind,
-                step=name,
-                seat=seat_key,
-                prompt=prompt,
-                messages=own_history(seat, records, prompt),
-                visibility=PRIVATE,
-                **extra,
+        def call(
+            seat: str,
+            ordinal: int,
+            kind: str,
+            name: str,
+            prompt: str,
+            needs: Sequence[int] = (),
+            visibility: str = PRIVATE,
+            **extra: Any,
+        ) -> None:
+            # Readiness first: the prompt and history are built only for a step that can run now.
+            if ordinal in done or not all(n in done for n in needs):
+                return
+            steps.append(
+                Step(
+                    ordinal=ordinal,
+                    kind=kind,
+                    step=name,
+                    seat=seat,
+                    prompt=prompt,
+                    messages=histories.with_prompt(seat, prompt),
+                    visibility=visibility,
+                    **extra,
+                )
             )
 
         if 0 not in done:
@@ -233,136 +242,101 @@ class Duel(Format):
         spoken = len(statements) if config.is_ending else turns
 
         if not config.is_ending:
-            topic_block = (PREMISE_BLOCK if config.premise else TOPIC_BLOCK).format(
+            block = (PREMISE_BLOCK if config.premise else TOPIC_BLOCK).format(
                 topic=config.topic, premise=config.premise
             )
-            ready(private_call("a", 1, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic)))
-            ready(private_call("b", 2, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic)))
-            ready(private_call("a", 3, "THINK", "think_opening", topic_block + THINK_OPENING.format(b=b.name)), 1)
-            opening = topic_block + DELIVER_OPENING.format(b=b.name)
-            ready(
-                Step(
-                    ordinal=4,
-                    kind="TURN",
-                    step="opening",
-                    seat="a",
-                    prompt=opening,
-                    messages=own_history(a, records, opening),
-                    word_limit=word_limit,
-                ),
-                3,
+            call("a", 1, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic))
+            call("b", 2, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic))
+            call("a", 3, "THINK", "think_opening", block + THINK_OPENING.format(b=b.name), needs=(1,))
+            call(
+                "a",
+                4,
+                "TURN",
+                "opening",
+                block + DELIVER_OPENING.format(b=b.name),
+                needs=(3,),
+                visibility=PUBLIC,
+                word_limit=word_limit,
             )
             for turn in range(2, turns + 1):
                 previous = self.statement_ordinal(turn - 1)
                 if previous not in done:
                     break
                 final = turn >= turns - 1
-                speaker_key = self.speaker(turn)
+                speaker = self.speaker(turn)
                 own_previous = self.statement_ordinal(turn - 2) if turn > 2 else 2
-                think_prompt = (THINK_FINAL if final else THINK).format(statement=done[previous].content)
-                ready(
-                    private_call(speaker_key, 4 * turn - 1, "THINK", "think_final" if final else "think", think_prompt),
-                    own_previous,
-                )
-                respond_prompt = RESPOND_FINAL if final else RESPOND
-                seat = config.seat(speaker_key)
-                assert seat is not None
-                ready(
-                    Step(
-                        ordinal=4 * turn,
-                        kind="TURN",
-                        step="respond_final" if final else "respond",
-                        seat=speaker_key,
-                        prompt=respond_prompt,
-                        messages=own_history(seat, records, respond_prompt),
-                        word_limit=word_limit,
-                    ),
-                    4 * turn - 1,
+                think = (THINK_FINAL if final else THINK).format(statement=done[previous].content)
+                call(speaker, 4 * turn - 1, "THINK", "think_final" if final else "think", think, needs=(own_previous,))
+                call(
+                    speaker,
+                    4 * turn,
+                    "TURN",
+                    "respond_final" if final else "respond",
+                    RESPOND_FINAL if final else RESPOND,
+                    needs=(4 * turn - 1,),
+                    visibility=PUBLIC,
+                    word_limit=word_limit,
                 )
 
         if judge is not None:
             seen: set[str] = set()
             for turn in range(1, spoken + 1):
                 statement = self.statement_ordinal(turn)
-                speaker = config.seat(self.speaker(turn))
-                assert speaker is not None
                 if statement not in done:
                     break
-                evaluate = EVALUATE.format(name=speaker.name, statement=done[statement].content)
-                needs = (statement, statement - 2) if turn > 1 else (statement,)
-                ready(private_call("judge", statement + 1, "THINK", "evaluate", evaluate), *needs)
-                first = speaker.key not in seen
-                seen.add(speaker.key)
-                score = (SCORE_FIRST if first else SCORE_RUNNING).format(name=speaker.name)
-                ready(
-                    Step(
-                        ordinal=statement + 2,
-                        kind="SCORE",
-                        step="score_first" if first else "score",
-                        seat="judge",
-                        prompt=score,
-                        messages=own_history(judge, records, score),
-                        json_schema=SCORE_SCHEMA,
-                        json_fallback=True,
-                        data={"for": speaker.key, "turn": turn},
-                    ),
+                speaker_seat = config.seat(self.speaker(turn))
+                assert speaker_seat is not None
+                first = speaker_seat.key not in seen
+                seen.add(speaker_seat.key)
+                call(
+                    "judge",
                     statement + 1,
+                    "THINK",
+                    "evaluate",
+                    EVALUATE.format(name=speaker_seat.name, statement=done[statement].content),
+                    needs=(statement, statement - 2) if turn > 1 else (statement,),
+                )
+                call(
+                    "judge",
+                    statement + 2,
+                    "SCORE",
+                    "score_first" if first else "score",
+                    (SCORE_FIRST if first else SCORE_RUNNING).format(name=speaker_seat.name),
+                    needs=(statement + 1,),
+                    visibility=PUBLIC,
+                    json_schema=SCORE_SCHEMA,
+                    json_fallback=True,
+                    data={"for": speaker_seat.key, "turn": turn},
                 )
             if spoken >= 1:
-                self._verdict_steps(config, done, records, turns, spoken, ready, private_call)
+                self._verdict_steps(config, done, turns, spoken, call)
 
         return Plan(steps=tuple(steps), finished=self._finished(config, done, turns, spoken))
 
     def _verdict_steps(
-        self,
-        config: DebateConfig,
-        done: dict[int, Record],
-        records: Sequence[Record],
-        turns: int,
-        spoken: int,
-        ready: Any,
-        private_call: Any,
+        self, config: DebateConfig, done: dict[int, Record], turns: int, spoken: int, call: Callable[..., None]
     ) -> None:
         a, b = config.seat("a"), config.seat("b")
         assert a is not None and b is not None
         base = 4 * turns + 2
-        last_score = self.statement_ordinal(spoken) + 2
         block = DELIBERATE_PREMISE.format(a=a.name, b=b.name, premise=config.premise) if config.premise else ""
-        ready(private_call("judge", base + 1, "THINK", "deliberate", block + DELIBERATE), last_score)
-        ready(
-            private_call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a.name, b=b.name)), base + 1
-        )
+        call("judge", base + 1, "THINK", "deliberate", block + DELIBERATE, needs=(self.statement_ordinal(spoken) + 2,))
+        call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a.name, b=b.name), needs=(base + 1,))
         if base + 2 in done:
             confirmed = match_name(done[base + 2].content, [a.name, b.name])
             must_be = f"'{confirmed}'" if confirmed else f"'{a.name}' or '{b.name}'"
-            prompt = EXTRACT.format(a_json=_json_text(a.name), b_json=_json_text(b.name), must_be=must_be)
-            schema = verdict_schema([a.name, b.name], [confirmed] if confirmed else [a.name, b.name])
-            ready(
-                private_call(
-                    "judge",
-                    base + 3,
-                    "INTERNAL",
-                    "verdict_json",
-                    prompt,
-                    json_schema=schema,
-                    json_fallback=True,
-                    data={"confirmed_winner": confirmed},
-                ),
-                base + 2,
+            call(
+                "judge",
+                base + 3,
+                "INTERNAL",
+                "verdict_json",
+                EXTRACT.format(a_json=_json_text(a.name), b_json=_json_text(b.name), must_be=must_be),
+                needs=(base + 2,),
+                json_fallback=True,
+                data={"confirmed_winner": confirmed},
+                json_schema=verdict_schema([a.name, b.name], [confirmed] if confirmed else [a.name, b.name]),
             )
-        judge = config.seat("judge")
-        assert judge is not None
-        ready(
-            Step(
-                ordinal=base + 4,
-                kind="VERDICT",
-                step="announce",
-                seat="judge",
-                prompt=ANNOUNCE,
-                messages=own_history(judge, records, ANNOUNCE),
-            ),
-            base + 3,
-        )
+        call("judge", base + 4, "VERDICT", "announce", ANNOUNCE, needs=(base + 3,), visibility=PUBLIC)
 
     def _finished(self, config: DebateConfig, done: dict[int, Record], turns: int, spoken: int) -> bool:
         if config.seat("judge") is not None and spoken >= 1:
