@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from chaoslm.llm import Callbacks, ChatOptions, ChatResult, Endpoint, LLMBadResponse, LLMError, Policy, chat
 from debates import transcripts
-from debates.formats import DebateConfig, Format, Record, SeatInfo, Step, get_format
+from debates.formats import DebateConfig, Format, FormatError, Record, SeatInfo, Step, get_format
 from debates.models import Debate, Event, Seat
 
 logger = logging.getLogger("chaoslm.engine")
@@ -188,43 +188,40 @@ def _set_status(debate: Debate, status: str) -> None:
     debate.save(update_fields=["status", "updated_at"])
 
 
-def _fail(table: _Table, step: Step, error: LLMError) -> Event:
+def _fail(table: _Table, message: str, step: Step | None = None, error_type: str = "") -> Event | None:
+    """Mark the debate failed, keeping everything so far; the failed step's place gets an ERROR event."""
     debate = table.debate
-    seat = table.seats.get(step.seat or "")
-    endpoint = table.endpoints.get(step.seat or "")
+    endpoint = table.endpoints.get(step.seat or "") if step else None
+    model = endpoint.model if endpoint else ""
     logger.error(
-        "debate %s failed: status=%s step=%s kind=%s seat=%s model=%s error=%s",
+        "debate %s failed: status=%s state=%s round=%s seat=%s model=%s error=%s",
         debate.pk,
         debate.status,
-        step.step,
-        step.kind,
-        step.seat,
-        endpoint.model if endpoint else "",
-        error,
+        step.data.get("state", "") if step else "",
+        step.step if step else "",
+        step.seat if step else "",
+        model,
+        message,
     )
     debate.status = Debate.Status.ERROR
-    debate.error_text = str(error)
+    debate.error_text = message
     debate.save(update_fields=["status", "error_text", "updated_at"])
-    data = {
-        "step": step.step,
-        "kind": step.kind,
-        "seat": step.seat or "",
-        "model": endpoint.model if endpoint else "",
-        "error_type": type(error).__name__,
-    }
-    with transaction.atomic():
-        event, _ = Event.objects.update_or_create(
-            debate=debate,
-            ordinal=step.ordinal,
-            defaults={
-                "seat": seat,
-                "kind": Event.Kind.ERROR,
-                "step": step.step,
-                "content": str(error),
-                "data": data,
-                "visibility": Event.Visibility.PUBLIC,
-            },
-        )
+    event = None
+    if step is not None:
+        data = {"step": step.step, "kind": step.kind, "seat": step.seat or "", "model": model, "error_type": error_type}
+        with transaction.atomic():
+            event, _ = Event.objects.update_or_create(
+                debate=debate,
+                ordinal=step.ordinal,
+                defaults={
+                    "seat": table.seats.get(step.seat or ""),
+                    "kind": Event.Kind.ERROR,
+                    "step": step.step,
+                    "content": message,
+                    "data": data,
+                    "visibility": Event.Visibility.PUBLIC,
+                },
+            )
     transcripts.save_partial(debate)
     return event
 
@@ -286,7 +283,13 @@ async def run_debate(
             config = table.config(is_ending)
             # When ending, let the steps in flight land first, so the format decides on a settled transcript.
             if not (is_ending and running):
-                plan = table.fmt.next_steps(config, table.records)
+                try:
+                    plan = table.fmt.next_steps(config, table.records)
+                except FormatError as error:
+                    await _abort(running)
+                    await sync_to_async(_fail)(table, str(error))
+                    await observer.debate_changed(debate)
+                    return debate
                 progressed = False
                 for step in plan.steps:
                     if step.ordinal in running or step.ordinal in done_ordinals:
@@ -316,8 +319,9 @@ async def run_debate(
                     result, extra = task.result()
                 except LLMError as error:
                     await _abort(running)
-                    event = await sync_to_async(_fail)(table, step, error)
-                    await observer.event_saved(debate, event)
+                    event = await sync_to_async(_fail)(table, str(error), step, type(error).__name__)
+                    if event is not None:
+                        await observer.event_saved(debate, event)
                     await observer.debate_changed(debate)
                     return debate
                 stats.calls += 1

@@ -33,7 +33,8 @@ class TerminalObserver(Observer):
         if kind in ("PLAN", "THINK"):
             return Text(f"[private · {name}'s mind] {step_name.replace('_', ' ')}", style="dim italic")
         side_text = f" ({side})" if side else ""
-        return Text(f"{name}{side_text}", style=SIDE_STYLE.get(side, "bold"))
+        stage = f" · {step_name.replace('_', ' ')}" if step_name not in ("respond", "discussion", "human", "") else ""
+        return Text(f"{name}{side_text}{stage}", style=SIDE_STYLE.get(side, "bold"))
 
     def _streams(self, step: Step) -> bool:
         if step.json_schema is not None or step.kind == "INTERNAL":
@@ -111,7 +112,7 @@ class TerminalObserver(Observer):
         elif kind == "ERROR":
             self.console.print(Text(f"\nError: {event.content}", style="bold red"))
         elif kind == "SYSTEM":
-            self.console.print(Text(event.content, style="italic cyan"))
+            self.console.print(Text(event.content, style="italic cyan"), soft_wrap=True)
         elif kind in ("PLAN", "THINK") and not self.show_private:
             return
         else:

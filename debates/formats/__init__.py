@@ -2,8 +2,11 @@
 
 from debates.formats.base import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.formats.duel import Duel
+from debates.formats.moderated import Classic, Custom, Standard
+from debates.formats.panel import Panel
+from debates.formats.structured import Structured
 
-FORMATS: dict[str, Format] = {f.name: f for f in (Duel(),)}
+FORMATS: dict[str, Format] = {f.name: f for f in (Duel(), Classic(), Standard(), Custom(), Structured(), Panel())}
 
 
 def get_format(name: str) -> Format:

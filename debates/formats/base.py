@@ -101,6 +101,9 @@ class OptionSpec:
     help: str = ""
 
 
+WORD_LIMIT = OptionSpec("word_limit", "Word limit", 0, 0, 5000, "Truncate each statement to this many words (0: none).")
+
+
 @dataclass(frozen=True)
 class SeatSpec:
     key: str
@@ -146,7 +149,7 @@ class Format:
                 raise FormatError(f"{option.label} must be a whole number.")
             if not option.minimum <= value <= option.maximum:
                 raise FormatError(f"{option.label} must be from {option.minimum} to {option.maximum}.")
-        unknown = set(config.options) - {o.name for o in self.option_specs} - {"word_limit"}
+        unknown = set(config.options) - {o.name for o in self.option_specs}
         if unknown:
             raise FormatError(f"{self.title} has no option called {sorted(unknown)[0]!r}.")
 
@@ -169,3 +172,9 @@ class Histories:
 
     def with_prompt(self, seat: str, prompt: str) -> tuple[Message, ...]:
         return (*self._messages[seat], {"role": "user", "content": prompt})
+
+
+def single_turn(seat: SeatInfo, prompt: str) -> tuple[Message, ...]:
+    """A call that carries its whole context in its prompt, after the seat's persona."""
+    system = [{"role": "system", "content": seat.system_prompt}] if seat.system_prompt else []
+    return (*system, {"role": "user", "content": prompt})

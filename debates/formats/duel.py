@@ -19,6 +19,7 @@ from typing import Any
 from debates.formats.base import (
     PRIVATE,
     PUBLIC,
+    WORD_LIMIT,
     DebateConfig,
     Format,
     Histories,
@@ -186,7 +187,7 @@ class Duel(Format):
         SeatSpec("b", "debater", "Debater B (against)", side="against"),
         SeatSpec("judge", "judge", "Judge", required=False),
     )
-    option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."),)
+    option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."), WORD_LIMIT)
 
     # -- ordinals ---------------------------------------------------------------------------------
     @staticmethod

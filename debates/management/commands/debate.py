@@ -9,6 +9,7 @@ from rich.console import Console
 
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
+from debates.actions import post_message
 from debates.engine import RunStats, run_debate
 from debates.formats import FORMATS, FormatError, get_format
 from debates.models import Debate, Event
@@ -119,6 +120,22 @@ class Command(BaseCommand):
         except FormatError as error:
             raise CommandError(str(error)) from None
 
+    def take_human_turn(self, debate: Debate, console: Console) -> None:
+        seat = debate.seats.get(is_human=True)
+        while True:
+            console.print(f"\nYour turn, {seat.name}. Type your message and press Enter:", style="bold green")
+            try:
+                text = input("> ")
+            except EOFError:
+                raise CommandError(
+                    f"no message given. Resume with: python manage.py debate --resume {debate.pk}"
+                ) from None
+            try:
+                post_message(debate.pk, text)
+                return
+            except FormatError as error:
+                console.print(str(error), style="yellow")
+
     def run(self, debate: Debate, *, json_lines: bool, show_private: bool) -> None:
         console = Console(file=self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout)
         seats = list(debate.seats.all())
@@ -134,6 +151,9 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             debate = asyncio.run(run_debate(debate.pk, observer, stats=stats))
+            while debate.status == Debate.Status.WAITING:
+                self.take_human_turn(debate, console)
+                debate = asyncio.run(run_debate(debate.pk, observer, stats=stats))
         except KeyboardInterrupt:
             self.stderr.write(f"\nStopped. Resume with: python manage.py debate --resume {debate.pk}")
             sys.exit(130)
