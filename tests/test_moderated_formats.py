@@ -80,7 +80,7 @@ def test_classic_runs_the_nine_stages_in_order_with_a_real_free_exchange():
 
 
 def test_each_seat_sees_the_public_transcript_and_its_stage_before_the_turn():
-    calls, records, _ = run(classic())
+    calls, _records, _ = run(classic())
     con_rebuttal = next(c for c in calls if c.step == "con_rebuttal")
     system, *rest = con_rebuttal.messages
     assert system["role"] == "system"
@@ -101,7 +101,7 @@ def test_each_seat_sees_the_public_transcript_and_its_stage_before_the_turn():
     assert rest[2]["content"].endswith(
         "Ada: <pro pro_rebuttal 8>\n\n[SYSTEM]: Bob, please rebut Ada's opening statement."
     )
-    free = [c for c in calls if c.step == "free" and c.seat == "pro"][0]
+    free = next(c for c in calls if c.step == "free" and c.seat == "pro")
     assert free.messages[0]["content"].endswith("Stage 6 of 9: free. Free exchange, turn 1 of 2.")
 
 

@@ -134,7 +134,7 @@ def panel(**options):
 
 
 def test_rounds_of_three_in_order_with_turn_numbers_as_ordinals():
-    calls, records, plan = run(panel())
+    calls, _records, plan = run(panel())
     assert plan.finished
     assert [c.seat for c in calls] == ["analyzer", "solver", "moderator"] * 3
     assert [c.ordinal for c in calls] == list(range(1, 10))
@@ -149,7 +149,7 @@ def test_rounds_of_three_in_order_with_turn_numbers_as_ordinals():
 
 
 def test_the_analyzer_sees_complete_rounds_and_the_others_see_the_round_in_progress():
-    calls, records, _ = run(panel())
+    calls, _records, _ = run(panel())
     analyzer_2, solver_2, moderator_2 = calls[3], calls[4], calls[5]
     for text in ("<analyzer analyzer 1>", "<solver solver 2>", "<moderator moderator 3>"):
         assert text in analyzer_2.prompt
@@ -176,7 +176,7 @@ def test_a_resolved_status_ends_the_panel_early():
     def reply(step):
         return "Settled.\nSTATUS: RESOLVED" if step.seat == "moderator" and step.data["round"] == 2 else None
 
-    calls, records, plan = run(panel(max_rounds=5), reply=reply)
+    calls, _records, plan = run(panel(max_rounds=5), reply=reply)
     assert plan.finished and len(calls) == 6
 
 

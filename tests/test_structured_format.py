@@ -80,7 +80,7 @@ def test_each_round_sees_only_what_the_context_table_allows():
 
 
 def test_a_later_question_recalls_the_askers_earlier_exchange():
-    calls, records, _ = run(config())
+    calls, _records, _ = run(config())
     second = next(c for c in calls if c.seat == "affirmative" and c.step == "question_2")
     assert "<affirmative question_1 7>" in second.prompt and "<negative answer_1 8>" in second.prompt
 
