@@ -333,6 +333,13 @@ async def run_debate(
         await _abort(running)
         await sync_to_async(_set_status)(debate, Debate.Status.INTERRUPTED)
         raise
+    except Exception as error:
+        # A bug, not a model failure: keep the transcript, say so plainly, and leave the trace to the log.
+        logger.exception("debate %s: internal error", debate_id)
+        await _abort(running)
+        await sync_to_async(_fail)(table, f"ChaosLM hit an internal error ({type(error).__name__}); see the log.")
+        await observer.debate_changed(debate)
+        return debate
     finally:
         stats.wall_seconds += time.perf_counter() - wall_start
         stats.cpu_seconds += time.process_time() - cpu_start

@@ -131,3 +131,128 @@ def test_export_transcript(llm_server, tmp_path):
     call_command("export_transcript", str(debate.pk), "--output", str(target), "--public", stdout=StringIO())
     text = target.read_text()
     assert text.startswith("# Should cities ban private cars?") and "(private)" not in text
+
+
+FORMAT_RUNS = {
+    "classic": (
+        [
+            "--seat",
+            "moderator=Sam Reyes",
+            "--seat",
+            "pro=Ada Sterling",
+            "--seat",
+            "con=Marcus Vale",
+            "--option",
+            "free_turns=2",
+        ],
+        12,
+    ),
+    "standard": (
+        [
+            "--seat",
+            "moderator=Sam Reyes",
+            "--seat",
+            "p1=Ada Sterling",
+            "--seat",
+            "p2=Marcus Vale",
+            "--option",
+            "max_turns=4",
+        ],
+        6,
+    ),
+    "custom": (
+        [
+            "--seat",
+            "moderator=Sam Reyes",
+            "--seat",
+            "p1=Ada Sterling",
+            "--seat",
+            "p2=Marcus Vale",
+            "--option",
+            "max_rounds=2",
+        ],
+        6,
+    ),
+    "structured": (
+        ["--seat", "affirmative=Ada Sterling", "--seat", "negative=Marcus Vale", "--option", "questions=1"],
+        12,
+    ),
+    "panel": (
+        [
+            "--seat",
+            "analyzer=Analyzer AI",
+            "--seat",
+            "solver=Solver AI",
+            "--seat",
+            "moderator=Moderator AI",
+            "--option",
+            "max_rounds=2",
+        ],
+        6,
+    ),
+}
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMAT_RUNS))
+def test_every_format_runs_end_to_end_through_the_command(llm_server, format_name):
+    args, calls = FORMAT_RUNS[format_name]
+    text = run(format_name, "--topic", "Is remote work better?", *args)
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    assert len(llm_server.requests) == calls
+    assert f"debate {debate.pk} completed · {calls} LLM calls" in text
+    for event in Event.objects.filter(debate=debate, kind__in=["TURN", "SYSTEM"]):
+        assert event.content in text
+
+
+def test_a_human_seat_speaks_from_the_terminal(llm_server, monkeypatch):
+    answers = iter(["", "Hybrid is best.", "Offices still matter."])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    text = run(
+        "standard",
+        "--topic",
+        "Is remote work better?",
+        "--seat",
+        "p1=Ada Sterling",
+        "--seat",
+        "p2=Marcus Vale",
+        "--seat",
+        "human=human:Alex",
+        "--option",
+        "max_turns=6",
+    )
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED
+    assert "Your turn, Alex." in text and "Write something first." in text
+    order = list(Event.objects.filter(debate=debate, kind__in=["TURN", "USER"]).values_list("seat__key", "content"))
+    assert [seat for seat, _ in order] == ["p1", "p2", "human", "p1", "p2", "human"]
+    assert [c for s, c in order if s == "human"] == ["Hybrid is best.", "Offices still matter."]
+
+
+def test_end_debate_command_closes_an_interrupted_debate(llm_server):
+    import asyncio
+
+    from chaoslm.personas.models import Persona
+    from debates.engine import Observer, run_debate
+    from debates.setup import SeatChoice, create_debate
+
+    class StopAt(Observer):
+        async def event_saved(self, debate, event):
+            if event.kind == "TURN" and event.seat and event.seat.key == "p2":
+                raise asyncio.CancelledError  # what Ctrl-C does to the running debate
+
+    seats = {
+        k: SeatChoice(Persona.objects.get(name=n))
+        for k, n in [("moderator", "Sam Reyes"), ("p1", "Ada Sterling"), ("p2", "Marcus Vale")]
+    }
+    debate = create_debate(format_name="custom", topic="Remote work", seats=seats, options={"max_rounds": 3})
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run_debate(debate.pk, StopAt()))
+    out = StringIO()
+    call_command("end_debate", str(debate.pk), stdout=out)
+    debate.refresh_from_db()
+    assert debate.status == Debate.Status.COMPLETED
+    last = Event.objects.filter(debate=debate).order_by("-ordinal")[:2]
+    assert [e.kind for e in reversed(last)] == ["SYSTEM", "TURN"]
+    assert last[1].content == "[SYSTEM]: Manual termination triggered. Moderator, please provide a final summary."
+    assert last[0].seat.key == "moderator"
