@@ -97,3 +97,33 @@ def test_a_duel_on_smollm2_reaches_a_verdict_through_the_command(local_endpoint,
     text = out.getvalue()
     assert "Verdict" in text and f"Winner: {debate.winner}" in text
     assert "14 LLM calls" in text
+
+
+SHORT = "name: {name}\nrole: {role}\npersonality: You are {name}. Answer in two short sentences.\nmax_tokens: 48\n"
+FORMAT_RUNS = {
+    "classic": (["--seat", "moderator=Mod", "--seat", "pro=Pat", "--seat", "con=Cy", "--option", "free_turns=1"]),
+    "standard": (["--seat", "moderator=Mod", "--seat", "p1=Pat", "--seat", "p2=Cy", "--option", "max_turns=2"]),
+    "custom": (["--seat", "moderator=Mod", "--seat", "p1=Pat", "--seat", "p2=Cy", "--option", "max_rounds=1"]),
+    "structured": (["--seat", "affirmative=Pat", "--seat", "negative=Cy", "--option", "questions=1"]),
+    "panel": (["--seat", "analyzer=Ana", "--seat", "solver=Sol", "--seat", "moderator=Mod", "--option",
+               "max_rounds=1"]),
+}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("format_name", sorted(FORMAT_RUNS))
+def test_every_other_format_completes_on_smollm2(local_endpoint, settings, format_name):
+    from chaoslm.personas.models import import_personas
+
+    settings.CHAOSLM_LLM_TIMEOUT = 120
+    import_personas([
+        (f"{name}.yaml", SHORT.format(name=name, role=role))
+        for name, role in [("Mod", "moderator"), ("Pat", "debater"), ("Cy", "debater"), ("Ana", "analyzer"),
+                           ("Sol", "solver")]
+    ])
+    call_command("debate", format_name, "--topic", "Should schools start later?", *FORMAT_RUNS[format_name],
+                 stdout=StringIO())
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    turns = Event.objects.filter(debate=debate, kind="TURN")
+    assert turns.exists() and all(t.content.strip() and t.model == local_model.MODEL_ALIAS for t in turns)

@@ -92,6 +92,19 @@ def test_the_number_of_questions_is_configurable(questions):
     assert sum(c.step.startswith("answer") for c in calls) == 2 * questions
 
 
+@pytest.mark.parametrize(("stop_after", "closings"), [(1, 0), (5, 2), (7, 2), (13, 2), (16, 0)])
+def test_end_debate_goes_straight_to_both_closings_on_what_was_said(stop_after, closings):
+    from dataclasses import replace
+
+    _, records, _ = run(config(), until=lambda rs: max(r.ordinal for r in rs) >= stop_after)
+    calls, records, plan = run(replace(config(), is_ending=True), records)
+    assert plan.finished
+    assert [c.step for c in calls] == ["closing"] * closings
+    if closings:
+        said = [r.content for r in records if r.kind == "TURN" and r.step != "closing"]
+        assert all(text in calls[0].prompt for text in said)
+
+
 VALID = [
     (S.INITIALIZED, S.PREPARATION),
     (S.PREPARATION, S.OPENING_STATEMENTS),

@@ -195,6 +195,13 @@ class Structured(Format):
         if state == DebateState.CLOSING_STATEMENTS:
             transition(state, DebateState.COMPLETED)
             return Plan(finished=True)
+        if config.is_ending:
+            # End Debate: both sides close at once on what has been said. Before any opening there is
+            # nothing to close on, and a closing already given means the debate has ended.
+            first, second = self.closing_ordinals(config)
+            if not (3 in done and 4 in done) or first in done or second in done:
+                return Plan(finished=True)
+            return Plan(steps=tuple(self._round(config, done, DebateState.CLOSING_STATEMENTS)))
         target = VALID_TRANSITIONS[state][0]
         steps = [s for s in self._round(config, done, target) if s.ordinal not in done]
         return Plan(steps=tuple(steps), status_line=f"State: {target}")
