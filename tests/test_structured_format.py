@@ -134,7 +134,7 @@ def test_word_limit_applies_to_public_statements_not_private_notes():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_server, settings):
+def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_server, settings, caplog):
     from chaoslm.personas.models import import_personas
     from debates.engine import run_debate
     from debates.models import Debate, Event
@@ -148,12 +148,15 @@ def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_ser
         seats={"affirmative": SeatChoice(a), "negative": SeatChoice(b)},
         options={"questions": 1},
     )
-    llm_server.configure(rules=[{"match": "Deliver your rebuttal", "fault": "500"}])
+    llm_server.configure(rules=[{"match": "Your opponent, Bob, gave this opening", "fault": "500"}])
     debate = asyncio.run(run_debate(debate.pk))
     assert debate.status == Debate.Status.ERROR
     assert Event.objects.filter(debate=debate, kind="TURN", step="opening").count() == 2
     error = Event.objects.get(debate=debate, kind="ERROR")
     assert error.step == "rebuttal"
+    # The log names the debate, its state, the round, the model and the error.
+    assert (f"debate {debate.pk} failed: status=running state=REBUTTALS round=rebuttal seat=affirmative "
+            "model=test-model error=default (test-model) answered HTTP 500 after 4 tries") in caplog.text
     partial = Path(settings.CHAOSLM_TRANSCRIPTS_DIR) / f"partial-{debate.pk}.md"
     text = partial.read_text()
     for opening in Event.objects.filter(debate=debate, step="opening"):
