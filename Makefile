@@ -1,7 +1,7 @@
 # The two commands of the quickstart: `make run` and `make test`. Both install what they need first.
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
-HOST ?= 127.0.0.1:8000
+ADDR ?= 127.0.0.1:8000
 
 .PHONY: run test install lint format bench
 
@@ -13,7 +13,7 @@ run: install
 	$(UV) run python manage.py migrate --noinput
 	$(UV) run python manage.py import_personas personas/ --update
 	$(UV) run python manage.py ensure_admin
-	$(UV) run python manage.py serve $(HOST)
+	$(UV) run python manage.py serve $(ADDR)
 
 test: install
 	$(UV) run ruff check .

@@ -105,8 +105,9 @@ FORMAT_RUNS = {
     "standard": (["--seat", "moderator=Mod", "--seat", "p1=Pat", "--seat", "p2=Cy", "--option", "max_turns=2"]),
     "custom": (["--seat", "moderator=Mod", "--seat", "p1=Pat", "--seat", "p2=Cy", "--option", "max_rounds=1"]),
     "structured": (["--seat", "affirmative=Pat", "--seat", "negative=Cy", "--option", "questions=1"]),
-    "panel": (["--seat", "analyzer=Ana", "--seat", "solver=Sol", "--seat", "moderator=Mod", "--option",
-               "max_rounds=1"]),
+    "panel": (
+        ["--seat", "analyzer=Ana", "--seat", "solver=Sol", "--seat", "moderator=Mod", "--option", "max_rounds=1"]
+    ),
 }
 
 
@@ -116,13 +117,21 @@ def test_every_other_format_completes_on_smollm2(local_endpoint, settings, forma
     from chaoslm.personas.models import import_personas
 
     settings.CHAOSLM_LLM_TIMEOUT = 120
-    import_personas([
-        (f"{name}.yaml", SHORT.format(name=name, role=role))
-        for name, role in [("Mod", "moderator"), ("Pat", "debater"), ("Cy", "debater"), ("Ana", "analyzer"),
-                           ("Sol", "solver")]
-    ])
-    call_command("debate", format_name, "--topic", "Should schools start later?", *FORMAT_RUNS[format_name],
-                 stdout=StringIO())
+    import_personas(
+        [
+            (f"{name}.yaml", SHORT.format(name=name, role=role))
+            for name, role in [
+                ("Mod", "moderator"),
+                ("Pat", "debater"),
+                ("Cy", "debater"),
+                ("Ana", "analyzer"),
+                ("Sol", "solver"),
+            ]
+        ]
+    )
+    call_command(
+        "debate", format_name, "--topic", "Should schools start later?", *FORMAT_RUNS[format_name], stdout=StringIO()
+    )
     debate = Debate.objects.get()
     assert debate.status == Debate.Status.COMPLETED, debate.error_text
     turns = Event.objects.filter(debate=debate, kind="TURN")

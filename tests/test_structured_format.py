@@ -155,8 +155,10 @@ def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_ser
     error = Event.objects.get(debate=debate, kind="ERROR")
     assert error.step == "rebuttal"
     # The log names the debate, its state, the round, the model and the error.
-    assert (f"debate {debate.pk} failed: status=running state=REBUTTALS round=rebuttal seat=affirmative "
-            "model=test-model error=default (test-model) answered HTTP 500 after 4 tries") in caplog.text
+    assert (
+        f"debate {debate.pk} failed: status=running state=REBUTTALS round=rebuttal seat=affirmative "
+        "model=test-model error=default (test-model) answered HTTP 500 after 4 tries"
+    ) in caplog.text
     partial = Path(settings.CHAOSLM_TRANSCRIPTS_DIR) / f"partial-{debate.pk}.md"
     text = partial.read_text()
     for opening in Event.objects.filter(debate=debate, step="opening"):

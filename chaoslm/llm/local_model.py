@@ -6,6 +6,7 @@ account; at 135M parameters it is for trying the product, not for debates worth 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -74,12 +75,24 @@ def command(port: int | None = None) -> list[str]:
     ]
 
 
+def child_environment() -> dict[str, str]:
+    """Our environment without the variables llama.cpp's server would read as its own settings.
+
+    Its settings are pydantic-settings fields read from same-named variables (HOST, PORT, MODEL,
+    API_KEY ...), which would override the command line: `make run HOST=...` broke it that way.
+    """
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    names = {name.upper() for name in (*ModelSettings.model_fields, *ServerSettings.model_fields)}
+    return {key: value for key, value in os.environ.items() if key.upper() not in names}
+
+
 def start(port: int | None = None, wait: float = 60.0) -> subprocess.Popen[bytes]:
     """Start the server as a child process and wait until it answers."""
     log_path = Path(tempfile.gettempdir()) / "chaoslm-local-model.log"
     with log_path.open("wb") as log:
         # The log file, not a pipe: an unread pipe would fill up and stall the server.
-        process = subprocess.Popen(command(port), stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+        process = subprocess.Popen(command(port), stdout=log, stderr=subprocess.STDOUT, env=child_environment())  # noqa: S603
     url = f"http://{settings.CHAOSLM_LOCAL_MODEL_HOST}:{port or settings.CHAOSLM_LOCAL_MODEL_PORT}/v1"
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:

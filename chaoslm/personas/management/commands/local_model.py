@@ -17,4 +17,4 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         self.stdout.write(f"Serving {local_model.MODEL_ALIAS} at {local_model.base_url()}")
         sys.stdout.flush()
-        os.execv(command[0], command)  # noqa: S606
+        os.execve(command[0], command, local_model.child_environment())  # noqa: S606
