@@ -27,7 +27,15 @@ class PersonaForm(forms.ModelForm):
         model = Persona
         fields = ["yaml"]
         widgets = {
-            "yaml": forms.Textarea(attrs={"rows": 24, "cols": 100, "class": "vLargeTextField", "spellcheck": "false"})
+            "yaml": forms.Textarea(
+                attrs={
+                    "rows": 24,
+                    "cols": 100,
+                    "class": "vLargeTextField",
+                    "spellcheck": "false",
+                    "style": "font-family: ui-monospace, monospace; width: 95%",
+                }
+            )
         }
 
     def clean_yaml(self) -> str:
