@@ -124,6 +124,25 @@ class Format:
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError
 
+    def header(self, config: DebateConfig) -> Step:
+        """The first event of every debate: what it is about and who sits where. No LLM call."""
+        return Step(
+            ordinal=0,
+            kind="HEADER",
+            step="header",
+            content=config.topic,
+            data={
+                "topic": config.topic,
+                "premise": config.premise,
+                "format": self.name,
+                "options": {o.name: self.option(config, o.name) for o in self.option_specs},
+                "seats": [
+                    {"key": s.key, "name": s.name, "role": s.role, "side": s.side, "human": s.is_human}
+                    for s in config.seats
+                ],
+            },
+        )
+
     def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
         """Fields to set on the finished debate (winner, scores, ...). Most formats have none."""
         return {}

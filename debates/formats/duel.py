@@ -234,9 +234,7 @@ class Duel(Format):
             )
 
         if 0 not in done:
-            steps.append(
-                Step(ordinal=0, kind="HEADER", step="header", content=config.topic, data=self._header(config, turns))
-            )
+            steps.append(self.header(config))
 
         statements = [t for t in range(1, turns + 1) if self.statement_ordinal(t) in done]
         # The turns that will be spoken: all of them, or when ending, only those already spoken.
@@ -345,14 +343,6 @@ class Duel(Format):
         if config.is_ending:
             return True
         return self.statement_ordinal(turns) in done
-
-    def _header(self, config: DebateConfig, turns: int) -> dict[str, Any]:
-        return {
-            "topic": config.topic,
-            "premise": config.premise,
-            "turns": turns,
-            "seats": [{"key": s.key, "name": s.name, "role": s.role, "side": s.side} for s in config.seats],
-        }
 
     # -- the result -------------------------------------------------------------------------------
     def running_scores(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, int]:

@@ -81,7 +81,7 @@ class Moderated(Format):
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         records = sorted(records, key=lambda r: r.ordinal)
         if not records or records[0].ordinal != 0:
-            return Plan(steps=(self._header(config),))
+            return Plan(steps=(self.header(config),))
         next_ordinal = records[-1].ordinal + 1
         systems = [r for r in records if r.kind == "SYSTEM"]
         last = systems[-1] if systems else None
@@ -111,23 +111,6 @@ class Moderated(Format):
         return Plan(steps=(self._system(slot, index, next_ordinal),))
 
     # -- steps --------------------------------------------------------------------------------------
-    def _header(self, config: DebateConfig) -> Step:
-        return Step(
-            ordinal=0,
-            kind="HEADER",
-            step="header",
-            content=config.topic,
-            data={
-                "topic": config.topic,
-                "premise": config.premise,
-                "options": dict(config.options),
-                "seats": [
-                    {"key": s.key, "name": s.name, "role": s.role, "side": s.side, "human": s.is_human}
-                    for s in config.seats
-                ],
-            },
-        )
-
     def _system(self, slot: Slot, index: int, ordinal: int) -> Step:
         return Step(
             ordinal=ordinal,

@@ -188,7 +188,7 @@ class Panel(Format):
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         done = {r.ordinal: r for r in records}
         if 0 not in done:
-            return Plan(steps=(self._header(config),))
+            return Plan(steps=(self.header(config),))
         rounds = rounds_from_records(records)
         valid, errors = validate_round_number_sequence(rounds)
         if not valid:
@@ -231,15 +231,3 @@ class Panel(Format):
             data={"round": round_number, "turn": turn},
         )
         return Plan(steps=(step,), status_line=f"Round {round_number} of at most {max_rounds}")
-
-    def _header(self, config: DebateConfig) -> Step:
-        return Step(
-            ordinal=0,
-            kind="HEADER",
-            step="header",
-            content=config.topic,
-            data={
-                "problem": config.topic,
-                "seats": [{"key": s.key, "name": s.name, "role": s.role} for s in config.seats],
-            },
-        )

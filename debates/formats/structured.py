@@ -190,7 +190,7 @@ class Structured(Format):
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         done = {r.ordinal: r for r in records}
         if 0 not in done:
-            return Plan(steps=(self._header(config),))
+            return Plan(steps=(self.header(config),))
         state = self.state(config, done)
         if state == DebateState.CLOSING_STATEMENTS:
             transition(state, DebateState.COMPLETED)
@@ -302,16 +302,3 @@ class Structured(Format):
                 label = record.step.replace("_", " ")
                 lines.append(f"{names[record.seat or '']} ({record.seat}, {label}): {record.content}")
         return "\n\n".join(lines)
-
-    def _header(self, config: DebateConfig) -> Step:
-        return Step(
-            ordinal=0,
-            kind="HEADER",
-            step="header",
-            content=config.topic,
-            data={
-                "topic": config.topic,
-                "state": str(DebateState.INITIALIZED),
-                "seats": [{"key": s.key, "name": s.name, "role": s.role, "side": s.side} for s in config.seats],
-            },
-        )
