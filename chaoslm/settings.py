@@ -154,7 +154,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+# Whether strangers may create accounts at /accounts/signup/. Off: the admin creates users.
+CHAOSLM_SIGNUP = env_bool("CHAOSLM_SIGNUP", False)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("CHAOSLM_TIME_ZONE", "UTC")

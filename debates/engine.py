@@ -51,6 +51,9 @@ class Observer:
     async def debate_changed(self, debate: Debate) -> None:
         pass
 
+    async def drain(self) -> None:
+        """Called once as the run ends: flush anything still buffered."""
+
 
 @dataclass
 class _Table:
@@ -341,6 +344,7 @@ async def run_debate(
         await observer.debate_changed(debate)
         return debate
     finally:
+        await observer.drain()
         stats.wall_seconds += time.perf_counter() - wall_start
         stats.cpu_seconds += time.process_time() - cpu_start
 

@@ -1,2 +1,8 @@
-# Websocket routes arrive with the live debate page.
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from debates.consumers import DebateConsumer
+
+websocket_urlpatterns = [
+    path("ws/debates/<int:pk>/", DebateConsumer.as_asgi()),
+    path("ws/share/<str:token>/", DebateConsumer.as_asgi()),
+]

@@ -305,7 +305,7 @@ class Duel(Format):
                     visibility=PUBLIC,
                     json_schema=SCORE_SCHEMA,
                     json_fallback=True,
-                    data={"for": speaker_seat.key, "turn": turn},
+                    data={"for": speaker_seat.key, "for_name": speaker_seat.name, "turn": turn},
                 )
             if spoken >= 1:
                 self._verdict_steps(config, done, turns, spoken, call)

@@ -1,0 +1,39 @@
+"""The one place that talks to the channel layer: pushing rendered HTML fragments to a page's group.
+
+Pages join one group each (a debate's, a room's); consumers forward what arrives here to the socket.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+PUSH_TYPE = "push.html"
+
+
+def debate_group(debate_id: int) -> str:
+    return f"debate-{debate_id}"
+
+
+def room_group(room_id: int) -> str:
+    return f"room-{room_id}"
+
+
+async def push(group: str, html: str) -> None:
+    """Send `html` (hx-swap-oob fragments) to every socket in `group`."""
+    if html:
+        await get_channel_layer().group_send(group, {"type": PUSH_TYPE, "html": html})
+
+
+def push_sync(group: str, html: str) -> None:
+    """`push` for synchronous code (views)."""
+    if html:
+        async_to_sync(get_channel_layer().group_send)(group, {"type": PUSH_TYPE, "html": html})
+
+
+async def join(group: str, channel_name: str) -> None:
+    await get_channel_layer().group_add(group, channel_name)
+
+
+async def leave(group: str, channel_name: str) -> None:
+    await get_channel_layer().group_discard(group, channel_name)

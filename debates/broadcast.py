@@ -1,0 +1,242 @@
+"""Rendering a debate's visual units, and pushing them live while the engine runs.
+
+The same partials draw the full page and every push: an event card, the card being written, the
+score chart, the verdict box, the status line. Pushes are hx-swap-oob fragments, and card pushes are
+idempotent: the page's `upsert` swap (static/js/chaoslm.js) replaces a card with the same id or else
+appends it, and cards are laid out by their ordinal (CSS `order`), so a page that receives an event
+twice, or late, still shows it once, in place. Tokens go through the `tokens` swap, which appends to
+the card being written if the page has it and drops them quietly if not (the saved card follows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db.models import Sum
+from django.template.loader import render_to_string
+from django.utils.html import escape
+
+from chaoslm import live
+from debates.engine import Observer
+from debates.formats import Step
+from debates.models import Debate, Event, Seat
+
+# Tokens arriving within this window go out in one push: fewer, larger messages keep the channel
+# layer under its capacity with many spectators, at a cost of at most this much latency.
+TOKEN_BATCH_SECONDS = 0.008
+
+SERIES_COLOURS = ("#1570ef", "#d92d20", "#12b76a", "#f79009")
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    colour: str
+    points: str  # SVG polyline points
+    dots: tuple[tuple[float, float, int], ...]
+    last: int
+
+
+def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any]:
+    """The running scores as SVG-ready series: x is the turn, y the score out of 10."""
+    width, height, pad = 320, 150, 24
+    by_key = {s.key: s for s in seats}
+    scores: dict[str, list[tuple[int, int]]] = {}
+    for event in events:
+        if event.kind == Event.Kind.SCORE and isinstance(event.data.get("score"), int):
+            scores.setdefault(event.data.get("for", ""), []).append((event.data.get("turn", 0), event.data["score"]))
+    turns = max((t for series in scores.values() for t, _ in series), default=1)
+
+    def x(turn: int) -> float:
+        return pad + (width - 2 * pad) * (turn - 1) / max(turns - 1, 1)
+
+    def y(score: int) -> float:
+        return height - pad - (height - 2 * pad) * score / 10
+
+    series = []
+    for index, (key, points) in enumerate(sorted(scores.items())):
+        seat = by_key.get(key)
+        coords = tuple((round(x(t), 1), round(y(s), 1), s) for t, s in points)
+        series.append(
+            Series(
+                name=seat.name if seat else key,
+                colour=SERIES_COLOURS[index % len(SERIES_COLOURS)],
+                points=" ".join(f"{cx},{cy}" for cx, cy, _ in coords),
+                dots=coords,
+                last=points[-1][1],
+            )
+        )
+    grid = [{"y": round(y(s), 1), "label": s} for s in (0, 5, 10)]
+    return {"series": series, "width": width, "height": height, "grid": grid, "pad": pad}
+
+
+def render_card(event: Event, seat: Seat | None) -> str:
+    return render_to_string("partials/event_card.html", {"event": event, "seat": seat})
+
+
+def upsert(card_html: str) -> str:
+    return f'<div hx-swap-oob="upsert:#transcript">{card_html}</div>'
+
+
+def card_push(event: Event) -> str:
+    return upsert(render_card(event, event.seat))
+
+
+def page_state(debate: Debate) -> dict[str, Any]:
+    """Everything the debate page draws, in a constant number of queries whatever its length."""
+    seats = list(debate.seats.all())
+    by_id = {s.pk: s for s in seats}
+    events = [e for e in debate.events.all() if e.kind != Event.Kind.INTERNAL]
+    for event in events:
+        # Attach the seat from the one seats query, so cards never query per event.
+        event.seat = by_id.get(event.seat_id)
+    usage = {
+        row["seat_id"]: row
+        for row in debate.events.values("seat_id").annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+    }
+    seat_usage = [
+        (s, usage.get(s.pk, {}).get("tokens_in") or 0, usage.get(s.pk, {}).get("tokens_out") or 0)
+        for s in seats
+        if not s.is_human
+    ]
+    return {
+        "debate": debate,
+        "seats": seats,
+        "events": events,
+        "last_event_id": max((e.pk for e in events), default=0),
+        "chart": score_chart(seats, events),
+        "has_judge": any(s.key == "judge" for s in seats),
+        "human_seat": next((s for s in seats if s.is_human), None),
+        "seat_usage": seat_usage,
+        "tokens_in": sum(u[1] for u in seat_usage),
+        "tokens_out": sum(u[2] for u in seat_usage),
+    }
+
+
+def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "") -> str:
+    return render_to_string(
+        "partials/status.html", {"debate": debate, "thinking": thinking, "waiting": waiting, "oob": True}
+    )
+
+
+def live_parts_html(debate: Debate, with_cards_since: int | None = None) -> str:
+    """The chart, verdict, usage and controls as they stand, and optionally every card after an event id."""
+    state = page_state(debate)
+    parts = []
+    if with_cards_since is not None:
+        parts.extend(card_push(e) for e in state["events"] if e.pk > with_cards_since)
+    for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
+        parts.append(render_to_string(template, {**state, "oob": True}))
+    parts.append(status_html(debate))
+    return "".join(parts)
+
+
+def catch_up_html(debate_id: int, since_id: int) -> str:
+    """What a (re)connecting page needs: every card it may have missed, and the live parts as they stand."""
+    debate = Debate.objects.get(pk=debate_id)
+    return live_parts_html(debate, with_cards_since=since_id)
+
+
+class DebateBroadcaster(Observer):
+    """An engine observer that pushes a running debate to its page's websocket group, in order."""
+
+    def __init__(self, debate_id: int) -> None:
+        self.group = live.debate_group(debate_id)
+        self.outbox: list[list[Any]] = []  # ["html", text] or ["tokens", ordinal, [pieces]]
+        self.thinking: dict[int, str] = {}
+        self.seat_names: dict[str, str] = {}
+        self.wake: asyncio.Event | None = None
+        self.sender: asyncio.Task[None] | None = None
+
+    # -- the outbox: one sender keeps pushes in order and batches tokens ---------------------------
+    def _send(self, html: str) -> None:
+        self.outbox.append(["html", html])
+        self._wake()
+
+    def _wake(self) -> None:
+        if self.sender is None:
+            self.wake = asyncio.Event()
+            self.sender = asyncio.get_running_loop().create_task(self._run_sender())
+        assert self.wake is not None
+        self.wake.set()
+
+    async def _run_sender(self) -> None:
+        assert self.wake is not None
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            await asyncio.sleep(TOKEN_BATCH_SECONDS)
+            html = self._drain()
+            if html:
+                await live.push(self.group, html)
+
+    def _drain(self) -> str:
+        parts = []
+        for item in self.outbox:
+            if item[0] == "html":
+                parts.append(item[1])
+            else:
+                text = escape("".join(item[2]))
+                parts.append(
+                    f'<div hx-swap-oob="tokens:#transcript"><span data-into="ev-{item[1]}-text">{text}</span></div>'
+                )
+        self.outbox.clear()
+        return "".join(parts)
+
+    async def drain(self) -> None:
+        """Send what is left; the engine calls this before it returns."""
+        html = self._drain()
+        if html:
+            await live.push(self.group, html)
+        if self.sender is not None:
+            self.sender.cancel()
+            self.sender = None
+
+    # -- engine hooks -----------------------------------------------------------------------------
+    def _thinking(self) -> list[str]:
+        return sorted(set(self.thinking.values()))
+
+    def step_started(self, debate: Debate, step: Step) -> None:
+        name = self.seat_names.get(step.seat or "", step.seat or "")
+        self.thinking[step.ordinal] = name
+        if step.kind != "INTERNAL":
+            self._send(upsert(render_to_string("partials/writing_card.html", {"step": step, "name": name})))
+        self._send(status_html(debate, self._thinking()))
+
+    def delta(self, debate: Debate, step: Step, text: str) -> None:
+        if step.json_schema is not None or step.kind == "INTERNAL":
+            return  # raw JSON is not for reading; the card shows the parsed result when it lands
+        last = self.outbox[-1] if self.outbox else None
+        if last is not None and last[0] == "tokens" and last[1] == step.ordinal:
+            last[2].append(text)
+        else:
+            self.outbox.append(["tokens", step.ordinal, [text]])
+        self._wake()
+
+    def restart(self, debate: Debate, step: Step) -> None:
+        self._send(
+            f'<div hx-swap-oob="tokens:#transcript"><span data-into="ev-{step.ordinal}-text" data-reset></span></div>'
+        )
+
+    def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
+        self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s"))
+
+    async def event_saved(self, debate: Debate, event: Event) -> None:
+        self.thinking.pop(event.ordinal, None)
+        if event.kind == Event.Kind.INTERNAL:
+            return
+        if event.kind in (Event.Kind.SCORE, Event.Kind.VERDICT):
+            self._send(await sync_to_async(live_parts_html)(debate))
+        self._send(await sync_to_async(card_push)(event))
+        self._send(status_html(debate, self._thinking()))
+
+    async def debate_changed(self, debate: Debate) -> None:
+        if not self.seat_names:
+            self.seat_names = await sync_to_async(lambda: {s.key: s.name for s in debate.seats.all()})()
+        if debate.status != Debate.Status.RUNNING:
+            self.thinking.clear()
+        self._send(await sync_to_async(live_parts_html)(debate))

@@ -1,0 +1,76 @@
+"""The new-debate form: built for one format from its seat and option specs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.urls import reverse
+
+from chaoslm.personas.models import Persona
+from debates.formats import FORMATS, Format, get_format
+from debates.models import Debate
+
+
+class PersonaChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Persona) -> str:
+        return f"{obj.name} ({obj.role})"
+
+
+class NewDebateForm(forms.Form):
+    format = forms.ChoiceField(choices=[(f.name, f.title) for f in FORMATS.values()], initial="duel")
+    topic = forms.CharField(max_length=500, widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?"}))
+    premise = forms.CharField(
+        max_length=500, required=False, help_text="Optional: the claim the first side argues for."
+    )
+    visibility = forms.ChoiceField(choices=Debate.Visibility.choices, initial=Debate.Visibility.PRIVATE)
+
+    def __init__(self, *args: Any, format_name: str = "duel", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fmt: Format = get_format(format_name if format_name in FORMATS else "duel")
+        self.fields["format"].initial = self.fmt.name
+        personas = list(Persona.objects.all())
+        for spec in self.fmt.seat_specs:
+            if spec.human_allowed:
+                self.fields[f"seat_{spec.key}"] = forms.BooleanField(
+                    label=f"{spec.label}: take this seat yourself", required=False
+                )
+                continue
+            matching = [p.pk for p in personas if p.role == spec.role] or [p.pk for p in personas]
+            field = PersonaChoice(
+                queryset=Persona.objects.filter(pk__in=matching),
+                required=spec.required,
+                label=spec.label,
+                empty_label="— none —" if not spec.required else "— choose a persona —",
+            )
+            # Choosing a persona shows the exact system prompt it will get in this seat.
+            field.widget.attrs.update(
+                {
+                    "hx-get": reverse("persona_prompt"),
+                    "hx-trigger": "change",
+                    "hx-target": f"#preview-{spec.key}",
+                    "hx-vals": json.dumps({"role": spec.role}),
+                }
+            )
+            self.fields[f"seat_{spec.key}"] = field
+        for option in self.fmt.option_specs:
+            self.fields[f"option_{option.name}"] = forms.IntegerField(
+                label=option.label,
+                min_value=option.minimum,
+                max_value=option.maximum,
+                initial=option.default,
+                help_text=option.help,
+            )
+
+    def clean_topic(self) -> str:
+        topic = self.cleaned_data["topic"].strip()
+        if not topic:
+            raise forms.ValidationError("The topic must have at least one non-whitespace character.")
+        return topic
+
+    def seat_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.fields if name.startswith("seat_")]
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.fields if name.startswith("option_")]

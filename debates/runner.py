@@ -1,0 +1,83 @@
+"""Where debates run. The engine is one async function; this module only decides where it runs.
+
+- `inline` (the embedded default): an asyncio loop in a background thread of the web process.
+- `celery`: a task per debate advance (debates/tasks.py), enqueued after the transaction commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import Future
+
+from django.conf import settings
+from django.db import close_old_connections, transaction
+
+logger = logging.getLogger("chaoslm.runner")
+
+
+class InlineRunner:
+    """One event loop in a daemon thread; each debate runs there at most once at a time."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._running: dict[int, Future[None]] = {}
+        self._again: set[int] = set()
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="chaoslm-inline-runner", daemon=True)
+                thread.start()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, debate_id: int) -> None:
+        loop = self._ensure_loop()
+        with self._lock:
+            if debate_id in self._running:
+                # Running already: run once more when it stops, so a change it did not see is not lost.
+                self._again.add(debate_id)
+                return
+            self._running[debate_id] = asyncio.run_coroutine_threadsafe(self._run(debate_id), loop)
+
+    async def _run(self, debate_id: int) -> None:
+        from debates.broadcast import DebateBroadcaster
+        from debates.engine import run_debate
+
+        try:
+            while True:
+                try:
+                    await run_debate(debate_id, DebateBroadcaster(debate_id))
+                except Exception:
+                    logger.exception("debate %s: the inline runner's run failed", debate_id)
+                with self._lock:
+                    if debate_id not in self._again:
+                        del self._running[debate_id]
+                        return
+                    self._again.discard(debate_id)
+        finally:
+            await asyncio.to_thread(close_old_connections)
+
+    def wait_idle(self, timeout: float = 30.0) -> None:
+        """Block until no debate is running (tests and shutdown)."""
+        with self._lock:
+            futures = list(self._running.values())
+        for future in futures:
+            future.result(timeout)
+
+
+inline = InlineRunner()
+
+
+def start(debate_id: int) -> None:
+    """Run (or continue) a debate on the configured runner, once the current transaction commits."""
+    if settings.CHAOSLM_RUNNER == "celery":
+        from debates.tasks import advance_debate
+
+        transaction.on_commit(lambda: advance_debate.delay(debate_id))
+    else:
+        transaction.on_commit(lambda: inline.submit(debate_id))

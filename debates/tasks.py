@@ -1,0 +1,14 @@
+"""Celery tasks for CHAOSLM_RUNNER=celery. A redelivered task is safe: the engine's steps are idempotent."""
+
+import asyncio
+
+from celery import shared_task
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def advance_debate(debate_id: int) -> str:
+    from debates.broadcast import DebateBroadcaster
+    from debates.engine import run_debate
+
+    debate = asyncio.run(run_debate(debate_id, DebateBroadcaster(debate_id)))
+    return debate.status

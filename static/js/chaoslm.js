@@ -1,0 +1,60 @@
+// Small page behaviours that htmx does not cover: copying the share link.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (!button) return;
+  const field = document.querySelector(button.dataset.copy);
+  if (!field) return;
+  navigator.clipboard.writeText(field.value).then(
+    () => { button.textContent = "Copied"; },
+    () => { field.select(); },
+  );
+});
+
+// A speak form that was accepted clears itself; one that was refused shows why (422 carries the message).
+document.addEventListener("htmx:beforeSwap", (event) => {
+  if (event.detail.xhr.status === 422) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});
+document.addEventListener("htmx:afterRequest", (event) => {
+  const form = event.target.closest && event.target.closest("form.speak");
+  if (form && event.detail.successful && event.detail.xhr.status === 200) form.reset();
+});
+
+// Live pushes (see debates/broadcast.py). `upsert`: replace the element with the same id, or append it.
+// `tokens`: append text to the card being written, if this page has it; a page that joined mid-step
+// simply waits for the saved card.
+htmx.defineExtension("upsert", {
+  handleSwap(style, target, fragment) {
+    if (style === "upsert") {
+      const added = [];
+      for (const element of Array.from(fragment.children)) {
+        const existing = element.id && document.getElementById(element.id);
+        if (existing) existing.replaceWith(element); else target.appendChild(element);
+        added.push(element);
+      }
+      return added;
+    }
+    if (style === "tokens") {
+      for (const piece of Array.from(fragment.children)) {
+        const into = document.getElementById(piece.dataset.into);
+        if (!into) continue;
+        if (piece.hasAttribute("data-reset")) into.textContent = "";
+        into.append(...piece.childNodes);
+      }
+      return [];
+    }
+    return false;
+  },
+});
+
+// Reconnect with `since` set to the newest event this page shows, so the catch-up sends only what it missed.
+document.addEventListener("DOMContentLoaded", () => {
+  const create = htmx.createWebSocket;
+  htmx.createWebSocket = (url) => {
+    const ids = Array.from(document.querySelectorAll("#transcript [data-event-id]"), (e) => Number(e.dataset.eventId));
+    const since = ids.length ? Math.max(...ids) : 0;
+    return create(url.replace(/([?&]since=)\d*/, `$1${since}`));
+  };
+});
