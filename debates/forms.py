@@ -20,7 +20,9 @@ class PersonaChoice(forms.ModelChoiceField):
 
 class NewDebateForm(forms.Form):
     format = forms.ChoiceField(choices=[(f.name, f.title) for f in FORMATS.values()], initial="duel")
-    topic = forms.CharField(max_length=500, widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?"}))
+    topic = forms.CharField(
+        max_length=500, strip=False, widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?"})
+    )
     premise = forms.CharField(
         max_length=500, required=False, help_text="Optional: the claim the first side argues for."
     )

@@ -1,0 +1,98 @@
+"""The new-debate form: inline errors, nothing created on bad input, a debate started on good input."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+from django.utils.html import escape
+
+from chaoslm.personas.models import Persona, import_personas
+from debates.models import Debate
+from debates.runner import inline
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def owner(client):
+    user = get_user_model().objects.create_user("olive", password="pw-olive-123")
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def personas():
+    import_personas(
+        [
+            ("a.yaml", "name: Ann\nrole: debater\npersonality: Ann <b>argues</b>.\nposition: For.\n"),
+            ("b.yaml", "name: Ben\nrole: debater\npersonality: Ben argues.\n"),
+            ("j.yaml", "name: Jo\nrole: judge\npersonality: Jo judges.\njudging_criteria: Logic.\n"),
+        ]
+    )
+    return {p.name: p.pk for p in Persona.objects.all()}
+
+
+def duel(personas, **changes):
+    data = {
+        "format": "duel",
+        "topic": "Tea or coffee?",
+        "premise": "",
+        "visibility": "private",
+        "seat_a": personas["Ann"],
+        "seat_b": personas["Ben"],
+        "seat_judge": personas["Jo"],
+        "option_turns": 2,
+        "option_word_limit": 0,
+    }
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"topic": "   "}, "The topic must have at least one non-whitespace character."),
+        ({"seat_b": ""}, "This field is required."),
+        ({"option_turns": 99}, "Ensure this value is less than or equal to 40."),
+        ({"option_turns": 0}, "Ensure this value is greater than or equal to 1."),
+        ({"seat_judge": "Ann"}, "Select a valid choice."),
+    ],
+)
+def test_bad_input_is_shown_inline_and_nothing_is_created(owner, personas, changes, message):
+    data = duel(personas, **{k: (personas[v] if v in personas else v) for k, v in changes.items()})
+    response = owner.post(reverse("debate_new"), data)
+    assert response.status_code == 200
+    assert escape(message) in response.content.decode()
+    assert not Debate.objects.exists()
+
+
+def test_the_same_persona_twice_is_refused(owner, personas):
+    response = owner.post(reverse("debate_new"), duel(personas, seat_b=personas["Ann"]))
+    assert "Each seat needs a different persona" in response.content.decode()
+    assert not Debate.objects.exists()
+
+
+def test_a_good_form_starts_the_debate_and_opens_its_page(owner, personas, llm_server):
+    response = owner.post(reverse("debate_new"), duel(personas))
+    debate = Debate.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("debate_detail", args=[debate.pk])
+    inline.wait_idle()
+    debate.refresh_from_db()
+    assert debate.status == Debate.Status.COMPLETED and debate.winner in ("Ann", "Ben")
+    page = owner.get(response["Location"]).content.decode()
+    assert "Verdict" in page and "Running scores" in page
+
+
+def test_switching_format_returns_only_that_formats_fields(owner, personas):
+    response = owner.get(reverse("debate_new"), {"format": "standard"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert "<html" not in html
+    assert 'name="seat_moderator"' in html and 'name="seat_human"' in html and 'name="option_max_turns"' in html
+    assert 'name="seat_judge"' not in html
+
+
+def test_pickers_offer_personas_of_the_seats_role_and_preview_the_prompt(owner, personas):
+    html = owner.get(reverse("debate_new")).content.decode()
+    judge_picker = html.split('name="seat_judge"')[1].split("</select>")[0]
+    assert "Jo (judge)" in judge_picker and "Ann (debater)" not in judge_picker
+    preview = owner.get(reverse("persona_prompt"), {"seat_a": personas["Ann"], "role": "debater"}).content.decode()
+    assert "Ann &lt;b&gt;argues&lt;/b&gt;.\n\nFor." in preview
