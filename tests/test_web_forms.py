@@ -58,7 +58,7 @@ def duel(personas, **changes):
     ],
 )
 def test_bad_input_is_shown_inline_and_nothing_is_created(owner, personas, changes, message):
-    data = duel(personas, **{k: (personas[v] if v in personas else v) for k, v in changes.items()})
+    data = duel(personas, **{k: (personas.get(v, v)) for k, v in changes.items()})
     response = owner.post(reverse("debate_new"), data)
     assert response.status_code == 200
     assert escape(message) in response.content.decode()
