@@ -21,7 +21,7 @@ from chaoslm import live
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import access, runner, transcripts
 from debates.actions import end_debate, post_message
-from debates.broadcast import live_parts_html, page_state
+from debates.broadcast import card_push, live_parts_html, page_state
 from debates.formats import FORMATS, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
@@ -206,9 +206,10 @@ def debate_end(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
     try:
-        post_message(debate.pk, request.POST.get("text", ""))
+        event = post_message(debate.pk, request.POST.get("text", ""))
     except FormatError as error:
         return HttpResponse(str(error), status=422 if request.htmx else 400)
+    live.push_sync(live.debate_group(debate.pk), card_push(event))
     runner.start(debate.pk)
     _push_state(debate)
     if request.htmx:

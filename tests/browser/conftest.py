@@ -1,0 +1,148 @@
+"""Browser tests: a real ChaosLM server (daphne, via runserver) in a subprocess, driven by Playwright in
+Debian's Chromium, with the OpenAI-compatible test server behind it. Screenshots go to test-artifacts/."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+from tests.conftest import require
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+USERS = {"alice": "pw-alice-123", "bob": "pw-bob-123"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="session")
+def site_env(tmp_path_factory, _llm_server_process):
+    folder = tmp_path_factory.mktemp("site")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{folder}/site.sqlite3",
+        "OPENAI_BASE_URL": _llm_server_process.url,
+        "OPENAI_API_KEY": "browser-tests",
+        "CHAOSLM_DEFAULT_MODEL": "test-model",
+        "CHAOSLM_TRANSCRIPTS_DIR": str(folder / "transcripts"),
+        "CHAOSLM_DEBUG": "true",
+        "CHAOSLM_LLM_TIMEOUT": "10",
+        "CHAOSLM_LOG_LEVEL": "WARNING",
+    }
+    manage(env, "migrate", "--noinput")
+    manage(env, "import_personas", "personas/")
+    create = "; ".join(f"User.objects.create_user({name!r}, password={password!r})" for name, password in USERS.items())
+    manage(env, "shell", "-c", f"from django.contrib.auth.models import User; {create}")
+    return env
+
+
+@pytest.fixture(scope="session")
+def site(site_env):
+    """The base URL of a running ChaosLM."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=ROOT,
+        env=site_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            if httpx.get(base + "/", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        process.terminate()
+        pytest.fail("the ChaosLM server did not start")
+    yield base
+    process.terminate()
+    process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    require(os.path.exists(CHROMIUM), "Chromium (/usr/bin/chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def llm(_llm_server_process):
+    _llm_server_process.reset()
+    return _llm_server_process
+
+
+class Pages:
+    """New browser contexts (separate cookies), logged in or not, that record any dialog a page opens."""
+
+    def __init__(self, browser, base):
+        self.browser = browser
+        self.base = base
+        self.contexts = []
+        self.dialogs = []
+
+    def new(self, user=None):
+        context = self.browser.new_context(viewport={"width": 1300, "height": 900})
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        page.set_default_timeout(30_000)
+        if user:
+            page.goto(self.base + "/accounts/login/")
+            page.fill("#id_username", user)
+            page.fill("#id_password", USERS[user])
+            page.click("button[type=submit]")
+            page.wait_for_url(self.base + "/")
+        return page
+
+    def close(self):
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def pages(browser, site):
+    opened = Pages(browser, site)
+    yield opened
+    opened.close()
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

@@ -1,0 +1,157 @@
+"""The debate pages in a real browser: create, watch live, share, end, speak, reload."""
+
+import httpx2 as httpx
+import pytest
+
+from tests.browser.conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def create(page, base, fmt, topic, seats, options=None, premise="", visibility="private"):
+    page.goto(base + "/debates/new/")
+    if fmt != "duel":
+        page.check(f"input[name=format][value={fmt}]")
+        page.wait_for_selector(f"#id_option_{next(iter(options))}" if options else "#format-fields select")
+    page.fill("#id_topic", topic)
+    page.fill("#id_premise", premise)
+    for key, label in seats.items():
+        if label is True:
+            page.check(f"#id_seat_{key}")
+        else:
+            page.select_option(f"#id_seat_{key}", label=label)
+    for name, value in (options or {}).items():
+        page.fill(f"#id_option_{name}", str(value))
+    page.select_option("#id_visibility", visibility)
+    page.click("button.primary")
+    page.wait_for_url("**/debates/*/")
+    return page.url
+
+
+def cards(page):
+    """(ordinal, text) of every card, in the order they are shown."""
+    return page.eval_on_selector_all(
+        "#transcript > article",
+        "els => els.map(e => [Number(e.dataset.ordinal), e.innerText.trim()]).sort((a, b) => a[0] - b[0])",
+    )
+
+
+def exported_events(base, page):
+    href = page.get_attribute("a[href$='export.md']", "href")
+    cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+    data = httpx.get(base + href.replace("export.md", "export.json"), cookies=cookies).json()
+    return [e for e in data["events"] if e["kind"] != "INTERNAL"]
+
+
+def test_a_duel_from_the_form_streams_live_to_the_owner_and_a_share_link(pages, site, llm):
+    llm.configure(latency=0.05, token_rate=50, reply_words=25)
+    owner = pages.new("alice")
+    url = create(
+        owner,
+        site,
+        "duel",
+        "Should cities ban private cars?",
+        {"a": "Ada Sterling (debater)", "b": "Marcus Vale (debater)", "judge": "Judge Ines Okafor (judge)"},
+        {"turns": 2},
+        premise="Cities should ban private cars",
+        visibility="unlisted",
+    )
+    assert url.endswith("/")
+    # Tokens arrive into the card being written.
+    owner.wait_for_function(
+        "() => [...document.querySelectorAll('.card.writing .stream')].some(s => s.textContent.length > 10)"
+    )
+    screenshot(owner, "debate-streaming")
+    share_url = owner.input_value(".share-link")
+    spectator = pages.new()
+    spectator.goto(share_url)
+    assert "Log in" in spectator.inner_text("header.topbar")
+    for page in (owner, spectator):
+        page.wait_for_selector("#verdict .winner", timeout=60_000)
+        page.wait_for_selector("#status.status-completed")
+    assert owner.locator("#score-chart polyline").count() == 2
+    assert "Premise" in owner.inner_text("#verdict")
+    assert cards(owner) == cards(spectator)
+    assert len(cards(owner)) == len(exported_events(site, owner))
+    assert spectator.locator("#controls").count() == 0  # read-only
+    screenshot(owner, "debate-verdict")
+    screenshot(spectator, "debate-shared")
+
+
+def test_end_debate_brings_the_moderators_summary(pages, site, llm):
+    llm.configure(latency=0.2, token_rate=40, reply_words=20)
+    owner = pages.new("alice")
+    create(
+        owner,
+        site,
+        "standard",
+        "Is remote work better?",
+        {"moderator": "Sam Reyes (moderator)", "p1": "Ada Sterling (debater)", "p2": "Marcus Vale (debater)"},
+        {"max_turns": 30},
+    )
+    owner.wait_for_function("() => document.querySelectorAll('#transcript .kind-turn').length >= 2")
+    owner.click("#controls button.when-active")
+    owner.wait_for_selector("#status.status-completed", timeout=60_000)
+    shown = cards(owner)
+    system_lines = [text for _, text in shown if text.startswith("[SYSTEM]")]
+    assert system_lines[-1] == "[SYSTEM]: Manual termination triggered. Moderator, please provide a final summary."
+    assert shown[-1][1].startswith("Sam Reyes")
+    assert len(system_lines) < 10  # it stopped well before the 30-turn cap
+    screenshot(owner, "debate-ended")
+
+
+def test_the_owner_speaks_in_the_human_seat(pages, site, llm):
+    llm.configure(latency=0.05, token_rate=80, reply_words=15)
+    owner = pages.new("alice")
+    create(
+        owner,
+        site,
+        "standard",
+        "Tabs or spaces?",
+        {
+            "moderator": "Sam Reyes (moderator)",
+            "p1": "Ada Sterling (debater)",
+            "p2": "Marcus Vale (debater)",
+            "human": True,
+        },
+        {"max_turns": 6},
+    )
+    owner.wait_for_selector("#status.status-waiting", timeout=30_000)
+    screenshot(owner, "debate-your-turn")
+    owner.fill("#speak-text", "Spaces, because **diffs** stay clean.")
+    owner.click("form.speak button")
+    owner.wait_for_function(
+        "() => [...document.querySelectorAll('#transcript .kind-user')].some(c => c.innerText.includes('diffs'))"
+    )
+    user_card = owner.locator("#transcript .kind-user").first
+    assert "alice (you)" in user_card.inner_text()
+    assert user_card.locator("strong").inner_text() == "diffs"  # Markdown, rendered
+    owner.wait_for_selector("#status.status-waiting", timeout=30_000)
+    owner.fill("#speak-text", "And tabs break alignment.")
+    owner.click("form.speak button")
+    owner.wait_for_selector("#status.status-completed", timeout=30_000)
+    speakers = [text.split("\n")[0] for _, text in cards(owner) if not text.startswith(("[SYSTEM]", "The debate"))]
+    assert [s for s in speakers if "(you)" in s] == ["alice (you)", "alice (you)"]
+
+
+def test_reloading_mid_debate_loses_and_doubles_nothing(pages, site, llm):
+    llm.configure(latency=0.1, token_rate=60, reply_words=20)
+    owner = pages.new("alice")
+    create(
+        owner,
+        site,
+        "duel",
+        "Is chess a sport?",
+        {"a": "Ada Sterling (debater)", "b": "Marcus Vale (debater)", "judge": "Judge Ines Okafor (judge)"},
+        {"turns": 3},
+    )
+    owner.wait_for_function("() => document.querySelectorAll('#transcript .kind-turn').length >= 1")
+    owner.reload()
+    owner.wait_for_function("() => document.querySelectorAll('#transcript .kind-turn').length >= 2")
+    owner.reload()
+    owner.wait_for_selector("#status.status-completed", timeout=60_000)
+    shown = cards(owner)
+    ordinals = [ordinal for ordinal, _ in shown]
+    assert len(ordinals) == len(set(ordinals))
+    assert ordinals == [e["ordinal"] for e in exported_events(site, owner)]
+    assert owner.locator(".card.writing").count() == 0
