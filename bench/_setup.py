@@ -20,7 +20,7 @@ def free_port() -> int:
 
 
 def start_test_server(
-    latency: float, token_rate: float = 0.0, reply_words: int = 40
+    latency: float, token_rate: float = 0.0, reply_words: int = 40, *extra: str
 ) -> tuple[subprocess.Popen[bytes], str]:
     """The test server in its own process, so its CPU time is not counted as orchestration."""
     port = free_port()
@@ -37,6 +37,7 @@ def start_test_server(
             str(token_rate),
             "--reply-words",
             str(reply_words),
+            *extra,
         ],
         cwd=ROOT,
     )

@@ -5,10 +5,34 @@ Pages join one group each (a debate's, a room's); consumers forward what arrives
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 PUSH_TYPE = "push.html"
+
+# The ASGI server's event loop. The in-memory channel layer's queues belong to one loop, so in the
+# embedded setup debates must run (and push) on the loop that serves the websockets.
+_serving_loop: asyncio.AbstractEventLoop | None = None
+
+
+def serving_loop() -> asyncio.AbstractEventLoop | None:
+    return _serving_loop
+
+
+class RecordServingLoop:
+    """ASGI middleware that notes the server's event loop on the first connection."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
+        global _serving_loop
+        if _serving_loop is None:
+            _serving_loop = asyncio.get_running_loop()
+        return await self.app(scope, receive, send)
 
 
 def debate_group(debate_id: int) -> str:

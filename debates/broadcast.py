@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.core.cache import cache
 from django.db.models import Sum
 from django.template.loader import render_to_string
 from django.utils.html import escape
@@ -136,9 +137,19 @@ def live_parts_html(debate: Debate, with_cards_since: int | None = None) -> str:
 
 
 def catch_up_html(debate_id: int, since_id: int) -> str:
-    """What a (re)connecting page needs: every card it may have missed, and the live parts as they stand."""
+    """What a (re)connecting page needs: every card it may have missed, and the live parts as they stand.
+
+    Many spectators arriving at once ask for the same thing, so the HTML is cached under a key that
+    changes with every event and every status change.
+    """
     debate = Debate.objects.get(pk=debate_id)
-    return live_parts_html(debate, with_cards_since=since_id)
+    latest = debate.events.order_by("-pk").values_list("pk", flat=True).first() or 0
+    key = f"catch-up:{debate_id}:{since_id}:{latest}:{debate.status}:{debate.is_ending}:{debate.updated_at.timestamp()}"
+    html = cache.get(key)
+    if html is None:
+        html = live_parts_html(debate, with_cards_since=since_id)
+        cache.set(key, html, 60)
+    return html
 
 
 class DebateBroadcaster(Observer):

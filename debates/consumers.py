@@ -55,5 +55,13 @@ class DebateConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Pages only listen; anything they send is ignored."""
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        if message["type"] == live.PUSH_TYPE:
+            # Pushes only forward HTML. Channels' dispatch would first close stale database connections
+            # in a worker thread: a thread hop per message per spectator, the biggest cost of a push.
+            await self.push_html(message)
+            return
+        await super().dispatch(message)
+
     async def push_html(self, message: dict[str, Any]) -> None:
         await self.send(text_data=message["html"])

@@ -14,11 +14,14 @@ from concurrent.futures import Future
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
+from chaoslm import live
+
 logger = logging.getLogger("chaoslm.runner")
 
 
 class InlineRunner:
-    """One event loop in a daemon thread; each debate runs there at most once at a time."""
+    """Runs debates on the web server's own event loop (or, outside a server, a loop in a daemon thread);
+    each debate runs at most once at a time."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -27,6 +30,9 @@ class InlineRunner:
         self._again: set[int] = set()
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        serving = live.serving_loop()
+        if serving is not None:
+            return serving
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()

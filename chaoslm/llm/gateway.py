@@ -117,6 +117,11 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def warm_up() -> None:
+    """Pay the one-time costs (the CA bundle) before serving, not on the first call."""
+    _ssl_context()
+
+
 def client_for(endpoint: Endpoint) -> openai.AsyncOpenAI:
     loop = asyncio.get_running_loop()
     per_loop = _clients.setdefault(loop, {})

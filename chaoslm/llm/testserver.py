@@ -127,6 +127,8 @@ class Config:
     reply_words: int = 40
     hang_seconds: float = 3600.0
     seed: int = 0
+    # Each streamed chunk carries the moment it left the server, "[t<microseconds>] ", for latency benchmarks.
+    stamp_tokens: bool = False
     rules: list[Rule] = field(default_factory=list)
     # Random faults for soak tests: kind -> probability, tried in order.
     fault_rates: dict[str, float] = field(default_factory=dict)
@@ -410,6 +412,8 @@ class TestLLMServer:
                 if request.transport is not None:
                     request.transport.close()
                 return response
+            if config.stamp_tokens:
+                piece = f"[t{time.time() * 1e6:.0f}] "
             await send(chunk({"content": piece}))
             if pause:
                 await asyncio.sleep(pause)
@@ -456,9 +460,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before the first token")
     parser.add_argument("--token-rate", type=float, default=0.0, help="chunks a second; 0 = all at once")
     parser.add_argument("--reply-words", type=int, default=40, help="length of the default replies")
+    parser.add_argument("--stamp-tokens", action="store_true", help="stream send timestamps instead of words")
     parser.add_argument("--config", help="a JSON file with a full Config (rules, fault_rates, ...)")
     args = parser.parse_args()
-    config = Config(latency=args.latency, token_rate=args.token_rate, reply_words=args.reply_words)
+    config = Config(
+        latency=args.latency, token_rate=args.token_rate, reply_words=args.reply_words, stamp_tokens=args.stamp_tokens
+    )
     if args.config:
         with open(args.config) as handle:
             config = Config.from_dict(json.load(handle))

@@ -1,0 +1,200 @@
+"""Live latency: how long a token takes from leaving the LLM server to reaching each spectator's socket.
+
+Starts the test server (tokens stamped with their send time), a real ChaosLM server (runserver,
+daphne, inline runner, in-memory channel layer), N websocket spectators on one public debate,
+then a judged duel through the real form. Prints p50/p99 token latency over every token every
+spectator received, and the debate page's render time at 500 events.
+Targets: p50 < 25 ms, p99 < 100 ms, page < 200 ms.
+
+    uv run python bench/live_latency.py [--spectators 100] [--turns 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._setup import ROOT, django_with_temp_db, free_port, start_test_server
+
+STAMP = re.compile(r"\[t(\d+)\]")
+# Only token pushes count: a saved card also carries the stamps, but long after they were sent.
+TOKEN_PUSH = re.compile(r'<div hx-swap-oob="tokens:#transcript"><span data-into="[^"]+">([^<]*)</span></div>')
+
+
+def start_site(port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=ROOT,
+        # Production settings: no debug query log.
+        env={
+            **os.environ,
+            "CHAOSLM_LOG_LEVEL": "WARNING",
+            "CHAOSLM_DEBUG": "false",
+            "CHAOSLM_SECRET_KEY": "bench-only-secret-key-" + "x" * 40,
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return process
+
+
+async def wait_up(base: str) -> None:
+    async with aiohttp.ClientSession() as session:
+        for _ in range(100):
+            try:
+                async with session.get(base + "/") as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError("ChaosLM did not start")
+
+
+async def start_duel(base: str, turns: int) -> int:
+    """Log in and submit the new-debate form, as a person would."""
+    from chaoslm.personas.models import Persona
+
+    ids = {p.name: p.pk for p in await asyncio.to_thread(lambda: list(Persona.objects.all()))}
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with aiohttp.ClientSession(cookie_jar=jar) as session:
+        async with session.get(base + "/accounts/login/") as response:
+            await response.text()
+        token = next(c.value for c in jar if c.key == "csrftoken")
+        login = {"username": "bench", "password": "bench-pass-123", "csrfmiddlewaretoken": token}
+        async with session.post(base + "/accounts/login/", data=login) as response:
+            await response.text()
+        token = next(c.value for c in jar if c.key == "csrftoken")
+        form = {
+            "csrfmiddlewaretoken": token,
+            "format": "duel",
+            "topic": "Is latency a feature?",
+            "premise": "",
+            "visibility": "public",
+            "seat_a": ids["Ada Sterling"],
+            "seat_b": ids["Marcus Vale"],
+            "seat_judge": ids["Judge Ines Okafor"],
+            "option_turns": turns,
+            "option_word_limit": 0,
+        }
+        async with session.post(base + "/debates/new/", data=form, allow_redirects=False) as response:
+            location = response.headers["Location"]
+    return int(location.rstrip("/").rsplit("/", 1)[1])
+
+
+async def spectate(url: str, origin: str, latencies: list[float], done: asyncio.Event) -> int:
+    messages = 0
+    async with aiohttp.ClientSession() as session, session.ws_connect(url, max_msg_size=0, origin=origin) as socket:
+        while not done.is_set():
+            try:
+                message = await asyncio.wait_for(socket.receive(), 0.5)
+            except TimeoutError:
+                continue
+            if message.type != aiohttp.WSMsgType.TEXT:
+                break
+            now = time.time() * 1e6
+            messages += 1
+            for tokens in TOKEN_PUSH.findall(message.data):
+                latencies.extend((now - int(stamp)) / 1000 for stamp in STAMP.findall(tokens))
+            if "status-completed" in message.data:
+                break
+    return messages
+
+
+def seed_page(events: int) -> int:
+    from debates.models import Debate, Event, Seat
+
+    debate = Debate.objects.create(topic="A long debate", format="custom", visibility="public", status="completed")
+    seat = Seat.objects.create(debate=debate, key="p1", role="debater", name="Ada", order=1)
+    Event.objects.bulk_create(
+        Event(
+            debate=debate,
+            seat=seat if i % 2 else None,
+            ordinal=i,
+            kind="TURN" if i % 2 else "SYSTEM",
+            content=f"Statement {i}: **bold** claims, a [link](https://example.org) and a list:\n\n- one\n- two",
+        )
+        for i in range(events)
+    )
+    return debate.pk
+
+
+async def page_times(base: str, debate_id: int, runs: int = 10) -> list[float]:
+    times = []
+    async with aiohttp.ClientSession() as session:
+        for _ in range(runs):
+            started = time.perf_counter()
+            async with session.get(f"{base}/debates/{debate_id}/") as response:
+                body = await response.text()
+                assert response.status == 200 and body.count('class="card') >= 500
+            times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+async def run(args: argparse.Namespace, base: str) -> None:
+    await wait_up(base)
+    latencies: list[float] = []
+    done = asyncio.Event()
+    debate_id = await start_duel(base, args.turns)
+    url = base.replace("http", "ws") + f"/ws/debates/{debate_id}/?since=0"
+    started = time.perf_counter()
+    spectators = [asyncio.create_task(spectate(url, base, latencies, done)) for _ in range(args.spectators)]
+    counts = await asyncio.wait_for(asyncio.gather(*spectators), timeout=300)
+    wall = time.perf_counter() - started
+    done.set()
+    page_id = await asyncio.to_thread(seed_page, 500)
+    renders = await page_times(base, page_id)
+    latencies.sort()
+
+    def pct(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(len(latencies) * p))]
+
+    rows = [
+        ("spectators", f"{args.spectators}", ""),
+        ("messages received (all spectators)", f"{sum(counts)}", ""),
+        ("token deliveries measured", f"{len(latencies)}", ""),
+        ("debate wall time", f"{wall:.1f} s", ""),
+        ("token latency p50", f"{pct(0.50):.1f} ms", "target < 25 ms"),
+        ("token latency p99", f"{pct(0.99):.1f} ms", "target < 100 ms"),
+        ("token latency max", f"{latencies[-1]:.1f} ms", ""),
+        ("page render at 500 events (median)", f"{statistics.median(renders):.1f} ms", "target < 200 ms"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"{'figure':<{width}}  {'value':>12}  note")
+    print("-" * (width + 32))
+    for name, value, note in rows:
+        print(f"{name:<{width}}  {value:>12}  {note}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spectators", type=int, default=100)
+    parser.add_argument("--turns", type=int, default=4)
+    args = parser.parse_args()
+    server, llm_url = start_test_server(0.05, 40.0, 20, "--stamp-tokens")
+    django_with_temp_db(llm_url)
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("bench", password="bench-pass-123")
+    port = free_port()
+    site = start_site(port)
+    try:
+        asyncio.run(run(args, f"http://127.0.0.1:{port}"))
+    finally:
+        site.terminate()
+        server.terminate()
+
+
+if __name__ == "__main__":
+    main()
