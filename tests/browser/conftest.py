@@ -81,7 +81,9 @@ def site(site_env):
     process.wait(10)
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while it is open,
+# which would break asyncio.run() in the tests that follow.
+@pytest.fixture(scope="module")
 def browser():
     require(os.path.exists(CHROMIUM), "Chromium (/usr/bin/chromium)")
     from playwright.sync_api import sync_playwright
