@@ -115,13 +115,21 @@ def page_state(debate: Debate) -> dict[str, Any]:
         "seat_usage": seat_usage,
         "tokens_in": sum(u[1] for u in seat_usage),
         "tokens_out": sum(u[2] for u in seat_usage),
+        "stage": current_stage(events),
     }
 
 
-def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "") -> str:
+def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:
     return render_to_string(
-        "partials/status.html", {"debate": debate, "thinking": thinking, "waiting": waiting, "oob": True}
+        "partials/status.html",
+        {"debate": debate, "thinking": thinking, "waiting": waiting, "stage": stage, "oob": True},
     )
+
+
+def current_stage(events: Iterable[Event]) -> str:
+    """The stage and round the last SYSTEM instruction set, as formats word it ("Round 2 of 3, turn 5.")."""
+    system = [e for e in events if e.kind == Event.Kind.SYSTEM]
+    return system[-1].data.get("status", "") if system else ""
 
 
 def live_parts_html(debate: Debate, with_cards_since: int | None = None) -> str:
@@ -132,7 +140,7 @@ def live_parts_html(debate: Debate, with_cards_since: int | None = None) -> str:
         parts.extend(card_push(e) for e in state["events"] if e.pk > with_cards_since)
     for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
         parts.append(render_to_string(template, {**state, "oob": True}))
-    parts.append(status_html(debate))
+    parts.append(status_html(debate, stage=state["stage"]))
     return "".join(parts)
 
 
@@ -160,6 +168,7 @@ class DebateBroadcaster(Observer):
         self.outbox: list[list[Any]] = []  # ["html", text] or ["tokens", ordinal, [pieces]]
         self.thinking: dict[int, str] = {}
         self.seat_names: dict[str, str] = {}
+        self.stage = ""
         self.wake: asyncio.Event | None = None
         self.sender: asyncio.Task[None] | None = None
 
@@ -216,7 +225,7 @@ class DebateBroadcaster(Observer):
         self.thinking[step.ordinal] = name
         if step.kind != "INTERNAL":
             self._send(upsert(render_to_string("partials/writing_card.html", {"step": step, "name": name})))
-        self._send(status_html(debate, self._thinking()))
+        self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     def delta(self, debate: Debate, step: Step, text: str) -> None:
         if step.json_schema is not None or step.kind == "INTERNAL":
@@ -234,16 +243,18 @@ class DebateBroadcaster(Observer):
         )
 
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
-        self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s"))
+        self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s", self.stage))
 
     async def event_saved(self, debate: Debate, event: Event) -> None:
         self.thinking.pop(event.ordinal, None)
+        if event.kind == Event.Kind.SYSTEM:
+            self.stage = event.data.get("status", "")
         if event.kind == Event.Kind.INTERNAL:
             return
         if event.kind in (Event.Kind.SCORE, Event.Kind.VERDICT):
             self._send(await sync_to_async(live_parts_html)(debate))
         self._send(await sync_to_async(card_push)(event))
-        self._send(status_html(debate, self._thinking()))
+        self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
         if not self.seat_names:
