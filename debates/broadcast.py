@@ -95,15 +95,6 @@ def page_state(debate: Debate) -> dict[str, Any]:
     for event in events:
         # Attach the seat from the one seats query, so cards never query per event.
         event.seat = by_id.get(event.seat_id)
-    usage = {
-        row["seat_id"]: row
-        for row in debate.events.values("seat_id").annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
-    }
-    seat_usage = [
-        (s, usage.get(s.pk, {}).get("tokens_in") or 0, usage.get(s.pk, {}).get("tokens_out") or 0)
-        for s in seats
-        if not s.is_human
-    ]
     return {
         "debate": debate,
         "seats": seats,
@@ -112,11 +103,31 @@ def page_state(debate: Debate) -> dict[str, Any]:
         "chart": score_chart(seats, events),
         "has_judge": any(s.key == "judge" for s in seats),
         "human_seat": next((s for s in seats if s.is_human), None),
+        "stage": current_stage(events),
+        **usage(debate, seats),
+    }
+
+
+def usage(debate: Debate, seats: Sequence[Seat]) -> dict[str, Any]:
+    """Tokens in and out, per seat and in all: one query."""
+    totals = {
+        row["seat_id"]: row
+        for row in debate.events.values("seat_id").annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+    }
+    seat_usage = [
+        (s, totals.get(s.pk, {}).get("tokens_in") or 0, totals.get(s.pk, {}).get("tokens_out") or 0)
+        for s in seats
+        if not s.is_human
+    ]
+    return {
         "seat_usage": seat_usage,
         "tokens_in": sum(u[1] for u in seat_usage),
         "tokens_out": sum(u[2] for u in seat_usage),
-        "stage": current_stage(events),
     }
+
+
+def usage_html(debate: Debate) -> str:
+    return render_to_string("partials/usage.html", {**usage(debate, list(debate.seats.all())), "oob": True})
 
 
 def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:
@@ -253,6 +264,8 @@ class DebateBroadcaster(Observer):
             return
         if event.kind in (Event.Kind.SCORE, Event.Kind.VERDICT):
             self._send(await sync_to_async(live_parts_html)(debate))
+        elif event.tokens_out:
+            self._send(await sync_to_async(usage_html)(debate))
         self._send(await sync_to_async(card_push)(event))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
