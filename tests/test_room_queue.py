@@ -1,0 +1,172 @@
+"""The room's turn queue with no LLM: order, mentions, skips, pauses, limits, the speaker guard."""
+
+import pytest
+
+from rooms.queue import (
+    Agent,
+    Queue,
+    add_agent,
+    advance,
+    context_level,
+    everyone_skipped,
+    find_mentions,
+    guard_speaker,
+    is_skip,
+    message_limit_reached,
+    next_group,
+    remove_agent,
+    with_mentions,
+)
+
+ALICE, BOB, CHARLIE = Agent(1, "Alice"), Agent(2, "Bob"), Agent(3, "Charlie")
+AGENTS = [ALICE, BOB, CHARLIE]
+
+
+def queue(*ids):
+    q = Queue()
+    for agent_id in ids:
+        q = add_agent(q, agent_id)
+    return q
+
+
+def rotation(q, agents, steps, skipped=()):
+    spoken = []
+    for _ in range(steps):
+        group = next_group(q, agents)
+        spoken.append(group)
+        q = advance(q, group, [a for a in group if a in skipped])
+    return spoken, q
+
+
+def test_agents_answer_in_the_order_they_were_added():
+    spoken, _ = rotation(queue(1, 2, 3), AGENTS, 4)
+    assert spoken == [(1,), (2,), (3,), (1,)]
+
+
+def test_the_specs_example_a_mention_is_inserted_then_normal_order_returns():
+    q = queue(1, 2, 3)
+    q = with_mentions(q, find_mentions("@Charlie what do you think?", AGENTS))
+    spoken, _ = rotation(q, AGENTS, 3)
+    assert spoken == [(3,), (1,), (2,)]
+
+
+def test_mentions_are_case_insensitive_partial_and_self_mentions_are_ignored():
+    agents = [Agent(1, "Alice"), Agent(2, "Alan"), Agent(3, "Judge Ines Okafor")]
+    assert find_mentions("hey @alice", agents) == (1,)
+    assert find_mentions("hey @AL, thoughts?", agents) == (1,)  # partial: the first match in queue order
+    assert find_mentions("@ines okafor?", agents) == (3,)
+    assert find_mentions("@Judge Ines Okafor, rule on it.", agents) == (3,)
+    assert find_mentions("I, Alice, say @Alice", agents, author_id=1) == ()
+    assert find_mentions("email me at bob@example.org", [Agent(9, "example")]) == ()
+    assert find_mentions("@nobody here", agents) == ()
+
+
+def test_several_mentions_answer_together_in_queue_order_then_the_queue_resumes():
+    q = queue(1, 2, 3)
+    q = advance(q, next_group(q, AGENTS))  # Alice spoke; Bob is next in rotation
+    q = with_mentions(q, find_mentions("@Charlie and @Alice, please", AGENTS))
+    assert next_group(q, AGENTS) == (1, 3)
+    q = advance(q, (1, 3))
+    assert next_group(q, AGENTS) == (2,)
+
+
+def test_agents_can_mention_each_other():
+    q = queue(1, 2, 3)
+    q = advance(q, next_group(q, AGENTS))  # Alice answered, mentioning Charlie
+    q = with_mentions(q, find_mentions("I defer to @Charlie", AGENTS, author_id=1))
+    spoken, _ = rotation(q, AGENTS, 2)
+    assert spoken == [(3,), (2,)]
+
+
+def test_paused_agents_are_passed_over_and_keep_their_place():
+    agents = [ALICE, Agent(2, "Bob", participating=False), CHARLIE]
+    spoken, q = rotation(queue(1, 2, 3), agents, 3)
+    assert spoken == [(1,), (3,), (1,)]
+    assert q.order == (1, 2, 3)
+    assert next_group(with_mentions(q, [2]), agents) != (2,)  # a paused agent does not answer a mention
+
+
+def test_new_agents_join_the_end_and_removed_ones_leave_without_disturbing_the_turn():
+    q = queue(1, 2)
+    q = advance(q, (1,))
+    q = add_agent(q, 3)
+    assert q.order == (1, 2, 3) and next_group(q, AGENTS) == (2,)
+    q = remove_agent(q, 1)
+    assert q.order == (2, 3) and next_group(q, AGENTS) == (2,)
+    q = remove_agent(q, 2)
+    assert next_group(q, AGENTS) == (3,)
+    assert remove_agent(remove_agent(q, 3), 3) == Queue()
+
+
+def test_a_full_round_of_skips_stops_auto_mode_and_one_answer_resets_it():
+    q = queue(1, 2, 3)
+    _, q = rotation(q, AGENTS, 2, skipped={1, 2})
+    assert not everyone_skipped(q, AGENTS)
+    _, q = rotation(q, AGENTS, 1, skipped={3})
+    assert everyone_skipped(q, AGENTS)
+    _, q = rotation(q, AGENTS, 1)
+    assert not everyone_skipped(q, AGENTS) and q.skipped == ()
+
+
+def test_skips_count_only_participating_agents():
+    agents = [ALICE, Agent(2, "Bob", participating=False), CHARLIE]
+    _, q = rotation(queue(1, 2, 3), agents, 2, skipped={1, 3})
+    assert everyone_skipped(q, agents)
+
+
+@pytest.mark.parametrize(
+    ("text", "skip"),
+    [
+        ("SKIP", True),
+        ("skip", True),
+        ('"SKIP"', True),
+        ("SKIP.", True),
+        (" **SKIP** ", True),
+        ("Skipping this one because", False),
+        ("I would not skip this", False),
+        ("", False),
+    ],
+)
+def test_is_skip(text, skip):
+    assert is_skip(text) == skip
+
+
+@pytest.mark.parametrize(
+    ("tokens", "window", "level"),
+    [
+        (0, 8000, "ok"),
+        (6399, 8000, "ok"),
+        (6400, 8000, "warning"),
+        (7599, 8000, "warning"),
+        (7600, 8000, "critical"),
+        (9000, 8000, "critical"),
+        (10, 0, "ok"),
+    ],
+)
+def test_context_thresholds_at_80_and_95_percent(tokens, window, level):
+    assert context_level(tokens, window) == level
+
+
+def test_message_limit_and_zero_for_unlimited():
+    assert message_limit_reached(10, 10) and not message_limit_reached(9, 10)
+    assert not message_limit_reached(10_000, 0)
+
+
+def test_the_queue_survives_a_round_trip_through_json():
+    q = with_mentions(advance(queue(1, 2, 3), (1,), [1]), [3])
+    assert Queue.from_json(q.to_json()) == q
+    assert Queue.from_json(None) == Queue()
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "cut_at"),
+    [
+        ("I agree with that.\nBob: No you don't!\nAlice: Yes I do.", "I agree with that.", "Bob"),
+        ("Point one.\n**Charlie:** and another", "Point one.", "Charlie"),
+        ("As Bob said: costs matter.", "As Bob said: costs matter.", ""),
+        ("Alice: I am me.", "Alice: I am me.", ""),  # its own name is not someone else's line
+    ],
+)
+def test_the_speaker_guard_cuts_where_an_agent_speaks_for_another(text, kept, cut_at):
+    guarded = guard_speaker(text, "Alice", ["Alice", "Bob", "Charlie", "You"])
+    assert (guarded.text, guarded.cut_at) == (kept, cut_at)
