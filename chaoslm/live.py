@@ -10,6 +10,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.utils.html import escape
 
 PUSH_TYPE = "push.html"
 
@@ -61,3 +62,72 @@ async def join(group: str, channel_name: str) -> None:
 
 async def leave(group: str, channel_name: str) -> None:
     await get_channel_layer().group_discard(group, channel_name)
+
+
+# Tokens arriving within this window go out in one push: fewer, larger messages keep the channel
+# layer under its capacity with many spectators, at a cost of at most this much latency.
+TOKEN_BATCH_SECONDS = 0.008
+
+
+class Outbox:
+    """Pushes to one group, in order, from code running on an event loop; tokens are batched.
+
+    Token text goes through the page's `tokens` swap (static/js/chaoslm.js), anchored on `anchor`, an
+    element every page of the group has: it appends to the element with the given id if the page has
+    it, and drops the text quietly if not.
+    """
+
+    def __init__(self, group: str, anchor: str) -> None:
+        self.group = group
+        self.anchor = anchor
+        self.items: list[list[Any]] = []  # ["html", text] or ["tokens", target id, [pieces]]
+        self.wake: asyncio.Event | None = None
+        self.sender: asyncio.Task[None] | None = None
+
+    def html(self, html: str) -> None:
+        self.items.append(["html", html])
+        self._wake()
+
+    def tokens(self, target: str, text: str) -> None:
+        last = self.items[-1] if self.items else None
+        if last is not None and last[0] == "tokens" and last[1] == target:
+            last[2].append(text)
+        else:
+            self.items.append(["tokens", target, [text]])
+        self._wake()
+
+    def reset(self, target: str) -> None:
+        self.html(f'<div hx-swap-oob="tokens:{self.anchor}"><span data-into="{target}" data-reset></span></div>')
+
+    def _wake(self) -> None:
+        if self.sender is None:
+            self.wake = asyncio.Event()
+            self.sender = asyncio.get_running_loop().create_task(self._run())
+        assert self.wake is not None
+        self.wake.set()
+
+    async def _run(self) -> None:
+        assert self.wake is not None
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            await asyncio.sleep(TOKEN_BATCH_SECONDS)
+            await push(self.group, self._take())
+
+    def _take(self) -> str:
+        parts = []
+        for item in self.items:
+            if item[0] == "html":
+                parts.append(item[1])
+            else:
+                text = escape("".join(item[2]))
+                parts.append(f'<div hx-swap-oob="tokens:{self.anchor}"><span data-into="{item[1]}">{text}</span></div>')
+        self.items.clear()
+        return "".join(parts)
+
+    async def drain(self) -> None:
+        """Send what is left and stop the sender."""
+        await push(self.group, self._take())
+        if self.sender is not None:
+            self.sender.cancel()
+            self.sender = None

@@ -10,7 +10,6 @@ the card being written if the page has it and drops them quietly if not (the sav
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,16 +18,11 @@ from asgiref.sync import sync_to_async
 from django.core.cache import cache
 from django.db.models import Sum
 from django.template.loader import render_to_string
-from django.utils.html import escape
 
 from chaoslm import live
 from debates.engine import Observer
 from debates.formats import Step
 from debates.models import Debate, Event, Seat
-
-# Tokens arriving within this window go out in one push: fewer, larger messages keep the channel
-# layer under its capacity with many spectators, at a cost of at most this much latency.
-TOKEN_BATCH_SECONDS = 0.008
 
 SERIES_COLOURS = ("#1570ef", "#d92d20", "#12b76a", "#f79009")
 
@@ -175,57 +169,17 @@ class DebateBroadcaster(Observer):
     """An engine observer that pushes a running debate to its page's websocket group, in order."""
 
     def __init__(self, debate_id: int) -> None:
-        self.group = live.debate_group(debate_id)
-        self.outbox: list[list[Any]] = []  # ["html", text] or ["tokens", ordinal, [pieces]]
+        self.outbox = live.Outbox(live.debate_group(debate_id), "#transcript")
         self.thinking: dict[int, str] = {}
         self.seat_names: dict[str, str] = {}
         self.stage = ""
-        self.wake: asyncio.Event | None = None
-        self.sender: asyncio.Task[None] | None = None
 
-    # -- the outbox: one sender keeps pushes in order and batches tokens ---------------------------
     def _send(self, html: str) -> None:
-        self.outbox.append(["html", html])
-        self._wake()
-
-    def _wake(self) -> None:
-        if self.sender is None:
-            self.wake = asyncio.Event()
-            self.sender = asyncio.get_running_loop().create_task(self._run_sender())
-        assert self.wake is not None
-        self.wake.set()
-
-    async def _run_sender(self) -> None:
-        assert self.wake is not None
-        while True:
-            await self.wake.wait()
-            self.wake.clear()
-            await asyncio.sleep(TOKEN_BATCH_SECONDS)
-            html = self._drain()
-            if html:
-                await live.push(self.group, html)
-
-    def _drain(self) -> str:
-        parts = []
-        for item in self.outbox:
-            if item[0] == "html":
-                parts.append(item[1])
-            else:
-                text = escape("".join(item[2]))
-                parts.append(
-                    f'<div hx-swap-oob="tokens:#transcript"><span data-into="ev-{item[1]}-text">{text}</span></div>'
-                )
-        self.outbox.clear()
-        return "".join(parts)
+        self.outbox.html(html)
 
     async def drain(self) -> None:
         """Send what is left; the engine calls this before it returns."""
-        html = self._drain()
-        if html:
-            await live.push(self.group, html)
-        if self.sender is not None:
-            self.sender.cancel()
-            self.sender = None
+        await self.outbox.drain()
 
     # -- engine hooks -----------------------------------------------------------------------------
     def _thinking(self) -> list[str]:
@@ -241,17 +195,10 @@ class DebateBroadcaster(Observer):
     def delta(self, debate: Debate, step: Step, text: str) -> None:
         if step.json_schema is not None or step.kind == "INTERNAL":
             return  # raw JSON is not for reading; the card shows the parsed result when it lands
-        last = self.outbox[-1] if self.outbox else None
-        if last is not None and last[0] == "tokens" and last[1] == step.ordinal:
-            last[2].append(text)
-        else:
-            self.outbox.append(["tokens", step.ordinal, [text]])
-        self._wake()
+        self.outbox.tokens(f"ev-{step.ordinal}-text", text)
 
     def restart(self, debate: Debate, step: Step) -> None:
-        self._send(
-            f'<div hx-swap-oob="tokens:#transcript"><span data-into="ev-{step.ordinal}-text" data-reset></span></div>'
-        )
+        self.outbox.reset(f"ev-{step.ordinal}-text")
 
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
         self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s", self.stage))

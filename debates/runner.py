@@ -7,9 +7,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
-from concurrent.futures import Future
+from collections.abc import Callable, Coroutine
+from concurrent.futures import CancelledError, Future
+from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
@@ -28,6 +31,7 @@ class InlineRunner:
         self._lock = threading.Lock()
         self._running: dict[int, Future[None]] = {}
         self._again: set[int] = set()
+        self._tasks: dict[str, Future[None]] = {}
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         serving = live.serving_loop()
@@ -50,6 +54,31 @@ class InlineRunner:
                 return
             self._running[debate_id] = asyncio.run_coroutine_threadsafe(self._run(debate_id), loop)
 
+    def run_task(self, key: str, factory: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        """Run `factory()` on the loop unless a task under `key` is running (rooms use this)."""
+        loop = self._ensure_loop()
+        with self._lock:
+            if key in self._tasks and not self._tasks[key].done():
+                return
+            self._tasks[key] = asyncio.run_coroutine_threadsafe(self._guarded(key, factory), loop)
+
+    def cancel_task(self, key: str) -> None:
+        """Stop the task under `key` at once; what it was generating is dropped."""
+        with self._lock:
+            future = self._tasks.get(key)
+        if future is not None:
+            future.cancel()
+
+    async def _guarded(self, key: str, factory: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        try:
+            await factory()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("task %s failed", key)
+        finally:
+            await asyncio.to_thread(close_old_connections)
+
     async def _run(self, debate_id: int) -> None:
         from debates.broadcast import DebateBroadcaster
         from debates.engine import run_debate
@@ -71,9 +100,10 @@ class InlineRunner:
     def wait_idle(self, timeout: float = 30.0) -> None:
         """Block until no debate is running (tests and shutdown)."""
         with self._lock:
-            futures = list(self._running.values())
+            futures = [*self._running.values(), *self._tasks.values()]
         for future in futures:
-            future.result(timeout)
+            with contextlib.suppress(CancelledError):
+                future.result(timeout)
 
 
 inline = InlineRunner()

@@ -1,0 +1,115 @@
+"""What a room's owner does: create it, add and remove agents, pause them, speak, switch modes, keep answers.
+
+Views call these; they write the system messages the spec asks for and keep the queue in step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from chaoslm.personas.models import Persona
+from rooms import queue as q
+from rooms.engine import agent_prompt, queue_agents
+from rooms.models import Room, RoomAgent, RoomMessage
+
+MAX_MESSAGE_CHARS = 4000
+
+
+class RoomError(ValueError):
+    """Something the person asked for that cannot be done; the message says why."""
+
+
+def system_message(room: Room, text: str) -> RoomMessage:
+    return RoomMessage.objects.create(room=room, kind=RoomMessage.Kind.SYSTEM, content=text, active=False)
+
+
+def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
+    if room.agents.filter(name=persona.name).exists():
+        raise RoomError(f"{persona.name} is already in this room.")
+    spec = persona.spec()
+    with transaction.atomic():
+        agent = RoomAgent.objects.create(
+            room=room,
+            persona=persona,
+            name=persona.name,
+            role=persona.role,
+            system_prompt=agent_prompt(spec.system_prompt("chat"), persona.name),
+            llm={
+                "provider_id": persona.provider_id,
+                "model": spec.model,
+                "temperature": spec.temperature,
+                "max_tokens": spec.max_tokens,
+            },
+        )
+        room.queue = q.add_agent(q.Queue.from_json(room.queue), agent.pk).to_json()
+        room.save(update_fields=["queue", "updated_at"])
+        message = system_message(room, f"[{agent.label}] joined the conversation")
+    return agent, message
+
+
+def remove_agent(room: Room, agent: RoomAgent) -> RoomMessage:
+    with transaction.atomic():
+        room.queue = q.remove_agent(q.Queue.from_json(room.queue), agent.pk).to_json()
+        room.save(update_fields=["queue", "updated_at"])
+        message = system_message(room, f"[{agent.label}] left the conversation")
+        agent.delete()
+    return message
+
+
+def toggle_participation(agent: RoomAgent) -> RoomAgent:
+    agent.participating = not agent.participating
+    agent.save(update_fields=["participating"])
+    return agent
+
+
+def post_message(room: Room, author: str, text: str) -> RoomMessage:
+    """The person's message; @mentions put the named agents next in the queue."""
+    text = text.strip()
+    if room.mode == Room.Mode.AUTO:
+        raise RoomError("Switch to manual mode to type (Ctrl+M).")
+    if not text:
+        raise RoomError("Write something first.")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise RoomError(f"Messages may be at most {MAX_MESSAGE_CHARS} characters; this one is {len(text)}.")
+    if room.messages.filter(kind=RoomMessage.Kind.PENDING).exists():
+        raise RoomError("Keep or drop the pending answers first.")
+    with transaction.atomic():
+        message = RoomMessage.objects.create(room=room, kind=RoomMessage.Kind.USER, author=author, content=text)
+        mentioned = q.find_mentions(text, queue_agents(room.agents.all()))
+        room.queue = q.with_mentions(q.Queue.from_json(room.queue), mentioned).to_json()
+        room.save(update_fields=["queue", "updated_at"])
+    return message
+
+
+def set_mode(room: Room, mode: str) -> RoomMessage | None:
+    if mode == room.mode:
+        return None
+    if mode == Room.Mode.AUTO and room.messages.filter(kind=RoomMessage.Kind.PENDING).exists():
+        raise RoomError("Keep or drop the pending answers before starting auto mode.")
+    room.mode = mode
+    room.pause_reason = ""
+    room.retry_at = None
+    fields: list[str] = ["mode", "pause_reason", "retry_at", "updated_at"]
+    if mode == Room.Mode.AUTO:
+        room.messages_since_auto = 0
+        fields.append("messages_since_auto")
+    room.save(update_fields=fields)
+    return system_message(room, "Auto mode started" if mode == Room.Mode.AUTO else "Auto mode stopped")
+
+
+def toggle_active(message: RoomMessage) -> RoomMessage:
+    if message.kind in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT):
+        message.active = not message.active
+        message.save(update_fields=["active"])
+    return message
+
+
+def settings_update(room: Room, values: dict[str, Any]) -> Room:
+    for name in ("response_delay", "max_messages", "max_wait"):
+        if name in values:
+            setattr(room, name, values[name])
+    room.full_clean(exclude=["owner", "queue", "share_token"])
+    room.save()
+    return room

@@ -1,0 +1,299 @@
+"""Running a room: manual rounds (every agent answers at once, as pending cards) and auto mode.
+
+State lives in the database (the room's mode and queue, its messages), so a reload or a restart
+loses nothing; the auto loop re-reads the room before every turn, so toggling it off from the page
+takes effect at once (the view also cancels the generation in flight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.utils import timezone
+
+from chaoslm.llm import (
+    Callbacks,
+    ChatOptions,
+    ChatResult,
+    Endpoint,
+    LLMError,
+    LLMRateLimited,
+    Policy,
+    chat,
+    estimate_tokens,
+)
+from rooms import queue as q
+from rooms.models import Room, RoomAgent, RoomMessage
+
+logger = logging.getLogger("chaoslm.rooms")
+
+
+class RoomObserver:
+    """Receives what happens in a room; the defaults do nothing. Token hooks must only buffer."""
+
+    def started(self, room: Room, agent: RoomAgent) -> None:
+        pass
+
+    def delta(self, room: Room, agent: RoomAgent, text: str) -> None:
+        pass
+
+    async def message_saved(self, room: Room, message: RoomMessage) -> None:
+        pass
+
+    async def room_changed(self, room: Room, note: str = "") -> None:
+        pass
+
+    async def countdown(self, room: Room, seconds: int) -> None:
+        pass
+
+    async def drain(self) -> None:
+        pass
+
+
+def agent_prompt(persona_prompt: str, name: str) -> str:
+    """The persona, the spec's SKIP rule, and a line that keeps each agent to its own voice."""
+    return "\n\n".join(
+        p
+        for p in (
+            persona_prompt,
+            q.SKIP_RULE,
+            f"You are {name}, one participant in a group chat. Write only your own message; "
+            "never write lines for the other participants.",
+        )
+        if p
+    )
+
+
+def history(messages: Sequence[RoomMessage], agent: RoomAgent) -> list[dict[str, str]]:
+    """The agent's request: its system prompt, then the active user and agent messages, in order."""
+    out: list[dict[str, str]] = [{"role": "system", "content": agent.system_prompt}]
+
+    def add(role: str, content: str) -> None:
+        if out[-1]["role"] == role:
+            out[-1] = {"role": role, "content": out[-1]["content"] + "\n\n" + content}
+        else:
+            out.append({"role": role, "content": content})
+
+    for message in messages:
+        if not message.active or message.kind not in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT):
+            continue
+        if message.agent_id == agent.pk:
+            add("assistant", message.content)
+        else:
+            add("user", f"{message.author}: {message.content}")
+    if out[-1]["role"] != "user":
+        add("user", "(Your turn.)")
+    return out
+
+
+def endpoint_for(agent: RoomAgent) -> Endpoint:
+    from chaoslm.personas.models import Provider, default_endpoint
+
+    provider_id = agent.llm.get("provider_id")
+    provider = Provider.objects.filter(pk=provider_id).first() if provider_id else None
+    return provider.endpoint(agent.llm.get("model", "")) if provider else default_endpoint(agent.llm.get("model", ""))
+
+
+@dataclass
+class _Table:
+    room: Room
+    agents: list[RoomAgent]
+    messages: list[RoomMessage]
+    endpoints: dict[int, Endpoint]
+
+
+def _load(room_id: int) -> _Table:
+    room = Room.objects.get(pk=room_id)
+    agents = list(room.agents.all())
+    return _Table(
+        room=room,
+        agents=agents,
+        messages=list(room.messages.exclude(kind=RoomMessage.Kind.PENDING)),
+        endpoints={a.pk: endpoint_for(a) for a in agents},
+    )
+
+
+def queue_agents(agents: Sequence[RoomAgent]) -> list[q.Agent]:
+    return [q.Agent(a.pk, a.name, a.participating) for a in agents]
+
+
+async def _answer(table: _Table, agent: RoomAgent, observer: RoomObserver) -> ChatResult:
+    room = table.room
+    endpoint = table.endpoints[agent.pk]
+    options = ChatOptions(temperature=agent.llm.get("temperature"), max_tokens=agent.llm.get("max_tokens"))
+    # Rooms never sit out a rate limit: they pause and show the countdown instead.
+    policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
+    observer.started(room, agent)
+    return await chat(
+        endpoint,
+        history(table.messages, agent),
+        options,
+        policy=policy,
+        callbacks=Callbacks(on_delta=lambda text: observer.delta(room, agent, text)),
+    )
+
+
+def _save(room: Room, kind: str, content: str, agent: RoomAgent | None = None, **fields: Any) -> RoomMessage:
+    author = agent.name if agent else fields.pop("author", "")
+    return RoomMessage.objects.create(room=room, kind=kind, agent=agent, author=author, content=content, **fields)
+
+
+def _reply_fields(table: _Table, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
+    others = [a.name for a in table.agents if a.pk != agent.pk] + [m.author for m in table.messages if m.kind == "user"]
+    guarded = q.guard_speaker(result.text, agent.name, others)
+    data: dict[str, Any] = {"model": result.model}
+    if guarded.cut_at:
+        data["speaker_guard"] = f"Cut where it began writing {guarded.cut_at}'s lines."
+    return {
+        "content": guarded.text,
+        "data": data,
+        "tokens_in": result.prompt_tokens,
+        "tokens_out": result.completion_tokens,
+    }
+
+
+def _failure(table: _Table, agent: RoomAgent, error: LLMError) -> RoomMessage:
+    data: dict[str, Any] = {"retry_agent": agent.pk}
+    if isinstance(error, LLMRateLimited):
+        data["retry_after"] = error.retry_after
+    return _save(
+        table.room, RoomMessage.Kind.ERROR, f"⚠️ {agent.name} Failed to respond: {error}", agent, data=data, active=False
+    )
+
+
+def _stop_auto(room: Room, reason: str, *, retry_after: float | None = None) -> RoomMessage:
+    room.mode = Room.Mode.MANUAL
+    room.pause_reason = reason
+    room.retry_at = timezone.now() + timedelta(seconds=retry_after) if retry_after else None
+    room.save(update_fields=["mode", "pause_reason", "retry_at", "updated_at"])
+    return _save(room, RoomMessage.Kind.SYSTEM, f"Conversation paused: {reason}", active=False)
+
+
+async def manual_round(room_id: int, observer: RoomObserver | None = None) -> list[RoomMessage]:
+    """Every participating agent answers at once; the answers wait as pending cards for the person."""
+    observer = observer or RoomObserver()
+    table = await sync_to_async(_load)(room_id)
+    agents = [a for a in table.agents if a.participating]
+    results = await asyncio.gather(*(_answer(table, a, observer) for a in agents), return_exceptions=True)
+    saved = []
+    for agent, result in zip(agents, results, strict=True):
+        if isinstance(result, LLMError):
+            message = await sync_to_async(_failure)(table, agent, result)
+        elif isinstance(result, BaseException):
+            raise result
+        elif q.is_skip(result.text):
+            message = await sync_to_async(_save)(
+                table.room, "system", f"[{agent.label}] skipped their turn", active=False
+            )
+        else:
+            message = await sync_to_async(_save)(
+                table.room, RoomMessage.Kind.PENDING, agent=agent, **_reply_fields(table, agent, result)
+            )
+        saved.append(message)
+        await observer.message_saved(table.room, message)
+    await observer.drain()
+    return saved
+
+
+def submit_pending(room: Room, keep: set[int]) -> list[RoomMessage]:
+    """Checked pending answers join the history as active; the rest as inactive (shown faded)."""
+    with transaction.atomic():
+        pending = list(room.messages.filter(kind=RoomMessage.Kind.PENDING).select_related("agent"))
+        for message in pending:
+            message.kind = RoomMessage.Kind.AGENT
+            message.active = message.pk in keep
+            message.save(update_fields=["kind", "active"])
+    return pending
+
+
+def context_state(table: _Table) -> tuple[str, int, int]:
+    """The fullest agent's context: (level, estimated tokens, window)."""
+    worst = ("ok", 0, 0)
+    for agent in table.agents:
+        tokens = estimate_tokens(history(table.messages, agent))
+        window = table.endpoints[agent.pk].context_window
+        level = q.context_level(tokens, window)
+        if tokens / max(window, 1) > worst[1] / max(worst[2], 1):
+            worst = (level, tokens, window)
+    return worst
+
+
+async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
+    """Turns in queue order until the room leaves auto mode or a stop condition holds."""
+    observer = observer or RoomObserver()
+    try:
+        while True:
+            table = await sync_to_async(_load)(room_id)
+            room = table.room
+            if room.mode != Room.Mode.AUTO:
+                return
+            if await _stopped(table, observer):
+                return
+            agents = queue_agents(table.agents)
+            queue = q.Queue.from_json(room.queue)
+            group = q.next_group(queue, agents)
+            if not group:
+                await _pause(table, observer, "no agent is participating")
+                return
+            by_id = {a.pk: a for a in table.agents}
+            results = await asyncio.gather(*(_answer(table, by_id[i], observer) for i in group), return_exceptions=True)
+            skipped, mentioned = [], []
+            for agent_id, result in zip(group, results, strict=True):
+                agent = by_id[agent_id]
+                if isinstance(result, LLMError):
+                    await observer.message_saved(room, await sync_to_async(_failure)(table, agent, result))
+                    retry = result.retry_after if isinstance(result, LLMRateLimited) else None
+                    reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
+                    await _pause(table, observer, reason, retry_after=retry)
+                    return
+                if isinstance(result, BaseException):
+                    raise result
+                if q.is_skip(result.text):
+                    skipped.append(agent_id)
+                    message = await sync_to_async(_save)(
+                        room, "system", f"[{agent.label}] skipped their turn", active=False
+                    )
+                else:
+                    fields = _reply_fields(table, agent, result)
+                    message = await sync_to_async(_save)(room, RoomMessage.Kind.AGENT, agent=agent, **fields)
+                    mentioned += q.find_mentions(message.content, agents, author_id=agent_id)
+                    room.messages_since_auto += 1
+                await observer.message_saved(room, message)
+            queue = q.with_mentions(q.advance(queue, group, skipped), mentioned)
+            room.queue = queue.to_json()
+            await sync_to_async(room.save)(update_fields=["queue", "messages_since_auto", "updated_at"])
+            if q.everyone_skipped(queue, agents):
+                await _pause(table, observer, "every agent skipped a full round")
+                return
+            for remaining in range(room.response_delay, 0, -1):
+                await observer.countdown(room, remaining)
+                await asyncio.sleep(1)
+    finally:
+        await observer.drain()
+
+
+async def _stopped(table: _Table, observer: RoomObserver) -> bool:
+    room = table.room
+    if q.message_limit_reached(room.messages_since_auto, room.max_messages):
+        await _pause(table, observer, f"the message limit ({room.max_messages}) was reached")
+        return True
+    level, tokens, window = context_state(table)
+    if level == "critical":
+        await _pause(table, observer, "Conversation approaching model context limit")
+        return True
+    if level == "warning":
+        await observer.room_changed(room, f"Conversation approaching model context limit ({tokens} of {window} tokens)")
+    return False
+
+
+async def _pause(table: _Table, observer: RoomObserver, reason: str, retry_after: float | None = None) -> None:
+    message = await sync_to_async(_stop_auto)(table.room, reason, retry_after=retry_after)
+    await observer.message_saved(table.room, message)
+    await observer.room_changed(table.room)

@@ -1,0 +1,104 @@
+"""Chat rooms: a person and several personas talking, the person steering (../shared/specs/chat-room.md)."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+
+def new_share_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Room(models.Model):
+    class Mode(models.TextChoices):
+        MANUAL = "manual", "manual"
+        AUTO = "auto", "auto"
+
+    class Visibility(models.TextChoices):
+        PRIVATE = "private", "private (only you)"
+        UNLISTED = "unlisted", "unlisted (anyone with the link)"
+        PUBLIC = "public", "public (listed on the home page)"
+
+    title = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
+    share_token = models.CharField(max_length=64, unique=True, default=new_share_token)
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.MANUAL)
+    # The turn queue (rooms.queue.Queue as JSON): persisted, so it survives a reload or a restart.
+    queue = models.JSONField(default=dict, blank=True)
+    response_delay = models.PositiveSmallIntegerField(
+        default=3,
+        validators=[MinValueValidator(1), MaxValueValidator(30)],
+        help_text="Seconds between messages in auto mode (1-30).",
+    )
+    max_messages = models.PositiveIntegerField(
+        default=20, help_text="Auto mode stops after this many messages (0: no limit)."
+    )
+    max_wait = models.PositiveSmallIntegerField(
+        default=60,
+        validators=[MinValueValidator(5), MaxValueValidator(600)],
+        help_text="Seconds to wait for an agent's answer.",
+    )
+    messages_since_auto = models.PositiveIntegerField(default=0)
+    pause_reason = models.CharField(max_length=300, blank=True)
+    retry_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class RoomAgent(models.Model):
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="agents")
+    persona = models.ForeignKey("personas.Persona", null=True, on_delete=models.SET_NULL)
+    name = models.CharField(max_length=100)
+    role = models.CharField(max_length=20, blank=True)
+    system_prompt = models.TextField()
+    llm = models.JSONField(default=dict, blank=True)
+    participating = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [models.UniqueConstraint(fields=["room", "name"], name="unique_agent_name_in_room")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} | {self.role}" if self.role else self.name
+
+
+class RoomMessage(models.Model):
+    class Kind(models.TextChoices):
+        USER = "user"
+        AGENT = "agent"
+        SYSTEM = "system"
+        ERROR = "error"
+        PENDING = "pending"
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="messages")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    agent = models.ForeignKey(RoomAgent, null=True, blank=True, on_delete=models.SET_NULL)
+    author = models.CharField(max_length=100, blank=True)
+    content = models.TextField(blank=True)
+    # Only active messages go into the agents' next requests; any message can be toggled.
+    active = models.BooleanField(default=True)
+    data = models.JSONField(default=dict, blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.author}: {self.content[:40]}"
