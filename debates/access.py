@@ -1,26 +1,34 @@
-"""Who may see and do what with a debate. Views and consumers both ask here."""
+"""Who may see and do what with a debate or a room. Views and consumers both ask here."""
 
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Protocol
 
 from debates.models import Debate
 
 
-def is_owner(user: Any, debate: Debate) -> bool:
+class Shared(Protocol):
+    """What access needs of a thing people share: a debate or a room."""
+
+    owner_id: Any
+    visibility: str
+    share_token: str
+
+
+def is_owner(user: Any, debate: Shared) -> bool:
     return bool(user.is_authenticated and debate.owner_id == user.pk)
 
 
-def can_view(user: Any, debate: Debate) -> bool:
+def can_view(user: Any, debate: Shared) -> bool:
     """At the debate's own address: the owner, staff, or anyone when it is public."""
     return debate.visibility == Debate.Visibility.PUBLIC or is_owner(user, debate) or bool(user.is_staff)
 
 
-def can_view_shared(debate: Debate, token: str) -> bool:
+def can_view_shared(debate: Shared, token: str) -> bool:
     """At its share link: anyone holding the token, unless the owner made it private."""
     return debate.visibility != Debate.Visibility.PRIVATE and secrets.compare_digest(token, debate.share_token)
 
 
-def can_delete(user: Any, debate: Debate) -> bool:
+def can_delete(user: Any, debate: Shared) -> bool:
     return is_owner(user, debate) or bool(user.is_staff)

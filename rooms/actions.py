@@ -99,6 +99,17 @@ def set_mode(room: Room, mode: str) -> RoomMessage | None:
     return system_message(room, "Auto mode started" if mode == Room.Mode.AUTO else "Auto mode stopped")
 
 
+def submit_pending(room: Room, keep: set[int]) -> list[RoomMessage]:
+    """Checked pending answers join the history as active; the rest as inactive (shown faded)."""
+    with transaction.atomic():
+        pending = list(room.messages.filter(kind=RoomMessage.Kind.PENDING).select_related("agent"))
+        for message in pending:
+            message.kind = RoomMessage.Kind.AGENT
+            message.active = message.pk in keep
+            message.save(update_fields=["kind", "active"])
+    return pending
+
+
 def toggle_active(message: RoomMessage) -> RoomMessage:
     if message.kind in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT):
         message.active = not message.active

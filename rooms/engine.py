@@ -15,7 +15,6 @@ from datetime import timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import transaction
 from django.utils import timezone
 
 from chaoslm.llm import (
@@ -200,17 +199,6 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
         await observer.message_saved(table.room, message)
     await observer.drain()
     return saved
-
-
-def submit_pending(room: Room, keep: set[int]) -> list[RoomMessage]:
-    """Checked pending answers join the history as active; the rest as inactive (shown faded)."""
-    with transaction.atomic():
-        pending = list(room.messages.filter(kind=RoomMessage.Kind.PENDING).select_related("agent"))
-        for message in pending:
-            message.kind = RoomMessage.Kind.AGENT
-            message.active = message.pk in keep
-            message.save(update_fields=["kind", "active"])
-    return pending
 
 
 def context_state(table: _Table) -> tuple[str, int, int]:

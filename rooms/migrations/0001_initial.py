@@ -2,81 +2,150 @@
 
 import django.core.validators
 import django.db.models.deletion
-import rooms.models
 from django.conf import settings
 from django.db import migrations, models
 
+import rooms.models
+
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('personas', '0001_initial'),
+        ("personas", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Room',
+            name="Room",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=200)),
-                ('visibility', models.CharField(choices=[('private', 'private (only you)'), ('unlisted', 'unlisted (anyone with the link)'), ('public', 'public (listed on the home page)')], default='private', max_length=20)),
-                ('share_token', models.CharField(default=rooms.models.new_share_token, max_length=64, unique=True)),
-                ('mode', models.CharField(choices=[('manual', 'manual'), ('auto', 'auto')], default='manual', max_length=10)),
-                ('queue', models.JSONField(blank=True, default=dict)),
-                ('response_delay', models.PositiveSmallIntegerField(default=3, help_text='Seconds between messages in auto mode (1-30).', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(30)])),
-                ('max_messages', models.PositiveIntegerField(default=20, help_text='Auto mode stops after this many messages (0: no limit).')),
-                ('max_wait', models.PositiveSmallIntegerField(default=60, help_text="Seconds to wait for an agent's answer.", validators=[django.core.validators.MinValueValidator(5), django.core.validators.MaxValueValidator(600)])),
-                ('messages_since_auto', models.PositiveIntegerField(default=0)),
-                ('pause_reason', models.CharField(blank=True, max_length=300)),
-                ('retry_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(max_length=200)),
+                (
+                    "visibility",
+                    models.CharField(
+                        choices=[
+                            ("private", "private (only you)"),
+                            ("unlisted", "unlisted (anyone with the link)"),
+                            ("public", "public (listed on the home page)"),
+                        ],
+                        default="private",
+                        max_length=20,
+                    ),
+                ),
+                ("share_token", models.CharField(default=rooms.models.new_share_token, max_length=64, unique=True)),
+                (
+                    "mode",
+                    models.CharField(choices=[("manual", "manual"), ("auto", "auto")], default="manual", max_length=10),
+                ),
+                ("queue", models.JSONField(blank=True, default=dict)),
+                (
+                    "response_delay",
+                    models.PositiveSmallIntegerField(
+                        default=3,
+                        help_text="Seconds between messages in auto mode (1-30).",
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(30),
+                        ],
+                    ),
+                ),
+                (
+                    "max_messages",
+                    models.PositiveIntegerField(
+                        default=20, help_text="Auto mode stops after this many messages (0: no limit)."
+                    ),
+                ),
+                (
+                    "max_wait",
+                    models.PositiveSmallIntegerField(
+                        default=60,
+                        help_text="Seconds to wait for an agent's answer.",
+                        validators=[
+                            django.core.validators.MinValueValidator(5),
+                            django.core.validators.MaxValueValidator(600),
+                        ],
+                    ),
+                ),
+                ("messages_since_auto", models.PositiveIntegerField(default=0)),
+                ("pause_reason", models.CharField(blank=True, max_length=300)),
+                ("retry_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("owner", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                'ordering': ['-updated_at'],
+                "ordering": ["-updated_at"],
             },
         ),
         migrations.CreateModel(
-            name='RoomAgent',
+            name="RoomAgent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('role', models.CharField(blank=True, max_length=20)),
-                ('system_prompt', models.TextField()),
-                ('llm', models.JSONField(blank=True, default=dict)),
-                ('participating', models.BooleanField(default=True)),
-                ('persona', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, to='personas.persona')),
-                ('room', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agents', to='rooms.room')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("role", models.CharField(blank=True, max_length=20)),
+                ("system_prompt", models.TextField()),
+                ("llm", models.JSONField(blank=True, default=dict)),
+                ("participating", models.BooleanField(default=True)),
+                (
+                    "persona",
+                    models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, to="personas.persona"),
+                ),
+                (
+                    "room",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="agents", to="rooms.room"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pk'],
+                "ordering": ["pk"],
             },
         ),
         migrations.CreateModel(
-            name='RoomMessage',
+            name="RoomMessage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('user', 'User'), ('agent', 'Agent'), ('system', 'System'), ('error', 'Error'), ('pending', 'Pending')], max_length=10)),
-                ('author', models.CharField(blank=True, max_length=100)),
-                ('content', models.TextField(blank=True)),
-                ('active', models.BooleanField(default=True)),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('tokens_in', models.PositiveIntegerField(default=0)),
-                ('tokens_out', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('agent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='rooms.roomagent')),
-                ('room', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='rooms.room')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("user", "User"),
+                            ("agent", "Agent"),
+                            ("system", "System"),
+                            ("error", "Error"),
+                            ("pending", "Pending"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("author", models.CharField(blank=True, max_length=100)),
+                ("content", models.TextField(blank=True)),
+                ("active", models.BooleanField(default=True)),
+                ("data", models.JSONField(blank=True, default=dict)),
+                ("tokens_in", models.PositiveIntegerField(default=0)),
+                ("tokens_out", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to="rooms.roomagent"
+                    ),
+                ),
+                (
+                    "room",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="messages", to="rooms.room"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pk'],
+                "ordering": ["pk"],
             },
         ),
         migrations.AddConstraint(
-            model_name='roomagent',
-            constraint=models.UniqueConstraint(fields=('room', 'name'), name='unique_agent_name_in_room'),
+            model_name="roomagent",
+            constraint=models.UniqueConstraint(fields=("room", "name"), name="unique_agent_name_in_room"),
         ),
     ]

@@ -30,6 +30,10 @@ htmx.defineExtension("upsert", {
     if (style === "upsert") {
       const added = [];
       for (const element of Array.from(fragment.children)) {
+        if (element.dataset.remove) {  // <template data-remove="id">: take that element away, if present
+          document.getElementById(element.dataset.remove)?.remove();
+          continue;
+        }
         const existing = element.id && document.getElementById(element.id);
         if (existing) existing.replaceWith(element); else target.appendChild(element);
         added.push(element);
@@ -58,3 +62,23 @@ document.addEventListener("DOMContentLoaded", () => {
     return create(url.replace(/([?&]since=)\d*/, `$1${since}`));
   };
 });
+
+// Cmd/Ctrl+M toggles a room's auto mode.
+document.addEventListener("keydown", (event) => {
+  if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "m") {
+    const toggle = document.querySelector("#auto-toggle");
+    if (toggle) {
+      event.preventDefault();
+      toggle.click();
+    }
+  }
+});
+
+// Countdowns ("Retry in 30s"): elements with data-countdown tick down once a second.
+setInterval(() => {
+  for (const element of document.querySelectorAll("[data-countdown]")) {
+    const left = Math.max(0, Number(element.dataset.countdown) - 1);
+    element.dataset.countdown = String(left);
+    element.textContent = String(left);
+  }
+}, 1000);

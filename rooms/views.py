@@ -1,0 +1,219 @@
+"""Room pages and actions: check access, call rooms.actions or the engine, answer."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from chaoslm import live
+from chaoslm.personas.models import Persona
+from debates import access
+from debates.runner import inline
+from rooms import actions
+from rooms.broadcast import RoomBroadcaster, message_html, status_context, status_html, upsert
+from rooms.engine import auto_loop, manual_round
+from rooms.models import Room, RoomAgent, RoomMessage
+
+
+class NewRoomForm(forms.Form):
+    title = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "A chat about cities"}))
+    personas = forms.ModelMultipleChoiceField(
+        queryset=Persona.objects.all(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="They answer in this order; you can add more later.",
+    )
+    visibility = forms.ChoiceField(choices=Room.Visibility.choices, initial=Room.Visibility.PRIVATE)
+
+
+class SettingsForm(forms.ModelForm):
+    class Meta:
+        model = Room
+        fields = ["response_delay", "max_messages", "max_wait"]
+
+
+def _key(room: Room) -> str:
+    return f"room-{room.pk}"
+
+
+def _push(room: Room, html: str) -> None:
+    live.push_sync(live.room_group(room.pk), html)
+
+
+def _push_status(room: Room) -> None:
+    room.refresh_from_db()
+    _push(room, status_html(room))
+
+
+@login_required
+def room_list(request: HttpRequest) -> HttpResponse:
+    form = NewRoomForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        room = Room.objects.create(
+            title=form.cleaned_data["title"].strip() or "Room",
+            owner=request.user,
+            visibility=form.cleaned_data["visibility"],
+        )
+        for persona in form.cleaned_data["personas"]:
+            actions.add_agent(room, persona)
+        return redirect("room_detail", room.pk)
+    rooms = Room.objects.filter(owner=request.user)
+    return render(request, "rooms/list.html", {"rooms": rooms, "form": form})
+
+
+def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
+    is_owner = access.is_owner(request.user, room)
+    messages = list(room.messages.select_related("agent"))
+    return render(
+        request,
+        "rooms/detail.html",
+        {
+            **status_context(room),
+            "oob": False,
+            "messages_list": [m for m in messages if m.kind != RoomMessage.Kind.PENDING],
+            "pending": [m for m in messages if m.kind == RoomMessage.Kind.PENDING],
+            "is_owner": is_owner,
+                "personas": Persona.objects.exclude(name__in=room.agents.values_list("name", flat=True)),
+            "settings_form": SettingsForm(instance=room),
+            "ws_url": ws_url,
+            "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])),
+        },
+    )
+
+
+def _visible_room(request: HttpRequest, pk: int) -> Room:
+    room = get_object_or_404(Room, pk=pk)
+    if not access.can_view(request.user, room):
+        raise Http404("No such room.")
+    return room
+
+
+def room_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    room = _visible_room(request, pk)
+    return _page(request, room, f"/ws/rooms/{room.pk}/")
+
+
+def room_share(request: HttpRequest, token: str) -> HttpResponse:
+    room = get_object_or_404(Room, share_token=token)
+    if not access.can_view_shared(room, token):
+        raise Http404("No such room.")
+    return _page(request, room, f"/ws/room-share/{token}/")
+
+
+def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    @login_required
+    @require_POST
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, pk: int, *args: object) -> HttpResponse:
+        room = _visible_room(request, pk)
+        if not access.is_owner(request.user, room):
+            return HttpResponseForbidden("Only the room's owner can do that.")
+        try:
+            return view(request, room, *args)
+        except actions.RoomError as error:
+            return HttpResponse(str(error), status=422)
+
+    return wrapped
+
+
+def _start_manual_round(room: Room) -> None:
+    inline.run_task(_key(room), lambda: manual_round(room.pk, RoomBroadcaster(room.pk)))
+
+
+def _start_auto(room: Room) -> None:
+    inline.run_task(_key(room), lambda: auto_loop(room.pk, RoomBroadcaster(room.pk)))
+
+
+@_owner_action
+def room_say(request: HttpRequest, room: Room) -> HttpResponse:
+    message = actions.post_message(room, request.user.get_username(), request.POST.get("text", ""))
+    _push(room, upsert(message_html(message), "#messages"))
+    _start_manual_round(room)
+    return HttpResponse("")
+
+
+@_owner_action
+def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
+    mode = Room.Mode.AUTO if room.mode == Room.Mode.MANUAL else Room.Mode.MANUAL
+    note = actions.set_mode(room, mode)
+    if mode == Room.Mode.AUTO:
+        _start_auto(room)
+    else:
+        # Stop halts the generation in progress at once; its partial text is not added.
+        inline.cancel_task(_key(room))
+        _push(
+            room,
+            "".join(
+                f'<div hx-swap-oob="upsert:#pending"><template data-remove="think-{a.pk}"></template></div>'
+                for a in room.agents.all()
+            ),
+        )
+    if note is not None:
+        _push(room, upsert(message_html(note), "#messages"))
+    _push_status(room)
+    return HttpResponse(status=204)
+
+
+@_owner_action
+def room_keep(request: HttpRequest, room: Room) -> HttpResponse:
+    keep = {int(v) for v in request.POST.getlist("keep") if v.isdigit()}
+    kept = actions.submit_pending(room, keep)
+    _push(
+        room,
+        "".join(
+            f'<div hx-swap-oob="upsert:#pending"><template data-remove="msg-{m.pk}"></template></div>'
+            + upsert(message_html(m), "#messages")
+            for m in kept
+        ),
+    )
+    _push_status(room)
+    return HttpResponse(status=204)
+
+
+@_owner_action
+def room_toggle_message(request: HttpRequest, room: Room, message_id: int) -> HttpResponse:
+    message = actions.toggle_active(get_object_or_404(RoomMessage, pk=message_id, room=room))
+    _push(room, upsert(message_html(message), "#messages"))
+    return HttpResponse(status=204)
+
+
+@_owner_action
+def room_add_agent(request: HttpRequest, room: Room) -> HttpResponse:
+    persona = get_object_or_404(Persona, pk=request.POST.get("persona", "0") or 0)
+    _agent, note = actions.add_agent(room, persona)
+    _push(room, upsert(message_html(note), "#messages"))
+    _push_status(room)
+    return redirect("room_detail", room.pk) if not request.htmx else HttpResponse(status=204)
+
+
+@_owner_action
+def room_agent(request: HttpRequest, room: Room, agent_id: int, what: str) -> HttpResponse:
+    agent = get_object_or_404(RoomAgent, pk=agent_id, room=room)
+    if what == "pause":
+        actions.toggle_participation(agent)
+    elif what == "remove":
+        _push(room, upsert(message_html(actions.remove_agent(room, agent)), "#messages"))
+    elif what == "retry":
+        if room.mode == Room.Mode.AUTO:
+            _start_auto(room)
+        else:
+            _start_manual_round(room)
+    else:
+        raise Http404
+    _push_status(room)
+    return HttpResponse(status=204)
+
+
+@_owner_action
+def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
+    form = SettingsForm(request.POST, instance=room)
+    if not form.is_valid():
+        return HttpResponse("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), status=422)
+    form.save()
+    return redirect("room_detail", room.pk)
