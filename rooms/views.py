@@ -79,7 +79,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
             "messages_list": [m for m in messages if m.kind != RoomMessage.Kind.PENDING],
             "pending": [m for m in messages if m.kind == RoomMessage.Kind.PENDING],
             "is_owner": is_owner,
-                "personas": Persona.objects.exclude(name__in=room.agents.values_list("name", flat=True)),
+            "personas": Persona.objects.exclude(name__in=room.agents.values_list("name", flat=True)),
             "settings_form": SettingsForm(instance=room),
             "ws_url": ws_url,
             "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])),

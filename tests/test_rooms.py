@@ -1,0 +1,176 @@
+"""Rooms over the test server: concurrency, what each request holds, auto mode's stops, pauses and mentions."""
+
+import asyncio
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from chaoslm.personas.models import Persona, Provider, import_personas
+from rooms import actions
+from rooms.engine import auto_loop, manual_round
+from rooms.models import Room, RoomMessage
+from rooms.queue import SKIP_RULE
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}.\n"
+
+
+@pytest.fixture
+def room(llm_server):
+    owner = get_user_model().objects.create_user("olive", password="pw")
+    import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in ("Alice", "Bob", "Charlie")])
+    room = Room.objects.create(title="Chat", owner=owner, response_delay=1, max_messages=0)
+    for name in ("Alice", "Bob", "Charlie"):
+        actions.add_agent(room, Persona.objects.get(name=name))
+    room.refresh_from_db()
+    return room
+
+
+def agent_of(request):
+    return request.system.split("\n\n")[0].removeprefix("You are ").rstrip(".")
+
+
+def test_a_manual_round_asks_every_agent_at_once(room, llm_server):
+    llm_server.configure(latency=0.5)
+    actions.post_message(room, "olive", "Hello all")
+    started = time.monotonic()
+    saved = asyncio.run(manual_round(room.pk))
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.0  # about one latency, not three
+    starts = sorted(r.started for r in llm_server.requests)
+    assert starts[-1] - starts[0] < 0.2
+    assert [m.kind for m in saved] == ["pending"] * 3
+    assert {m.author for m in saved} == {"Alice", "Bob", "Charlie"}
+
+
+def test_every_request_carries_the_skip_rule_and_only_active_messages(room, llm_server):
+    first = actions.post_message(room, "olive", "The secret word is PELICAN")
+    asyncio.run(manual_round(room.pk))
+    kept = room.messages.filter(kind="pending", author="Alice").first()
+    actions.submit_pending(room, {kept.pk})
+    dropped = room.messages.filter(kind="agent", active=False)
+    assert dropped.count() == 2
+    actions.toggle_active(first)  # the person takes their own first message out
+    actions.post_message(room, "olive", "What now?")
+    llm_server.reset()
+    asyncio.run(manual_round(room.pk))
+    assert len(llm_server.requests) == 3
+    for request in llm_server.requests:
+        text = str(request.messages)
+        assert SKIP_RULE in request.system
+        assert "PELICAN" not in text
+        assert all(m.content not in text for m in dropped)
+        assert kept.content in text and "olive: What now?" in text
+    alice = next(r for r in llm_server.requests if agent_of(r) == "Alice")
+    assert {"role": "assistant", "content": kept.content} in alice.messages
+
+
+def test_skips_show_as_system_lines_and_a_full_round_of_skips_stops_auto(room, llm_server):
+    llm_server.configure(rules=[{"reply": "SKIP"}])
+    actions.post_message(room, "olive", "Anything?")
+    actions.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    room.refresh_from_db()
+    assert room.mode == Room.Mode.MANUAL
+    lines = list(room.messages.filter(kind="system").values_list("content", flat=True))
+    assert "[Alice | chat] skipped their turn" in lines and "[Charlie | chat] skipped their turn" in lines
+    assert lines[-1] == "Conversation paused: every agent skipped a full round"
+    assert len(llm_server.requests) == 3
+
+
+def test_auto_mode_stops_at_the_message_limit(room, llm_server):
+    room.max_messages = 2
+    room.save()
+    actions.post_message(room, "olive", "Go")
+    actions.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    room.refresh_from_db()
+    assert room.messages.filter(kind="agent").count() == 2
+    assert list(room.messages.filter(kind="agent").values_list("author", flat=True)) == ["Alice", "Bob"]
+    assert room.pause_reason == "the message limit (2) was reached" and room.mode == Room.Mode.MANUAL
+
+
+def test_a_mention_puts_the_agent_next_and_agents_can_mention_each_other(room, llm_server):
+    room.max_messages = 3
+    room.save()
+    llm_server.configure(rules=[{"match": "olive: Start", "reply": "Over to @charlie for this one.", "times": 1}])
+    actions.post_message(room, "olive", "Start")
+    actions.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert list(room.messages.filter(kind="agent").values_list("author", flat=True)) == ["Alice", "Charlie", "Bob"]
+
+
+def test_a_rate_limit_pauses_auto_mode_with_the_wait(room, llm_server):
+    llm_server.configure(rules=[{"fault": "429", "retry_after": 30}])
+    actions.post_message(room, "olive", "Go")
+    actions.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    room.refresh_from_db()
+    assert room.mode == Room.Mode.MANUAL and room.pause_reason == "Rate limited. Retry in 30s"
+    assert room.retry_at is not None
+    error = room.messages.get(kind="error")
+    assert error.content.startswith("⚠️ Alice Failed to respond:") and error.data["retry_after"] == 30
+    assert len(llm_server.requests) == 1  # it did not wait and retry: the person sees the countdown
+
+
+def test_stopping_auto_mode_mid_generation_adds_nothing(room, llm_server):
+    llm_server.configure(latency=2.0)
+    actions.post_message(room, "olive", "Go")
+    actions.set_mode(room, Room.Mode.AUTO)
+
+    async def run_then_stop():
+        task = asyncio.create_task(auto_loop(room.pk))
+        await asyncio.sleep(0.4)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(run_then_stop())
+    assert not room.messages.filter(kind__in=["agent", "pending"]).exists()
+    assert room.messages.filter(kind="user").count() == 1
+
+
+def test_the_context_limit_stops_auto_mode(room, llm_server):
+    tiny = Provider.objects.create(name="Tiny", base_url=llm_server.url, default_model="m", context_window=120)
+    for agent in room.agents.all():
+        agent.llm = {**agent.llm, "provider_id": tiny.pk}
+        agent.save()
+    actions.post_message(room, "olive", "word " * 200)
+    actions.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    room.refresh_from_db()
+    assert room.pause_reason == "Conversation approaching model context limit"
+    assert not llm_server.requests
+
+
+def test_the_speaker_guard_cuts_an_agent_writing_for_another(room, llm_server):
+    llm_server.configure(rules=[{"reply": "I agree.\nBob: No, you don't.\nAlice: Yes I do."}])
+    actions.post_message(room, "olive", "Agree?")
+    asyncio.run(manual_round(room.pk))
+    alice = room.messages.get(kind="pending", author="Alice")
+    assert alice.content == "I agree."
+    assert alice.data["speaker_guard"] == "Cut where it began writing Bob's lines."
+
+
+def test_the_person_cannot_type_in_auto_mode_or_past_pending_answers(room):
+    actions.set_mode(room, Room.Mode.AUTO)
+    with pytest.raises(actions.RoomError, match="Switch to manual mode"):
+        actions.post_message(room, "olive", "hi")
+    actions.set_mode(room, Room.Mode.MANUAL)
+    RoomMessage.objects.create(room=room, kind="pending", author="Alice", content="x")
+    with pytest.raises(actions.RoomError, match="Keep or drop the pending answers"):
+        actions.post_message(room, "olive", "hi")
+    with pytest.raises(actions.RoomError, match="before starting auto mode"):
+        actions.set_mode(room, Room.Mode.AUTO)
+
+
+def test_joining_leaving_and_pausing_keep_the_queue_in_step(room):
+    alice = room.agents.get(name="Alice")
+    message = actions.remove_agent(room, alice)
+    assert message.content == "[Alice | chat] left the conversation"
+    room.refresh_from_db()
+    assert len(room.queue["order"]) == 2
+    bob = room.agents.get(name="Bob")
+    assert actions.toggle_participation(bob).participating is False
+    assert room.messages.first().content == "[Alice | chat] joined the conversation"
