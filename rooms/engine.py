@@ -189,7 +189,7 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
             raise result
         elif q.is_skip(result.text):
             message = await sync_to_async(_save)(
-                table.room, "system", f"[{agent.label}] skipped their turn", active=False
+                table.room, "system", f"[{agent.label}] skipped their turn", agent, active=False
             )
         else:
             message = await sync_to_async(_save)(
@@ -246,7 +246,7 @@ async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
                 if q.is_skip(result.text):
                     skipped.append(agent_id)
                     message = await sync_to_async(_save)(
-                        room, "system", f"[{agent.label}] skipped their turn", active=False
+                        room, "system", f"[{agent.label}] skipped their turn", agent, active=False
                     )
                 else:
                     fields = _reply_fields(table, agent, result)

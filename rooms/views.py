@@ -110,12 +110,12 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     @login_required
     @require_POST
     @functools.wraps(view)
-    def wrapped(request: HttpRequest, pk: int, *args: object) -> HttpResponse:
+    def wrapped(request: HttpRequest, pk: int, **kwargs: object) -> HttpResponse:
         room = _visible_room(request, pk)
         if not access.is_owner(request.user, room):
             return HttpResponseForbidden("Only the room's owner can do that.")
         try:
-            return view(request, room, *args)
+            return view(request, room, **kwargs)
         except actions.RoomError as error:
             return HttpResponse(str(error), status=422)
 

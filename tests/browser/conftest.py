@@ -63,8 +63,8 @@ def site(site_env):
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=ROOT,
         env=site_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     for _ in range(100):
@@ -79,6 +79,7 @@ def site(site_env):
     yield base
     process.terminate()
     process.wait(10)
+    log.close()
 
 
 # Module scope: Playwright's sync API keeps an event loop running in this thread while it is open,

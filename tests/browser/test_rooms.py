@@ -1,0 +1,107 @@
+"""Chat rooms in a real browser."""
+
+import pytest
+
+from tests.browser.conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def open_room(page, base, title, names):
+    page.goto(base + "/rooms/")
+    page.fill("#id_title", title)
+    for name in names:
+        page.check(f"label:has-text('{name}') input")
+    page.click("button.primary")
+    page.wait_for_url("**/rooms/*/")
+
+
+def say(page, text):
+    page.fill("form.say textarea", text)
+    page.click("form.say button")
+
+
+def test_a_manual_round_with_answers_kept_and_dropped_then_one_toggled_off(pages, site, llm):
+    llm.configure(latency=0.2, token_rate=60, reply_words=8)
+    page = pages.new("alice")
+    open_room(page, site, "Manual", ["Ada Sterling", "Marcus Vale", "Mira"])
+    say(page, "What should cities do about cars?")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 3")
+    screenshot(page, "room-pending")
+    dropped = page.locator("#pending .msg-pending").nth(1)
+    dropped_text = dropped.locator(".md").inner_text()
+    dropped.locator("input[name=keep]").uncheck()
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    assert page.locator("#messages .msg-agent").count() == 3
+    assert page.locator("#messages .msg-agent.inactive").count() == 1
+    assert dropped_text in page.locator("#messages .msg-agent.inactive").inner_text()
+    # Toggle Mira's kept answer off: the next requests leave it out.
+    kept = page.locator("#messages .msg-agent:not(.inactive)").last
+    kept_text = kept.locator(".md").inner_text()
+    kept.locator(".active-toggle input").uncheck()
+    page.wait_for_function("() => document.querySelectorAll('#messages .msg-agent.inactive').length === 2")
+    llm.reset()
+    llm.configure(reply_words=5)
+    say(page, "And bicycles?")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 3")
+    texts = [str(r.messages) for r in llm.requests]
+    assert len(texts) == 3
+    assert all(kept_text not in t and dropped_text not in t and "And bicycles?" in t for t in texts)
+
+
+def test_auto_mode_with_a_mention_a_skip_the_countdown_ctrl_m_and_a_stop_mid_generation(pages, site, llm):
+    llm.configure(
+        latency=0.1,
+        token_rate=50,
+        reply_words=6,
+        rules=[{"match": "olive|alice: Kick off", "reply": "SKIP", "times": 1}],
+    )
+    page = pages.new("alice")
+    open_room(page, site, "Auto", ["Ada Sterling", "Marcus Vale", "Mira"])
+    say(page, "Kick off, @Mira goes first")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#pending .msg-pending').length === 2"
+        " && !document.querySelector('#pending .msg-thinking')"
+    )
+    assert "skipped their turn" in page.inner_text("#messages")
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    page.keyboard.press("Control+m")
+    page.wait_for_selector("#room-status.mode-auto")
+    page.wait_for_selector("#room-status [data-countdown]", timeout=20_000)  # "Next response in Ns"
+    assert "Next response in" in page.inner_text("#room-status")
+    assert (
+        page.locator("form.say textarea").is_disabled()
+        or page.evaluate("getComputedStyle(document.querySelector('form.say')).pointerEvents") == "none"
+    )
+    screenshot(page, "room-auto")
+    # Slow the model down, then stop while an answer is being written: nothing of it is kept.
+    llm.configure(latency=3.0, rules=[])
+    page.wait_for_selector("#pending .msg-thinking", timeout=20_000)
+    before = page.locator("#messages .msg-agent").count()
+    page.keyboard.press("Control+m")
+    page.wait_for_selector("#room-status.mode-manual")
+    page.wait_for_timeout(3500)
+    assert page.locator("#messages .msg-agent").count() == before
+    assert page.locator("#pending .msg-thinking").count() == 0
+    lines = page.locator("#messages .msg-system").all_inner_texts()
+    assert "Auto mode started" in lines and "Auto mode stopped" in lines
+    authors = page.locator("#messages .msg-agent .who").all_inner_texts()
+    assert authors[2] == "Mira"  # the mention went first in auto mode
+
+
+def test_a_skip_is_shown_and_a_rate_limit_shows_a_countdown(pages, site, llm):
+    llm.configure(latency=0.05, rules=[{"reply": "SKIP", "times": 1}, {"fault": "429", "retry_after": 30}])
+    page = pages.new("alice")
+    open_room(page, site, "Limits", ["Ada Sterling", "Marcus Vale"])
+    page.click("#auto-toggle")
+    page.wait_for_selector("#messages .msg-error", timeout=20_000)
+    assert "skipped their turn" in page.inner_text("#messages")
+    error = page.inner_text("#messages .msg-error")
+    assert "Failed to respond" in error and "Rate limited. Retry in" in error
+    start = int(page.inner_text("#messages .msg-error [data-countdown]"))
+    page.wait_for_timeout(2200)
+    assert int(page.inner_text("#messages .msg-error [data-countdown]")) <= start - 2
+    assert "Auto mode paused: Rate limited. Retry in 30s" in page.inner_text("#room-status")
+    screenshot(page, "room-rate-limited")
