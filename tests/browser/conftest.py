@@ -59,6 +59,8 @@ def site_env(tmp_path_factory, _llm_server_process):
 def site(site_env):
     """The base URL of a running ChaosLM."""
     port = free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = (ARTIFACTS / "server.log").open("w")  # kept for reading when a browser test fails
     process = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=ROOT,
