@@ -96,6 +96,9 @@ def _visible_room(request: HttpRequest, pk: int) -> Room:
 
 def room_detail(request: HttpRequest, pk: int) -> HttpResponse:
     room = _visible_room(request, pk)
+    if room.mode == Room.Mode.AUTO and access.is_owner(request.user, room):
+        # After a server restart the room is still in auto mode, with no loop running: pick it up again.
+        _start_auto(room)
     return _page(request, room, f"/ws/rooms/{room.pk}/")
 
 
