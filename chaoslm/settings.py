@@ -126,10 +126,21 @@ CHAOSLM_RUNNER = env_str("CHAOSLM_RUNNER", "inline")
 if CHAOSLM_RUNNER not in {"inline", "celery"}:
     raise ImproperlyConfigured(f"CHAOSLM_RUNNER must be 'inline' or 'celery', not {CHAOSLM_RUNNER!r}")
 
+if CHAOSLM_RUNNER == "celery" and not REDIS_URL:
+    raise ImproperlyConfigured(
+        "CHAOSLM_RUNNER=celery needs REDIS_URL: Celery needs a broker, and the in-memory channel layer "
+        "cannot carry live pushes from worker processes to the web processes."
+    )
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A debate whose status says running but that made no progress for this long is resumed by the sweep.
+CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
+CELERY_BEAT_SCHEDULE = {
+    "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
+}
 
 # The default LLM endpoint: the standard OpenAI variables, else the embedded local model.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
@@ -164,6 +175,16 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("CHAOSLM_TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
+
+# HTTPS and cookies in production (see README "Running at scale"); off while debugging locally.
+SECURE_SSL_REDIRECT = env_bool("CHAOSLM_SSL_REDIRECT", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("CHAOSLM_SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_HSTS_SECONDS = int(env_number("CHAOSLM_HSTS_SECONDS", 0, int))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = env_bool("CHAOSLM_HSTS_PRELOAD", False)
+if env_bool("CHAOSLM_BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

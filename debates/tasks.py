@@ -12,3 +12,11 @@ def advance_debate(debate_id: int) -> str:
 
     debate = asyncio.run(run_debate(debate_id, DebateBroadcaster(debate_id)))
     return debate.status
+
+
+@shared_task
+def recover_stalled() -> list[int]:
+    """The periodic sweep (Celery beat): resume debates whose work stopped."""
+    from debates.recovery import recover
+
+    return recover()
