@@ -136,6 +136,9 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis redelivers a task whose worker vanished after this many seconds; keep it above the longest
+# debate. The stalled-debate sweep below resumes a killed worker's debate much sooner.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env_number("CHAOSLM_TASK_VISIBILITY_TIMEOUT", 3600, int))}
 # A debate whose status says running but that made no progress for this long is resumed by the sweep.
 CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
 CELERY_BEAT_SCHEDULE = {

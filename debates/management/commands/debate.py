@@ -4,11 +4,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
+from debates import runner
 from debates.actions import post_message
 from debates.engine import RunStats, run_debate
 from debates.formats import FORMATS, FormatError, get_format
@@ -73,6 +75,11 @@ class Command(BaseCommand):
         parser.add_argument("--resume", type=int, metavar="ID", help="continue an interrupted or failed debate")
         parser.add_argument("--json", action="store_true", help="print events as JSON lines instead")
         parser.add_argument("--hide-private", action="store_true", help="do not print PLAN and THINK text")
+        parser.add_argument(
+            "--enqueue",
+            action="store_true",
+            help="start it on the configured runner (the Celery workers) and print its id",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["resume"]:
@@ -82,7 +89,13 @@ class Command(BaseCommand):
             if debate.status == Debate.Status.COMPLETED:
                 raise CommandError(f"debate {debate.pk} is already complete")
         else:
+            if opts["enqueue"] and settings.CHAOSLM_RUNNER != "celery":
+                raise CommandError("--enqueue needs CHAOSLM_RUNNER=celery: the inline runner lives in this process")
             debate = self.create(opts)
+        if opts["enqueue"]:
+            runner.start(debate.pk)
+            self.stdout.write(str(debate.pk))
+            return
         self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])
 
     def create(self, opts: dict[str, Any]) -> Debate:

@@ -1,0 +1,152 @@
+"""Scale-out tests: real PostgreSQL, real Redis, real Celery worker processes, real daphne.
+
+They need CHAOSLM_TEST_DATABASE_URL (a role that may create databases) and CHAOSLM_TEST_REDIS_URL;
+`eval "$(bin/start-services)"` starts both from Debian's packages. Without them the tests skip,
+except under CI, where that is a failure.
+"""
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from tests.conftest import require
+
+ROOT = Path(__file__).resolve().parents[2]
+PERSONAS = ["Ada Sterling", "Marcus Vale", "Judge Ines Okafor"]
+
+
+class Stack:
+    """One isolated ChaosLM deployment: its own database and Redis database, and its processes."""
+
+    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+        self.env = env
+        self.log_dir = log_dir
+        self.workers: list[subprocess.Popen] = []
+
+    def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300
+        )
+        if check:
+            assert result.returncode == 0, result.stderr + result.stdout
+        return result
+
+    def start_worker(self, name: str = "w") -> subprocess.Popen:
+        log = (self.log_dir / f"worker-{name}-{len(self.workers)}.log").open("w")
+        # Solo pool: the worker is one process, so SIGKILL takes the whole worker down at once.
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "chaoslm",
+                "worker",
+                "--pool",
+                "solo",
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "-n",
+                f"{name}{len(self.workers)}@%h",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.workers.append(process)
+        return process
+
+    @staticmethod
+    def kill(process: subprocess.Popen) -> None:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+    def stop_all(self) -> None:
+        for process in self.workers:
+            self.kill(process)
+
+    def enqueue_duel(self, topic: str, turns: int = 6) -> int:
+        result = self.manage(
+            "debate",
+            "duel",
+            "--topic",
+            topic,
+            "--premise",
+            "The premise holds",
+            "--turns",
+            str(turns),
+            "--a",
+            PERSONAS[0],
+            "--b",
+            PERSONAS[1],
+            "--judge",
+            PERSONAS[2],
+            "--enqueue",
+        )
+        return int(result.stdout.strip().splitlines()[-1])
+
+    def transcript(self, debate_id: int) -> dict:
+        return json.loads(self.manage("export_transcript", str(debate_id), "--format", "json").stdout)
+
+    def wait_done(self, debate_id: int, timeout: float = 120) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            data = self.transcript(debate_id)
+            if data["status"] in ("completed", "error"):
+                return data
+            time.sleep(0.5)
+        raise AssertionError(f"debate {debate_id} did not finish in {timeout}s")
+
+
+def _database(base_url: str) -> tuple[str, str]:
+    """A fresh database on the test server: (its URL, its name)."""
+    name = f"chaoslm_test_{secrets.token_hex(4)}"
+    parts = urlsplit(base_url)
+    with psycopg.connect(base_url, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(parts._replace(path=f"/{name}")), name
+
+
+@pytest.fixture
+def stack(_llm_server_process, tmp_path):
+    db_url = os.environ.get("CHAOSLM_TEST_DATABASE_URL", "")
+    redis_url = os.environ.get("CHAOSLM_TEST_REDIS_URL", "")
+    require(bool(db_url and redis_url), "PostgreSQL and Redis (CHAOSLM_TEST_DATABASE_URL, CHAOSLM_TEST_REDIS_URL)")
+    database_url, name = _database(db_url)
+    redis_db = secrets.randbelow(14) + 1
+    _llm_server_process.reset()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": f"{redis_url.rsplit('/', 1)[0]}/{redis_db}",
+        "CHAOSLM_RUNNER": "celery",
+        "OPENAI_BASE_URL": _llm_server_process.url,
+        "OPENAI_API_KEY": "scaleout",
+        "CHAOSLM_DEFAULT_MODEL": "test-model",
+        "CHAOSLM_TRANSCRIPTS_DIR": str(tmp_path / "transcripts"),
+        "CHAOSLM_LLM_TIMEOUT": "2",
+        "CHAOSLM_LLM_BACKOFF": "0.05",
+        "CHAOSLM_LOG_LEVEL": "WARNING",
+    }
+    deployment = Stack(env, tmp_path)
+    deployment.manage("migrate", "--noinput")
+    deployment.manage("import_personas", "personas/")
+    subprocess.run(["redis-cli", "-u", env["REDIS_URL"], "flushdb"], check=False, capture_output=True)
+    yield deployment
+    deployment.stop_all()
+    with psycopg.connect(db_url, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
