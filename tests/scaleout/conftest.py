@@ -15,9 +15,11 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx2 as httpx
 import psycopg
 import pytest
 
+from tests.browser.conftest import free_port
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,31 +42,27 @@ class Stack:
             assert result.returncode == 0, result.stderr + result.stdout
         return result
 
-    def start_worker(self, name: str = "w") -> subprocess.Popen:
+    def start_worker(self, name: str = "w", threads: int = 0) -> subprocess.Popen:
+        """A worker: one process (solo pool, so SIGKILL takes all of it down at once), or `threads` threads."""
         log = (self.log_dir / f"worker-{name}-{len(self.workers)}.log").open("w")
-        # Solo pool: the worker is one process, so SIGKILL takes the whole worker down at once.
+        pool = ["--pool", "threads", "--concurrency", str(threads)] if threads else ["--pool", "solo"]
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "chaoslm",
+            "worker",
+            *pool,
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"{name}{len(self.workers)}@%h",
+        ]
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "chaoslm",
-                "worker",
-                "--pool",
-                "solo",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "-n",
-                f"{name}{len(self.workers)}@%h",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         self.workers.append(process)
         return process
@@ -74,6 +72,28 @@ class Stack:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(10)
+
+    def start_web(self) -> str:
+        """A daphne web process on this deployment; returns its base URL."""
+        port = free_port()
+        log = (self.log_dir / f"web-{len(self.workers)}.log").open("w")
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.workers.append(process)
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                if httpx.get(base + "/", timeout=1).status_code == 200:
+                    return base
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise AssertionError("the web process did not start")
 
     def stop_all(self) -> None:
         for process in self.workers:

@@ -76,6 +76,12 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print events as JSON lines instead")
         parser.add_argument("--hide-private", action="store_true", help="do not print PLAN and THINK text")
         parser.add_argument(
+            "--visibility",
+            choices=["private", "unlisted", "public"],
+            default="private",
+            help="who may watch it in the browser (default: private)",
+        )
+        parser.add_argument(
             "--enqueue",
             action="store_true",
             help="start it on the configured runner (the Celery workers) and print its id",
@@ -128,7 +134,12 @@ class Command(BaseCommand):
         seats = dict(sorted(seats.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
         try:
             return create_debate(
-                format_name=fmt.name, topic=opts["topic"], premise=opts["premise"], seats=seats, options=options
+                format_name=fmt.name,
+                topic=opts["topic"],
+                premise=opts["premise"],
+                seats=seats,
+                options=options,
+                visibility=opts["visibility"],
             )
         except FormatError as error:
             raise CommandError(str(error)) from None
