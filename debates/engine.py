@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, close_old_connections, transaction
 from django.utils import timezone
 
 from chaoslm.llm import Callbacks, ChatOptions, ChatResult, Endpoint, LLMBadResponse, LLMError, Policy, chat
@@ -345,6 +345,8 @@ async def run_debate(
         return debate
     finally:
         await observer.drain()
+        # As Django does at the end of a request: do not leave this thread's connection open for ever.
+        await sync_to_async(close_old_connections)()
         stats.wall_seconds += time.perf_counter() - wall_start
         stats.cpu_seconds += time.process_time() - cpu_start
 

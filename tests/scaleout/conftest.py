@@ -73,9 +73,9 @@ class Stack:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(10)
 
-    def start_web(self) -> str:
+    def start_web(self, port: int | None = None) -> str:
         """A daphne web process on this deployment; returns its base URL."""
-        port = free_port()
+        port = port or free_port()
         log = (self.log_dir / f"web-{len(self.workers)}.log").open("w")
         process = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
@@ -116,6 +116,8 @@ class Stack:
             "--judge",
             PERSONAS[2],
             "--enqueue",
+            "--visibility",
+            "public",
         )
         return int(result.stdout.strip().splitlines()[-1])
 

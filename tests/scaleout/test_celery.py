@@ -71,7 +71,7 @@ def test_twenty_debates_under_faults_all_end_and_the_web_never_fails(stack, _llm
             for debate_id in ids:
                 for path in ("/", f"/debates/{debate_id}/", f"/debates/{debate_id}/export.json"):
                     response = client.get(base + path)
-                    assert response.status_code < 500, (path, response.status_code)
+                    assert response.status_code == 200, (path, response.status_code)
             statuses = [progress(stack, i)[1] for i in ids]
             if all(s in ("completed", "error") for s in statuses):
                 break
