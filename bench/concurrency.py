@@ -1,0 +1,184 @@
+"""Many debates at once: N concurrent six-turn duels against the test server at a fixed latency per call.
+
+Runs them on the inline runner (one process, one event loop, SQLite) and, when PostgreSQL and Redis
+are available (CHAOSLM_TEST_DATABASE_URL, CHAOSLM_TEST_REDIS_URL; `eval "$(bin/start-services)"`), on
+two Celery workers. Prints total wall time against one duel's wall time, LLM calls a second,
+orchestration CPU per call, and peak memory. Target: N=100 within 1.3x of one duel; CPU < 5 ms a call.
+
+    uv run python bench/concurrency.py [--duels 100] [--latency 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._setup import ROOT, django_with_temp_db, new_duel, start_test_server
+
+
+def inline_run(count: int) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, LLM calls) for `count` duels at once in this process."""
+    from debates.engine import RunStats, run_debate
+    from debates.models import Debate
+
+    ids = [new_duel().pk for _ in range(count)]
+    stats = [RunStats() for _ in ids]
+
+    async def run_all() -> list[Debate]:
+        return await asyncio.gather(*(run_debate(i, stats=s) for i, s in zip(ids, stats, strict=True)))
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    debates = asyncio.run(run_all())
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert all(d.status == Debate.Status.COMPLETED for d in debates), [d.error_text for d in debates][:3]
+    return wall, cpu, sum(s.calls for s in stats)
+
+
+def proc_cpu_and_peak(pid: int) -> tuple[float, int]:
+    """CPU seconds (user+system) and peak RSS in KiB of a live process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    peak = next(
+        int(line.split()[1])
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmHWM")
+    )
+    return cpu, peak
+
+
+def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None:
+    """(wall, worker CPU seconds, LLM calls, peak worker RSS KiB) for `count` duels on two workers."""
+    base_db, redis = os.environ.get("CHAOSLM_TEST_DATABASE_URL"), os.environ.get("CHAOSLM_TEST_REDIS_URL")
+    if not (base_db and redis):
+        return None
+    import psycopg
+
+    name = f"chaoslm_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(base_db, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    env = {
+        **os.environ,
+        "DATABASE_URL": base_db.rsplit("/", 1)[0] + f"/{name}",
+        "REDIS_URL": redis.rsplit("/", 1)[0] + "/15",
+        "CHAOSLM_RUNNER": "celery",
+        "OPENAI_BASE_URL": llm_url,
+        "CHAOSLM_LOG_LEVEL": "WARNING",
+    }
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+
+        def manage(*args: str) -> str:
+            return subprocess.run(
+                [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+            ).stdout
+
+        manage("migrate", "--noinput")
+        manage("import_personas", "personas/")
+        subprocess.run(["redis-cli", "-u", env["REDIS_URL"], "flushdb"], capture_output=True, check=False)
+        per_worker = max(1, count // 2)
+        for index in range(2):
+            workers.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "chaoslm",
+                        "worker",
+                        "--pool",
+                        "threads",
+                        "--concurrency",
+                        str(per_worker),
+                        "--without-gossip",
+                        "--without-mingle",
+                        "-n",
+                        f"bench{index}@%h",
+                        "--loglevel",
+                        "WARNING",
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        time.sleep(4)  # worker start-up is not part of the figure
+        before = sum(proc_cpu_and_peak(w.pid)[0] for w in workers)
+        started = time.perf_counter()
+        script = (
+            "from bench._setup import new_duel; from debates import runner; "
+            f"ids = [new_duel().pk for _ in range({count})]; [runner.start(i) for i in ids]; print(ids)"
+        )
+        ids = manage("shell", "-c", script).strip().splitlines()[-1]
+        query = f"SELECT count(*) FROM debates_debate WHERE status IN ('completed', 'error') AND id IN ({ids[1:-1]})"
+        with psycopg.connect(env["DATABASE_URL"]) as connection:
+            while connection.execute(query).fetchone()[0] < count:
+                time.sleep(0.2)
+            wall = time.perf_counter() - started
+            calls = connection.execute("SELECT count(*) FROM debates_event WHERE kind <> 'HEADER'").fetchone()[0]
+        usage = [proc_cpu_and_peak(w.pid) for w in workers]
+        return wall, sum(u[0] for u in usage) - before, calls, max(u[1] for u in usage)
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+        with psycopg.connect(base_db, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duels", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+    server, url = start_test_server(args.latency)
+    try:
+        django_with_temp_db(url)
+        inline_run(1)  # warm up
+        one_wall, _, one_calls = inline_run(1)
+        wall, cpu, calls = inline_run(args.duels)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rows = [
+            ("duels at once", f"{args.duels}", ""),
+            ("latency per call", f"{args.latency * 1000:.0f} ms", ""),
+            ("one duel, wall", f"{one_wall:.2f} s", f"{one_calls} calls"),
+            ("inline: all duels, wall", f"{wall:.2f} s", ""),
+            ("inline: wall / one duel", f"{wall / one_wall:.2f}x", "target <= 1.30x"),
+            ("inline: LLM calls a second", f"{calls / wall:.0f}", ""),
+            ("inline: orchestration CPU per call", f"{cpu / calls * 1000:.2f} ms", "target < 5 ms"),
+            ("inline: peak memory", f"{peak / 1024:.0f} MiB", ""),
+        ]
+        scaled = celery_run(args.duels, url)
+        if scaled is None:
+            rows.append(("celery", "skipped", "set CHAOSLM_TEST_DATABASE_URL and CHAOSLM_TEST_REDIS_URL"))
+        else:
+            c_wall, c_cpu, c_calls, c_peak = scaled
+            rows += [
+                ("celery (2 workers): all duels, wall", f"{c_wall:.2f} s", ""),
+                ("celery: wall / one duel", f"{c_wall / one_wall:.2f}x", "target <= 1.30x"),
+                ("celery: LLM calls a second", f"{c_calls / c_wall:.0f}", ""),
+                ("celery: worker CPU per call", f"{c_cpu / max(c_calls, 1) * 1000:.2f} ms", "target < 5 ms"),
+                ("celery: peak worker memory", f"{c_peak / 1024:.0f} MiB", ""),
+            ]
+    finally:
+        server.terminate()
+    width = max(len(r[0]) for r in rows)
+    print(f"{'figure':<{width}}  {'value':>12}  note")
+    print("-" * (width + 34))
+    for name, value, note in rows:
+        print(f"{name:<{width}}  {value:>12}  {note}")
+
+
+if __name__ == "__main__":
+    main()
