@@ -141,8 +141,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duels", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--reply-words", type=int, default=40, help="words (and so stream chunks) per reply")
     args = parser.parse_args()
-    server, url = start_test_server(args.latency)
+    server, url = start_test_server(args.latency, reply_words=args.reply_words)
     try:
         django_with_temp_db(url)
         inline_run(1)  # warm up
@@ -152,6 +153,7 @@ def main() -> None:
         rows = [
             ("duels at once", f"{args.duels}", ""),
             ("latency per call", f"{args.latency * 1000:.0f} ms", ""),
+            ("words (stream chunks) per reply", f"{args.reply_words}", ""),
             ("one duel, wall", f"{one_wall:.2f} s", f"{one_calls} calls"),
             ("inline: all duels, wall", f"{wall:.2f} s", ""),
             ("inline: wall / one duel", f"{wall / one_wall:.2f}x", "target <= 1.30x"),
