@@ -82,3 +82,12 @@ def new_duel(turns: int = 6):
         seats={"a": seat("Ada Sterling"), "b": seat("Marcus Vale"), "judge": seat("Judge Ines Okafor")},
         options={"turns": turns},
     )
+
+
+def print_table(rows: list[tuple[str, str, str]]) -> None:
+    """Print benchmark figures as an aligned table: figure, value, note (a target, say)."""
+    width = max(len(row[0]) for row in rows)
+    print(f"{'figure':<{width}}  {'value':>12}  note")
+    print("-" * (width + 34))
+    for name, value, note in rows:
+        print(f"{name:<{width}}  {value:>12}  {note}")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import ROOT, django_with_temp_db, new_duel, start_test_server
+from bench._setup import ROOT, django_with_temp_db, new_duel, print_table, start_test_server
 
 
 def inline_run(count: int) -> tuple[float, float, int]:
@@ -175,11 +175,7 @@ def main() -> None:
             ]
     finally:
         server.terminate()
-    width = max(len(r[0]) for r in rows)
-    print(f"{'figure':<{width}}  {'value':>12}  note")
-    print("-" * (width + 34))
-    for name, value, note in rows:
-        print(f"{name:<{width}}  {value:>12}  {note}")
+    print_table(rows)
 
 
 if __name__ == "__main__":

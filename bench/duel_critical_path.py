@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import django_with_temp_db, new_duel, start_test_server
+from bench._setup import django_with_temp_db, new_duel, print_table, start_test_server
 
 
 def main() -> None:
@@ -58,11 +58,7 @@ def main() -> None:
         ("wall / sequential", f"{wall / sequential:.3f}x", "target <= 0.70x"),
         ("orchestration CPU per call", f"{cpu_ms:.2f} ms", "target < 5 ms"),
     ]
-    width = max(len(r[0]) for r in rows)
-    print(f"{'figure':<{width}}  {'value':>12}  note")
-    print("-" * (width + 30))
-    for name, value, note in rows:
-        print(f"{name:<{width}}  {value:>12}  {note}")
+    print_table(rows)
 
 
 if __name__ == "__main__":

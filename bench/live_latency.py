@@ -25,7 +25,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import ROOT, django_with_temp_db, free_port, start_test_server
+from bench._setup import ROOT, django_with_temp_db, free_port, print_table, start_test_server
 
 STAMP = re.compile(r"\[t(\d+)\]")
 # Only token pushes count: a saved card also carries the stamps, but long after they were sent.
@@ -170,11 +170,7 @@ async def run(args: argparse.Namespace, base: str) -> None:
         ("token latency max", f"{latencies[-1]:.1f} ms", ""),
         ("page render at 500 events (median)", f"{statistics.median(renders):.1f} ms", "target < 200 ms"),
     ]
-    width = max(len(r[0]) for r in rows)
-    print(f"{'figure':<{width}}  {'value':>12}  note")
-    print("-" * (width + 32))
-    for name, value, note in rows:
-        print(f"{name:<{width}}  {value:>12}  {note}")
+    print_table(rows)
 
 
 def main() -> None:

@@ -32,3 +32,12 @@ def can_view_shared(debate: Shared, token: str) -> bool:
 
 def can_delete(user: Any, debate: Shared) -> bool:
     return is_owner(user, debate) or bool(user.is_staff)
+
+
+def find_visible(model: type[Any], user: Any, pk: int | None = None, token: str | None = None) -> Any | None:
+    """The debate or room at an address (by id, or by share token) if `user` may see it there, else None."""
+    found = model.objects.filter(pk=pk).first() if pk is not None else model.objects.filter(share_token=token).first()
+    if found is None:
+        return None
+    allowed = can_view(user, found) if token is None else can_view_shared(found, token or "")
+    return found if allowed else None
