@@ -5,6 +5,8 @@ from __future__ import annotations
 import secrets
 from typing import Any, Protocol
 
+from django.http import Http404
+
 from debates.models import Debate
 
 
@@ -41,3 +43,11 @@ def find_visible(model: type[Any], user: Any, pk: int | None = None, token: str 
         return None
     allowed = can_view(user, found) if token is None else can_view_shared(found, token or "")
     return found if allowed else None
+
+
+def visible_or_404(model: type[Any], user: Any, pk: int | None = None, token: str | None = None) -> Any:
+    """`find_visible`, for views: a stranger gets the same 404 whether or not the thing exists."""
+    found = find_visible(model, user, pk, token)
+    if found is None:
+        raise Http404(f"No such {model._meta.verbose_name}.")
+    return found

@@ -13,7 +13,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -131,10 +131,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
 
 
 def _visible_debate(request: HttpRequest, pk: int) -> Debate:
-    debate = get_object_or_404(Debate, pk=pk)
-    if not access.can_view(request.user, debate):
-        raise Http404("No such debate.")
-    return debate
+    return access.visible_or_404(Debate, request.user, pk=pk)
 
 
 def debate_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -143,9 +140,7 @@ def debate_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def debate_share(request: HttpRequest, token: str) -> HttpResponse:
-    debate = get_object_or_404(Debate, share_token=token)
-    if not access.can_view_shared(debate, token):
-        raise Http404("No such debate.")
+    debate = access.visible_or_404(Debate, request.user, token=token)
     return _page(request, debate, ws_url=f"/ws/share/{token}/")
 
 
@@ -164,10 +159,7 @@ def debate_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
 
 
 def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
-    debate = get_object_or_404(Debate, share_token=token)
-    if not access.can_view_shared(debate, token):
-        raise Http404("No such debate.")
-    return _export(debate, kind)
+    return _export(access.visible_or_404(Debate, request.user, token=token), kind)
 
 
 def _owner_action(

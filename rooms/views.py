@@ -88,10 +88,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
 
 
 def _visible_room(request: HttpRequest, pk: int) -> Room:
-    room = get_object_or_404(Room, pk=pk)
-    if not access.can_view(request.user, room):
-        raise Http404("No such room.")
-    return room
+    return access.visible_or_404(Room, request.user, pk=pk)
 
 
 def room_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -103,9 +100,7 @@ def room_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def room_share(request: HttpRequest, token: str) -> HttpResponse:
-    room = get_object_or_404(Room, share_token=token)
-    if not access.can_view_shared(room, token):
-        raise Http404("No such room.")
+    room = access.visible_or_404(Room, request.user, token=token)
     return _page(request, room, f"/ws/room-share/{token}/")
 
 
