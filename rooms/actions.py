@@ -5,8 +5,6 @@ Views call these; they write the system messages the spec asks for and keep the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from chaoslm.personas.models import Persona
@@ -115,12 +113,3 @@ def toggle_active(message: RoomMessage) -> RoomMessage:
         message.active = not message.active
         message.save(update_fields=["active"])
     return message
-
-
-def settings_update(room: Room, values: dict[str, Any]) -> Room:
-    for name in ("response_delay", "max_messages", "max_wait"):
-        if name in values:
-            setattr(room, name, values[name])
-    room.full_clean(exclude=["owner", "queue", "share_token"])
-    room.save()
-    return room

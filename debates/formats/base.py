@@ -84,7 +84,6 @@ class Plan:
     steps: tuple[Step, ...] = ()
     finished: bool = False
     waiting_for: str | None = None  # a human seat's key, when the debate waits for their message
-    status_line: str = ""
 
 
 class FormatError(ValueError):

@@ -93,7 +93,7 @@ class Moderated(Format):
             seat = config.seat(last.data["seat"])
             assert seat is not None
             if seat.is_human and not (config.is_ending and not terminating):
-                return Plan(waiting_for=seat.key, status_line=f"Waiting for {seat.name}")
+                return Plan(waiting_for=seat.key)
             if not seat.is_human:
                 return Plan(steps=(self._turn(config, records, last, next_ordinal),))
         if terminating:
@@ -134,9 +134,6 @@ class Moderated(Format):
             word_limit=config.options.get("word_limit") or None,
             data={"stage": system.data["stage"], "round": system.data.get("round", 0)},
         )
-
-    def human_seat(self, config: DebateConfig) -> SeatInfo | None:
-        return next((s for s in config.seats if s.is_human), None)
 
     def participants(self, config: DebateConfig) -> list[SeatInfo]:
         return [s for s in config.seats if s.key in PARTICIPANT_KEYS or s.is_human]

@@ -230,4 +230,4 @@ class Panel(Format):
             word_limit=config.options.get("word_limit") or None,
             data={"round": round_number, "turn": turn},
         )
-        return Plan(steps=(step,), status_line=f"Round {round_number} of at most {max_rounds}")
+        return Plan(steps=(step,))

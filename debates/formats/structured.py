@@ -204,7 +204,7 @@ class Structured(Format):
             return Plan(steps=tuple(self._round(config, done, DebateState.CLOSING_STATEMENTS)))
         target = VALID_TRANSITIONS[state][0]
         steps = [s for s in self._round(config, done, target) if s.ordinal not in done]
-        return Plan(steps=tuple(steps), status_line=f"State: {target}")
+        return Plan(steps=tuple(steps))
 
     def _round(self, config: DebateConfig, done: dict[int, Record], target: DebateState) -> list[Step]:
         aff, neg = config.seat("affirmative"), config.seat("negative")
