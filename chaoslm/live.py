@@ -64,6 +64,17 @@ async def leave(group: str, channel_name: str) -> None:
     await get_channel_layer().group_discard(group, channel_name)
 
 
+def upsert(html: str, into: str) -> str:
+    """A fragment for the page's `upsert` swap: replace the elements in `html` that have the same ids, else
+    append them to `into`."""
+    return f'<div hx-swap-oob="upsert:{into}">{html}</div>'
+
+
+def remove(element_id: str, anchor: str) -> str:
+    """A fragment that takes the element away if the page has it (`anchor`: any element every page has)."""
+    return upsert(f'<template data-remove="{element_id}"></template>', anchor)
+
+
 # Tokens arriving within this window go out in one push: fewer, larger messages keep the channel
 # layer under its capacity with many spectators, at a cost of at most this much latency.
 TOKEN_BATCH_SECONDS = 0.008

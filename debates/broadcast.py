@@ -73,12 +73,8 @@ def render_card(event: Event, seat: Seat | None) -> str:
     return render_to_string("partials/event_card.html", {"event": event, "seat": seat})
 
 
-def upsert(card_html: str) -> str:
-    return f'<div hx-swap-oob="upsert:#transcript">{card_html}</div>'
-
-
 def card_push(event: Event) -> str:
-    return upsert(render_card(event, event.seat))
+    return live.upsert(render_card(event, event.seat), "#transcript")
 
 
 def page_state(debate: Debate) -> dict[str, Any]:
@@ -189,7 +185,8 @@ class DebateBroadcaster(Observer):
         name = self.seat_names.get(step.seat or "", step.seat or "")
         self.thinking[step.ordinal] = name
         if step.kind != "INTERNAL":
-            self._send(upsert(render_to_string("partials/writing_card.html", {"step": step, "name": name})))
+            card = render_to_string("partials/writing_card.html", {"step": step, "name": name})
+            self._send(live.upsert(card, "#transcript"))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     def delta(self, debate: Debate, step: Step, text: str) -> None:

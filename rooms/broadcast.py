@@ -17,14 +17,6 @@ def message_html(message: RoomMessage) -> str:
     return render_to_string("rooms/partials/message.html", {"message": message})
 
 
-def upsert(html: str, into: str) -> str:
-    return f'<div hx-swap-oob="upsert:{into}">{html}</div>'
-
-
-def remove(element_id: str) -> str:
-    return f'<div hx-swap-oob="upsert:#messages"><template data-remove="{element_id}"></template></div>'
-
-
 def status_context(room: Room, thinking: list[str] | None = None, note: str = "", countdown: int = 0) -> dict[str, Any]:
     table = _load(room.pk)
     thinking = thinking or []
@@ -57,7 +49,7 @@ class RoomBroadcaster(RoomObserver):
     def started(self, room: Room, agent: RoomAgent) -> None:
         self.thinking[agent.pk] = agent.name
         card = render_to_string("rooms/partials/thinking.html", {"agent": agent})
-        self.outbox.html(upsert(card, "#pending"))
+        self.outbox.html(live.upsert(card, "#pending"))
 
     def delta(self, room: Room, agent: RoomAgent, text: str) -> None:
         self.outbox.tokens(f"think-{agent.pk}-text", text)
@@ -65,9 +57,9 @@ class RoomBroadcaster(RoomObserver):
     async def message_saved(self, room: Room, message: RoomMessage) -> None:
         if message.agent_id is not None:
             self.thinking.pop(message.agent_id, None)
-            self.outbox.html(remove(f"think-{message.agent_id}"))
+            self.outbox.html(live.remove(f"think-{message.agent_id}", "#messages"))
         into = "#pending" if message.kind == RoomMessage.Kind.PENDING else "#messages"
-        self.outbox.html(upsert(await sync_to_async(message_html)(message), into))
+        self.outbox.html(live.upsert(await sync_to_async(message_html)(message), into))
         self.outbox.html(await sync_to_async(status_html)(room, thinking=sorted(self.thinking.values())))
 
     async def room_changed(self, room: Room, note: str = "") -> None:

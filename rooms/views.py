@@ -17,7 +17,7 @@ from chaoslm.personas.models import Persona
 from debates import access
 from debates.runner import inline
 from rooms import actions
-from rooms.broadcast import RoomBroadcaster, message_html, status_context, status_html, upsert
+from rooms.broadcast import RoomBroadcaster, message_html, status_context, status_html
 from rooms.engine import auto_loop, manual_round
 from rooms.models import Room, RoomAgent, RoomMessage
 
@@ -131,7 +131,7 @@ def _start_auto(room: Room) -> None:
 @_owner_action
 def room_say(request: HttpRequest, room: Room) -> HttpResponse:
     message = actions.post_message(room, request.user.get_username(), request.POST.get("text", ""))
-    _push(room, upsert(message_html(message), "#messages"))
+    _push(room, live.upsert(message_html(message), "#messages"))
     _start_manual_round(room)
     return HttpResponse("")
 
@@ -145,15 +145,9 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
     else:
         # Stop halts the generation in progress at once; its partial text is not added.
         inline.cancel_task(_key(room))
-        _push(
-            room,
-            "".join(
-                f'<div hx-swap-oob="upsert:#pending"><template data-remove="think-{a.pk}"></template></div>'
-                for a in room.agents.all()
-            ),
-        )
+        _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
     if note is not None:
-        _push(room, upsert(message_html(note), "#messages"))
+        _push(room, live.upsert(message_html(note), "#messages"))
     _push_status(room)
     return HttpResponse(status=204)
 
@@ -164,11 +158,7 @@ def room_keep(request: HttpRequest, room: Room) -> HttpResponse:
     kept = actions.submit_pending(room, keep)
     _push(
         room,
-        "".join(
-            f'<div hx-swap-oob="upsert:#pending"><template data-remove="msg-{m.pk}"></template></div>'
-            + upsert(message_html(m), "#messages")
-            for m in kept
-        ),
+        "".join(live.remove(f"msg-{m.pk}", "#pending") + live.upsert(message_html(m), "#messages") for m in kept),
     )
     _push_status(room)
     return HttpResponse(status=204)
@@ -177,7 +167,7 @@ def room_keep(request: HttpRequest, room: Room) -> HttpResponse:
 @_owner_action
 def room_toggle_message(request: HttpRequest, room: Room, message_id: int) -> HttpResponse:
     message = actions.toggle_active(get_object_or_404(RoomMessage, pk=message_id, room=room))
-    _push(room, upsert(message_html(message), "#messages"))
+    _push(room, live.upsert(message_html(message), "#messages"))
     return HttpResponse(status=204)
 
 
@@ -185,7 +175,7 @@ def room_toggle_message(request: HttpRequest, room: Room, message_id: int) -> Ht
 def room_add_agent(request: HttpRequest, room: Room) -> HttpResponse:
     persona = get_object_or_404(Persona, pk=request.POST.get("persona", "0") or 0)
     _agent, note = actions.add_agent(room, persona)
-    _push(room, upsert(message_html(note), "#messages"))
+    _push(room, live.upsert(message_html(note), "#messages"))
     _push_status(room)
     return redirect("room_detail", room.pk) if not request.htmx else HttpResponse(status=204)
 
@@ -196,7 +186,7 @@ def room_agent(request: HttpRequest, room: Room, agent_id: int, what: str) -> Ht
     if what == "pause":
         actions.toggle_participation(agent)
     elif what == "remove":
-        _push(room, upsert(message_html(actions.remove_agent(room, agent)), "#messages"))
+        _push(room, live.upsert(message_html(actions.remove_agent(room, agent)), "#messages"))
     elif what == "retry":
         if room.mode == Room.Mode.AUTO:
             _start_auto(room)
