@@ -260,9 +260,9 @@ async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
             if q.everyone_skipped(queue, agents):
                 await _pause(table, observer, "every agent skipped a full round")
                 return
-            for remaining in range(room.response_delay, 0, -1):
-                await observer.countdown(room, remaining)
-                await asyncio.sleep(1)
+            # One push: the page counts the seconds down itself (data-countdown).
+            await observer.countdown(room, room.response_delay)
+            await asyncio.sleep(room.response_delay)
     finally:
         await observer.drain()
 
