@@ -28,6 +28,7 @@ from chaoslm.llm import (
     chat,
     estimate_tokens,
 )
+from debates.formats.base import append_merged
 from rooms import queue as q
 from rooms.models import Room, RoomAgent, RoomMessage
 
@@ -74,21 +75,15 @@ def history(messages: Sequence[RoomMessage], agent: RoomAgent) -> list[dict[str,
     """The agent's request: its system prompt, then the active user and agent messages, in order."""
     out: list[dict[str, str]] = [{"role": "system", "content": agent.system_prompt}]
 
-    def add(role: str, content: str) -> None:
-        if out[-1]["role"] == role:
-            out[-1] = {"role": role, "content": out[-1]["content"] + "\n\n" + content}
-        else:
-            out.append({"role": role, "content": content})
-
     for message in messages:
         if not message.active or message.kind not in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT):
             continue
         if message.agent_id == agent.pk:
-            add("assistant", message.content)
+            append_merged(out, "assistant", message.content)
         else:
-            add("user", f"{message.author}: {message.content}")
+            append_merged(out, "user", f"{message.author}: {message.content}")
     if out[-1]["role"] != "user":
-        add("user", "(Your turn.)")
+        append_merged(out, "user", "(Your turn.)")
     return out
 
 

@@ -192,6 +192,15 @@ class Histories:
         return (*self._messages[seat], {"role": "user", "content": prompt})
 
 
+def append_merged(messages: list[Message], role: str, content: str) -> None:
+    """Append a chat message; one of the same role as the last (not system) is merged into it with a blank line,
+    since some chat templates insist that user and assistant turns alternate."""
+    if messages and messages[-1]["role"] == role and role != "system":
+        messages[-1] = {"role": role, "content": messages[-1]["content"] + "\n\n" + content}
+    else:
+        messages.append({"role": role, "content": content})
+
+
 def single_turn(seat: SeatInfo, prompt: str) -> tuple[Message, ...]:
     """A call that carries its whole context in its prompt, after the seat's persona."""
     system = [{"role": "system", "content": seat.system_prompt}] if seat.system_prompt else []

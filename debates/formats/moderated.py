@@ -27,6 +27,7 @@ from debates.formats.base import (
     SeatInfo,
     SeatSpec,
     Step,
+    append_merged,
 )
 
 INTRO = "[SYSTEM]: Topic: {topic}. Moderator, please introduce the topic and the participants."
@@ -160,24 +161,17 @@ def shared_transcript(
     )
     messages: list[Message] = [{"role": "system", "content": prompt}]
 
-    def add(role: str, content: str) -> None:
-        # Consecutive messages of one role are merged: some chat templates insist that roles alternate.
-        if messages[-1]["role"] == role and role != "system":
-            messages[-1] = {"role": role, "content": messages[-1]["content"] + "\n\n" + content}
-        else:
-            messages.append({"role": role, "content": content})
-
     for record in records:
         if record.ordinal >= system.ordinal:
             break
         if record.kind == "SYSTEM":
-            add("user", record.content)
+            append_merged(messages, "user", record.content)
         elif record.kind in ("TURN", "USER"):
             if record.seat == seat.key:
-                add("assistant", record.content)
+                append_merged(messages, "assistant", record.content)
             else:
-                add("user", f"{names.get(record.seat or '', 'Someone')}: {record.content}")
-    add("user", system.content)
+                append_merged(messages, "user", f"{names.get(record.seat or '', 'Someone')}: {record.content}")
+    append_merged(messages, "user", system.content)
     return tuple(messages)
 
 
