@@ -8,6 +8,8 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from debates.models import Debate
+
 
 def new_share_token() -> str:
     return secrets.token_urlsafe(24)
@@ -18,10 +20,8 @@ class Room(models.Model):
         MANUAL = "manual", "manual"
         AUTO = "auto", "auto"
 
-    class Visibility(models.TextChoices):
-        PRIVATE = "private", "private (only you)"
-        UNLISTED = "unlisted", "unlisted (anyone with the link)"
-        PUBLIC = "public", "public (listed on the home page)"
+    # The same rules as debates (debates/access.py serves both).
+    Visibility = Debate.Visibility
 
     title = models.CharField(max_length=200)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
