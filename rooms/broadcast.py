@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 
 from chaoslm import live
 from rooms import queue as q
-from rooms.engine import RoomObserver, _load, context_state
+from rooms.engine import RoomObserver, context_state, load_room
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -18,7 +18,7 @@ def message_html(message: RoomMessage) -> str:
 
 
 def status_context(room: Room, thinking: list[str] | None = None, note: str = "", countdown: int = 0) -> dict[str, Any]:
-    table = _load(room.pk)
+    table = load_room(room.pk)
     thinking = thinking or []
     order = q.Queue.from_json(room.queue).order
     agents = sorted(table.agents, key=lambda a: order.index(a.pk) if a.pk in order else len(order))

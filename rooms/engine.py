@@ -96,17 +96,19 @@ def endpoint_for(agent: RoomAgent) -> Endpoint:
 
 
 @dataclass
-class _Table:
+class RoomTable:
+    """A room as one turn sees it: the room, its agents, its history and their endpoints."""
+
     room: Room
     agents: list[RoomAgent]
     messages: list[RoomMessage]
     endpoints: dict[int, Endpoint]
 
 
-def _load(room_id: int) -> _Table:
+def load_room(room_id: int) -> RoomTable:
     room = Room.objects.get(pk=room_id)
     agents = list(room.agents.all())
-    return _Table(
+    return RoomTable(
         room=room,
         agents=agents,
         messages=list(room.messages.exclude(kind=RoomMessage.Kind.PENDING)),
@@ -118,7 +120,7 @@ def queue_agents(agents: Sequence[RoomAgent]) -> list[q.Agent]:
     return [q.Agent(a.pk, a.name, a.participating) for a in agents]
 
 
-async def _answer(table: _Table, agent: RoomAgent, observer: RoomObserver) -> ChatResult:
+async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) -> ChatResult:
     room = table.room
     endpoint = table.endpoints[agent.pk]
     options = ChatOptions(temperature=agent.llm.get("temperature"), max_tokens=agent.llm.get("max_tokens"))
@@ -139,7 +141,7 @@ def _save(room: Room, kind: str, content: str, agent: RoomAgent | None = None, *
     return RoomMessage.objects.create(room=room, kind=kind, agent=agent, author=author, content=content, **fields)
 
 
-def _reply_fields(table: _Table, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
+def _reply_fields(table: RoomTable, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
     others = [a.name for a in table.agents if a.pk != agent.pk] + [m.author for m in table.messages if m.kind == "user"]
     guarded = q.guard_speaker(result.text, agent.name, others)
     data: dict[str, Any] = {"model": result.model}
@@ -153,7 +155,7 @@ def _reply_fields(table: _Table, agent: RoomAgent, result: ChatResult) -> dict[s
     }
 
 
-def _failure(table: _Table, agent: RoomAgent, error: LLMError) -> RoomMessage:
+def _failure(table: RoomTable, agent: RoomAgent, error: LLMError) -> RoomMessage:
     data: dict[str, Any] = {"retry_agent": agent.pk}
     if isinstance(error, LLMRateLimited):
         data["retry_after"] = error.retry_after
@@ -173,7 +175,7 @@ def _stop_auto(room: Room, reason: str, *, retry_after: float | None = None) -> 
 async def manual_round(room_id: int, observer: RoomObserver | None = None) -> list[RoomMessage]:
     """Every participating agent answers at once; the answers wait as pending cards for the person."""
     observer = observer or RoomObserver()
-    table = await sync_to_async(_load)(room_id)
+    table = await sync_to_async(load_room)(room_id)
     agents = [a for a in table.agents if a.participating]
     results = await asyncio.gather(*(_answer(table, a, observer) for a in agents), return_exceptions=True)
     saved = []
@@ -196,7 +198,7 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
     return saved
 
 
-def context_state(table: _Table) -> tuple[str, int, int]:
+def context_state(table: RoomTable) -> tuple[str, int, int]:
     """The fullest agent's context: (level, estimated tokens, window)."""
     worst = ("ok", 0, 0)
     for agent in table.agents:
@@ -213,7 +215,7 @@ async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
     observer = observer or RoomObserver()
     try:
         while True:
-            table = await sync_to_async(_load)(room_id)
+            table = await sync_to_async(load_room)(room_id)
             room = table.room
             if room.mode != Room.Mode.AUTO:
                 return
@@ -262,7 +264,7 @@ async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
         await observer.drain()
 
 
-async def _stopped(table: _Table, observer: RoomObserver) -> bool:
+async def _stopped(table: RoomTable, observer: RoomObserver) -> bool:
     room = table.room
     if q.message_limit_reached(room.messages_since_auto, room.max_messages):
         await _pause(table, observer, f"the message limit ({room.max_messages}) was reached")
@@ -276,7 +278,7 @@ async def _stopped(table: _Table, observer: RoomObserver) -> bool:
     return False
 
 
-async def _pause(table: _Table, observer: RoomObserver, reason: str, retry_after: float | None = None) -> None:
+async def _pause(table: RoomTable, observer: RoomObserver, reason: str, retry_after: float | None = None) -> None:
     message = await sync_to_async(_stop_auto)(table.room, reason, retry_after=retry_after)
     await observer.message_saved(table.room, message)
     await observer.room_changed(table.room)
