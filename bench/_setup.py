@@ -51,6 +51,10 @@ def start_test_server(
     raise RuntimeError("the test server did not start")
 
 
+# Measure what a deployment runs: DEBUG keeps every SQL statement and formats its parameters.
+PRODUCTION_LIKE = {"CHAOSLM_DEBUG": "0", "CHAOSLM_SECRET_KEY": "bench-" + "x" * 50, "CHAOSLM_SSL_REDIRECT": "0"}
+
+
 def django_with_temp_db(llm_url: str) -> None:
     folder = tempfile.mkdtemp(prefix="chaoslm-bench-")
     os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
@@ -58,6 +62,7 @@ def django_with_temp_db(llm_url: str) -> None:
     os.environ["OPENAI_API_KEY"] = "bench"
     os.environ["CHAOSLM_DEFAULT_MODEL"] = "bench-model"
     os.environ["CHAOSLM_TRANSCRIPTS_DIR"] = folder
+    os.environ.update(PRODUCTION_LIKE)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
     sys.path.insert(0, str(ROOT))
     import django

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import ROOT, django_with_temp_db, new_duel, print_table, start_test_server
+from bench._setup import PRODUCTION_LIKE, ROOT, django_with_temp_db, new_duel, print_table, start_test_server
 
 
 def inline_run(count: int) -> tuple[float, float, int]:
@@ -68,6 +68,7 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
         connection.execute(f'CREATE DATABASE "{name}"')
     env = {
         **os.environ,
+        **PRODUCTION_LIKE,
         "DATABASE_URL": base_db.rsplit("/", 1)[0] + f"/{name}",
         "REDIS_URL": redis.rsplit("/", 1)[0] + "/15",
         "CHAOSLM_RUNNER": "celery",

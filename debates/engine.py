@@ -19,7 +19,17 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, close_old_connections, transaction
 from django.utils import timezone
 
-from chaoslm.llm import Callbacks, ChatOptions, ChatResult, Endpoint, LLMBadResponse, LLMError, Policy, chat
+from chaoslm.llm import (
+    Callbacks,
+    ChatOptions,
+    ChatResult,
+    Endpoint,
+    LLMBadResponse,
+    LLMError,
+    Policy,
+    chat,
+    own_connections,
+)
 from debates import transcripts
 from debates.formats import DebateConfig, Format, FormatError, Record, SeatInfo, Step, get_format
 from debates.models import Debate, Event, Seat
@@ -269,8 +279,11 @@ async def run_debate(
     debate_id: int, observer: Observer | None = None, *, policy: Policy | None = None, stats: RunStats | None = None
 ) -> Debate:
     """Run a debate until it completes, waits for a human, or fails. Safe to call again at any point."""
-    observer = observer or Observer()
-    stats = stats if stats is not None else RunStats()
+    async with own_connections():
+        return await _run(debate_id, observer or Observer(), policy, stats if stats is not None else RunStats())
+
+
+async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats: RunStats) -> Debate:
     wall_start, cpu_start = time.perf_counter(), time.process_time()
     table = await sync_to_async(_load)(debate_id)
     debate = table.debate

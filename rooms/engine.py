@@ -27,6 +27,7 @@ from chaoslm.llm import (
     Policy,
     chat,
     estimate_tokens,
+    own_connections,
 )
 from debates.formats.base import append_merged
 from rooms import queue as q
@@ -214,54 +215,59 @@ async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
     """Turns in queue order until the room leaves auto mode or a stop condition holds."""
     observer = observer or RoomObserver()
     try:
-        while True:
-            table = await sync_to_async(load_room)(room_id)
-            room = table.room
-            if room.mode != Room.Mode.AUTO:
-                return
-            if await _stopped(table, observer):
-                return
-            agents = queue_agents(table.agents)
-            queue = q.Queue.from_json(room.queue)
-            group = q.next_group(queue, agents)
-            if not group:
-                await _pause(table, observer, "no agent is participating")
-                return
-            by_id = {a.pk: a for a in table.agents}
-            results = await asyncio.gather(*(_answer(table, by_id[i], observer) for i in group), return_exceptions=True)
-            skipped, mentioned = [], []
-            for agent_id, result in zip(group, results, strict=True):
-                agent = by_id[agent_id]
-                if isinstance(result, LLMError):
-                    await observer.message_saved(room, await sync_to_async(_failure)(table, agent, result))
-                    retry = result.retry_after if isinstance(result, LLMRateLimited) else None
-                    reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
-                    await _pause(table, observer, reason, retry_after=retry)
-                    return
-                if isinstance(result, BaseException):
-                    raise result
-                if q.is_skip(result.text):
-                    skipped.append(agent_id)
-                    message = await sync_to_async(_save)(
-                        room, "system", f"[{agent.label}] skipped their turn", agent, active=False
-                    )
-                else:
-                    fields = _reply_fields(table, agent, result)
-                    message = await sync_to_async(_save)(room, RoomMessage.Kind.AGENT, agent=agent, **fields)
-                    mentioned += q.find_mentions(message.content, agents, author_id=agent_id)
-                    room.messages_since_auto += 1
-                await observer.message_saved(room, message)
-            queue = q.with_mentions(q.advance(queue, group, skipped), mentioned)
-            room.queue = queue.to_json()
-            await sync_to_async(room.save)(update_fields=["queue", "messages_since_auto", "updated_at"])
-            if q.everyone_skipped(queue, agents):
-                await _pause(table, observer, "every agent skipped a full round")
-                return
-            # One push: the page counts the seconds down itself (data-countdown).
-            await observer.countdown(room, room.response_delay)
-            await asyncio.sleep(room.response_delay)
+        async with own_connections():
+            await _auto_turns(room_id, observer)
     finally:
         await observer.drain()
+
+
+async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
+    while True:
+        table = await sync_to_async(load_room)(room_id)
+        room = table.room
+        if room.mode != Room.Mode.AUTO:
+            return
+        if await _stopped(table, observer):
+            return
+        agents = queue_agents(table.agents)
+        queue = q.Queue.from_json(room.queue)
+        group = q.next_group(queue, agents)
+        if not group:
+            await _pause(table, observer, "no agent is participating")
+            return
+        by_id = {a.pk: a for a in table.agents}
+        results = await asyncio.gather(*(_answer(table, by_id[i], observer) for i in group), return_exceptions=True)
+        skipped, mentioned = [], []
+        for agent_id, result in zip(group, results, strict=True):
+            agent = by_id[agent_id]
+            if isinstance(result, LLMError):
+                await observer.message_saved(room, await sync_to_async(_failure)(table, agent, result))
+                retry = result.retry_after if isinstance(result, LLMRateLimited) else None
+                reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
+                await _pause(table, observer, reason, retry_after=retry)
+                return
+            if isinstance(result, BaseException):
+                raise result
+            if q.is_skip(result.text):
+                skipped.append(agent_id)
+                message = await sync_to_async(_save)(
+                    room, "system", f"[{agent.label}] skipped their turn", agent, active=False
+                )
+            else:
+                fields = _reply_fields(table, agent, result)
+                message = await sync_to_async(_save)(room, RoomMessage.Kind.AGENT, agent=agent, **fields)
+                mentioned += q.find_mentions(message.content, agents, author_id=agent_id)
+                room.messages_since_auto += 1
+            await observer.message_saved(room, message)
+        queue = q.with_mentions(q.advance(queue, group, skipped), mentioned)
+        room.queue = queue.to_json()
+        await sync_to_async(room.save)(update_fields=["queue", "messages_since_auto", "updated_at"])
+        if q.everyone_skipped(queue, agents):
+            await _pause(table, observer, "every agent skipped a full round")
+            return
+        # One push: the page counts the seconds down itself (data-countdown).
+        await observer.countdown(room, room.response_delay)
+        await asyncio.sleep(room.response_delay)
 
 
 async def _stopped(table: RoomTable, observer: RoomObserver) -> bool:

@@ -15,8 +15,9 @@ from chaoslm.llm import (
     LLMUnavailable,
     Policy,
     chat,
+    own_connections,
 )
-from chaoslm.llm.gateway import truncate_words
+from chaoslm.llm.gateway import client_for, truncate_words
 
 SCHEMA = {
     "type": "object",
@@ -46,6 +47,20 @@ async def test_streams_deltas_and_reports_usage(llm_server):
     assert body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
     assert body["messages"] == USER
+
+
+async def test_a_run_keeps_connections_of_its_own_and_closes_them_at_its_end(llm_server):
+    llm_server.configure(rules=[{"reply": "Yes."}])
+    async with own_connections():
+        await chat(endpoint(llm_server), USER, policy=FAST)
+        await chat(endpoint(llm_server), USER, policy=FAST)
+        run_client = client_for(endpoint(llm_server))
+    await chat(endpoint(llm_server), USER, policy=FAST)
+    first, second, outside = (r.peer for r in llm_server.requests)
+    assert first and first == second  # kept alive between the run's calls
+    assert outside != first  # a call outside the run does not use the run's pool
+    assert run_client.is_closed()
+    assert not client_for(endpoint(llm_server)).is_closed()
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from chaoslm.llm.gateway import (
     Policy,
     chat,
     estimate_tokens,
+    own_connections,
     truncate_words,
 )
 
@@ -33,5 +34,6 @@ __all__ = [
     "Policy",
     "chat",
     "estimate_tokens",
+    "own_connections",
     "truncate_words",
 ]

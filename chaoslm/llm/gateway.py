@@ -10,6 +10,8 @@ typed errors of `chaoslm.llm.errors`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import json
 import logging
@@ -17,7 +19,7 @@ import re
 import ssl
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -109,6 +111,10 @@ NO_CALLBACKS = Callbacks()
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], openai.AsyncOpenAI]] = (
     weakref.WeakKeyDictionary()
 )
+# The clients of the innermost `own_connections()` block, if the caller is inside one.
+_scoped_clients: contextvars.ContextVar[dict[tuple[str, str], openai.AsyncOpenAI] | None] = contextvars.ContextVar(
+    "chaoslm_scoped_clients", default=None
+)
 
 
 @functools.cache
@@ -122,21 +128,43 @@ def warm_up() -> None:
     _ssl_context()
 
 
+@contextlib.asynccontextmanager
+async def own_connections() -> AsyncIterator[None]:
+    """Give the calls made inside this block, and in tasks it starts, a connection pool of their own.
+
+    httpcore probes every idle connection of a pool (a poll() and a getpeername()) each time a
+    request starts or ends, so one pool shared by a hundred concurrent debates costs a hundred
+    probes a call: over a millisecond of CPU, more than everything else a call costs. A debate run
+    or a room's auto loop holds a few connections of its own, reused for its calls, closed at its end.
+    """
+    clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+    token = _scoped_clients.set(clients)
+    try:
+        yield
+    finally:
+        _scoped_clients.reset(token)
+        for client in clients.values():
+            await client.close()
+
+
+def _new_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key or "not-needed",
+        max_retries=0,  # the retry policy is ours, below
+        http_client=openai.DefaultAsyncHttpxClient(
+            limits=httpx.Limits(max_connections=2000, max_keepalive_connections=500), verify=_ssl_context()
+        ),
+    )
+
+
 def client_for(endpoint: Endpoint) -> openai.AsyncOpenAI:
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.setdefault(loop, {})
     key = (endpoint.base_url, endpoint.api_key)
-    client = per_loop.get(key)
+    scoped = _scoped_clients.get()
+    clients = scoped if scoped is not None else _clients.setdefault(asyncio.get_running_loop(), {})
+    client = clients.get(key)
     if client is None:
-        client = openai.AsyncOpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key or "not-needed",
-            max_retries=0,  # the retry policy is ours, below
-            http_client=openai.DefaultAsyncHttpxClient(
-                limits=httpx.Limits(max_connections=2000, max_keepalive_connections=500), verify=_ssl_context()
-            ),
-        )
-        per_loop[key] = client
+        client = clients[key] = _new_client(endpoint)
     return client
 
 

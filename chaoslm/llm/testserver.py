@@ -149,6 +149,8 @@ class RecordedRequest:
     started: float
     finished: float | None = None
     outcome: str = ""
+    # The client's address and port: requests sharing one are on the same (kept-alive) connection.
+    peer: str = ""
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -331,7 +333,8 @@ class TestLLMServer:
             body = await request.json()
         except json.JSONDecodeError:
             return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
-        record = RecordedRequest(body=body, started=time.monotonic())
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        record = RecordedRequest(body=body, started=time.monotonic(), peer=f"{peer[0]}:{peer[1]}" if peer else "")
         with self._lock:
             self.requests.append(record)
             config = self.config
