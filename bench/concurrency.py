@@ -27,6 +27,7 @@ from bench._setup import PRODUCTION_LIKE, ROOT, django_with_temp_db, new_duel, p
 
 def inline_run(count: int) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds, LLM calls) for `count` duels at once in this process."""
+    from debates.broadcast import DebateBroadcaster
     from debates.engine import RunStats, run_debate
     from debates.models import Debate
 
@@ -34,7 +35,9 @@ def inline_run(count: int) -> tuple[float, float, int]:
     stats = [RunStats() for _ in ids]
 
     async def run_all() -> list[Debate]:
-        return await asyncio.gather(*(run_debate(i, stats=s) for i, s in zip(ids, stats, strict=True)))
+        # Broadcast as the web process does (the in-memory channel layer; nobody watching).
+        runs = (run_debate(i, DebateBroadcaster(i), stats=s) for i, s in zip(ids, stats, strict=True))
+        return await asyncio.gather(*runs)
 
     cpu, wall = time.process_time(), time.perf_counter()
     debates = asyncio.run(run_all())

@@ -116,10 +116,6 @@ def usage(debate: Debate, seats: Sequence[Seat]) -> dict[str, Any]:
     }
 
 
-def usage_html(debate: Debate) -> str:
-    return render_to_string("partials/usage.html", {**usage(debate, list(debate.seats.all())), "oob": True})
-
-
 def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:
     return render_to_string(
         "partials/status.html",
@@ -162,13 +158,21 @@ def catch_up_html(debate_id: int, since_id: int) -> str:
 
 
 class DebateBroadcaster(Observer):
-    """An engine observer that pushes a running debate to its page's websocket group, in order."""
+    """An engine observer that pushes a running debate to its page's websocket group, in order.
+
+    It loads the debate's seats, scores and token counts once, then keeps them up to date from the
+    events it is told about, so an event's pushes (card, chart, usage, status) cost no query.
+    """
 
     def __init__(self, debate_id: int) -> None:
         self.outbox = live.Outbox(live.debate_group(debate_id), "#transcript")
         self.thinking: dict[int, str] = {}
+        self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
+        self.scores: list[Event] = []
+        self.tokens: dict[int, list[int]] = {}  # seat id -> [in, out]
         self.stage = ""
+        self.loaded = False
 
     def _send(self, html: str) -> None:
         self.outbox.html(html)
@@ -176,6 +180,28 @@ class DebateBroadcaster(Observer):
     async def drain(self) -> None:
         """Send what is left; the engine calls this before it returns."""
         await self.outbox.drain()
+
+    def _live_parts(self, debate: Debate) -> str:
+        if not self.loaded:
+            state = page_state(debate)
+            self.seats = {s.pk: s for s in state["seats"]}
+            self.seat_names = {s.key: s.name for s in state["seats"]}
+            self.scores = [e for e in state["events"] if e.kind == Event.Kind.SCORE]
+            self.tokens = {seat.pk: [tokens_in, tokens_out] for seat, tokens_in, tokens_out in state["seat_usage"]}
+            self.loaded = True
+        return live_parts_html(debate)
+
+    def _usage_html(self) -> str:
+        seat_usage = [(seat, *self.tokens.get(seat.pk, (0, 0))) for seat in self.seats.values() if not seat.is_human]
+        return render_to_string(
+            "partials/usage.html",
+            {
+                "seat_usage": seat_usage,
+                "tokens_in": sum(u[1] for u in seat_usage),
+                "tokens_out": sum(u[2] for u in seat_usage),
+                "oob": True,
+            },
+        )
 
     # -- engine hooks -----------------------------------------------------------------------------
     def _thinking(self) -> list[str]:
@@ -204,18 +230,28 @@ class DebateBroadcaster(Observer):
         self.thinking.pop(event.ordinal, None)
         if event.kind == Event.Kind.SYSTEM:
             self.stage = event.data.get("status", "")
+        if not self.loaded:  # the engine announces the debate first; this is only a fallback
+            self._send(await sync_to_async(self._live_parts)(debate))
+        else:
+            if event.seat_id in self.seats and (event.tokens_in or event.tokens_out):
+                counts = self.tokens.setdefault(event.seat_id, [0, 0])
+                counts[0] += event.tokens_in
+                counts[1] += event.tokens_out
+            if event.kind == Event.Kind.SCORE:
+                self.scores.append(event)
+                seats = list(self.seats.values())
+                context = {"chart": score_chart(seats, self.scores), "has_judge": True, "oob": True}
+                self._send(render_to_string("partials/score_chart.html", context))
+            if event.tokens_out and event.kind != Event.Kind.INTERNAL:
+                self._send(self._usage_html())
         if event.kind == Event.Kind.INTERNAL:
             return
-        if event.kind in (Event.Kind.SCORE, Event.Kind.VERDICT):
-            self._send(await sync_to_async(live_parts_html)(debate))
-        elif event.tokens_out:
-            self._send(await sync_to_async(usage_html)(debate))
-        self._send(await sync_to_async(card_push)(event))
+        # The seat from the loaded ones: rendering the card then needs no query, so it runs right here.
+        event.seat = self.seats.get(event.seat_id)
+        self._send(card_push(event))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
-        if not self.seat_names:
-            self.seat_names = await sync_to_async(lambda: {s.key: s.name for s in debate.seats.all()})()
         if debate.status != Debate.Status.RUNNING:
             self.thinking.clear()
-        self._send(await sync_to_async(live_parts_html)(debate))
+        self._send(await sync_to_async(self._live_parts)(debate))

@@ -1,7 +1,9 @@
 """Where debates run. The engine is one async function; this module only decides where it runs.
 
 - `inline` (the embedded default): an asyncio loop in a background thread of the web process.
-- `celery`: a task per debate advance (debates/tasks.py), enqueued after the transaction commits.
+- `celery`: a task per debate advance (debates/tasks.py), enqueued after the transaction commits. A
+  worker runs its tasks' coroutines on one event loop per process (`run_on_process_loop`), as the web
+  process does, rather than a loop per task thread.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class InlineRunner:
         self._again: set[int] = set()
         self._tasks: dict[str, Future[None]] = {}
 
-    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+    def loop(self) -> asyncio.AbstractEventLoop:
         serving = live.serving_loop()
         if serving is not None:
             return serving
@@ -46,7 +48,7 @@ class InlineRunner:
             return self._loop
 
     def submit(self, debate_id: int) -> None:
-        loop = self._ensure_loop()
+        loop = self.loop()
         with self._lock:
             if debate_id in self._running:
                 # Running already: run once more when it stops, so a change it did not see is not lost.
@@ -56,7 +58,7 @@ class InlineRunner:
 
     def run_task(self, key: str, factory: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         """Run `factory()` on the loop unless a task under `key` is running (rooms use this)."""
-        loop = self._ensure_loop()
+        loop = self.loop()
         with self._lock:
             if key in self._tasks and not self._tasks[key].done():
                 return
@@ -107,6 +109,16 @@ class InlineRunner:
 
 
 inline = InlineRunner()
+
+
+def run_on_process_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run `coroutine` on this process's one event loop and wait for its result (Celery tasks do this).
+
+    With a loop per task thread, a worker's debates would each hold a database connection and their
+    threads would fight over the GIL (twice the CPU a call); on one loop they interleave, as in the web
+    process, and share one connection through sync_to_async's thread.
+    """
+    return asyncio.run_coroutine_threadsafe(coroutine, inline.loop()).result()
 
 
 def start(debate_id: int) -> None:

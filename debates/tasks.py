@@ -1,8 +1,8 @@
 """Celery tasks for CHAOSLM_RUNNER=celery. A redelivered task is safe: the engine's steps are idempotent."""
 
-import asyncio
-
 from celery import shared_task
+
+from debates.runner import run_on_process_loop
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -10,7 +10,7 @@ def advance_debate(debate_id: int) -> str:
     from debates.broadcast import DebateBroadcaster
     from debates.engine import run_debate
 
-    debate = asyncio.run(run_debate(debate_id, DebateBroadcaster(debate_id)))
+    debate = run_on_process_loop(run_debate(debate_id, DebateBroadcaster(debate_id)))
     return debate.status
 
 

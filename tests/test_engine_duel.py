@@ -213,3 +213,47 @@ def test_markdown_export_shows_the_debate(llm_server, personas):
     assert f"**Winner:** {debate.winner}" in text
     public = as_markdown(debate, include_private=False)
     assert "(private)" in text and "(private)" not in public
+
+
+def test_what_a_watcher_is_pushed_ends_as_what_a_fresh_page_shows(llm_server, personas):
+    from channels.layers import get_channel_layer
+    from django.template.loader import render_to_string
+
+    from chaoslm import live
+    from debates.broadcast import DebateBroadcaster, page_state
+
+    debate = new_duel(personas, turns=4)
+    layer = get_channel_layer()
+
+    async def watch_and_run():
+        channel = await layer.new_channel()
+        await live.join(live.debate_group(debate.pk), channel)
+        await run_debate(debate.pk, DebateBroadcaster(debate.pk))
+        pushes = []
+        while True:
+            try:
+                pushes.append((await asyncio.wait_for(layer.receive(channel), 0.5))["html"])
+            except TimeoutError:
+                return "".join(pushes)
+
+    html = asyncio.run(watch_and_run())
+    state = page_state(Debate.objects.get(pk=debate.pk))
+
+    def panels(element_id):
+        return [
+            f'<section id="{element_id}"' + part.split("</section>")[0]
+            for part in html.split(f'<section id="{element_id}"')[1:]
+        ]
+
+    charts = panels("score-chart")
+    # One chart push per score as it lands (each with one more dot), then the final state.
+    dots = [chart.count("<circle") for chart in charts]
+    assert dots[:5] == [0, 1, 2, 3, 4]
+    fresh_chart = render_to_string("partials/score_chart.html", {**state, "oob": True})
+    # The last push from the events as they landed, and the last of all (the finished debate's).
+    assert charts[-2] == charts[-1] == fresh_chart.split("</section>")[0]
+    fresh_usage = render_to_string("partials/usage.html", {**state, "oob": True})
+    assert panels("usage")[-2] == panels("usage")[-1] == fresh_usage.split("</section>")[0]
+    assert f"{state['tokens_out']} out" in fresh_usage and state["tokens_out"] > 0
+    for event in state["events"]:
+        assert f'id="ev-{event.ordinal}"' in html
