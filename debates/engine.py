@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, close_old_connections, transaction
+from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
 from chaoslm.llm import (
@@ -183,7 +183,11 @@ def _persist(
     except IntegrityError:
         event = Event.objects.get(debate=debate, ordinal=step.ordinal)
     # The web or the command line may set is_ending at any time; it matters when the next steps are chosen.
-    debate.is_ending = Debate.objects.filter(pk=debate.pk).values_list("is_ending", flat=True).first() or False
+    # Read once an event, so in SQL: building the ORM query cost more than running it.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT is_ending FROM {Debate._meta.db_table} WHERE id = %s", [debate.pk])  # noqa: S608
+        row = cursor.fetchone()
+    debate.is_ending = bool(row and row[0])
     return event
 
 
