@@ -141,6 +141,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env_number("CHAOSLM_TASK_VISIBILITY_TIMEOUT", 3600, int))}
 # A debate whose status says running but that made no progress for this long is resumed by the sweep.
 CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
+# A room's manual round or auto loop holds the room (one at a time, whichever process runs it) and
+# renews that hold every CHAOSLM_ROOM_POLL seconds, which is also how soon a loop on a Celery worker
+# notices its owner stopped auto mode. A hold a crashed process left behind lapses after CHAOSLM_ROOM_HOLD.
+CHAOSLM_ROOM_POLL = env_number("CHAOSLM_ROOM_POLL", 0.5)
+CHAOSLM_ROOM_HOLD = env_number("CHAOSLM_ROOM_HOLD", 30.0)
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
 }

@@ -121,6 +121,45 @@ def run_on_process_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
     return asyncio.run_coroutine_threadsafe(coroutine, inline.loop()).result()
 
 
+def start_room_round(room_id: int) -> None:
+    """Every participating agent of the room answers, on the configured runner."""
+    if settings.CHAOSLM_RUNNER == "celery":
+        from rooms.tasks import room_round
+
+        transaction.on_commit(lambda: room_round.delay(room_id))
+    else:
+        from rooms.broadcast import RoomBroadcaster
+        from rooms.engine import manual_round
+
+        transaction.on_commit(
+            lambda: inline.run_task(_room_key(room_id), lambda: manual_round(room_id, RoomBroadcaster(room_id)))
+        )
+
+
+def start_room_auto(room_id: int) -> None:
+    """Run the room's auto mode on the configured runner (a no-op if a loop already runs it)."""
+    if settings.CHAOSLM_RUNNER == "celery":
+        from rooms.tasks import room_auto
+
+        transaction.on_commit(lambda: room_auto.delay(room_id))
+    else:
+        from rooms.broadcast import RoomBroadcaster
+        from rooms.engine import auto_loop
+
+        transaction.on_commit(
+            lambda: inline.run_task(_room_key(room_id), lambda: auto_loop(room_id, RoomBroadcaster(room_id)))
+        )
+
+
+def stop_room(room_id: int) -> None:
+    """Stop the room's generation now, if it runs here; a worker's loop stops itself on the mode change."""
+    inline.cancel_task(_room_key(room_id))
+
+
+def _room_key(room_id: int) -> str:
+    return f"room-{room_id}"
+
+
 def start(debate_id: int) -> None:
     """Run (or continue) a debate on the configured runner, once the current transaction commits."""
     if settings.CHAOSLM_RUNNER == "celery":

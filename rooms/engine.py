@@ -1,20 +1,25 @@
 """Running a room: manual rounds (every agent answers at once, as pending cards) and auto mode.
 
 State lives in the database (the room's mode and queue, its messages), so a reload or a restart
-loses nothing; the auto loop re-reads the room before every turn, so toggling it off from the page
-takes effect at once (the view also cancels the generation in flight).
+loses nothing. A round or an auto loop holds the room while it runs (`holding`), so however many
+processes are asked to run it, one does. The auto loop re-reads the room before every turn, and its
+hold renewal notices within CHAOSLM_ROOM_POLL seconds that auto mode was switched off and stops the
+generation in flight, wherever it runs (an inline runner also cancels it at once).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from chaoslm.llm import (
@@ -173,9 +178,80 @@ def _stop_auto(room: Room, reason: str, *, retry_after: float | None = None) -> 
     return _save(room, RoomMessage.Kind.SYSTEM, f"Conversation paused: {reason}", active=False)
 
 
+def _claim(room_id: int) -> bool:
+    now = timezone.now()
+    lapsed = Q(held_until__isnull=True) | Q(held_until__lt=now)
+    held = now + timedelta(seconds=settings.CHAOSLM_ROOM_HOLD)
+    return Room.objects.filter(lapsed, pk=room_id).update(held_until=held) == 1
+
+
+def _renew(room_id: int, only_in_auto: bool) -> bool:
+    rooms = Room.objects.filter(pk=room_id)
+    if only_in_auto:
+        rooms = rooms.filter(mode=Room.Mode.AUTO)
+    return rooms.update(held_until=timezone.now() + timedelta(seconds=settings.CHAOSLM_ROOM_HOLD)) == 1
+
+
+def _release(room_id: int) -> None:
+    Room.objects.filter(pk=room_id).update(held_until=None)
+
+
+@contextlib.asynccontextmanager
+async def holding(room_id: int, *, wait: float = 0.0, only_in_auto: bool = False) -> AsyncIterator[bool]:
+    """Hold the room for the block; yields False (and holds nothing) if another holds it for `wait` seconds.
+
+    With `only_in_auto`, the block is stopped (cancelled, quietly) as soon as the room leaves auto mode.
+    """
+    deadline = asyncio.get_running_loop().time() + wait
+    while not await sync_to_async(_claim)(room_id):
+        if asyncio.get_running_loop().time() >= deadline:
+            yield False
+            return
+        await asyncio.sleep(min(settings.CHAOSLM_ROOM_POLL, 0.1))
+    work = asyncio.current_task()
+    assert work is not None
+    left_auto = False
+
+    async def keep() -> None:
+        nonlocal left_auto
+        while await sync_to_async(_renew)(room_id, only_in_auto):
+            await asyncio.sleep(settings.CHAOSLM_ROOM_POLL)
+        left_auto = True
+        work.cancel()
+
+    keeper = asyncio.create_task(keep())
+    try:
+        yield True
+    except asyncio.CancelledError:
+        if not left_auto:
+            raise
+        work.uncancel()
+    finally:
+        keeper.cancel()
+        try:
+            await asyncio.gather(keeper, return_exceptions=True)
+        except asyncio.CancelledError:
+            # The room left auto mode just as the block ended: the stop came too late to interrupt it.
+            if not left_auto:
+                raise
+            work.uncancel()
+        await sync_to_async(_release)(room_id)
+
+
 async def manual_round(room_id: int, observer: RoomObserver | None = None) -> list[RoomMessage]:
-    """Every participating agent answers at once; the answers wait as pending cards for the person."""
+    """Every participating agent answers at once; the answers wait as pending cards for the person.
+
+    If the room is held (an auto loop still stopping, a round already running), the round waits for it.
+    """
     observer = observer or RoomObserver()
+    try:
+        async with holding(room_id, wait=settings.CHAOSLM_ROOM_HOLD) as held:
+            return await _round(room_id, observer) if held else []
+    finally:
+        await observer.drain()
+
+
+async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
     table = await sync_to_async(load_room)(room_id)
     agents = [a for a in table.agents if a.participating]
     results = await asyncio.gather(*(_answer(table, a, observer) for a in agents), return_exceptions=True)
@@ -195,7 +271,6 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
             )
         saved.append(message)
         await observer.message_saved(table.room, message)
-    await observer.drain()
     return saved
 
 
@@ -212,11 +287,15 @@ def context_state(table: RoomTable) -> tuple[str, int, int]:
 
 
 async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
-    """Turns in queue order until the room leaves auto mode or a stop condition holds."""
+    """Turns in queue order until the room leaves auto mode or a stop condition holds.
+
+    Does nothing if another loop or round holds the room: one loop a room, whoever asked.
+    """
     observer = observer or RoomObserver()
     try:
-        async with own_connections():
-            await _auto_turns(room_id, observer)
+        async with holding(room_id, only_in_auto=True) as held, own_connections():
+            if held:
+                await _auto_turns(room_id, observer)
     finally:
         await observer.drain()
 

@@ -46,6 +46,8 @@ class Room(models.Model):
     messages_since_auto = models.PositiveIntegerField(default=0)
     pause_reason = models.CharField(max_length=300, blank=True)
     retry_at = models.DateTimeField(null=True, blank=True)
+    # Until when a process running this room's round or auto loop holds it (rooms/engine.py, `holding`).
+    held_until = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

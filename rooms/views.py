@@ -14,11 +14,9 @@ from django.views.decorators.http import require_POST
 
 from chaoslm import live
 from chaoslm.personas.models import Persona
-from debates import access
-from debates.runner import inline
+from debates import access, runner
 from rooms import actions
-from rooms.broadcast import RoomBroadcaster, message_html, status_context, status_html
-from rooms.engine import auto_loop, manual_round
+from rooms.broadcast import message_html, status_context, status_html
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -36,10 +34,6 @@ class SettingsForm(forms.ModelForm):
     class Meta:
         model = Room
         fields = ["response_delay", "max_messages", "max_wait"]
-
-
-def _key(room: Room) -> str:
-    return f"room-{room.pk}"
 
 
 def _push(room: Room, html: str) -> None:
@@ -95,7 +89,7 @@ def room_detail(request: HttpRequest, pk: int) -> HttpResponse:
     room = _visible_room(request, pk)
     if room.mode == Room.Mode.AUTO and access.is_owner(request.user, room):
         # After a server restart the room is still in auto mode, with no loop running: pick it up again.
-        _start_auto(room)
+        runner.start_room_auto(room.pk)
     return _page(request, room, f"/ws/rooms/{room.pk}/")
 
 
@@ -120,19 +114,11 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapped
 
 
-def _start_manual_round(room: Room) -> None:
-    inline.run_task(_key(room), lambda: manual_round(room.pk, RoomBroadcaster(room.pk)))
-
-
-def _start_auto(room: Room) -> None:
-    inline.run_task(_key(room), lambda: auto_loop(room.pk, RoomBroadcaster(room.pk)))
-
-
 @_owner_action
 def room_say(request: HttpRequest, room: Room) -> HttpResponse:
     message = actions.post_message(room, request.user.get_username(), request.POST.get("text", ""))
     _push(room, live.upsert(message_html(message), "#messages"))
-    _start_manual_round(room)
+    runner.start_room_round(room.pk)
     return HttpResponse("")
 
 
@@ -141,10 +127,10 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
     mode = Room.Mode.AUTO if room.mode == Room.Mode.MANUAL else Room.Mode.MANUAL
     note = actions.set_mode(room, mode)
     if mode == Room.Mode.AUTO:
-        _start_auto(room)
+        runner.start_room_auto(room.pk)
     else:
         # Stop halts the generation in progress at once; its partial text is not added.
-        inline.cancel_task(_key(room))
+        runner.stop_room(room.pk)
         _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
     if note is not None:
         _push(room, live.upsert(message_html(note), "#messages"))
@@ -189,9 +175,9 @@ def room_agent(request: HttpRequest, room: Room, agent_id: int, what: str) -> Ht
         _push(room, live.upsert(message_html(actions.remove_agent(room, agent)), "#messages"))
     elif what == "retry":
         if room.mode == Room.Mode.AUTO:
-            _start_auto(room)
+            runner.start_room_auto(room.pk)
         else:
-            _start_manual_round(room)
+            runner.start_room_round(room.pk)
     else:
         raise Http404
     _push_status(room)

@@ -131,6 +131,77 @@ def test_stopping_auto_mode_mid_generation_adds_nothing(room, llm_server):
     assert room.messages.filter(kind="user").count() == 1
 
 
+def test_two_auto_loops_asked_for_one_room_run_as_one(room, llm_server):
+    # Two processes asked to run the room (the page opened twice, a redelivered task): one loop answers.
+    room.max_messages = 3
+    room.save()
+    llm_server.configure(latency=0.2)
+    actions.post_message(room, "olive", "Go")
+    actions.set_mode(room, Room.Mode.AUTO)
+
+    async def both():
+        await asyncio.gather(auto_loop(room.pk), auto_loop(room.pk))
+
+    asyncio.run(both())
+    assert list(room.messages.filter(kind="agent").values_list("author", flat=True)) == ["Alice", "Bob", "Charlie"]
+    assert len(llm_server.requests) == 3
+    room.refresh_from_db()
+    assert room.held_until is None
+
+
+def test_switching_auto_off_stops_a_loop_that_nobody_cancels(room, llm_server, settings):
+    # A loop on a Celery worker is not cancelled by the web process: it sees the mode change itself.
+    settings.CHAOSLM_ROOM_POLL = 0.1
+    llm_server.configure(latency=3.0)
+    actions.post_message(room, "olive", "Go")
+    actions.set_mode(room, Room.Mode.AUTO)
+
+    async def run_and_switch_off():
+        task = asyncio.create_task(auto_loop(room.pk))
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(lambda: actions.set_mode(Room.objects.get(pk=room.pk), Room.Mode.MANUAL))
+        started = time.monotonic()
+        await task
+        return time.monotonic() - started
+
+    stopped_in = asyncio.run(run_and_switch_off())
+    assert stopped_in < 1.0  # the generation in flight (3 s) was stopped, not waited for
+    assert not room.messages.filter(kind__in=["agent", "pending"]).exists()
+    room.refresh_from_db()
+    assert room.held_until is None
+
+
+def test_a_hold_left_by_a_killed_process_lapses(room, llm_server, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.CHAOSLM_ROOM_HOLD = 1.0
+    room.max_messages = 1
+    room.save()
+    actions.post_message(room, "olive", "Go")
+    actions.set_mode(room, Room.Mode.AUTO)
+    Room.objects.filter(pk=room.pk).update(held_until=timezone.now() + timedelta(seconds=0.8))
+    asyncio.run(auto_loop(room.pk))  # held by the dead process: nothing happens
+    assert not room.messages.filter(kind="agent").exists()
+    time.sleep(0.9)
+    asyncio.run(auto_loop(room.pk))
+    assert room.messages.filter(kind="agent").count() == 1
+
+
+def test_a_round_asked_for_while_the_room_is_held_waits_for_it(room, llm_server):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    actions.post_message(room, "olive", "Hello")
+    Room.objects.filter(pk=room.pk).update(held_until=timezone.now() + timedelta(seconds=0.6))
+    started = time.monotonic()
+    saved = asyncio.run(manual_round(room.pk))
+    assert time.monotonic() - started >= 0.6
+    assert [m.kind for m in saved] == ["pending"] * 3
+
+
 def test_the_context_limit_stops_auto_mode(room, llm_server):
     tiny = Provider.objects.create(name="Tiny", base_url=llm_server.url, default_model="m", context_window=120)
     for agent in room.agents.all():
