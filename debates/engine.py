@@ -176,9 +176,12 @@ def _persist(
         if result.words_before_truncation is not None:
             data["truncated_from_words"] = result.words_before_truncation
     try:
-        with transaction.atomic():
-            if replaces_error:
+        if replaces_error:
+            with transaction.atomic():
                 Event.objects.filter(debate=debate, ordinal=step.ordinal, kind=Event.Kind.ERROR).delete()
+                event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
+        else:
+            # One INSERT is atomic by itself; a transaction around it would add two round trips (BEGIN, COMMIT).
             event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
     except IntegrityError:
         event = Event.objects.get(debate=debate, ordinal=step.ordinal)
