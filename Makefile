@@ -18,9 +18,11 @@ run: install
 test: install
 	$(UV) run ruff check .
 	$(UV) run pytest
-	@# The engine and room suites again, on PostgreSQL (CI starts it: see bin/start-services).
+	@# The engine and room suites again, on PostgreSQL, the engine's runs as tasks on a Celery worker
+	@# with Redis as the broker (CI starts both: see bin/start-services).
 	@if [ -n "$$CHAOSLM_TEST_DATABASE_URL" ]; then \
-	  DATABASE_URL="$$CHAOSLM_TEST_DATABASE_URL" $(UV) run pytest -q tests/test_engine_duel.py \
+	  DATABASE_URL="$$CHAOSLM_TEST_DATABASE_URL" REDIS_URL="$$CHAOSLM_TEST_REDIS_URL" CHAOSLM_TEST_ENGINE_RUNNER=celery \
+	    $(UV) run pytest -q tests/test_engine_duel.py \
 	    tests/test_structured_format.py tests/test_rooms.py tests/test_debate_command.py; \
 	elif [ "$$CI" = "true" ]; then echo "CHAOSLM_TEST_DATABASE_URL is required under CI"; exit 1; \
 	else echo "(PostgreSQL run skipped: eval \"\$$(bin/start-services)\" to include it)"; fi

@@ -1,3 +1,4 @@
+import asyncio
 import os
 
 import pytest
@@ -5,6 +6,8 @@ import pytest
 from chaoslm.llm.testserver import TestLLMServer
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+# `make test` runs the engine suite a second time on PostgreSQL with this set to "celery".
+ENGINE_RUNNER = os.environ.get("CHAOSLM_TEST_ENGINE_RUNNER", "inline")
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +43,40 @@ def require(condition: bool, what: str) -> None:
 def _fast_password_hashing(settings):
     # Real hashing is slow by design; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def _celery_worker():
+    """A real Celery worker (solo pool) in this process, on the Redis broker the settings name."""
+    from celery.contrib.testing.worker import start_worker
+    from django.conf import settings
+
+    from chaoslm.celery import app
+
+    require(settings.CELERY_BROKER_URL.startswith("redis://"), "Redis (REDIS_URL) for the Celery engine run")
+    # Results only so a test can wait for its task; the product does not use them.
+    app.conf.result_backend = settings.CELERY_BROKER_URL
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+        yield
+
+
+@pytest.fixture
+def run_to_rest(request):
+    """Run a debate until it rests (completed, error, waiting for a person), as the runner would.
+
+    Inline: the engine on a loop of its own. With CHAOSLM_TEST_ENGINE_RUNNER=celery: the advance task,
+    enqueued on Redis and run by a Celery worker, then the debate as the worker left it.
+    """
+    from debates.engine import run_debate
+    from debates.models import Debate
+
+    if ENGINE_RUNNER != "celery":
+        return lambda debate_id: asyncio.run(run_debate(debate_id))
+    request.getfixturevalue("_celery_worker")
+    from debates.tasks import advance_debate
+
+    def run(debate_id: int) -> Debate:
+        advance_debate.delay(debate_id).get(timeout=120)
+        return Debate.objects.get(pk=debate_id)
+
+    return run

@@ -50,9 +50,9 @@ def seat_of(request, debate):
     return next(s.key for s in debate.seats.all() if s.system_prompt == request.system)
 
 
-def test_a_full_duel_makes_thirty_calls_and_reaches_a_verdict(llm_server, personas):
+def test_a_full_duel_makes_thirty_calls_and_reaches_a_verdict(llm_server, personas, run_to_rest):
     debate = new_duel(personas)
-    finished = asyncio.run(run_debate(debate.pk))
+    finished = run_to_rest(debate.pk)
     assert finished.status == Debate.Status.COMPLETED
     assert len(llm_server.requests) == 30
     events = list(Event.objects.filter(debate=debate))
@@ -71,9 +71,9 @@ def test_a_full_duel_makes_thirty_calls_and_reaches_a_verdict(llm_server, person
     assert judge_requests[0].messages[0]["content"] == personas["Judge Ines Okafor"].spec().system_prompt("judge")
 
 
-def test_the_judge_never_sees_private_debater_text_and_debaters_never_see_the_judge(llm_server, personas):
+def test_the_judge_never_sees_private_debater_text_and_debaters_never_see_the_judge(llm_server, personas, run_to_rest):
     debate = new_duel(personas)
-    asyncio.run(run_debate(debate.pk))
+    run_to_rest(debate.pk)
     events = list(Event.objects.filter(debate=debate).select_related("seat"))
     private = [e.content for e in events if e.seat and e.seat.key in "ab" and e.kind in ("PLAN", "THINK")]
     judged = [e.content for e in events if e.seat and e.seat.key == "judge" and e.step != "confirm_winner"]
@@ -86,8 +86,8 @@ def test_the_judge_never_sees_private_debater_text_and_debaters_never_see_the_ju
             assert not any(j in text for j in judged)
 
 
-def test_a_duel_without_a_judge_has_no_judge_calls_and_no_verdict(llm_server, personas):
-    debate = asyncio.run(run_debate(new_duel(personas, judge=False).pk))
+def test_a_duel_without_a_judge_has_no_judge_calls_and_no_verdict(llm_server, personas, run_to_rest):
+    debate = run_to_rest(new_duel(personas, judge=False).pk)
     assert debate.status == Debate.Status.COMPLETED
     assert len(llm_server.requests) == 14
     assert not Event.objects.filter(debate=debate, kind__in=["SCORE", "VERDICT"]).exists()
@@ -108,9 +108,9 @@ class StopAfter(Observer):
 
 
 @pytest.mark.parametrize("stop_after", [1, 2, 5, 9, 16, 27, 29])
-def test_an_interrupted_duel_resumes_to_the_same_transcript(llm_server, personas, stop_after):
+def test_an_interrupted_duel_resumes_to_the_same_transcript(llm_server, personas, stop_after, run_to_rest):
     reference = new_duel(personas)
-    asyncio.run(run_debate(reference.pk))
+    run_to_rest(reference.pk)
     expected = [row[1:] for row in transcript(reference.pk)]
 
     debate = new_duel(personas)
@@ -119,7 +119,7 @@ def test_an_interrupted_duel_resumes_to_the_same_transcript(llm_server, personas
     debate.refresh_from_db()
     assert debate.status == Debate.Status.INTERRUPTED
     assert Event.objects.filter(debate=debate).count() == stop_after
-    resumed = asyncio.run(run_debate(debate.pk))
+    resumed = run_to_rest(debate.pk)
     assert resumed.status == Debate.Status.COMPLETED
     assert [row[1:] for row in transcript(debate.pk)] == expected
     resumed.refresh_from_db()
@@ -127,12 +127,12 @@ def test_an_interrupted_duel_resumes_to_the_same_transcript(llm_server, personas
     assert (resumed.winner, resumed.scores) == (reference.winner, reference.scores)
 
 
-def test_a_step_persisted_twice_lands_once(llm_server, personas):
+def test_a_step_persisted_twice_lands_once(llm_server, personas, run_to_rest):
     from debates.engine import _load, _persist
     from debates.formats import get_format
 
     debate = new_duel(personas)
-    asyncio.run(run_debate(debate.pk))
+    run_to_rest(debate.pk)
     table = _load(debate.pk)
     plan_a = next(s for s in get_format("duel").next_steps(table.config(False), []).steps if s.ordinal == 1)
     original = Event.objects.get(debate=debate, ordinal=1)
@@ -143,10 +143,10 @@ def test_a_step_persisted_twice_lands_once(llm_server, personas):
 
 
 def test_a_failed_call_leaves_an_error_debate_with_everything_kept_and_a_partial_transcript(
-    llm_server, personas, settings
+    llm_server, personas, settings, run_to_rest
 ):
     llm_server.configure(rules=[{"match": "Give Marcus Vale an initial score", "fault": "500"}])
-    debate = asyncio.run(run_debate(new_duel(personas).pk))
+    debate = run_to_rest(new_duel(personas).pk)
     assert debate.status == Debate.Status.ERROR
     assert "answered HTTP 500 after 4 tries" in debate.error_text
     error = Event.objects.get(debate=debate, kind="ERROR")
@@ -161,20 +161,20 @@ def test_a_failed_call_leaves_an_error_debate_with_everything_kept_and_a_partial
 
     # Retry once the endpoint works again: the error is replaced and the debate completes.
     llm_server.configure(rules=[])
-    retried = asyncio.run(run_debate(debate.pk))
+    retried = run_to_rest(debate.pk)
     assert retried.status == Debate.Status.COMPLETED and retried.error_text == ""
     assert not Event.objects.filter(debate=debate, kind="ERROR").exists()
     assert Event.objects.filter(debate=debate).count() == 31
 
 
-def test_scores_that_stay_invalid_fall_back_without_failing_the_debate(llm_server, personas):
+def test_scores_that_stay_invalid_fall_back_without_failing_the_debate(llm_server, personas, run_to_rest):
     llm_server.configure(
         rules=[
             {"match": "score for Ada Sterling|Give Ada Sterling an initial score", "reply": "About a seven, I think."},
             {"match": "Now express that verdict", "reply": '{"winner": "Someone else", "scores": {}}'},
         ]
     )
-    debate = asyncio.run(run_debate(new_duel(personas, turns=4).pk))
+    debate = run_to_rest(new_duel(personas, turns=4).pk)
     assert debate.status == Debate.Status.COMPLETED
     ada_scores = Event.objects.filter(debate=debate, kind="SCORE", data__for="a")
     assert ada_scores.count() == 2
@@ -205,8 +205,8 @@ def test_ending_early_skips_to_the_verdict_on_the_turns_so_far(llm_server, perso
     assert debate.winner
 
 
-def test_markdown_export_shows_the_debate(llm_server, personas):
-    debate = asyncio.run(run_debate(new_duel(personas, turns=2).pk))
+def test_markdown_export_shows_the_debate(llm_server, personas, run_to_rest):
+    debate = run_to_rest(new_duel(personas, turns=2).pk)
     text = as_markdown(debate)
     assert text.startswith("# Should cities ban private cars?")
     assert "**Premise:** Cities should ban private cars" in text

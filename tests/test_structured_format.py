@@ -1,6 +1,5 @@
 """The structured debate: the state machine, the context table, cross-examination, word limits, failures."""
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -134,9 +133,8 @@ def test_word_limit_applies_to_public_statements_not_private_notes():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_server, settings, caplog):
+def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_server, settings, caplog, run_to_rest):
     from chaoslm.personas.models import import_personas
-    from debates.engine import run_debate
     from debates.models import Debate, Event
     from debates.setup import SeatChoice, create_debate
 
@@ -149,7 +147,7 @@ def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_ser
         options={"questions": 1},
     )
     llm_server.configure(rules=[{"match": "Your opponent, Bob, gave this opening", "fault": "500"}])
-    debate = asyncio.run(run_debate(debate.pk))
+    debate = run_to_rest(debate.pk)
     assert debate.status == Debate.Status.ERROR
     assert Event.objects.filter(debate=debate, kind="TURN", step="opening").count() == 2
     error = Event.objects.get(debate=debate, kind="ERROR")
@@ -167,9 +165,8 @@ def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_ser
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_long_statement_is_truncated_with_the_warning(llm_server, caplog):
+def test_a_long_statement_is_truncated_with_the_warning(llm_server, caplog, run_to_rest):
     from chaoslm.personas.models import import_personas
-    from debates.engine import run_debate
     from debates.models import Event
     from debates.setup import SeatChoice, create_debate
 
@@ -182,7 +179,7 @@ def test_a_long_statement_is_truncated_with_the_warning(llm_server, caplog):
         options={"questions": 1, "word_limit": 20},
     )
     llm_server.configure(reply_words=35)
-    asyncio.run(run_debate(debate.pk))
+    run_to_rest(debate.pk)
     opening = Event.objects.get(debate=debate, kind="TURN", step="opening", seat__key="affirmative")
     assert len(opening.content.split()) == 20
     assert opening.data["truncated_from_words"] == 37  # "Point N:" plus 35 words
