@@ -104,11 +104,17 @@ def usage(debate: Debate, seats: Sequence[Seat]) -> dict[str, Any]:
         row["seat_id"]: row
         for row in debate.events.values("seat_id").annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
     }
-    seat_usage = [
-        (s, totals.get(s.pk, {}).get("tokens_in") or 0, totals.get(s.pk, {}).get("tokens_out") or 0)
-        for s in seats
-        if not s.is_human
-    ]
+    return usage_context(
+        [
+            (s, totals.get(s.pk, {}).get("tokens_in") or 0, totals.get(s.pk, {}).get("tokens_out") or 0)
+            for s in seats
+            if not s.is_human
+        ]
+    )
+
+
+def usage_context(seat_usage: list[tuple[Seat, int, int]]) -> dict[str, Any]:
+    """The usage partial's context from (seat, tokens in, tokens out) for each seat that is a model."""
     return {
         "seat_usage": seat_usage,
         "tokens_in": sum(u[1] for u in seat_usage),
@@ -129,9 +135,12 @@ def current_stage(events: Iterable[Event]) -> str:
     return system[-1].data.get("status", "") if system else ""
 
 
-def live_parts_html(debate: Debate, with_cards_since: int | None = None) -> str:
-    """The chart, verdict, usage and controls as they stand, and optionally every card after an event id."""
-    state = page_state(debate)
+def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: dict[str, Any] | None = None) -> str:
+    """The chart, verdict, usage and controls as they stand, and optionally every card after an event id.
+
+    `state` is the debate's `page_state`, if the caller has just loaded it.
+    """
+    state = page_state(debate) if state is None else state
     parts = []
     if with_cards_since is not None:
         parts.extend(card_push(e) for e in state["events"] if e.pk > with_cards_since)
@@ -182,26 +191,18 @@ class DebateBroadcaster(Observer):
         await self.outbox.drain()
 
     def _live_parts(self, debate: Debate) -> str:
+        state = page_state(debate)
         if not self.loaded:
-            state = page_state(debate)
             self.seats = {s.pk: s for s in state["seats"]}
             self.seat_names = {s.key: s.name for s in state["seats"]}
             self.scores = [e for e in state["events"] if e.kind == Event.Kind.SCORE]
             self.tokens = {seat.pk: [tokens_in, tokens_out] for seat, tokens_in, tokens_out in state["seat_usage"]}
             self.loaded = True
-        return live_parts_html(debate)
+        return live_parts_html(debate, state=state)
 
     def _usage_html(self) -> str:
         seat_usage = [(seat, *self.tokens.get(seat.pk, (0, 0))) for seat in self.seats.values() if not seat.is_human]
-        return render_to_string(
-            "partials/usage.html",
-            {
-                "seat_usage": seat_usage,
-                "tokens_in": sum(u[1] for u in seat_usage),
-                "tokens_out": sum(u[2] for u in seat_usage),
-                "oob": True,
-            },
-        )
+        return render_to_string("partials/usage.html", {**usage_context(seat_usage), "oob": True})
 
     # -- engine hooks -----------------------------------------------------------------------------
     def _thinking(self) -> list[str]:

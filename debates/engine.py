@@ -9,6 +9,7 @@ debate continues it, and a step that lands twice is stored once (unique debate+o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -176,12 +177,10 @@ def _persist(
         if result.words_before_truncation is not None:
             data["truncated_from_words"] = result.words_before_truncation
     try:
-        if replaces_error:
-            with transaction.atomic():
+        # One INSERT is atomic by itself; a transaction around it would add two round trips (BEGIN, COMMIT).
+        with transaction.atomic() if replaces_error else contextlib.nullcontext():
+            if replaces_error:
                 Event.objects.filter(debate=debate, ordinal=step.ordinal, kind=Event.Kind.ERROR).delete()
-                event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
-        else:
-            # One INSERT is atomic by itself; a transaction around it would add two round trips (BEGIN, COMMIT).
             event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
     except IntegrityError:
         event = Event.objects.get(debate=debate, ordinal=step.ordinal)

@@ -123,31 +123,28 @@ def run_on_process_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
 
 def start_room_round(room_id: int) -> None:
     """Every participating agent of the room answers, on the configured runner."""
-    if settings.CHAOSLM_RUNNER == "celery":
-        from rooms.tasks import room_round
+    from rooms.engine import manual_round
+    from rooms.tasks import room_round
 
-        transaction.on_commit(lambda: room_round.delay(room_id))
-    else:
-        from rooms.broadcast import RoomBroadcaster
-        from rooms.engine import manual_round
-
-        transaction.on_commit(
-            lambda: inline.run_task(_room_key(room_id), lambda: manual_round(room_id, RoomBroadcaster(room_id)))
-        )
+    _start_room(room_id, room_round, manual_round)
 
 
 def start_room_auto(room_id: int) -> None:
     """Run the room's auto mode on the configured runner (a no-op if a loop already runs it)."""
-    if settings.CHAOSLM_RUNNER == "celery":
-        from rooms.tasks import room_auto
+    from rooms.engine import auto_loop
+    from rooms.tasks import room_auto
 
-        transaction.on_commit(lambda: room_auto.delay(room_id))
+    _start_room(room_id, room_auto, auto_loop)
+
+
+def _start_room(room_id: int, task: Any, run: Callable[..., Coroutine[Any, Any, Any]]) -> None:
+    if settings.CHAOSLM_RUNNER == "celery":
+        transaction.on_commit(lambda: task.delay(room_id))
     else:
         from rooms.broadcast import RoomBroadcaster
-        from rooms.engine import auto_loop
 
         transaction.on_commit(
-            lambda: inline.run_task(_room_key(room_id), lambda: auto_loop(room_id, RoomBroadcaster(room_id)))
+            lambda: inline.run_task(_room_key(room_id), lambda: run(room_id, RoomBroadcaster(room_id)))
         )
 
 

@@ -2,9 +2,11 @@
 
 import asyncio
 import time
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import actions
@@ -172,10 +174,6 @@ def test_switching_auto_off_stops_a_loop_that_nobody_cancels(room, llm_server, s
 
 
 def test_a_hold_left_by_a_killed_process_lapses(room, llm_server, settings):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     settings.CHAOSLM_ROOM_HOLD = 1.0
     room.max_messages = 1
     room.save()
@@ -190,10 +188,6 @@ def test_a_hold_left_by_a_killed_process_lapses(room, llm_server, settings):
 
 
 def test_a_round_asked_for_while_the_room_is_held_waits_for_it(room, llm_server):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     actions.post_message(room, "olive", "Hello")
     Room.objects.filter(pk=room.pk).update(held_until=timezone.now() + timedelta(seconds=0.6))
     started = time.monotonic()
