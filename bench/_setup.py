@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +54,14 @@ def start_test_server(
 
 
 # Measure what a deployment runs: DEBUG keeps every SQL statement and formats its parameters.
-PRODUCTION_LIKE = {"CHAOSLM_DEBUG": "0", "CHAOSLM_SECRET_KEY": "bench-" + "x" * 50, "CHAOSLM_SSL_REDIRECT": "0"}
+# Benches talk plain HTTP on loopback, so the two HTTPS-only settings are off (their documented
+# variables): a secure CSRF cookie is never sent back over HTTP, and every form post would get 403.
+PRODUCTION_LIKE = {
+    "CHAOSLM_DEBUG": "0",
+    "CHAOSLM_SECRET_KEY": "bench-" + "x" * 50,
+    "CHAOSLM_SSL_REDIRECT": "0",
+    "CHAOSLM_SECURE_COOKIES": "0",
+}
 
 
 def django_with_temp_db(llm_url: str) -> None:
@@ -87,6 +96,20 @@ def new_duel(turns: int = 6):
         seats={"a": seat("Ada Sterling"), "b": seat("Marcus Vale"), "judge": seat("Judge Ines Okafor")},
         options={"turns": turns},
     )
+
+
+def parse_args(parser: argparse.ArgumentParser, smoke: dict[str, Any]) -> argparse.Namespace:
+    """The bench's arguments, with `--smoke`: the sizes in `smoke`, so every code path runs in seconds.
+
+    The test suite runs each bench this way (tests/test_benches.py): a bench that breaks fails CI.
+    Its figures mean nothing at that size; only the full-size tables do.
+    """
+    sizes = ", ".join(f"--{name.replace('_', '-')} {value}" for name, value in smoke.items())
+    parser.add_argument("--smoke", action="store_true", help=f"a tiny run of every code path ({sizes})")
+    args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(smoke)
+    return args
 
 
 def print_table(rows: list[tuple[str, str, str]]) -> None:

@@ -5,7 +5,7 @@ are available (CHAOSLM_TEST_DATABASE_URL, CHAOSLM_TEST_REDIS_URL; `eval "$(bin/s
 two Celery workers. Prints total wall time against one duel's wall time, LLM calls a second,
 orchestration CPU per call, and peak memory. Target: N=100 within 1.3x of one duel; CPU < 5 ms a call.
 
-    uv run python bench/concurrency.py [--duels 100] [--latency 0.2]
+    uv run python bench/concurrency.py [--duels 100] [--latency 0.2] [--smoke]
 """
 
 from __future__ import annotations
@@ -15,14 +15,24 @@ import asyncio
 import os
 import resource
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import PRODUCTION_LIKE, ROOT, django_with_temp_db, new_duel, print_table, start_test_server
+from bench._setup import (
+    PRODUCTION_LIKE,
+    ROOT,
+    django_with_temp_db,
+    new_duel,
+    parse_args,
+    print_table,
+    start_test_server,
+)
 
 
 def inline_run(count: int) -> tuple[float, float, int]:
@@ -59,6 +69,18 @@ def proc_cpu_and_peak(pid: int) -> tuple[float, int]:
     return cpu, peak
 
 
+def wait_ready(workers: list[subprocess.Popen[bytes]], logs: Path, timeout: float = 120) -> None:
+    """Until each worker has logged "ready." (Celery logs it after the warm-up in chaoslm/celery.py)."""
+    deadline = time.monotonic() + timeout
+    for index, worker in enumerate(workers):
+        log = logs / f"bench{index}.log"
+        while b" ready." not in log.read_bytes():
+            if worker.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"Celery worker bench{index} did not become ready:\n{tail}")
+            time.sleep(0.1)
+
+
 def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None:
     """(wall, worker CPU seconds, LLM calls, peak worker RSS KiB) for `count` duels on two workers."""
     base_db, redis = os.environ.get("CHAOSLM_TEST_DATABASE_URL"), os.environ.get("CHAOSLM_TEST_REDIS_URL")
@@ -79,6 +101,7 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
         "CHAOSLM_LOG_LEVEL": "WARNING",
     }
     workers: list[subprocess.Popen[bytes]] = []
+    logs = Path(tempfile.mkdtemp(prefix="chaoslm-bench-workers-"))
     try:
 
         def manage(*args: str) -> str:
@@ -86,38 +109,40 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
                 [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True
             ).stdout
 
-        manage("migrate", "--noinput")
-        manage("import_personas", "personas/")
         subprocess.run(["redis-cli", "-u", env["REDIS_URL"], "flushdb"], capture_output=True, check=False)
         per_worker = max(1, count // 2)
+        # The workers boot (and warm up) while the database is migrated: they touch it only for a task.
         for index in range(2):
-            workers.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "chaoslm",
-                        "worker",
-                        "--pool",
-                        "threads",
-                        "--concurrency",
-                        str(per_worker),
-                        "--without-gossip",
-                        "--without-mingle",
-                        "-n",
-                        f"bench{index}@%h",
-                        "--loglevel",
-                        "WARNING",
-                    ],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+            with open(logs / f"bench{index}.log", "wb") as log:
+                workers.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "celery",
+                            "-A",
+                            "chaoslm",
+                            "worker",
+                            "--pool",
+                            "threads",
+                            "--concurrency",
+                            str(per_worker),
+                            "--without-gossip",
+                            "--without-mingle",
+                            "-n",
+                            f"bench{index}@%h",
+                            "--loglevel",
+                            "INFO",
+                        ],
+                        cwd=ROOT,
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
                 )
-            )
-        time.sleep(4)  # worker start-up is not part of the figure
+        setup = "from django.core.management import call_command as c; c('migrate', verbosity=0); "
+        manage("shell", "-c", setup + "c('import_personas', 'personas/', verbosity=0)")
+        wait_ready(workers, logs)  # worker start-up is not part of the figure
         before = sum(proc_cpu_and_peak(w.pid)[0] for w in workers)
         started = time.perf_counter()
         script = (
@@ -130,6 +155,9 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
             while connection.execute(query).fetchone()[0] < count:
                 time.sleep(0.2)
             wall = time.perf_counter() - started
+            failed = connection.execute(query.replace("IN ('completed', 'error')", "= 'error'")).fetchone()[0]
+            if failed:
+                raise RuntimeError(f"{failed} of {count} duels on the Celery workers ended in an error")
             calls = connection.execute("SELECT count(*) FROM debates_event WHERE kind <> 'HEADER'").fetchone()[0]
         usage = [proc_cpu_and_peak(w.pid) for w in workers]
         return wall, sum(u[0] for u in usage) - before, calls, max(u[1] for u in usage)
@@ -137,6 +165,7 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
         for worker in workers:
             worker.kill()
             worker.wait()
+        shutil.rmtree(logs, ignore_errors=True)
         with psycopg.connect(base_db, autocommit=True) as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
@@ -146,7 +175,7 @@ def main() -> None:
     parser.add_argument("--duels", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--reply-words", type=int, default=40, help="words (and so stream chunks) per reply")
-    args = parser.parse_args()
+    args = parse_args(parser, {"duels": 2, "latency": 0.01, "reply_words": 5})
     server, url = start_test_server(args.latency, reply_words=args.reply_words)
     try:
         django_with_temp_db(url)
@@ -167,7 +196,7 @@ def main() -> None:
         ]
         scaled = celery_run(args.duels, url)
         if scaled is None:
-            rows.append(("celery", "skipped", "set CHAOSLM_TEST_DATABASE_URL and CHAOSLM_TEST_REDIS_URL"))
+            rows.append(("celery", "left out", "needs CHAOSLM_TEST_DATABASE_URL and CHAOSLM_TEST_REDIS_URL"))
         else:
             c_wall, c_cpu, c_calls, c_peak = scaled
             rows += [

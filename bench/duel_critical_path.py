@@ -5,7 +5,7 @@ prints the wall time against the ideal critical path (19 calls x latency) and th
 sequential design (30 calls x latency), and the orchestration CPU time per LLM call.
 Targets: wall <= 1.10x the critical path (<= 0.70x sequential); CPU < 5 ms a call.
 
-    uv run python bench/duel_critical_path.py [--latency 0.2] [--runs 3]
+    uv run python bench/duel_critical_path.py [--latency 0.2] [--runs 5] [--smoke]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import django_with_temp_db, new_duel, print_table, start_test_server
+from bench._setup import django_with_temp_db, new_duel, parse_args, print_table, start_test_server
 
 
 def main() -> None:
@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per call before the reply")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--reply-words", type=int, default=40, help="words (and so stream chunks) per reply")
-    args = parser.parse_args()
+    args = parse_args(parser, {"latency": 0.01, "runs": 1, "reply_words": 5})
     server, url = start_test_server(args.latency, reply_words=args.reply_words)
     try:
         django_with_temp_db(url)

@@ -6,7 +6,7 @@ then a judged duel through the real form. Prints p50/p99 token latency over ever
 spectator received, and the debate page's render time at 500 events.
 Targets: p50 < 25 ms, p99 < 100 ms, page < 200 ms.
 
-    uv run python bench/live_latency.py [--spectators 100] [--turns 4]
+    uv run python bench/live_latency.py [--spectators 100] [--turns 4] [--smoke]
 """
 
 from __future__ import annotations
@@ -25,7 +25,15 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import ROOT, django_with_temp_db, free_port, print_table, start_test_server
+from bench._setup import (
+    PRODUCTION_LIKE,
+    ROOT,
+    django_with_temp_db,
+    free_port,
+    parse_args,
+    print_table,
+    start_test_server,
+)
 
 STAMP = re.compile(r"\[t(\d+)\]")
 # Only token pushes count: a saved card also carries the stamps, but long after they were sent.
@@ -36,13 +44,8 @@ def start_site(port: int) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=ROOT,
-        # Production settings: no debug query log.
-        env={
-            **os.environ,
-            "CHAOSLM_LOG_LEVEL": "WARNING",
-            "CHAOSLM_DEBUG": "false",
-            "CHAOSLM_SECRET_KEY": "bench-only-secret-key-" + "x" * 40,
-        },
+        # Production settings (no debug query log), over plain HTTP on loopback.
+        env={**os.environ, **PRODUCTION_LIKE, "CHAOSLM_LOG_LEVEL": "WARNING"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -89,6 +92,9 @@ async def start_duel(base: str, turns: int) -> int:
             "option_word_limit": 0,
         }
         async with session.post(base + "/debates/new/", data=form, allow_redirects=False) as response:
+            if response.status != 302:
+                body = await response.text()
+                raise RuntimeError(f"the new-debate form answered {response.status}, not a redirect: {body[:300]}")
             location = response.headers["Location"]
     return int(location.rstrip("/").rsplit("/", 1)[1])
 
@@ -130,7 +136,7 @@ def seed_page(events: int) -> int:
     return debate.pk
 
 
-async def page_times(base: str, debate_id: int, runs: int = 10) -> list[float]:
+async def page_times(base: str, debate_id: int, runs: int) -> list[float]:
     times = []
     async with aiohttp.ClientSession() as session:
         for _ in range(runs):
@@ -154,7 +160,9 @@ async def run(args: argparse.Namespace, base: str) -> None:
     wall = time.perf_counter() - started
     done.set()
     page_id = await asyncio.to_thread(seed_page, 500)
-    renders = await page_times(base, page_id)
+    renders = await page_times(base, page_id, args.renders)
+    if not latencies:
+        raise RuntimeError("no spectator received a stamped token")
     latencies.sort()
 
     def pct(p: float) -> float:
@@ -177,8 +185,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spectators", type=int, default=100)
     parser.add_argument("--turns", type=int, default=4)
-    args = parser.parse_args()
-    server, llm_url = start_test_server(0.05, 40.0, 20, "--stamp-tokens")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per call before the first token")
+    parser.add_argument("--token-rate", type=float, default=40.0, help="tokens a second after the first")
+    parser.add_argument("--reply-words", type=int, default=20, help="words (tokens) per reply")
+    parser.add_argument("--renders", type=int, default=10, help="page loads at 500 events")
+    smoke = {"spectators": 3, "turns": 1, "latency": 0.01, "token_rate": 400.0, "reply_words": 5, "renders": 2}
+    args = parse_args(parser, smoke)
+    server, llm_url = start_test_server(args.latency, args.token_rate, args.reply_words, "--stamp-tokens")
     django_with_temp_db(llm_url)
     from django.contrib.auth import get_user_model
 
