@@ -26,11 +26,11 @@ def start_test_server(
 ) -> tuple[subprocess.Popen[bytes], str]:
     """The test server in its own process, so its CPU time is not counted as orchestration."""
     port = free_port()
+    # Run by path, not with -m: the chaoslm.llm package would import the openai client first (a second of CPU).
     process = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "chaoslm.llm.testserver",
+            str(ROOT / "chaoslm" / "llm" / "testserver.py"),
             "--port",
             str(port),
             "--latency",

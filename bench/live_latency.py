@@ -40,21 +40,22 @@ STAMP = re.compile(r"\[t(\d+)\]")
 TOKEN_PUSH = re.compile(r'<div hx-swap-oob="tokens:#transcript"><span data-into="[^"]+">([^<]*)</span></div>')
 
 
-def start_site(port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        cwd=ROOT,
-        # Production settings (no debug query log), over plain HTTP on loopback.
-        env={**os.environ, **PRODUCTION_LIKE, "CHAOSLM_LOG_LEVEL": "WARNING"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return process
+def start_site(port: int, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as output:
+        return subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--skip-checks"],
+            cwd=ROOT,
+            # Production settings (no debug query log), over plain HTTP on loopback.
+            env={**os.environ, **PRODUCTION_LIKE, "CHAOSLM_LOG_LEVEL": "WARNING"},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
 
 
-async def wait_up(base: str) -> None:
+async def wait_up(base: str, site: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
     async with aiohttp.ClientSession() as session:
-        for _ in range(100):
+        while site.poll() is None and time.monotonic() < deadline:
             try:
                 async with session.get(base + "/") as response:
                     if response.status == 200:
@@ -62,7 +63,7 @@ async def wait_up(base: str) -> None:
             except aiohttp.ClientError:
                 pass
             await asyncio.sleep(0.2)
-    raise RuntimeError("ChaosLM did not start")
+    raise RuntimeError(f"ChaosLM did not start:\n{log.read_text(errors='replace')[-2000:]}")
 
 
 async def start_duel(base: str, turns: int) -> int:
@@ -148,8 +149,8 @@ async def page_times(base: str, debate_id: int, runs: int) -> list[float]:
     return times
 
 
-async def run(args: argparse.Namespace, base: str) -> None:
-    await wait_up(base)
+async def run(args: argparse.Namespace, base: str, site: subprocess.Popen[bytes], log: Path) -> None:
+    await wait_up(base, site, log)
     latencies: list[float] = []
     done = asyncio.Event()
     debate_id = await start_duel(base, args.turns)
@@ -197,9 +198,10 @@ def main() -> None:
 
     get_user_model().objects.create_user("bench", password="bench-pass-123")
     port = free_port()
-    site = start_site(port)
+    log = Path(os.environ["CHAOSLM_TRANSCRIPTS_DIR"]) / "runserver.log"  # the bench's throwaway folder
+    site = start_site(port, log)
     try:
-        asyncio.run(run(args, f"http://127.0.0.1:{port}"))
+        asyncio.run(run(args, f"http://127.0.0.1:{port}", site, log))
     finally:
         site.terminate()
         server.terminate()
