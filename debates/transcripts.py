@@ -1,4 +1,9 @@
-"""Transcript export as Markdown and JSON, and the `partial-` files written when a debate fails."""
+"""Transcript export as Markdown and JSON, and the `partial-` files written when a debate fails.
+
+A public export (`include_private=False`: `export_transcript --public`, and every web export but the
+owner's and staff's) carries no private text: private events are left out, and so is every prompt,
+since a prompt may quote its seat's private notes (a structured opening embeds the preparation).
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ def as_dict(debate: Debate, *, include_private: bool = True) -> dict[str, Any]:
         if event.visibility == Event.Visibility.PRIVATE and not include_private:
             continue
         seat = seats.get(event.seat_id)
+        prompt = {"prompt": event.prompt} if include_private else {}
         events.append(
             {
                 "ordinal": event.ordinal,
@@ -30,7 +36,7 @@ def as_dict(debate: Debate, *, include_private: bool = True) -> dict[str, Any]:
                 "seat": seat.key if seat else None,
                 "speaker": seat.name if seat else None,
                 "visibility": event.visibility,
-                "prompt": event.prompt,
+                **prompt,
                 "content": event.content,
                 "data": event.data,
                 "tokens_in": event.tokens_in,

@@ -144,22 +144,26 @@ def debate_share(request: HttpRequest, token: str) -> HttpResponse:
     return _page(request, debate, ws_url=f"/ws/share/{token}/")
 
 
-def _export(debate: Debate, kind: str) -> HttpResponse:
+def _export(debate: Debate, kind: str, *, private: bool) -> HttpResponse:
     if kind == "json":
-        response = HttpResponse(transcripts.as_json(debate), content_type="application/json")
+        text, content_type = transcripts.as_json(debate, include_private=private), "application/json"
     else:
-        response = HttpResponse(transcripts.as_markdown(debate), content_type="text/markdown; charset=utf-8")
+        text, content_type = transcripts.as_markdown(debate, include_private=private), "text/markdown; charset=utf-8"
+    response = HttpResponse(text, content_type=content_type)
     prefix = "partial-" if debate.status == Debate.Status.ERROR else "debate-"
     response["Content-Disposition"] = f'attachment; filename="{prefix}{debate.pk}.{kind}"'
     return response
 
 
 def debate_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    return _export(_visible_debate(request, pk), kind)
+    """The full transcript (private events, prompts) for the owner and staff; the public one for anyone else."""
+    debate = _visible_debate(request, pk)
+    return _export(debate, kind, private=access.is_owner(request.user, debate) or request.user.is_staff)
 
 
 def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
-    return _export(access.visible_or_404(Debate, request.user, token=token), kind)
+    """Always the public transcript: a share link is for passing on."""
+    return _export(access.visible_or_404(Debate, request.user, token=token), kind, private=False)
 
 
 def _owner_action(

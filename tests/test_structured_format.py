@@ -32,7 +32,8 @@ def test_the_full_sequence_and_which_steps_run_together():
     assert plan.finished
     assert [w for w in waves if w] == [
         [("affirmative", "preparation"), ("negative", "preparation")],
-        [("affirmative", "opening"), ("negative", "opening")],
+        [("affirmative", "opening")],
+        [("negative", "opening")],
         [("affirmative", "rebuttal"), ("negative", "rebuttal")],
         [("affirmative", "question_1")],
         [("negative", "answer_1")],
@@ -82,6 +83,18 @@ def test_a_later_question_recalls_the_askers_earlier_exchange():
     calls, _records, _ = run(config())
     second = next(c for c in calls if c.seat == "affirmative" and c.step == "question_2")
     assert "<affirmative question_1 7>" in second.prompt and "<negative answer_1 8>" in second.prompt
+
+
+def test_by_default_one_question_each_way_twelve_calls():
+    plain = DebateConfig(format="structured", topic="Remote work", seats=(AFF, NEG))
+    calls, _, plan = run(plain)
+    assert plan.finished and len(calls) == 12
+    assert [(c.seat, c.step) for c in calls if c.step.startswith(("question", "answer"))] == [
+        ("affirmative", "question_1"),
+        ("negative", "answer_1"),
+        ("negative", "question_1"),
+        ("affirmative", "answer_1"),
+    ]
 
 
 @pytest.mark.parametrize("questions", [1, 3])

@@ -12,8 +12,11 @@ context the spec's table gives its round, written into its prompt:
 | cross-examination | the opponent's opening and rebuttal    |
 | closing           | all previous statements from both sides |
 
-The two sides' steps of a round do not read each other, so they run at the same time; the
-affirmative's always has the lower ordinal, so it comes first in the transcript as the protocol says.
+Preparation, rebuttals and closings: the two sides' steps do not read each other, so they run at
+the same time (the spec calls both preparations concurrently). Openings run one after the other, as
+the protocol says: the affirmative's first, then the negative's, which still sees only its own
+preparation. Cross-examination is one call at a time, one question each way by default
+(`questions` asks more): 12 calls in all. The affirmative's step always has the lower ordinal.
 """
 
 from __future__ import annotations
@@ -150,7 +153,7 @@ class Structured(Format):
         SeatSpec("negative", "debater", "Negative", side="negative"),
     )
     option_specs = (
-        OptionSpec("questions", "Cross-examination questions per side", 2, 1, 5),
+        OptionSpec("questions", "Cross-examination questions per side", 1, 1, 5),
         WORD_LIMIT,
     )
 
@@ -235,9 +238,11 @@ class Structured(Format):
                 step(1 + i, s, "PLAN", "preparation", fill(s, PREPARATION), public=False) for i, s in enumerate(seats)
             ]
         if target == DebateState.OPENING_STATEMENTS:
+            # One at a time: the negative's opening is asked for once the affirmative's is given.
+            waiting = [i for i in range(2) if 3 + i not in done][:1]
             return [
-                step(3 + i, s, "TURN", "opening", fill(s, OPENING, preparation=done[1 + i].content))
-                for i, s in enumerate(seats)
+                step(3 + i, seats[i], "TURN", "opening", fill(seats[i], OPENING, preparation=done[1 + i].content))
+                for i in waiting
             ]
         if target == DebateState.REBUTTALS:
             return [
