@@ -197,3 +197,207 @@ def test_a_long_statement_is_truncated_with_the_warning(llm_server, caplog, run_
     assert len(opening.content.split()) == 20
     assert opening.data["truncated_from_words"] == 37  # "Point N:" plus 35 words
     assert "Response exceeded word limit of 20, truncated from 37 to 20 words" in caplog.text
+
+
+AFF_NOTES = "AFF-SECRET: lead with the commute survey, hide the weak pilot."
+NEG_NOTES = "NEG-SECRET: concede nothing on costs, bait them on culture."
+# (what the prompt says, the scripted reply): one rule per call of the debate, so every prompt is known.
+SCRIPT = [
+    ("You will argue the affirmative side. Prepare privately", AFF_NOTES),
+    ("You will argue the negative side. Prepare privately", NEG_NOTES),
+    ("You argue the affirmative side. Here are your preparation notes", "Ada opens."),
+    ("You argue the negative side. Here are your preparation notes", "Bob opens."),
+    ("You argue the affirmative side. Your opponent", "Ada rebuts."),
+    ("You argue the negative side. Your opponent", "Bob rebuts."),
+    ("You argue the affirmative side. Cross-examination: you may now ask", "Ada asks?"),
+    ("You argue the negative side. Cross-examination: Ada asks you", "Bob answers."),
+    ("You argue the negative side. Cross-examination: you may now ask", "Bob asks?"),
+    ("You argue the affirmative side. Cross-examination: Bob asks you", "Ada answers."),
+    ("You argue the affirmative side. Here is the whole debate", "Ada closes."),
+    ("You argue the negative side. Here is the whole debate", "Bob closes."),
+]
+
+TOPIC = "The debate topic is: Remote work\n\n"
+
+
+def preparation(side, other):
+    return (
+        f"{TOPIC}You will argue the {side} side. Prepare privately before the debate: list your strongest\n"
+        "arguments with the evidence or reasoning behind each, the arguments you expect from the\n"
+        f"{other} side, and how you will answer them. These notes are for you alone."
+    )
+
+
+def opening(side, notes):
+    return (
+        f"{TOPIC}You argue the {side} side. Here are your preparation notes:\n\n{notes}\n\n"
+        "Deliver your opening statement: state your position clearly and present your main arguments."
+    )
+
+
+def rebuttal(side, opponent, said):
+    return (
+        f'{TOPIC}You argue the {side} side. Your opponent, {opponent}, gave this opening statement:\n\n"{said}"\n\n'
+        "Deliver your rebuttal: answer their strongest points directly and show where their case fails."
+    )
+
+
+def question(side, opponent, opened, rebutted):
+    return (
+        f"{TOPIC}You argue the {side} side. Cross-examination: you may now ask {opponent} a question.\n"
+        f'Their opening statement was:\n\n"{opened}"\n\nTheir rebuttal was:\n\n"{rebutted}"\n\n'
+        "Ask one pointed question that exposes a weakness in their case. Give only the question."
+    )
+
+
+def answer(side, opponent, asked, opened, rebutted):
+    return (
+        f'{TOPIC}You argue the {side} side. Cross-examination: {opponent} asks you:\n\n"{asked}"\n\n'
+        f'Their opening statement was:\n\n"{opened}"\n\nTheir rebuttal was:\n\n"{rebutted}"\n\n'
+        "Answer the question directly and honestly, then turn it to your advantage if you can."
+    )
+
+
+SO_FAR = "\n\n".join(
+    [
+        "Ada (affirmative, opening): Ada opens.",
+        "Bob (negative, opening): Bob opens.",
+        "Ada (affirmative, rebuttal): Ada rebuts.",
+        "Bob (negative, rebuttal): Bob rebuts.",
+        "Ada (affirmative, question 1): Ada asks?",
+        "Bob (negative, answer 1): Bob answers.",
+        "Bob (negative, question 1): Bob asks?",
+        "Ada (affirmative, answer 1): Ada answers.",
+    ]
+)
+
+
+def closing(side):
+    return (
+        f"{TOPIC}You argue the {side} side. Here is the whole debate so far:\n\n{SO_FAR}\n\n"
+        "Deliver your closing statement: summarise your case, answer the most damaging point made\n"
+        "against it, and say why your side should prevail."
+    )
+
+
+# (seat, prompt) in the order the server must receive them; a set where the two calls run side by side.
+EXPECTED = [
+    {("Ada", preparation("affirmative", "negative")), ("Bob", preparation("negative", "affirmative"))},
+    {("Ada", opening("affirmative", AFF_NOTES))},
+    {("Bob", opening("negative", NEG_NOTES))},
+    {("Ada", rebuttal("affirmative", "Bob", "Bob opens.")), ("Bob", rebuttal("negative", "Ada", "Ada opens."))},
+    {("Ada", question("affirmative", "Bob", "Bob opens.", "Bob rebuts."))},
+    {("Bob", answer("negative", "Ada", "Ada asks?", "Ada opens.", "Ada rebuts."))},
+    {("Bob", question("negative", "Ada", "Ada opens.", "Ada rebuts."))},
+    {("Ada", answer("affirmative", "Bob", "Bob asks?", "Bob opens.", "Bob rebuts."))},
+    {("Ada", closing("affirmative")), ("Bob", closing("negative"))},
+]
+
+
+@pytest.fixture
+def scripted_debate(llm_server, run_to_rest):
+    """A default structured debate (owned by olive, unlisted) run to its end against the scripted test server."""
+    import re
+
+    from django.contrib.auth import get_user_model
+
+    from chaoslm.personas.models import import_personas
+    from debates.models import Debate
+    from debates.setup import SeatChoice, create_debate
+
+    persona = "name: {n}\nrole: debater\npersonality: {n} argues.\n"
+    a, b = import_personas([("a.yaml", persona.format(n="Ada")), ("b.yaml", persona.format(n="Bob"))])
+    owner = get_user_model().objects.create_user("olive", password="pw-olive-123")
+    debate = create_debate(
+        format_name="structured",
+        topic="Remote work",
+        seats={"affirmative": SeatChoice(a), "negative": SeatChoice(b)},
+        owner=owner,
+        visibility=Debate.Visibility.UNLISTED,
+    )
+    # Latency long enough that calls which may run together visibly overlap.
+    rules = [{"match": re.escape(match), "reply": reply} for match, reply in SCRIPT]
+    llm_server.configure(latency=0.15, rules=rules)
+    debate = run_to_rest(debate.pk)
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    return debate
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_default_debate_makes_twelve_calls_in_the_protocol_order_with_the_exact_prompts(
+    scripted_debate, llm_server
+):
+    systems = {s.name: s.system_prompt for s in scripted_debate.seats.all()}
+    requests = llm_server.requests
+    assert len(requests) == 12
+    received = []
+    for request in requests:
+        name = next(n for n, system in systems.items() if request.system == system)
+        assert request.messages == [
+            {"role": "system", "content": systems[name]},
+            {"role": "user", "content": request.last_user},
+        ]
+        received.append((name, request.last_user))
+    position = 0
+    for group in EXPECTED:
+        assert set(received[position : position + len(group)]) == group, f"calls {position}-{position + len(group)}"
+        position += len(group)
+    prep_a, prep_b, open_a, open_b = requests[:4]
+    # Both preparations are asked for at once; the negative's opening only once the affirmative's is in.
+    assert max(prep_a.started, prep_b.started) < min(prep_a.finished, prep_b.finished)
+    assert open_a.finished <= open_b.started
+
+
+def public_exports(debate):
+    """Every public export of a debate: the command line's and the share link's, Markdown and JSON."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.test import Client
+    from django.urls import reverse
+
+    texts = {}
+    for kind in ("md", "json"):
+        out = StringIO()
+        call_command("export_transcript", str(debate.pk), "--format", kind, "--public", stdout=out)
+        texts[f"command {kind}"] = out.getvalue()
+        response = Client().get(reverse("debate_share_export", args=[debate.share_token, kind]))
+        assert response.status_code == 200
+        texts[f"share link {kind}"] = response.content.decode()
+    return texts
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_public_export_holds_no_private_text_not_even_in_prompts(scripted_debate):
+    import json
+
+    from django.test import Client
+    from django.urls import reverse
+
+    from debates import transcripts
+
+    # The full export has the notes (in the private events and in the opening prompts): the check below can fail.
+    full = transcripts.as_json(scripted_debate)
+    assert full.count(AFF_NOTES) == 2 and full.count(NEG_NOTES) == 2
+    texts = public_exports(scripted_debate)
+    for where, text in texts.items():
+        assert AFF_NOTES not in text and NEG_NOTES not in text, where
+        assert "AFF-SECRET" not in text and "NEG-SECRET" not in text and "Prepare privately" not in text, where
+        for said in ("Ada opens.", "Bob opens.", "Ada answers.", "Bob closes."):
+            assert said in text, where
+    for where in ("command json", "share link json"):
+        events = json.loads(texts[where])["events"]
+        assert [e["step"] for e in events if e["seat"]][:2] == ["opening", "opening"]
+        assert {e["visibility"] for e in events} == {"public"}
+        assert all("prompt" not in e for e in events), where
+    # The owner, at the debate's own address, still gets everything; so does staff.
+    owner = Client()
+    owner.force_login(scripted_debate.owner)
+    own = owner.get(reverse("debate_export", args=[scripted_debate.pk, "json"])).content.decode()
+    assert AFF_NOTES in own and NEG_NOTES in own
+    # A stranger at the address of a public debate gets the public transcript.
+    scripted_debate.visibility = "public"
+    scripted_debate.save(update_fields=["visibility"])
+    for kind in ("md", "json"):
+        stranger = Client().get(reverse("debate_export", args=[scripted_debate.pk, kind])).content.decode()
+        assert "Ada opens." in stranger and AFF_NOTES not in stranger and NEG_NOTES not in stranger
