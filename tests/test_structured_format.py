@@ -324,9 +324,7 @@ def scripted_debate(llm_server, run_to_rest):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_default_debate_makes_twelve_calls_in_the_protocol_order_with_the_exact_prompts(
-    scripted_debate, llm_server
-):
+def test_a_default_debate_makes_twelve_calls_in_the_protocol_order_with_the_exact_prompts(scripted_debate, llm_server):
     systems = {s.name: s.system_prompt for s in scripted_debate.seats.all()}
     requests = llm_server.requests
     assert len(requests) == 12

@@ -14,7 +14,11 @@ class Command(BaseCommand):
         parser.add_argument("debate_id", type=int)
         parser.add_argument("--format", choices=["md", "json"], default="md")
         parser.add_argument("--output", help="a file to write instead of printing")
-        parser.add_argument("--public", action="store_true", help="leave out private events and every prompt (prompts may quote private notes)")
+        parser.add_argument(
+            "--public",
+            action="store_true",
+            help="leave out private events and every prompt (prompts may quote private notes)",
+        )
 
     def handle(self, *args: Any, debate_id: int, format: str, output: str | None, public: bool, **options: Any) -> None:
         debate = Debate.objects.filter(pk=debate_id).first()
