@@ -176,11 +176,17 @@ def _json_text(name: str) -> str:
     return json.dumps(name)[1:-1]
 
 
-def scores_contradict(winner: str, scores: Mapping[str, int]) -> bool:
-    """Whether the scores a verdict gives contradict its winner: another side scored higher."""
+def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
+    """Who the verdict's own scores put above its winner, if anyone: the judge then contradicts itself.
+
+    In a duel the winner is the one the judge confirmed by name and the scores are its JSON scores
+    (or, when that JSON failed, its last running scores), so this flags a judge whose numbers say
+    the other side won.
+    """
     if not winner or winner not in scores:
-        return False
-    return any(score > scores[winner] for name, score in scores.items() if name != winner)
+        return None
+    above = [(score, name) for name, score in scores.items() if name != winner and score > scores[winner]]
+    return max(above)[1] if above else None
 
 
 class StepBuilder:
