@@ -210,7 +210,9 @@ def _ratings(verdicts: Sequence[Verdict], debaters: list[str], bootstrap: int, s
         if bootstrap > 0:
             rng = np.random.default_rng(seed)
             # Each replicate draws len(matches) matches with replacement, each with all its verdicts.
-            draws = rng.multinomial(len(matches), np.full(len(matches), 1 / len(matches)), size=bootstrap)
+            m = len(matches)
+            picks = rng.integers(0, m, size=(bootstrap, m)) + m * np.arange(bootstrap)[:, None]
+            draws = np.bincount(picks.ravel(), minlength=bootstrap * m).reshape(bootstrap, m).astype(float)
             mats = (draws @ per_match).reshape(bootstrap, n, n)
             replicates = _fit_bt(mats, np.where(_mle_exists(mats), 0.0, RIDGE))
             lo, hi = np.percentile(replicates, [2.5, 97.5], axis=0)
@@ -301,7 +303,7 @@ def _fit_bt(wins: np.ndarray, ridge: np.ndarray) -> np.ndarray:
         return float(nll), grad.ravel()
 
     result = optimize.minimize(
-        objective, np.zeros(b * n), jac=True, method="L-BFGS-B", options={"maxiter": 500, "gtol": 1e-9}
+        objective, np.zeros(b * n), jac=True, method="L-BFGS-B", options={"maxiter": 1000, "gtol": 1e-8, "ftol": 1e-13}
     )
     theta = result.x.reshape(b, n)
     return theta - theta.mean(axis=1, keepdims=True)
