@@ -385,6 +385,10 @@ def test_a_replays_page_shows_what_was_judged_to_the_owner_and_through_the_share
     chart = html.split('id="score-chart"')[1].split("</section>")[0]
     assert ADA in chart and MARCUS in chart
 
+    for kind in ("md", "json"):
+        export = client.get(reverse("debate_export", args=[replay.pk, kind]))
+        assert export.status_code == 200 and replay.winner in export.content.decode()
+
     client.logout()
     shared = client.get(reverse("debate_share", args=[replay.share_token]))
     assert shared.status_code == 200
