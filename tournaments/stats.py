@@ -50,11 +50,15 @@ class Verdict:
 
     @property
     def winning_debater(self) -> str | None:
-        return {"for": self.debater_for, "against": self.debater_against}.get(self.winner or "")
+        if self.winner is None:
+            return None
+        return self.debater_for if self.winner == "for" else self.debater_against
 
     @property
     def losing_debater(self) -> str | None:
-        return {"for": self.debater_against, "against": self.debater_for}.get(self.winner or "")
+        if self.winner is None:
+            return None
+        return self.debater_against if self.winner == "for" else self.debater_for
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,8 @@ def _ratings(verdicts: Sequence[Verdict], debaters: list[str], bootstrap: int, s
         counts[v.debater_against]["wins_against" if v.winner == "against" else "losses_against"] += 1
 
     decided = [v for v in verdicts if v.winner is not None and v.debater_for != v.debater_against]
-    rated = [name for name in debaters if any(name in (v.debater_for, v.debater_against) for v in decided)]
+    involved = {v.debater_for for v in decided} | {v.debater_against for v in decided}
+    rated = [name for name in debaters if name in involved]
     index = {name: i for i, name in enumerate(rated)}
     notes: list[str] = []
     point: dict[str, float] = {}
@@ -214,7 +219,8 @@ def _ratings(verdicts: Sequence[Verdict], debaters: list[str], bootstrap: int, s
             picks = rng.integers(0, m, size=(bootstrap, m)) + m * np.arange(bootstrap)[:, None]
             draws = np.bincount(picks.ravel(), minlength=bootstrap * m).reshape(bootstrap, m).astype(float)
             mats = (draws @ per_match).reshape(bootstrap, n, n)
-            replicates = _fit_bt(mats, np.where(_mle_exists(mats), 0.0, RIDGE))
+            # Starting every replicate at the point estimate saves about half the iterations.
+            replicates = _fit_bt(mats, np.where(_mle_exists(mats), 0.0, RIDGE), start=theta)
             lo, hi = np.percentile(replicates, [2.5, 97.5], axis=0)
             low = {name: float(lo[index[name]]) for name in rated}
             high = {name: float(hi[index[name]]) for name in rated}
@@ -283,7 +289,7 @@ def _divergence_note(wins: np.ndarray, names: list[str]) -> str:
     )
 
 
-def _fit_bt(wins: np.ndarray, ridge: np.ndarray) -> np.ndarray:
+def _fit_bt(wins: np.ndarray, ridge: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
     """Bradley-Terry strengths for each of B win matrices (B x n x n, wins[b, i, j]: i beat j), centred.
 
     One L-BFGS problem over all B replicates: their likelihoods are independent, so the joint optimum
@@ -303,7 +309,11 @@ def _fit_bt(wins: np.ndarray, ridge: np.ndarray) -> np.ndarray:
         return float(nll), grad.ravel()
 
     result = optimize.minimize(
-        objective, np.zeros(b * n), jac=True, method="L-BFGS-B", options={"maxiter": 1000, "gtol": 1e-8, "ftol": 1e-13}
+        objective,
+        np.zeros(b * n) if start is None else np.tile(start, b),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 1000, "gtol": 1e-8, "ftol": 1e-13},
     )
     theta = result.x.reshape(b, n)
     return theta - theta.mean(axis=1, keepdims=True)
