@@ -36,7 +36,9 @@ def test_csv_without_a_topic_column_is_refused_at_line_one():
 
 
 def test_jsonl_errors_name_their_lines():
-    text = '{"topic": "A"}\nnot json\n["a list"]\n{"topic": "B", "colour": "red"}\n{"topic": "C", "correct": "against"}\n'
+    text = (
+        '{"topic": "A"}\nnot json\n["a list"]\n{"topic": "B", "colour": "red"}\n{"topic": "C", "correct": "against"}\n'
+    )
     with pytest.raises(QuestionsError) as caught:
         parse_jsonl(text)
     assert [p.split(":")[0] for p in caught.value.problems] == ["line 2", "line 3", "line 4"]
@@ -46,7 +48,7 @@ def test_jsonl_errors_name_their_lines():
 def test_files_by_extension_size_and_encoding():
     assert parse_file("q.csv", b"\xef\xbb\xbftopic\nA\n") == [QuestionSpec("A")]
     assert parse_file("q.jsonl", b'{"topic": "A"}') == [QuestionSpec("A")]
-    with pytest.raises(QuestionsError, match="end in .csv or .jsonl"):
+    with pytest.raises(QuestionsError, match=r"end in \.csv or \.jsonl"):
         parse_file("q.txt", b"A")
     with pytest.raises(QuestionsError, match="not UTF-8"):
         parse_file("q.csv", b"topic\n\xff\n")

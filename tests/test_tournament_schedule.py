@@ -22,7 +22,7 @@ def test_never_more_than_concurrency_in_flight():
     assert ids(decision.create) == [(DUEL, 0), (DUEL, 1), (DUEL, 2)]
     running = [duel(m, "running") for m in range(3)] + [duel(m) for m in range(3, 10)]
     assert plan(Settings(concurrency=3, active=True), running).create == ()
-    one_done = [duel(0, "completed")] + running[1:]
+    one_done = [duel(0, "completed"), *running[1:]]
     assert ids(plan(Settings(concurrency=3, active=True), one_done).create) == [(DUEL, 3)]
 
 
@@ -54,7 +54,8 @@ def test_replays_wait_for_their_duel_then_go_before_new_duels():
 
 
 def test_replays_of_a_duel_that_failed_for_good_count_as_failed_and_the_tournament_settles():
-    jobs = [duel(0, "error", attempts=2), replay(10, 0), replay(11, 0), duel(1, "completed"), replay(12, 1, "completed")]
+    failed, finished = duel(0, "error", attempts=2), duel(1, "completed")
+    jobs = [failed, replay(10, 0), replay(11, 0), finished, replay(12, 1, "completed")]
     decision = plan(Settings(concurrency=4, active=True), jobs)
     assert decision.create == () and decision.retry == ()
     assert decision.progress == schedule.Progress(total=5, done=2, running=0, failed=3)
