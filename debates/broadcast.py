@@ -41,9 +41,12 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
     width, height, pad = 320, 150, 24
     by_key = {s.key: s for s in seats}
     scores: dict[str, list[tuple[int, int]]] = {}
+    # A judge replay scores debaters who have no seat in it: their names come with the scores.
+    named: dict[str, str] = {}
     for event in events:
         if event.kind == Event.Kind.SCORE and isinstance(event.data.get("score"), int):
             scores.setdefault(event.data.get("for", ""), []).append((event.data.get("turn", 0), event.data["score"]))
+            named.setdefault(event.data.get("for", ""), str(event.data.get("for_name", "")))
     turns = max((t for series in scores.values() for t, _ in series), default=1)
 
     def x(turn: int) -> float:
@@ -58,7 +61,7 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
         coords = tuple((round(x(t), 1), round(y(s), 1), s) for t, s in points)
         series.append(
             Series(
-                name=seat.name if seat else key,
+                name=seat.name if seat else named.get(key) or key,
                 colour=SERIES_COLOURS[index % len(SERIES_COLOURS)],
                 points=" ".join(f"{cx},{cy}" for cx, cy, _ in coords),
                 dots=coords,

@@ -9,7 +9,7 @@ from django import forms
 from django.urls import reverse
 
 from chaoslm.personas.models import Persona
-from debates.formats import FORMATS, Format, get_format
+from debates.formats import LISTED, Format, get_format
 from debates.models import Debate
 
 
@@ -19,7 +19,7 @@ class PersonaChoice(forms.ModelChoiceField):
 
 
 class NewDebateForm(forms.Form):
-    format = forms.ChoiceField(choices=[(f.name, f.title) for f in FORMATS.values()], initial="duel")
+    format = forms.ChoiceField(choices=[(f.name, f.title) for f in LISTED.values()], initial="duel")
     topic = forms.CharField(
         max_length=500, strip=False, widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?"})
     )
@@ -30,7 +30,7 @@ class NewDebateForm(forms.Form):
 
     def __init__(self, *args: Any, format_name: str = "duel", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fmt: Format = get_format(format_name if format_name in FORMATS else "duel")
+        self.fmt: Format = get_format(format_name if format_name in LISTED else "duel")
         self.fields["format"].initial = self.fmt.name
         personas = list(Persona.objects.all())
         for spec in self.fmt.seat_specs:

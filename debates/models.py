@@ -7,6 +7,8 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from debates.formats.duel import outscored_by
+
 
 def new_share_token() -> str:
     return secrets.token_urlsafe(24)
@@ -50,6 +52,16 @@ class Debate(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.format}: {self.topic[:60]}"
+
+    @property
+    def outscored_by(self) -> str | None:
+        """The debater the judge's own scores put above its winner, if any (derived from winner and scores)."""
+        return outscored_by(self.winner, self.scores) if isinstance(self.scores, dict) else None
+
+    @property
+    def contradicts(self) -> bool:
+        """Whether the judge's scores contradict its own confirmed winner: the verdict box flags it."""
+        return self.outscored_by is not None
 
 
 class Seat(models.Model):

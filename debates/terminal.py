@@ -143,6 +143,8 @@ def print_verdict(console: Console, debate: Debate) -> None:
     body.append(f"Winner: {debate.winner or 'undecided'}\n", style="bold green")
     if debate.scores:
         body.append("Scores: " + ", ".join(f"{n} {s}/10" for n, s in debate.scores.items()) + "\n")
+    if debate.contradicts:
+        body.append(f"Scores contradict the verdict: {debate.outscored_by} scored higher\n", style="bold yellow")
     if debate.premise_upheld is not None:
         body.append(f"Premise {'UPHELD' if debate.premise_upheld else 'REJECTED'}\n", style="bold")
     if debate.announcement:

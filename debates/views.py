@@ -22,7 +22,7 @@ from chaoslm.personas.models import Persona, default_endpoint
 from debates import access, runner, transcripts
 from debates.actions import end_debate, post_message
 from debates.broadcast import card_push, live_parts_html, page_state
-from debates.formats import FORMATS, FormatError, get_format
+from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
@@ -90,7 +90,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
         else:
             runner.start(debate.pk)
             return redirect("debate_detail", debate.pk)
-    context = {"form": form, "formats": FORMATS.values(), "selected": form.fmt}
+    context = {"form": form, "formats": LISTED.values(), "selected": form.fmt}
     if request.htmx and request.method == "GET":
         return render(request, "debates/new_fields.html", context)
     return render(request, "debates/new.html", context)
@@ -105,6 +105,15 @@ def persona_prompt(request: HttpRequest) -> HttpResponse:
         return HttpResponse("")
     role = request.GET.get("role") or persona.role
     return render(request, "debates/prompt_preview.html", {"prompt": persona.spec().system_prompt(role)})
+
+
+def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
+    """A judge replay's link to the duel it judges, for a viewer who may open that duel."""
+    source_id = debate.options.get("source_debate") if debate.format == "judge" else None
+    source = Debate.objects.filter(pk=source_id).first() if isinstance(source_id, int) else None
+    if source is None or not access.can_view(request.user, source):
+        return ""
+    return reverse("debate_detail", args=[source.pk])
 
 
 def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
@@ -126,6 +135,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
             "export_md": export,
             "export_json": export[: -len("md")] + "json",
             "visibility_choices": Debate.Visibility.choices,
+            "replay_source_url": _replay_source_url(request, debate),
         },
     )
 

@@ -134,3 +134,22 @@ def test_a_failed_debate_exports_as_a_partial_transcript(client, owner):
     response = client.get(reverse("debate_export", args=[debate.pk, "md"]))
     assert response["Content-Disposition"] == f'attachment; filename="partial-{debate.pk}.md"'
     assert "This debate stopped with an error" in response.content.decode()
+
+
+def test_the_verdict_box_flags_scores_that_contradict_the_winner(client, owner):
+    debate, _ = duel(owner, status="completed", winner="Bob", scores={"Ada": 6, "Bob": 8}, announcement="Bob.")
+    verdict = client.get(reverse("debate_detail", args=[debate.pk])).content.decode().split('id="verdict"')[1]
+    assert "contradict" not in verdict.split("</section>")[0]
+    debate.scores = {"Ada": 8, "Bob": 6}
+    debate.save()
+    verdict = client.get(reverse("debate_detail", args=[debate.pk])).content.decode().split('id="verdict"')[1]
+    assert (
+        '<p class="contradiction" role="note"><strong>Scores contradict the verdict:</strong> '
+        "the judge named Bob the winner but scored Ada higher.</p>"
+    ) in verdict.split("</section>")[0]
+    # A tie is no contradiction; nor is a verdict with no winner.
+    for winner, scores in (("Bob", {"Ada": 7, "Bob": 7}), ("", {"Ada": 8, "Bob": 6})):
+        debate.winner, debate.scores = winner, scores
+        debate.save()
+        assert not debate.contradicts
+        assert "contradict" not in live_parts_html(debate).split('id="verdict"')[1].split("</section>")[0]

@@ -2,11 +2,17 @@
 
 from debates.formats.base import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.formats.duel import Duel
+from debates.formats.judge import Judge
 from debates.formats.moderated import Classic, Custom, Standard
 from debates.formats.panel import Panel
 from debates.formats.structured import Structured
 
-FORMATS: dict[str, Format] = {f.name: f for f in (Duel(), Classic(), Standard(), Custom(), Structured(), Panel())}
+FORMATS: dict[str, Format] = {
+    f.name: f for f in (Duel(), Classic(), Standard(), Custom(), Structured(), Panel(), Judge())
+}
+
+# The formats a person starts directly (the form, the `debate` command).
+LISTED: dict[str, Format] = {name: f for name, f in FORMATS.items() if f.listed}
 
 
 def get_format(name: str) -> Format:
@@ -16,4 +22,15 @@ def get_format(name: str) -> Format:
         raise FormatError(f"There is no format called {name!r}; the formats are {', '.join(FORMATS)}.") from None
 
 
-__all__ = ["FORMATS", "DebateConfig", "Format", "FormatError", "Plan", "Record", "SeatInfo", "Step", "get_format"]
+__all__ = [
+    "FORMATS",
+    "LISTED",
+    "DebateConfig",
+    "Format",
+    "FormatError",
+    "Plan",
+    "Record",
+    "SeatInfo",
+    "Step",
+    "get_format",
+]

@@ -119,6 +119,8 @@ class Format:
     description: ClassVar[str]
     seat_specs: ClassVar[tuple[SeatSpec, ...]]
     option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
+    # Offered in the new-debate form and the `debate` command; a judge replay is made from a duel instead.
+    listed: ClassVar[bool] = True
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError

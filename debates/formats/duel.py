@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from debates.formats.base import (
@@ -175,6 +176,174 @@ def _json_text(name: str) -> str:
     return json.dumps(name)[1:-1]
 
 
+def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
+    """Who the verdict's own scores put above its winner, if anyone: the judge then contradicts itself.
+
+    In a duel the winner is the one the judge confirmed by name and the scores are its JSON scores
+    (or, when that JSON failed, its last running scores), so this flags a judge whose numbers say
+    the other side won.
+    """
+    if not winner or winner not in scores:
+        return None
+    above = [(score, name) for name, score in scores.items() if name != winner and score > scores[winner]]
+    return max(above)[1] if above else None
+
+
+class StepBuilder:
+    """Collects the ready steps of one `next_steps` call: a step runs once, when the records it reads exist."""
+
+    def __init__(self, config: DebateConfig, records: Sequence[Record]) -> None:
+        self.done = {r.ordinal: r for r in records}
+        self.histories = Histories(config, records)
+        self.steps: list[Step] = []
+
+    def call(
+        self,
+        seat: str,
+        ordinal: int,
+        kind: str,
+        name: str,
+        prompt: str,
+        needs: Sequence[int] = (),
+        visibility: str = PRIVATE,
+        **extra: Any,
+    ) -> None:
+        # Readiness first: the prompt and history are built only for a step that can run now.
+        if ordinal in self.done or not all(n in self.done for n in needs):
+            return
+        self.steps.append(
+            Step(
+                ordinal=ordinal,
+                kind=kind,
+                step=name,
+                seat=seat,
+                prompt=prompt,
+                messages=self.histories.with_prompt(seat, prompt),
+                visibility=visibility,
+                **extra,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A public statement as the judge receives it: turn t (1-based) by the speaker of seat `key`."""
+
+    turn: int
+    key: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class JudgeChain:
+    """The judge's part of a duel: evaluate and score each public statement in order, then the verdict.
+
+    The duel runs it beside the debaters; the judge-only format (judge.py) runs it alone over a
+    finished duel's statements. Both give the judge the same prompts at the same ordinals, so its
+    history, and so every message it receives, is the same in both.
+    """
+
+    a: str  # the names of debater A (for) and B (against)
+    b: str
+    premise: str
+    turns: int
+
+    def steps(self, build: StepBuilder, statements: Sequence[Statement], spoken: int) -> None:
+        """`statements`: those available so far, in turn order; `spoken`: how many the verdict waits for."""
+        seen: set[str] = set()
+        for statement in statements:
+            ordinal = Duel.statement_ordinal(statement.turn)
+            first = statement.key not in seen
+            seen.add(statement.key)
+            build.call(
+                "judge",
+                ordinal + 1,
+                "THINK",
+                "evaluate",
+                EVALUATE.format(name=statement.name, statement=statement.text),
+                needs=(ordinal - 2,) if statement.turn > 1 else (),
+            )
+            build.call(
+                "judge",
+                ordinal + 2,
+                "SCORE",
+                "score_first" if first else "score",
+                (SCORE_FIRST if first else SCORE_RUNNING).format(name=statement.name),
+                needs=(ordinal + 1,),
+                visibility=PUBLIC,
+                json_schema=SCORE_SCHEMA,
+                json_fallback=True,
+                data={"for": statement.key, "for_name": statement.name, "turn": statement.turn},
+            )
+        if spoken >= 1:
+            self._verdict_steps(build, spoken)
+
+    def _verdict_steps(self, build: StepBuilder, spoken: int) -> None:
+        a, b = self.a, self.b
+        base = 4 * self.turns + 2
+        block = DELIBERATE_PREMISE.format(a=a, b=b, premise=self.premise) if self.premise else ""
+        build.call(
+            "judge", base + 1, "THINK", "deliberate", block + DELIBERATE, needs=(Duel.statement_ordinal(spoken) + 2,)
+        )
+        build.call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a, b=b), needs=(base + 1,))
+        if base + 2 in build.done:
+            confirmed = match_name(build.done[base + 2].content, [a, b])
+            must_be = f"'{confirmed}'" if confirmed else f"'{a}' or '{b}'"
+            build.call(
+                "judge",
+                base + 3,
+                "INTERNAL",
+                "verdict_json",
+                EXTRACT.format(a_json=_json_text(a), b_json=_json_text(b), must_be=must_be),
+                needs=(base + 2,),
+                json_fallback=True,
+                data={"confirmed_winner": confirmed},
+                json_schema=verdict_schema([a, b], [confirmed] if confirmed else [a, b]),
+            )
+        build.call("judge", base + 4, "VERDICT", "announce", ANNOUNCE, needs=(base + 3,), visibility=PUBLIC)
+
+    def finished(self, done: Mapping[int, Record], spoken: int) -> bool:
+        """Whether the verdict is in; with no statement spoken there is nothing to judge."""
+        return spoken < 1 or 4 * self.turns + 6 in done
+
+    def outcome(self, records: Sequence[Record], names: Mapping[str, str]) -> dict[str, Any]:
+        """The verdict's winner, scores, premise_upheld and announcement; `names`: debater seat key -> name."""
+        a, b = self.a, self.b
+        by_step = {r.step: r for r in records if r.seat == "judge"}
+        announce = by_step.get("announce")
+        if announce is None:
+            return {}
+        extracted = by_step.get("verdict_json")
+        confirmed = extracted.data.get("confirmed_winner") if extracted else None
+        data = extracted.data if extracted else {}
+        running = running_scores(records, names)
+        if isinstance(data.get("scores"), dict) and data.get("winner") in (a, b):
+            winner = data["winner"]
+            scores = {name: int(data["scores"][name]) for name in (a, b)}
+        else:
+            scores = running
+            winner = confirmed
+            if winner is None and scores.get(a, -1) != scores.get(b, -1):
+                winner = max((a, b), key=lambda n: scores.get(n, -1))
+        sides = {a: "for", b: "against"}
+        upheld = None
+        if self.premise and winner:
+            upheld = sides[winner] == "for"
+        return {"winner": winner or "", "scores": scores, "premise_upheld": upheld, "announcement": announce.content}
+
+
+def running_scores(records: Sequence[Record], names: Mapping[str, str]) -> dict[str, int]:
+    """Each debater's latest valid score, by name; `names`: the scored seat's key -> its name."""
+    scores: dict[str, int] = {}
+    for record in sorted(records, key=lambda r: r.ordinal):
+        if record.kind == "SCORE" and isinstance(record.data.get("score"), int):
+            name = names.get(record.data.get("for", ""))
+            if name is not None:
+                scores[name] = record.data["score"]
+    return scores
+
+
 class Duel(Format):
     name = "duel"
     title = "Judged duel"
@@ -199,184 +368,89 @@ class Duel(Format):
         return "a" if turn % 2 == 1 else "b"
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
-        done = {r.ordinal: r for r in records}
-        histories = Histories(config, records)
-        a, b, judge = config.seat("a"), config.seat("b"), config.seat("judge")
-        assert a is not None and b is not None
+        build = StepBuilder(config, records)
         turns = self.option(config, "turns")
-        word_limit = config.options.get("word_limit") or None
-        steps: list[Step] = []
-
-        def call(
-            seat: str,
-            ordinal: int,
-            kind: str,
-            name: str,
-            prompt: str,
-            needs: Sequence[int] = (),
-            visibility: str = PRIVATE,
-            **extra: Any,
-        ) -> None:
-            # Readiness first: the prompt and history are built only for a step that can run now.
-            if ordinal in done or not all(n in done for n in needs):
-                return
-            steps.append(
-                Step(
-                    ordinal=ordinal,
-                    kind=kind,
-                    step=name,
-                    seat=seat,
-                    prompt=prompt,
-                    messages=histories.with_prompt(seat, prompt),
-                    visibility=visibility,
-                    **extra,
-                )
-            )
-
-        if 0 not in done:
-            steps.append(self.header(config))
-
-        statements = [t for t in range(1, turns + 1) if self.statement_ordinal(t) in done]
+        if 0 not in build.done:
+            build.steps.append(self.header(config))
+        spoken_so_far = sum(1 for t in range(1, turns + 1) if self.statement_ordinal(t) in build.done)
         # The turns that will be spoken: all of them, or when ending, only those already spoken.
-        spoken = len(statements) if config.is_ending else turns
-
+        spoken = spoken_so_far if config.is_ending else turns
         if not config.is_ending:
-            block = (PREMISE_BLOCK if config.premise else TOPIC_BLOCK).format(
-                topic=config.topic, premise=config.premise
+            self._debater_steps(config, build, turns)
+        chain = self.judge_chain(config)
+        if chain is not None:
+            chain.steps(build, self.statements(config, build.done, spoken), spoken)
+            finished = chain.finished(build.done, spoken)
+        else:
+            finished = config.is_ending or self.statement_ordinal(turns) in build.done
+        return Plan(steps=tuple(build.steps), finished=finished)
+
+    def _debater_steps(self, config: DebateConfig, build: StepBuilder, turns: int) -> None:
+        """The plans, A's opening, then each turn's think and statement, alternating B and A."""
+        b = config.seat("b")
+        assert b is not None
+        word_limit = config.options.get("word_limit") or None
+        block = (PREMISE_BLOCK if config.premise else TOPIC_BLOCK).format(topic=config.topic, premise=config.premise)
+        build.call("a", 1, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic))
+        build.call("b", 2, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic))
+        build.call("a", 3, "THINK", "think_opening", block + THINK_OPENING.format(b=b.name), needs=(1,))
+        build.call(
+            "a",
+            4,
+            "TURN",
+            "opening",
+            block + DELIVER_OPENING.format(b=b.name),
+            needs=(3,),
+            visibility=PUBLIC,
+            word_limit=word_limit,
+        )
+        for turn in range(2, turns + 1):
+            previous = self.statement_ordinal(turn - 1)
+            if previous not in build.done:
+                break
+            final = turn >= turns - 1
+            speaker = self.speaker(turn)
+            own_previous = self.statement_ordinal(turn - 2) if turn > 2 else 2
+            think = (THINK_FINAL if final else THINK).format(statement=build.done[previous].content)
+            build.call(
+                speaker, 4 * turn - 1, "THINK", "think_final" if final else "think", think, needs=(own_previous,)
             )
-            call("a", 1, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic))
-            call("b", 2, "PLAN", "plan", PLAN_PROMPT.format(topic=config.topic))
-            call("a", 3, "THINK", "think_opening", block + THINK_OPENING.format(b=b.name), needs=(1,))
-            call(
-                "a",
-                4,
+            build.call(
+                speaker,
+                4 * turn,
                 "TURN",
-                "opening",
-                block + DELIVER_OPENING.format(b=b.name),
-                needs=(3,),
+                "respond_final" if final else "respond",
+                RESPOND_FINAL if final else RESPOND,
+                needs=(4 * turn - 1,),
                 visibility=PUBLIC,
                 word_limit=word_limit,
             )
-            for turn in range(2, turns + 1):
-                previous = self.statement_ordinal(turn - 1)
-                if previous not in done:
-                    break
-                final = turn >= turns - 1
-                speaker = self.speaker(turn)
-                own_previous = self.statement_ordinal(turn - 2) if turn > 2 else 2
-                think = (THINK_FINAL if final else THINK).format(statement=done[previous].content)
-                call(speaker, 4 * turn - 1, "THINK", "think_final" if final else "think", think, needs=(own_previous,))
-                call(
-                    speaker,
-                    4 * turn,
-                    "TURN",
-                    "respond_final" if final else "respond",
-                    RESPOND_FINAL if final else RESPOND,
-                    needs=(4 * turn - 1,),
-                    visibility=PUBLIC,
-                    word_limit=word_limit,
-                )
 
-        if judge is not None:
-            seen: set[str] = set()
-            for turn in range(1, spoken + 1):
-                statement = self.statement_ordinal(turn)
-                if statement not in done:
-                    break
-                speaker_seat = config.seat(self.speaker(turn))
-                assert speaker_seat is not None
-                first = speaker_seat.key not in seen
-                seen.add(speaker_seat.key)
-                call(
-                    "judge",
-                    statement + 1,
-                    "THINK",
-                    "evaluate",
-                    EVALUATE.format(name=speaker_seat.name, statement=done[statement].content),
-                    needs=(statement, statement - 2) if turn > 1 else (statement,),
-                )
-                call(
-                    "judge",
-                    statement + 2,
-                    "SCORE",
-                    "score_first" if first else "score",
-                    (SCORE_FIRST if first else SCORE_RUNNING).format(name=speaker_seat.name),
-                    needs=(statement + 1,),
-                    visibility=PUBLIC,
-                    json_schema=SCORE_SCHEMA,
-                    json_fallback=True,
-                    data={"for": speaker_seat.key, "for_name": speaker_seat.name, "turn": turn},
-                )
-            if spoken >= 1:
-                self._verdict_steps(config, done, turns, spoken, call)
+    def statements(self, config: DebateConfig, done: Mapping[int, Record], spoken: int) -> list[Statement]:
+        """The public statements in the transcript, in order, up to the first one still to come."""
+        found = []
+        for turn in range(1, spoken + 1):
+            record = done.get(self.statement_ordinal(turn))
+            if record is None:
+                break
+            seat = config.seat(self.speaker(turn))
+            assert seat is not None
+            found.append(Statement(turn=turn, key=seat.key, name=seat.name, text=record.content))
+        return found
 
-        return Plan(steps=tuple(steps), finished=self._finished(config, done, turns, spoken))
-
-    def _verdict_steps(
-        self, config: DebateConfig, done: dict[int, Record], turns: int, spoken: int, call: Callable[..., None]
-    ) -> None:
+    def judge_chain(self, config: DebateConfig) -> JudgeChain | None:
         a, b = config.seat("a"), config.seat("b")
-        assert a is not None and b is not None
-        base = 4 * turns + 2
-        block = DELIBERATE_PREMISE.format(a=a.name, b=b.name, premise=config.premise) if config.premise else ""
-        call("judge", base + 1, "THINK", "deliberate", block + DELIBERATE, needs=(self.statement_ordinal(spoken) + 2,))
-        call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a.name, b=b.name), needs=(base + 1,))
-        if base + 2 in done:
-            confirmed = match_name(done[base + 2].content, [a.name, b.name])
-            must_be = f"'{confirmed}'" if confirmed else f"'{a.name}' or '{b.name}'"
-            call(
-                "judge",
-                base + 3,
-                "INTERNAL",
-                "verdict_json",
-                EXTRACT.format(a_json=_json_text(a.name), b_json=_json_text(b.name), must_be=must_be),
-                needs=(base + 2,),
-                json_fallback=True,
-                data={"confirmed_winner": confirmed},
-                json_schema=verdict_schema([a.name, b.name], [confirmed] if confirmed else [a.name, b.name]),
-            )
-        call("judge", base + 4, "VERDICT", "announce", ANNOUNCE, needs=(base + 3,), visibility=PUBLIC)
-
-    def _finished(self, config: DebateConfig, done: dict[int, Record], turns: int, spoken: int) -> bool:
-        if config.seat("judge") is not None and spoken >= 1:
-            return 4 * turns + 6 in done
-        if config.is_ending:
-            return True
-        return self.statement_ordinal(turns) in done
+        if config.seat("judge") is None or a is None or b is None:
+            return None
+        return JudgeChain(a=a.name, b=b.name, premise=config.premise, turns=self.option(config, "turns"))
 
     # -- the result -------------------------------------------------------------------------------
     def running_scores(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, int]:
         """Each debater's latest valid score, by name."""
-        scores: dict[str, int] = {}
-        for record in sorted(records, key=lambda r: r.ordinal):
-            if record.kind == "SCORE" and isinstance(record.data.get("score"), int):
-                seat = config.seat(record.data.get("for", ""))
-                if seat is not None:
-                    scores[seat.name] = record.data["score"]
-        return scores
+        return running_scores(records, {s.key: s.name for s in config.seats})
 
     def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
-        a, b = config.seat("a"), config.seat("b")
-        if config.seat("judge") is None or a is None or b is None:
+        chain = self.judge_chain(config)
+        if chain is None:
             return {}
-        by_step = {r.step: r for r in records if r.seat == "judge"}
-        announce = by_step.get("announce")
-        if announce is None:
-            return {}
-        extracted = by_step.get("verdict_json")
-        confirmed = extracted.data.get("confirmed_winner") if extracted else None
-        data = extracted.data if extracted else {}
-        running = self.running_scores(config, records)
-        if isinstance(data.get("scores"), dict) and data.get("winner") in (a.name, b.name):
-            winner = data["winner"]
-            scores = {name: int(data["scores"][name]) for name in (a.name, b.name)}
-        else:
-            scores = running
-            winner = confirmed
-            if winner is None and scores.get(a.name, -1) != scores.get(b.name, -1):
-                winner = max((a.name, b.name), key=lambda n: scores.get(n, -1))
-        sides = {a.name: "for", b.name: "against"}
-        upheld = None
-        if config.premise and winner:
-            upheld = sides[winner] == "for"
-        return {"winner": winner or "", "scores": scores, "premise_upheld": upheld, "announcement": announce.content}
+        return chain.outcome(records, {s.key: s.name for s in config.seats if s.key in ("a", "b")})

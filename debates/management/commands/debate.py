@@ -13,7 +13,7 @@ from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 from debates import runner
 from debates.actions import post_message
 from debates.engine import RunStats, run_debate
-from debates.formats import FORMATS, FormatError, get_format
+from debates.formats import LISTED, FormatError, get_format
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
 from debates.terminal import JsonLinesObserver, TerminalObserver, print_verdict
@@ -50,7 +50,7 @@ class Command(BaseCommand):
     help = "Run a debate in the terminal, streaming it live. Ctrl-C stops it; --resume ID continues it."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("format", nargs="?", choices=sorted(FORMATS), help="the debate format")
+        parser.add_argument("format", nargs="?", choices=sorted(LISTED), help="the debate format")
         parser.add_argument("--topic", default="")
         parser.add_argument("--premise", default="")
         parser.add_argument("--turns", type=int, help="duel: public statements in all (default 6)")
@@ -106,7 +106,7 @@ class Command(BaseCommand):
 
     def create(self, opts: dict[str, Any]) -> Debate:
         if not opts["format"]:
-            raise CommandError("name a format (" + ", ".join(sorted(FORMATS)) + ") or use --resume ID")
+            raise CommandError("name a format (" + ", ".join(sorted(LISTED)) + ") or use --resume ID")
         fmt = get_format(opts["format"])
         seats: dict[str, SeatChoice] = {}
         for key in ("a", "b", "judge"):

@@ -1,0 +1,44 @@
+"""Creating a judge replay of a finished duel: the duel's public turns, judged again by a judge persona."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from debates.engine import record_of
+from debates.formats import DebateConfig, FormatError, SeatInfo
+from debates.formats.judge import replay_options
+from debates.models import Debate, Event
+from debates.setup import SeatChoice, create_debate
+
+
+def duel_config(duel: Debate) -> DebateConfig:
+    seats = tuple(
+        SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
+        for s in duel.seats.all()
+    )
+    return DebateConfig(format=duel.format, topic=duel.topic, premise=duel.premise, options=duel.options, seats=seats)
+
+
+def create_replay(
+    duel: Debate,
+    judge: SeatChoice,
+    *,
+    owner: Any = None,
+    visibility: str = Debate.Visibility.PRIVATE,
+) -> Debate:
+    """A new judge-format debate (pending) over `duel`'s public turns, with the duel's topic and premise."""
+    if duel.status != Debate.Status.COMPLETED:
+        raise FormatError("Only a completed duel can be judged again.")
+    keys = {s.pk: s.key for s in duel.seats.all()}
+    # Only the public statements are read: the replay never holds a PLAN or THINK.
+    turns = Event.objects.filter(debate=duel, kind=Event.Kind.TURN)
+    records = [record_of(event, keys.get(event.seat_id)) for event in turns]
+    return create_debate(
+        format_name="judge",
+        topic=duel.topic,
+        premise=duel.premise,
+        seats={"judge": judge},
+        options=replay_options(duel_config(duel), records, source_debate=duel.pk),
+        owner=owner,
+        visibility=visibility,
+    )
