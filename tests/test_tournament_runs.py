@@ -6,7 +6,16 @@ import pytest
 
 from chaoslm.llm.testserver import TestLLMServer
 from debates.models import Debate
-from tests.tournament_helpers import always_for, debater, judge, provider_for, questions, run_to_end
+from tests.tournament_helpers import (
+    always_for,
+    confirm_rule,
+    debater,
+    favouring,
+    judge,
+    provider_for,
+    questions,
+    run_to_end,
+)
 from tournaments import results, services, state
 from tournaments.models import Judgment, Match, Tournament
 from tournaments.questions import QuestionSpec
@@ -139,3 +148,88 @@ def test_bad_tournaments_are_refused_with_a_message(db):
             debaters=contestants([alice, bob]), judges=contestants([una]), options={"turns": 0}, **make
         )
     assert not Tournament.objects.exists() and not Judgment.objects.exists()
+
+
+def judge_panel(servers_and_rules, names):
+    """Judges each on a test server of its own, scripted by `rules` (a judge's prompts never name it)."""
+    panel = []
+    for index, (server, rules) in enumerate(servers_and_rules):
+        server.configure(rules=rules)
+        panel.append(judge(f"Judge {index + 1}", provider_for(server, f"bench-{index + 1}")))
+    return panel
+
+
+def test_a_judge_that_always_names_for_wins_every_for_and_with_sides_swapped_all_debaters_tie(llm_server, judge_server):
+    panel = judge_panel([(judge_server, always_for(NAMES))], NAMES)
+    tournament = services.create_tournament(
+        name="Position bias",
+        debaters=contestants([debater(n) for n in NAMES]),
+        judges=contestants(panel),
+        questions=questions(2),
+        options={"turns": 1},
+        repeats=2,
+        concurrency=6,
+    )
+    assert run_to_end(tournament).status == Tournament.Status.COMPLETED
+    # Every match judged exactly once per judge and repeat: the duel's own verdict, then one replay.
+    judgments = list(Judgment.objects.filter(match__tournament=tournament).select_related("debate"))
+    assert len(judgments) == 12 * 2
+    assert all(j.debate.status == Debate.Status.COMPLETED for j in judgments)
+    assert {j.debate.format for j in judgments if j.in_duel} == {"duel"}
+    assert {j.debate.format for j in judgments if not j.in_duel} == {"judge"}
+    report = results.report(tournament)
+    (judge_figures,) = report.judges
+    assert judge_figures.verdicts == 24
+    assert judge_figures.for_win_rate.value == 1.0
+    assert judge_figures.self_consistency.value == 1.0
+    assert report.panel.agreement.value is None and "one judge" in report.panel.agreement.why.lower()
+    for r in report.ratings:
+        assert (r.wins_for, r.losses_for, r.wins_against, r.losses_against) == (8, 0, 0, 8)
+        assert r.win_rate_for.value == 1.0 and r.win_rate_against.value == 0.0
+    # Sides swapped cancel the bias: everyone ties, each rating inside every other's interval.
+    for r in report.ratings:
+        for other in report.ratings:
+            assert other.ci_low <= r.rating <= other.ci_high
+
+
+def test_a_judge_that_favours_one_debater_ranks_it_first_with_an_interval_clear_of_the_others(llm_server, judge_server):
+    panel = judge_panel([(judge_server, favouring("Bob", NAMES))], NAMES)
+    tournament = services.create_tournament(
+        name="Favourite",
+        debaters=contestants([debater(n) for n in NAMES]),
+        judges=contestants(panel),
+        questions=questions(4),
+        options={"turns": 1},
+        concurrency=8,
+    )
+    assert run_to_end(tournament).status == Tournament.Status.COMPLETED
+    report = results.report(tournament)
+    first, *rest = report.ratings
+    assert first.name == "Bob" and first.wins == 16 and first.losses == 0
+    assert all(first.ci_low > other.ci_high for other in rest)
+
+
+def test_two_judges_that_always_disagree_give_a_kappa_below_zero(llm_server, judge_server):
+    # Judge 1 names whichever debater comes first in the alphabet, judge 2 the other one: they never agree,
+    # and each names FOR about half the time.
+    pairs = [(a, b) for a in NAMES for b in NAMES if a != b]
+    first_in_alphabet = [confirm_rule(a, b, min(a, b)) for a, b in pairs]
+    other_one = [confirm_rule(a, b, max(a, b)) for a, b in pairs]
+    with TestLLMServer() as second_server:
+        panel = judge_panel([(judge_server, first_in_alphabet), (second_server, other_one)], NAMES)
+        tournament = services.create_tournament(
+            name="Disagreement",
+            debaters=contestants([debater(n) for n in NAMES]),
+            judges=contestants(panel),
+            questions=questions(2),
+            options={"turns": 1},
+            concurrency=8,
+        )
+        assert run_to_end(tournament).status == Tournament.Status.COMPLETED
+    report = results.report(tournament)
+    assert report.panel.method == "cohen"
+    assert report.panel.agreement.value is not None and report.panel.agreement.value < 0
+    assert [j.verdicts for j in report.judges] == [12, 12]
+    # The replay judged the duel's public turns only, with the duel's verdict prompts.
+    replay = Judgment.objects.filter(match__tournament=tournament, in_duel=False).select_related("debate").first()
+    assert replay.debate.format == "judge" and replay.debate.options["source_debate"] == replay.match.debate_id

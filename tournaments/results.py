@@ -9,6 +9,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, Max, Sum
 
+from debates.formats.duel import outscored_by
 from debates.models import Debate, Event
 from tournaments.models import Entrant, Judgment, Match, Tournament
 from tournaments.stats import Report, Verdict, build_report
@@ -22,9 +23,9 @@ def _side(name: str, debater_for: str, debater_against: str) -> str | None:
     return None
 
 
-def contradicts(debate_scores: dict[str, Any], winner: str | None, debater_for: str, debater_against: str) -> bool:
-    """The flag the debate recorded: its JSON scores name the other side than its confirmed winner."""
-    return bool(debate_scores.get("contradicts", False))
+def contradicts(winner: str, scores: Any) -> bool:
+    """Whether the verdict's own scores put the other side above its winner (as `Debate.contradicts`)."""
+    return isinstance(scores, dict) and outscored_by(winner, scores) is not None
 
 
 def verdicts(tournament: Tournament) -> list[Verdict]:
@@ -60,7 +61,7 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
                 correct=correct or None,
                 score_for=float(score_for) if isinstance(score_for, int | float) else None,
                 score_against=float(score_against) if isinstance(score_against, int | float) else None,
-                contradicts=contradicts(scores, winner, name_for, name_against),
+                contradicts=contradicts(winner, scores),
             )
         )
     return out

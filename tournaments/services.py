@@ -35,10 +35,9 @@ from chaoslm import live
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
 from debates import runner
-from debates.engine import record_of
-from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
-from debates.formats.judge import replay_options
+from debates.formats import FormatError, get_format
 from debates.models import Debate
+from debates.replay import create_replay
 from debates.setup import SeatChoice, create_debate
 from tournaments import broadcast, design, schedule, state
 from tournaments.models import Entrant, Judgment, Match, Question, Tournament
@@ -200,21 +199,6 @@ def _choice(entrant: Entrant) -> SeatChoice:
     return SeatChoice(spec=entrant.persona_spec())
 
 
-def duel_config_and_records(debate: Debate) -> tuple[DebateConfig, list[Any]]:
-    """A finished duel as its format sees it: the config and the records (what a replay is built from)."""
-    seats = list(debate.seats.all())
-    infos = tuple(
-        SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
-        for s in seats
-    )
-    keys = {s.pk: s.key for s in seats}
-    config = DebateConfig(
-        format=debate.format, topic=debate.topic, premise=debate.premise, options=debate.options, seats=infos
-    )
-    records = [record_of(e, keys.get(e.seat_id)) for e in debate.events.exclude(kind="ERROR")]
-    return config, records
-
-
 def _create_duel(tournament: Tournament, match_id: int, first_judge: Entrant) -> int | None:
     match = Match.objects.select_related("question", "debater_for", "debater_against").get(pk=match_id)
     debate = create_debate(
@@ -236,17 +220,8 @@ def _create_duel(tournament: Tournament, match_id: int, first_judge: Entrant) ->
 def _create_replay(tournament: Tournament, judgment_id: int) -> int | None:
     judgment = Judgment.objects.select_related("match__debate", "judge").get(pk=judgment_id)
     duel = judgment.match.debate
-    assert duel is not None and duel.status == Debate.Status.COMPLETED
-    config, records = duel_config_and_records(duel)
-    debate = create_debate(
-        format_name="judge",
-        topic=duel.topic,
-        premise=duel.premise,
-        seats={"judge": _choice(judgment.judge)},
-        options=replay_options(config, records),
-        owner=tournament.owner,
-        visibility=tournament.visibility,
-    )
+    assert duel is not None
+    debate = create_replay(duel, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility)
     if not Judgment.objects.filter(pk=judgment_id, debate__isnull=True).update(debate=debate, attempts=1):
         debate.delete()
         return None
