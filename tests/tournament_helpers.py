@@ -17,15 +17,14 @@ def provider_for(server, name: str) -> Provider:
 
 
 def debater(name: str, provider: Provider | None = None) -> Persona:
-    return Persona.objects.create(
-        name=name, role="debater", personality=f"{name} argues plainly.", position="", provider=provider
-    )
+    return Persona.objects.get_or_create(
+        name=name, defaults={"role": "debater", "personality": f"{name} argues plainly.", "provider": provider}
+    )[0]
 
 
 def judge(name: str, provider: Provider | None = None) -> Persona:
-    return Persona.objects.create(
-        name=name, role="judge", personality=f"{name} judges.", judging_criteria="Weigh the logic.", provider=provider
-    )
+    defaults = {"role": "judge", "personality": f"{name} judges.", "judging_criteria": "Weigh the logic."}
+    return Persona.objects.get_or_create(name=name, defaults={**defaults, "provider": provider})[0]
 
 
 def confirm_rule(first: str, second: str, reply: str) -> dict[str, str]:

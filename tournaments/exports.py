@@ -87,7 +87,11 @@ def rating_rows(tournament: Tournament) -> list[list[Any]]:
 def as_json(tournament: Tournament) -> dict[str, Any]:
     """The final report as plain JSON: the tournament, its progress, matches, ratings, judges, panel."""
     progress = state.progress(tournament)
+    report = results.report(tournament).as_dict()
+    # The report counts the matches it rates; the export lists them all, as they stand.
+    report["matches_rated"] = report.pop("matches")
     return {
+        **report,
         "tournament": {
             "id": tournament.pk,
             "name": tournament.name,
@@ -105,5 +109,4 @@ def as_json(tournament: Tournament) -> dict[str, Any]:
             "failed": progress.failed,
         },
         "matches": results.matches(tournament),
-        **results.report(tournament).as_dict(),
     }

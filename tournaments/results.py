@@ -150,9 +150,7 @@ def matches(tournament: Tournament) -> list[dict[str, Any]]:
                     "winner_name": j["debate__winner"] if completed else "",
                     "score_for": scores.get(name_for) if completed else None,
                     "score_against": scores.get(name_against) if completed else None,
-                    "contradicts": contradicts(scores, j["debate__winner"], name_for, name_against)
-                    if completed
-                    else False,
+                    "contradicts": completed and contradicts(j["debate__winner"], scores),
                 }
             )
         out.append(

@@ -39,7 +39,8 @@ class Command(BaseCommand):
         report.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        console = Console(stderr=options.get("json", False))
+        # With --json, stdout carries the JSON alone; the size and the progress bar go to stderr.
+        console = Console(file=(self.stderr if options.get("json") else self.stdout)._out)
         action = options["action"]
         if action == "run":
             tournament = self._create(options["spec"], console)
@@ -59,7 +60,7 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(exports.as_json(tournament), indent=2))
         else:
-            self._print_report(tournament, Console())
+            self._print_report(tournament, console)
 
     def _create(self, path: Path, console: Console) -> Tournament:
         try:
