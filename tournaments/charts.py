@@ -95,6 +95,6 @@ def matrix(names: Sequence[str], head_to_head: dict[str, dict[str, int]]) -> dic
         "size": size,
         "left": left,
         "top": top,
-        "width": left + size * len(names) + 10,
+        "width": left + size * len(names) + 110,  # room for the last column's slanted name
         "height": top + size * len(names) + 10,
     }
