@@ -9,7 +9,12 @@ from tests.browser.conftest import screenshot
 
 pytestmark = pytest.mark.browser
 
-CSV = b"topic,premise,correct\nShould cities ban private cars?,Cities should ban private cars,\nIs tea better than coffee?,,for\nShould homework be banned?,,against\n"
+CSV = (
+    b"topic,premise,correct\n"
+    b"Should cities ban private cars?,Cities should ban private cars,\n"
+    b"Is tea better than coffee?,,for\n"
+    b"Should homework be banned?,,against\n"
+)
 
 
 def test_a_tournament_from_the_form_runs_live_and_its_leaderboard_is_shared(pages, site, llm):
