@@ -113,6 +113,7 @@ def main() -> None:
     server, url = start_test_server(args.latency)
     try:
         django_with_temp_db(url)
+        from debates.models import Debate
         from debates.runner import inline
         from tournaments import results
         from tournaments.models import Tournament
@@ -131,6 +132,10 @@ def main() -> None:
         start = time.perf_counter()
         results.report(Tournament.objects.get(pk=tournament_id))
         db_report_seconds = time.perf_counter() - start
+        spans = [
+            (d.finished_at - d.started_at).total_seconds()
+            for d in Debate.objects.filter(tournament_match__tournament_id=tournament_id)
+        ]
     finally:
         server.terminate()
         server.wait(10)
@@ -141,6 +146,16 @@ def main() -> None:
             (f"ceil({args.duels}/{args.concurrency}) x one duel (s)", f"{ideal:.2f}", f"{waves} waves"),
             ("tournament wall (s)", f"{wall:.2f}", ""),
             ("tournament / ideal", f"{wall / ideal:.2f}x", "target <= 1.2x"),
+            (
+                "a duel inside the tournament, mean (s)",
+                f"{sum(spans) / len(spans):.2f}",
+                "vs alone: the cost of company",
+            ),
+            (
+                "slots busy",
+                f"{sum(spans) / (wall * args.concurrency):.0%}",
+                "debate time / (wall x concurrency): the scheduler's gaps",
+            ),
             (f"report over {args.verdicts} verdicts (s)", f"{report_seconds:.3f}", "target < 1 s (1,000 bootstrap)"),
             (f"report from the database, {args.duels} verdicts (s)", f"{db_report_seconds:.3f}", "query + fit"),
         ]

@@ -154,6 +154,8 @@ CELERY_BEAT_SCHEDULE = {
 # How often a running tournament looks again for debates to start when none of its debates finished in
 # between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
 CHAOSLM_TOURNAMENT_TICK = env_number("CHAOSLM_TOURNAMENT_TICK", 2.0)
+# While a tournament runs, its page's leaderboard is refitted at most this often (seconds).
+CHAOSLM_TOURNAMENT_REPORT_EVERY = env_number("CHAOSLM_TOURNAMENT_REPORT_EVERY", 3.0)
 
 # The default LLM endpoint: the standard OpenAI variables, else the embedded local model.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")

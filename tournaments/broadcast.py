@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
 
 from chaoslm import live
@@ -25,8 +26,10 @@ PARTIALS = (
 )
 
 
-def page_state(tournament: Tournament) -> dict[str, Any]:
-    report = results.report(tournament)
+def page_state(tournament: Tournament, *, live: bool = False) -> dict[str, Any]:
+    """What the page draws; `live` (a push) may reuse a report a few seconds old while the tournament runs."""
+    running = live and tournament.status == Tournament.Status.RUNNING
+    report = results.report(tournament, max_age=settings.CHAOSLM_TOURNAMENT_REPORT_EVERY if running else 0)
     debaters, _ = results.entrant_names(tournament)
     return {
         "tournament": tournament,
@@ -39,7 +42,7 @@ def page_state(tournament: Tournament) -> dict[str, Any]:
 
 
 def live_html(tournament: Tournament) -> str:
-    context = {**page_state(tournament), "oob": True}
+    context = {**page_state(tournament, live=True), "oob": True}
     return "".join(render_to_string(template, context) for template in PARTIALS)
 
 

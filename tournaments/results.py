@@ -3,6 +3,7 @@ and the matches table. Reads rows; the numerics are tournaments/stats.py's."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,17 +76,29 @@ def entrant_names(tournament: Tournament) -> tuple[list[str], list[str]]:
     return debaters, judges
 
 
-def report(tournament: Tournament) -> Report:
-    """The report over every verdict so far, cached until the next verdict lands."""
+def report(tournament: Tournament, *, max_age: float = 0) -> Report:
+    """The report over every verdict so far, cached until the next verdict lands.
+
+    With `max_age` (live pushes while the tournament runs), a report computed less than that many
+    seconds ago is good enough: the fit takes a good fraction of a second at thousands of verdicts,
+    and refitting on every verdict would hold up the debates sharing the runner.
+    """
     latest = Debate.objects.filter(
         tournament_judgment__match__tournament=tournament, status=Debate.Status.COMPLETED
     ).aggregate(n=Count("id"), at=Max("finished_at"))
     key = f"tournament-report:{tournament.pk}:{latest['n']}:{latest['at'].timestamp() if latest['at'] else 0}"
     found = cache.get(key)
-    if found is None:
-        debaters, judges = entrant_names(tournament)
-        found = build_report(verdicts(tournament), debaters, judges)
-        cache.set(key, found, 600)
+    if found is not None:
+        return found
+    live_key = f"tournament-report-live:{tournament.pk}"
+    if max_age:
+        recent = cache.get(live_key)
+        if recent is not None and time.monotonic() - recent[0] < max_age:
+            return recent[1]
+    debaters, judges = entrant_names(tournament)
+    found = build_report(verdicts(tournament), debaters, judges)
+    cache.set(key, found, 600)
+    cache.set(live_key, (time.monotonic(), found), 600)
     return found
 
 
