@@ -12,6 +12,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from chaoslm.live import RecordServingLoop  # noqa: E402
 from chaoslm.llm.gateway import warm_up  # noqa: E402
 from debates.routing import websocket_urlpatterns  # noqa: E402
+from tournaments.routing import websocket_urlpatterns as tournament_websockets  # noqa: E402
 
 
 def push_without_delay() -> None:
@@ -49,7 +50,9 @@ application = RecordServingLoop(
     ProtocolTypeRouter(
         {
             "http": django_asgi_app,
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "websocket": AllowedHostsOriginValidator(
+                AuthMiddlewareStack(URLRouter(websocket_urlpatterns + tournament_websockets))
+            ),
         }
     )
 )

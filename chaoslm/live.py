@@ -44,6 +44,10 @@ def room_group(room_id: int) -> str:
     return f"room-{room_id}"
 
 
+def tournament_group(tournament_id: int) -> str:
+    return f"tournament-{tournament_id}"
+
+
 async def push(group: str, html: str) -> None:
     """Send `html` (hx-swap-oob fragments) to every socket in `group`."""
     if html:

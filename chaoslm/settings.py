@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "chaoslm.personas",
     "debates",
     "rooms",
+    "tournaments",
 ]
 
 MIDDLEWARE = [
@@ -148,7 +149,13 @@ CHAOSLM_ROOM_POLL = env_number("CHAOSLM_ROOM_POLL", 0.5)
 CHAOSLM_ROOM_HOLD = env_number("CHAOSLM_ROOM_HOLD", 30.0)
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
+    "sweep-tournaments": {"task": "tournaments.tasks.sweep_tournaments", "schedule": 60.0},
 }
+# How often a running tournament looks again for debates to start when none of its debates finished in
+# between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
+CHAOSLM_TOURNAMENT_TICK = env_number("CHAOSLM_TOURNAMENT_TICK", 2.0)
+# While a tournament runs, its page's leaderboard is refitted at most this often (seconds).
+CHAOSLM_TOURNAMENT_REPORT_EVERY = env_number("CHAOSLM_TOURNAMENT_REPORT_EVERY", 3.0)
 
 # The default LLM endpoint: the standard OpenAI variables, else the embedded local model.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")

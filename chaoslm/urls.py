@@ -5,4 +5,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("debates.urls")),
     path("", include("rooms.urls")),
+    path("", include("tournaments.urls")),
 ]

@@ -1,0 +1,66 @@
+"""Shared by the tournament tests: personas on test servers, judges scripted by rules, running to the end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from chaoslm.personas.models import Persona, Provider
+from debates.runner import inline
+from tournaments import services
+from tournaments.models import Tournament
+from tournaments.questions import QuestionSpec
+
+
+def provider_for(server, name: str) -> Provider:
+    return Provider.objects.create(name=name, base_url=server.url, default_model="test-model", json_mode="json_object")
+
+
+def debater(name: str, provider: Provider | None = None) -> Persona:
+    return Persona.objects.get_or_create(
+        name=name, defaults={"role": "debater", "personality": f"{name} argues plainly.", "provider": provider}
+    )[0]
+
+
+def judge(name: str, provider: Provider | None = None) -> Persona:
+    defaults = {"role": "judge", "personality": f"{name} judges.", "judging_criteria": "Weigh the logic."}
+    return Persona.objects.get_or_create(name=name, defaults={**defaults, "provider": provider})[0]
+
+
+def confirm_rule(first: str, second: str, reply: str) -> dict[str, str]:
+    """The judge's answer to the verdict's "who won?" question when `first` argued FOR and `second` AGAINST."""
+    return {"match": f"nothing else: '{first}' or '{second}'\\.", "reply": reply}
+
+
+def always_for(names: Iterable[str]) -> list[dict[str, str]]:
+    names = list(names)
+    return [confirm_rule(a, b, a) for a in names for b in names if a != b]
+
+
+def always_against(names: Iterable[str]) -> list[dict[str, str]]:
+    names = list(names)
+    return [confirm_rule(a, b, b) for a in names for b in names if a != b]
+
+
+def favouring(favourite: str, names: Iterable[str]) -> list[dict[str, str]]:
+    """Names `favourite` whenever it debates; otherwise the FOR side."""
+    names = list(names)
+    return [confirm_rule(a, b, favourite if favourite in (a, b) else a) for a in names for b in names if a != b]
+
+
+def questions(count: int) -> list[QuestionSpec]:
+    return [
+        QuestionSpec(f"Question {i}?", f"Premise {i} holds", "for" if i % 2 == 0 else "against") for i in range(count)
+    ]
+
+
+def run_to_end(tournament: Tournament, timeout: float = 120) -> Tournament:
+    """Start the tournament on the inline runner and wait until it settles and every debate has stopped."""
+    services.start(tournament)
+    deadline = time.monotonic() + timeout
+    while not services.is_settled(tournament.pk):
+        assert time.monotonic() < deadline, "the tournament did not finish in time"
+        time.sleep(0.1)
+    inline.wait_idle()
+    tournament.refresh_from_db()
+    return tournament

@@ -1,0 +1,117 @@
+"""The new-tournament form: duel options, debaters, judges, questions (typed or a CSV/JSONL file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from chaoslm.personas.models import Persona
+from debates.formats import get_format
+from debates.models import Debate
+from tournaments import design
+from tournaments.models import Tournament
+from tournaments.questions import MAX_BYTES, QuestionsError, QuestionSpec, parse_file, parse_lines
+
+
+class PersonaChoices(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Persona) -> str:
+        return obj.name
+
+
+class NewTournamentForm(forms.Form):
+    name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "Spring debate league"}))
+    debaters = PersonaChoices(
+        queryset=Persona.objects.none(), widget=forms.CheckboxSelectMultiple, help_text="Two or more."
+    )
+    judges = PersonaChoices(
+        queryset=Persona.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text=(
+            "One or more: the first judges inside each duel; the others (and repeats) judge the finished transcript."
+        ),
+    )
+    questions = forms.CharField(
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 5, "placeholder": "Should cities ban cars? | Cities should ban private cars | for"}
+        ),
+        help_text="One question a line: topic | premise (optional) | correct side: for or against (optional).",
+    )
+    questions_file = forms.FileField(
+        required=False,
+        label="Or upload questions",
+        help_text='CSV with a header row (topic, premise, correct) or JSONL ({"topic": ...} a line).',
+    )
+    sides = forms.ChoiceField(choices=Tournament.Sides.choices, initial=Tournament.Sides.BOTH)
+    repeats = forms.IntegerField(
+        min_value=1, max_value=10, initial=1, help_text="How many times each judge judges each transcript."
+    )
+    concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
+    visibility = forms.ChoiceField(choices=Debate.Visibility.choices, initial=Debate.Visibility.PRIVATE)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["debaters"].queryset = Persona.objects.filter(role="debater")
+        self.fields["judges"].queryset = Persona.objects.filter(role="judge")
+        for option in get_format("duel").option_specs:
+            self.fields[f"option_{option.name}"] = forms.IntegerField(
+                label=option.label,
+                min_value=option.minimum,
+                max_value=option.maximum,
+                initial=option.default,
+                help_text=option.help,
+            )
+        self.parsed_questions: list[QuestionSpec] = []
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.fields if name.startswith("option_")]
+
+    def clean_debaters(self) -> Any:
+        chosen = self.cleaned_data["debaters"]
+        if len(chosen) < 2:
+            raise forms.ValidationError("Choose at least two debaters.")
+        return chosen
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        text = data.get("questions", "")
+        upload = data.get("questions_file")
+        if text.strip() and upload:
+            self.add_error("questions_file", "Type the questions or upload a file, not both.")
+        elif upload:
+            if upload.size > MAX_BYTES:
+                self.add_error("questions_file", f"The file is larger than {MAX_BYTES // 1024} KB.")
+            else:
+                try:
+                    self.parsed_questions = parse_file(upload.name, upload.read())
+                except QuestionsError as error:
+                    self.add_error("questions_file", [f"{upload.name}: {p}" for p in error.problems])
+        elif text.strip():
+            try:
+                self.parsed_questions = parse_lines(text)
+            except QuestionsError as error:
+                self.add_error("questions", error.problems)
+        else:
+            self.add_error("questions", "Type at least one question or upload a file.")
+        debaters, judges = data.get("debaters") or [], data.get("judges") or []
+        clash = design.names_clash([p.name for p in debaters], [p.name for p in judges])
+        if clash:
+            self.add_error("judges", f"{', '.join(clash)} cannot both debate and judge.")
+        return data
+
+    def options(self) -> dict[str, int]:
+        return {name[len("option_") :]: self.cleaned_data[name] for name in self.fields if name.startswith("option_")}
+
+    def estimate(self) -> design.Estimate:
+        """The size of the tournament as entered so far (for the line shown before it starts)."""
+        data = getattr(self, "cleaned_data", {})
+        turns = data.get("option_turns") or get_format("duel").option_specs[0].default
+        return design.estimate(
+            len(self.parsed_questions),
+            len(data.get("debaters") or []),
+            len(data.get("judges") or []),
+            data.get("sides") or "both",
+            data.get("repeats") or 1,
+            turns,
+        )

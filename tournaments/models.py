@@ -1,0 +1,146 @@
+"""Tournaments: many duels over a question set, judged by a panel. Their rows are the whole state.
+
+Progress is never counted in a field: it is derived from the matches and judgments and their debates'
+statuses (tournaments/schedule.py), so a tournament resumes after any crash with nothing lost or run
+twice. A match's duel and a judgment's replay are ordinary debates, created at most once (one-to-one
+links, created under the tournament's row lock).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from chaoslm.personas.yaml_io import PersonaSpec, spec_from_mapping
+from debates.models import Debate, new_share_token
+
+
+class Tournament(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        PAUSED = "paused", "paused"
+        CANCELLED = "cancelled", "cancelled"
+        COMPLETED = "completed", "completed"
+
+    class Sides(models.TextChoices):
+        BOTH = "both", "both: every pair debates every question once on each side"
+        ONCE = "once", "once: every pair debates every question once"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
+    name = models.CharField(max_length=200)
+    format = models.CharField(max_length=20, default="duel")
+    # The duel's options (turns, word_limit), copied into every match.
+    options = models.JSONField(default=dict, blank=True)
+    sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
+    repeats = models.PositiveSmallIntegerField(default=1)
+    concurrency = models.PositiveSmallIntegerField(default=8)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    visibility = models.CharField(max_length=20, choices=Debate.Visibility.choices, default=Debate.Visibility.PRIVATE)
+    share_token = models.CharField(max_length=64, unique=True, default=new_share_token)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The Celery tick chain: only the task carrying this token re-enqueues itself (tournaments/tasks.py).
+    tick_token = models.CharField(max_length=32, blank=True)
+    ticked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name}"
+
+
+class Entrant(models.Model):
+    """A debater or a judge of the tournament: the persona as it was when the tournament was made."""
+
+    class Role(models.TextChoices):
+        DEBATER = "debater"
+        JUDGE = "judge"
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    order = models.PositiveSmallIntegerField(default=0)
+    name = models.CharField(max_length=100)
+    persona = models.ForeignKey("personas.Persona", null=True, blank=True, on_delete=models.SET_NULL)
+    spec = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["role", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "role", "name"], name="unique_entrant_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.role})"
+
+    def persona_spec(self) -> PersonaSpec:
+        return spec_from_mapping(self.spec, f"tournament {self.tournament_id}: {self.name}")
+
+
+class Question(models.Model):
+    class Correct(models.TextChoices):
+        NONE = "", "unknown"
+        FOR = "for", "for"
+        AGAINST = "against", "against"
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="questions")
+    index = models.PositiveIntegerField()
+    topic = models.CharField(max_length=500)
+    premise = models.CharField(max_length=500, blank=True)
+    correct = models.CharField(max_length=10, choices=Correct.choices, blank=True)
+
+    class Meta:
+        ordering = ["index"]
+        constraints = [models.UniqueConstraint(fields=["tournament", "index"], name="unique_question_index")]
+
+    def __str__(self) -> str:
+        return self.topic
+
+
+class Match(models.Model):
+    """One duel: a question, a FOR debater and an AGAINST debater; its debate once created."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="matches")
+    order = models.PositiveIntegerField()
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="matches")
+    debater_for = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_for")
+    debater_against = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_against")
+    debate = models.OneToOneField(
+        Debate, null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_match"
+    )
+    # How many times its debate was started after failing, plus one: a failed debate is retried once.
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "order"], name="unique_match_order"),
+            models.UniqueConstraint(
+                fields=["tournament", "question", "debater_for", "debater_against"], name="unique_match"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.order} of tournament {self.tournament_id}"
+
+
+class Judgment(models.Model):
+    """A judge's verdict on a match's transcript. The first judge's repeat 0 is the duel itself; every other
+    judgment is a judge-only replay (a debate of format "judge") over the duel's public turns."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="judgments")
+    judge = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="judgments")
+    repeat = models.PositiveSmallIntegerField(default=0)
+    in_duel = models.BooleanField(default=False)
+    debate = models.OneToOneField(
+        Debate, null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_judgment"
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["match__order", "judge__order", "repeat"]
+        constraints = [models.UniqueConstraint(fields=["match", "judge", "repeat"], name="unique_judgment")]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} on match {self.match_id} (repeat {self.repeat})"

@@ -1,0 +1,184 @@
+"""What a tournament has produced so far: its verdicts, the report built from them, tokens per persona,
+and the matches table. Reads rows; the numerics are tournaments/stats.py's."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Sum
+
+from debates.formats.duel import outscored_by
+from debates.models import Debate, Event
+from tournaments.models import Entrant, Judgment, Match, Tournament
+from tournaments.stats import Report, Verdict, build_report
+
+
+def _side(name: str, debater_for: str, debater_against: str) -> str | None:
+    if name == debater_for:
+        return "for"
+    if name == debater_against:
+        return "against"
+    return None
+
+
+def contradicts(winner: str, scores: Any) -> bool:
+    """Whether the verdict's own scores put the other side above its winner (as `Debate.contradicts`)."""
+    return isinstance(scores, dict) and outscored_by(winner, scores) is not None
+
+
+def verdicts(tournament: Tournament) -> list[Verdict]:
+    """One verdict per completed judgment (the duel's own judge, the replays), in match order. One query."""
+    rows = (
+        Judgment.objects.filter(match__tournament=tournament, debate__status=Debate.Status.COMPLETED)
+        .order_by("match__order", "judge__order", "repeat")
+        .values_list(
+            "match__debate_id",
+            "match__question__index",
+            "match__question__correct",
+            "judge__name",
+            "repeat",
+            "match__debater_for__name",
+            "match__debater_against__name",
+            "debate__winner",
+            "debate__scores",
+        )
+    )
+    out = []
+    for duel, question, correct, judge, repeat, name_for, name_against, winner, scores in rows:
+        scores = scores or {}
+        score_for, score_against = scores.get(name_for), scores.get(name_against)
+        out.append(
+            Verdict(
+                match=duel,
+                question=question,
+                judge=judge,
+                repeat=repeat,
+                debater_for=name_for,
+                debater_against=name_against,
+                winner=_side(winner, name_for, name_against),
+                correct=correct or None,
+                score_for=float(score_for) if isinstance(score_for, int | float) else None,
+                score_against=float(score_against) if isinstance(score_against, int | float) else None,
+                contradicts=contradicts(winner, scores),
+            )
+        )
+    return out
+
+
+def entrant_names(tournament: Tournament) -> tuple[list[str], list[str]]:
+    debaters: list[str] = []
+    judges: list[str] = []
+    for role, name in Entrant.objects.filter(tournament=tournament).order_by("order").values_list("role", "name"):
+        (debaters if role == Entrant.Role.DEBATER else judges).append(name)
+    return debaters, judges
+
+
+def report(tournament: Tournament, *, max_age: float = 0) -> Report:
+    """The report over every verdict so far, cached until the next verdict lands.
+
+    With `max_age` (live pushes while the tournament runs), a report computed less than that many
+    seconds ago is good enough: the fit takes a good fraction of a second at thousands of verdicts,
+    and refitting on every verdict would hold up the debates sharing the runner.
+    """
+    latest = Debate.objects.filter(
+        tournament_judgment__match__tournament=tournament, status=Debate.Status.COMPLETED
+    ).aggregate(n=Count("id"), at=Max("finished_at"))
+    key = f"tournament-report:{tournament.pk}:{latest['n']}:{latest['at'].timestamp() if latest['at'] else 0}"
+    found = cache.get(key)
+    if found is not None:
+        return found
+    live_key = f"tournament-report-live:{tournament.pk}"
+    if max_age:
+        recent = cache.get(live_key)
+        if recent is not None and time.monotonic() - recent[0] < max_age:
+            return recent[1]
+    debaters, judges = entrant_names(tournament)
+    found = build_report(verdicts(tournament), debaters, judges)
+    cache.set(key, found, 600)
+    cache.set(live_key, (time.monotonic(), found), 600)
+    return found
+
+
+@dataclass(frozen=True)
+class PersonaUsage:
+    name: str
+    calls: int
+    tokens_in: int
+    tokens_out: int
+
+
+def usage(tournament: Tournament) -> list[PersonaUsage]:
+    """LLM calls and tokens so far, per persona, over every debate of the tournament. One query."""
+    rows = (
+        Event.objects.filter(debate__tournament_judgment__match__tournament=tournament, seat__isnull=False)
+        .exclude(kind=Event.Kind.ERROR)
+        .values("seat__name")
+        .annotate(calls=Count("id"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+        .order_by("seat__name")
+    )
+    return [PersonaUsage(r["seat__name"], r["calls"], r["tokens_in"] or 0, r["tokens_out"] or 0) for r in rows]
+
+
+def matches(tournament: Tournament) -> list[dict[str, Any]]:
+    """Each match with its duel and every judgment's outcome, for the page and the exports. Two queries."""
+    judgments: dict[int, list[dict[str, Any]]] = {}
+    for row in (
+        Judgment.objects.filter(match__tournament=tournament)
+        .order_by("judge__order", "repeat")
+        .values(
+            "match_id",
+            "judge__name",
+            "repeat",
+            "in_duel",
+            "debate_id",
+            "debate__status",
+            "debate__winner",
+            "debate__scores",
+            "attempts",
+        )
+    ):
+        judgments.setdefault(row["match_id"], []).append(row)
+    out = []
+    for m in (
+        Match.objects.filter(tournament=tournament)
+        .select_related("question", "debater_for", "debater_against", "debate")
+        .order_by("order")
+    ):
+        name_for, name_against = m.debater_for.name, m.debater_against.name
+        rows = []
+        for j in judgments.get(m.pk, []):
+            scores = j["debate__scores"] or {}
+            completed = j["debate__status"] == Debate.Status.COMPLETED
+            winner = _side(j["debate__winner"], name_for, name_against) if completed else None
+            rows.append(
+                {
+                    "judge": j["judge__name"],
+                    "repeat": j["repeat"],
+                    "debate": j["debate_id"],
+                    "status": j["debate__status"] or "not started",
+                    "winner": winner,
+                    "winner_name": j["debate__winner"] if completed else "",
+                    "score_for": scores.get(name_for) if completed else None,
+                    "score_against": scores.get(name_against) if completed else None,
+                    "contradicts": completed and contradicts(j["debate__winner"], scores),
+                }
+            )
+        out.append(
+            {
+                "match": m.order,
+                "question": m.question.index,
+                "topic": m.question.topic,
+                "premise": m.question.premise,
+                "correct": m.question.correct or None,
+                "debater_for": name_for,
+                "debater_against": name_against,
+                "debate": m.debate_id,
+                "status": m.debate.status if m.debate else "not started",
+                "attempts": m.attempts,
+                "judgments": rows,
+            }
+        )
+    return out

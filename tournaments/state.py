@@ -1,0 +1,144 @@
+"""A tournament's state, read from its rows: the jobs the scheduler decides on, and the progress they add up to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Max
+from django.utils import timezone
+
+from debates.models import Debate, Event
+from tournaments import schedule
+from tournaments.models import Judgment, Match, Tournament
+
+
+def jobs(tournament: Tournament, stalled_after: float | None = None) -> list[schedule.Job]:
+    """Every debate the tournament needs (a duel per match, a replay per other judgment), as it stands;
+    with `stalled_after` (seconds), in-flight debates with no progress for that long are marked stalled.
+
+    Three queries: the matches, the replays, and the newest event of the debates in flight (to tell
+    a stalled one, whose worker died, from a slow one)."""
+    matches = list(
+        Match.objects.filter(tournament=tournament).values(
+            "id", "order", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at"
+        )
+    )
+    replays = list(
+        Judgment.objects.filter(match__tournament=tournament, in_duel=False).values(
+            "id",
+            "match_id",
+            "match__order",
+            "attempts",
+            "debate_id",
+            "debate__status",
+            "debate__created_at",
+            "debate__started_at",
+        )
+    )
+    in_flight = [r["debate_id"] for r in (*matches, *replays) if r["debate__status"] in schedule.IN_FLIGHT]
+    newest: dict[int, datetime] = {}
+    if in_flight and stalled_after is not None:
+        newest = dict(
+            Event.objects.filter(debate_id__in=in_flight)
+            .values("debate_id")
+            .annotate(at=Max("created_at"))
+            .values_list("debate_id", "at")
+        )
+    cutoff = timezone.now() - timedelta(seconds=stalled_after or 0)
+
+    def stalled(row: dict) -> bool:
+        if stalled_after is None or row["debate__status"] not in schedule.IN_FLIGHT:
+            return False
+        times = [t for t in (row["debate__created_at"], row["debate__started_at"], newest.get(row["debate_id"])) if t]
+        return max(times) < cutoff
+
+    out = [
+        schedule.Job(
+            kind=schedule.DUEL,
+            id=row["id"],
+            match=row["id"],
+            order=row["order"],
+            status=row["debate__status"],
+            attempts=row["attempts"],
+            stalled=stalled(row),
+        )
+        for row in matches
+    ]
+    out += [
+        schedule.Job(
+            kind=schedule.REPLAY,
+            id=row["id"],
+            match=row["match_id"],
+            order=row["match__order"],
+            status=row["debate__status"],
+            attempts=row["attempts"],
+            stalled=stalled(row),
+        )
+        for row in replays
+    ]
+    return out
+
+
+def settings_of(tournament: Tournament) -> schedule.Settings:
+    return schedule.Settings(concurrency=tournament.concurrency, active=tournament.status == Tournament.Status.RUNNING)
+
+
+@dataclass(frozen=True)
+class ProgressView:
+    """The progress bar's figures: debates done, running, failed, of all; the percentages; an ETA."""
+
+    total: int
+    done: int
+    running: int
+    failed: int
+    eta_seconds: float | None
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.done - self.failed
+
+    def percent(self, count: int) -> float:
+        return round(100 * count / self.total, 2) if self.total else 0.0
+
+    @property
+    def done_percent(self) -> float:
+        return self.percent(self.done)
+
+    @property
+    def running_percent(self) -> float:
+        return self.percent(self.running)
+
+    @property
+    def failed_percent(self) -> float:
+        return self.percent(self.failed)
+
+    @property
+    def eta_text(self) -> str:
+        if self.eta_seconds is None:
+            return ""
+        seconds = int(self.eta_seconds)
+        if seconds >= 3600:
+            return f"about {seconds // 3600} h {seconds % 3600 // 60} min left"
+        if seconds >= 60:
+            return f"about {seconds // 60} min {seconds % 60} s left"
+        return f"about {seconds} s left"
+
+
+def progress(tournament: Tournament) -> ProgressView:
+    """Done, running and failed debates, from the jobs; the ETA from the pace of the debates finished so far."""
+    decision = schedule.plan(settings_of(tournament), jobs(tournament))
+    figures = decision.progress
+    eta = None
+    finished = figures.done + figures.failed
+    if finished and figures.remaining and tournament.status == Tournament.Status.RUNNING:
+        first = (
+            Debate.objects.filter(tournament_judgment__match__tournament=tournament, started_at__isnull=False)
+            .order_by("started_at")
+            .values_list("started_at", flat=True)
+            .first()
+        )
+        if first is not None:
+            elapsed = (timezone.now() - first).total_seconds()
+            eta = elapsed / finished * figures.remaining
+    return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
