@@ -4,6 +4,7 @@ The README's "Settings" table lists each variable; keep the two in agreement.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -109,6 +110,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+    # The test database is a file too, not Django's in-memory shared cache: its table locks fail at once
+    # ("database table is locked") when a test reads while the inline runner's thread writes, where a file
+    # in WAL mode waits, as the product does.
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"chaoslm-test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
