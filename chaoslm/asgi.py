@@ -7,10 +7,10 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from chaoslm.live import RecordServingLoop  # noqa: E402
 from chaoslm.llm.gateway import warm_up  # noqa: E402
+from chaoslm.origins import SameOriginValidator  # noqa: E402
 from debates.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -49,7 +49,7 @@ application = RecordServingLoop(
     ProtocolTypeRouter(
         {
             "http": django_asgi_app,
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     )
 )
