@@ -18,13 +18,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from chaoslm import live
+from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import access, runner, transcripts
 from debates.actions import end_debate, post_message
 from debates.broadcast import card_push, live_parts_html, page_state
 from debates.formats import FORMATS, FormatError, get_format
 from debates.forms import NewDebateForm
-from debates.models import Debate
+from debates.models import Debate, new_share_token
 from debates.setup import SeatChoice, create_debate
 
 
@@ -100,7 +101,8 @@ def new_debate(request: HttpRequest) -> HttpResponse:
 def persona_prompt(request: HttpRequest) -> HttpResponse:
     """The exact system prompt the chosen persona gets in a seat: the preview under each picker."""
     chosen = next((v for k, v in request.GET.items() if k.startswith("seat_")), "")
-    persona = Persona.objects.filter(pk=chosen).first() if chosen.isdigit() else None
+    persona_id = parse_id(chosen)
+    persona = Persona.objects.filter(pk=persona_id).first() if persona_id is not None else None
     if persona is None:
         return HttpResponse("")
     role = request.GET.get("role") or persona.role
@@ -144,13 +146,19 @@ def debate_share(request: HttpRequest, token: str) -> HttpResponse:
     return _page(request, debate, ws_url=f"/ws/share/{token}/")
 
 
+EXPORTS: dict[str, tuple[Callable[[Debate], str], str]] = {
+    "md": (transcripts.as_markdown, "text/markdown; charset=utf-8"),
+    "json": (transcripts.as_json, "application/json"),
+}
+
+
 def _export(debate: Debate, kind: str) -> HttpResponse:
-    if kind == "json":
-        response = HttpResponse(transcripts.as_json(debate), content_type="application/json")
-    else:
-        response = HttpResponse(transcripts.as_markdown(debate), content_type="text/markdown; charset=utf-8")
+    if kind not in EXPORTS:  # the URL pattern admits only these; never build a header from anything else
+        raise Http404("No such export.")
+    render_as, content_type = EXPORTS[kind]
+    response = HttpResponse(render_as(debate), content_type=content_type)
     prefix = "partial-" if debate.status == Debate.Status.ERROR else "debate-"
-    response["Content-Disposition"] = f'attachment; filename="{prefix}{debate.pk}.{kind}"'
+    response["Content-Disposition"] = f'attachment; filename="{prefix}{int(debate.pk)}.{kind}"'
     return response
 
 
@@ -200,7 +208,7 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
     try:
         event = post_message(debate.pk, request.POST.get("text", ""))
     except FormatError as error:
-        return HttpResponse(str(error), status=422 if request.htmx else 400)
+        return message_reply(str(error), 422 if request.htmx else 400)
     live.push_sync(live.debate_group(debate.pk), card_push(event))
     runner.start(debate.pk)
     _push_state(debate)
@@ -220,10 +228,19 @@ def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
 def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
     value = request.POST.get("visibility", "")
     if value not in Debate.Visibility.values:
-        return HttpResponse("Unknown visibility.", status=400)
+        return message_reply("Unknown visibility.", 400)
     debate.visibility = value
     debate.save(update_fields=["visibility", "updated_at"])
     messages.success(request, f"This debate is now {debate.get_visibility_display()}.")
+    return redirect("debate_detail", debate.pk)
+
+
+@_owner_action
+def debate_share_reset(request: HttpRequest, debate: Debate) -> HttpResponse:
+    """A new share link; the old one stops working."""
+    debate.share_token = new_share_token()
+    debate.save(update_fields=["share_token", "updated_at"])
+    messages.success(request, "This debate has a new share link; the old one no longer works.")
     return redirect("debate_detail", debate.pk)
 
 
