@@ -17,10 +17,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import live
+from chaoslm import limits, live
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import access, runner, transcripts
+from debates import limits as debate_limits
 from debates.actions import end_debate, post_message
 from debates.broadcast import card_push, live_parts_html, page_state
 from debates.formats import FORMATS, FormatError, get_format
@@ -77,19 +78,21 @@ def new_debate(request: HttpRequest) -> HttpResponse:
                 seats[spec.key] = SeatChoice(persona=value)
         options = {o.name: data[f"option_{o.name}"] for o in form.fmt.option_specs}
         try:
-            debate = create_debate(
-                format_name=form.fmt.name,
-                topic=data["topic"],
-                premise=data["premise"],
-                seats=seats,
-                options=options,
-                owner=request.user,
-                visibility=data["visibility"],
-            )
-        except FormatError as error:
+            with limits.starting(request.user):
+                debate_limits.check_start(request.user)
+                debate = create_debate(
+                    format_name=form.fmt.name,
+                    topic=data["topic"],
+                    premise=data["premise"],
+                    seats=seats,
+                    options=options,
+                    owner=request.user,
+                    visibility=data["visibility"],
+                )
+                runner.start(debate.pk)
+        except (FormatError, limits.LimitReached) as error:
             form.add_error(None, str(error))
         else:
-            runner.start(debate.pk)
             return redirect("debate_detail", debate.pk)
     context = {"form": form, "formats": FORMATS.values(), "selected": form.fmt}
     if request.htmx and request.method == "GET":
@@ -206,8 +209,11 @@ def debate_end(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
     try:
-        event = post_message(debate.pk, request.POST.get("text", ""))
-    except FormatError as error:
+        with limits.starting(request.user):
+            # The message sets the debate running again: it counts, though it is no new start.
+            debate_limits.check_start(request.user, rate=False)
+            event = post_message(debate.pk, request.POST.get("text", ""))
+    except (FormatError, limits.LimitReached) as error:
         return message_reply(str(error), 422 if request.htmx else 400)
     live.push_sync(live.debate_group(debate.pk), card_push(event))
     runner.start(debate.pk)
@@ -220,7 +226,12 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
     if debate.status in (Debate.Status.ERROR, Debate.Status.INTERRUPTED):
-        runner.start(debate.pk)
+        try:
+            with limits.starting(request.user):
+                debate_limits.check_start(request.user)
+                runner.start(debate.pk)
+        except limits.LimitReached as error:
+            return message_reply(str(error), 429)
     return HttpResponse(status=204)
 
 

@@ -13,11 +13,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import live
+from chaoslm import limits, live
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
 from debates import access, runner
 from rooms import actions
+from rooms import limits as room_limits
 from rooms.broadcast import message_html, status_context, status_html
 from rooms.models import Room, RoomAgent, RoomMessage, new_share_token
 
@@ -127,10 +128,16 @@ def room_say(request: HttpRequest, room: Room) -> HttpResponse:
 @_owner_action
 def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
     mode = Room.Mode.AUTO if room.mode == Room.Mode.MANUAL else Room.Mode.MANUAL
-    note = actions.set_mode(room, mode)
     if mode == Room.Mode.AUTO:
+        try:
+            with limits.starting(request.user):
+                room_limits.check_auto(request.user, room)
+                note = actions.set_mode(room, mode)
+        except limits.LimitReached as error:
+            return message_reply(str(error), 429)
         runner.start_room_auto(room.pk)
     else:
+        note = actions.set_mode(room, mode)
         # Stop halts the generation in progress at once; its partial text is not added.
         runner.stop_room(room.pk)
         _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
