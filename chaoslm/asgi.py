@@ -1,3 +1,4 @@
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -53,3 +54,8 @@ application = RecordServingLoop(
         }
     )
 )
+
+# What is loaded by now (Django, the apps, the LLM client: most of the process's objects) lives as long
+# as the process. Freezing it keeps the collector's full passes from scanning it all again and again:
+# each pass stops every request and debate of this process, for 200-300 ms under load on two cores.
+gc.freeze()
