@@ -242,6 +242,8 @@ def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
         return message_reply("Unknown visibility.", 400)
     debate.visibility = value
     debate.save(update_fields=["visibility", "updated_at"])
+    if value == Debate.Visibility.PRIVATE:
+        live.close_sync(live.share_group(debate.share_token))
     messages.success(request, f"This debate is now {debate.get_visibility_display()}.")
     return redirect("debate_detail", debate.pk)
 
@@ -249,8 +251,10 @@ def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_share_reset(request: HttpRequest, debate: Debate) -> HttpResponse:
     """A new share link; the old one stops working."""
+    old = debate.share_token
     debate.share_token = new_share_token()
     debate.save(update_fields=["share_token", "updated_at"])
+    live.close_sync(live.share_group(old))
     messages.success(request, "This debate has a new share link; the old one no longer works.")
     return redirect("debate_detail", debate.pk)
 

@@ -210,7 +210,9 @@ def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
 @_owner_action
 def room_share_reset(request: HttpRequest, room: Room) -> HttpResponse:
     """A new share link; the old one stops working."""
+    old = room.share_token
     room.share_token = new_share_token()
     room.save(update_fields=["share_token", "updated_at"])
+    live.close_sync(live.share_group(old))
     notify(request, "This room has a new share link; the old one no longer works.")
     return redirect("room_detail", room.pk)

@@ -297,3 +297,34 @@ def test_another_viewer_of_a_public_debate_may_not_reset_its_link(alice, mallory
     debate = make_debate(alice, "public")
     assert logged_in(mallory).post(reverse("debate_share_reset", args=[debate.pk])).status_code == 403
     assert Debate.objects.get(pk=debate.pk).share_token == debate.share_token
+
+
+@pytest.mark.parametrize("change", ["reset", "private"])
+def test_sockets_opened_through_a_share_link_close_when_it_stops_working(alice, change):
+    from asgiref.sync import sync_to_async
+
+    debate = make_debate(alice, "unlisted")
+    owner, cookie = logged_in(alice), session_cookie(alice)
+
+    async def run():
+        headers = [(b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000")]
+        shared = WebsocketCommunicator(application, f"/ws/share/{debate.share_token}/", headers=headers)
+        own = WebsocketCommunicator(
+            application, f"/ws/debates/{debate.pk}/", headers=[*headers, (b"cookie", cookie.encode())]
+        )
+        for communicator in (shared, own):
+            assert (await communicator.connect())[0]
+            await communicator.receive_from()  # the catch-up
+        # The view runs in a thread whose pushes land on this loop, as the server's do.
+        if change == "reset":
+            await sync_to_async(owner.post)(reverse("debate_share_reset", args=[debate.pk]))
+        else:
+            await sync_to_async(owner.post)(reverse("debate_visibility", args=[debate.pk]), {"visibility": "private"})
+        closed = await shared.receive_output(timeout=2)
+        still_open = await own.receive_nothing(timeout=0.3)
+        await own.disconnect()
+        return closed, still_open
+
+    closed, still_open = asyncio.run(run())
+    assert closed == {"type": "websocket.close", "code": 4403}
+    assert still_open  # the owner's own page is not a share link
