@@ -47,7 +47,7 @@ def starting(user: Any) -> Iterator[None]:
     """
     with transaction.atomic():
         if user is not None and user.pk is not None:
-            get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
+            list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
         yield
 
 

@@ -10,13 +10,15 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from debates.models import Debate
-from debates.runner import inline
 from rooms.models import Room
 from tests.test_web_access import make_debate
 from tests.test_web_forms import duel
 from tests.test_web_forms import personas as personas
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Not transactional: a debate the view creates never starts (its start waits for a commit that never
+# comes), so a burst of starts is counted while its debates are still pending, as right after fifty
+# clicks, and nothing here needs an LLM.
+pytestmark = pytest.mark.django_db
 
 CAP_MESSAGE = "You already have {n} debates running, the most one person may run at once."
 
@@ -41,43 +43,35 @@ def logged_in(user):
     return client
 
 
-def test_starting_more_debates_than_the_cap_shows_a_message_and_starts_nothing(olive, caps, personas, llm_server):
-    llm_server.configure(latency=0.3)  # the first ones are still running when the next are asked for
+def test_a_burst_of_starts_stops_at_the_cap_with_a_message_and_starts_nothing_more(olive, caps, personas):
     client = logged_in(olive)
     answers = [client.post(reverse("debate_new"), duel(personas)) for _ in range(5)]
-    try:
-        assert [a.status_code for a in answers] == [302, 302, 200, 200, 200]
-        assert escape(CAP_MESSAGE.format(n=2)) in answers[2].content.decode()
-        assert Debate.objects.filter(owner=olive).count() == 2
-    finally:
-        Debate.objects.update(is_ending=True)
-        inline.wait_idle(60)
+    assert [a.status_code for a in answers] == [302, 302, 200, 200, 200]
+    assert escape(CAP_MESSAGE.format(n=2)) in answers[2].content.decode()
+    assert Debate.objects.filter(owner=olive).count() == 2
     # Once they finished, the person may start again.
+    Debate.objects.update(status=Debate.Status.COMPLETED)
     assert client.post(reverse("debate_new"), duel(personas)).status_code == 302
-    inline.wait_idle(60)
 
 
-def test_staff_are_exempt_unless_the_setting_says_otherwise(caps, personas, llm_server):
+def test_staff_are_exempt_unless_the_setting_says_otherwise(caps, personas):
     staff = get_user_model().objects.create_user("stella", password="x", is_staff=True)
     for _ in range(2):
         make_debate(staff, "private", status=Debate.Status.RUNNING)
     client = logged_in(staff)
     assert client.post(reverse("debate_new"), duel(personas)).status_code == 302
-    inline.wait_idle(60)
-    Debate.objects.filter(status=Debate.Status.COMPLETED).update(status=Debate.Status.RUNNING)
     caps.CHAOSLM_LIMITS_EXEMPT_STAFF = False
     response = client.post(reverse("debate_new"), duel(personas))
     assert response.status_code == 200 and escape(CAP_MESSAGE.format(n=3)) in response.content.decode()
 
 
-def test_other_peoples_debates_do_not_count(olive, caps, personas, llm_server):
+def test_other_peoples_debates_do_not_count(olive, caps, personas):
     otto = get_user_model().objects.create_user("otto", password="x")
     for _ in range(2):
         make_debate(otto, "public", status=Debate.Status.RUNNING)
     make_debate(olive, "private", status=Debate.Status.WAITING)  # waiting for her: not running
     make_debate(olive, "private", status=Debate.Status.COMPLETED)
     assert logged_in(olive).post(reverse("debate_new"), duel(personas)).status_code == 302
-    inline.wait_idle(60)
 
 
 def test_retry_and_speak_are_refused_at_the_cap(olive, caps):
@@ -94,12 +88,11 @@ def test_retry_and_speak_are_refused_at_the_cap(olive, caps):
     assert Debate.objects.get(pk=failed.pk).status == Debate.Status.ERROR
 
 
-def test_the_start_rate_limit(olive, caps, personas, llm_server):
+def test_the_start_rate_limit(olive, caps, personas):
     caps.CHAOSLM_MAX_RUNNING_DEBATES = 100
     caps.CHAOSLM_STARTS_PER_MINUTE = 2
     client = logged_in(olive)
     answers = [client.post(reverse("debate_new"), duel(personas)) for _ in range(3)]
-    inline.wait_idle(60)
     assert [a.status_code for a in answers] == [302, 302, 200]
     assert "You started 2 debates or auto modes in the last minute, the most allowed. Try again in" in (
         answers[2].content.decode()
