@@ -13,6 +13,7 @@ from channels.layers import get_channel_layer
 from django.utils.html import escape
 
 PUSH_TYPE = "push.html"
+CLOSE_TYPE = "push.close"
 
 # The ASGI server's event loop. The in-memory channel layer's queues belong to one loop, so in the
 # embedded setup debates must run (and push) on the loop that serves the websockets.
@@ -58,6 +59,16 @@ def push_sync(group: str, html: str) -> None:
     """`push` for synchronous code (views)."""
     if html:
         async_to_sync(get_channel_layer().group_send)(group, {"type": PUSH_TYPE, "html": html})
+
+
+def share_group(token: str) -> str:
+    """The sockets opened through one share link: closed together when the link stops working."""
+    return f"share-{token}"
+
+
+def close_sync(group: str) -> None:
+    """Close every socket in `group` (views: a reset share link, a page made private)."""
+    async_to_sync(get_channel_layer().group_send)(group, {"type": CLOSE_TYPE})
 
 
 async def join(group: str, channel_name: str) -> None:

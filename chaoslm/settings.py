@@ -127,6 +127,13 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}}
 
+# The cache holds the start rate limit's counters: in Redis when there is one, so every web process
+# shares them; else in this process's memory.
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # Where debates run: "inline" (a background thread of the web process) or "celery".
 CHAOSLM_RUNNER = env_str("CHAOSLM_RUNNER", "inline")
 if CHAOSLM_RUNNER not in {"inline", "celery"}:
@@ -152,6 +159,12 @@ CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
 # notices its owner stopped auto mode. A hold a crashed process left behind lapses after CHAOSLM_ROOM_HOLD.
 CHAOSLM_ROOM_POLL = env_number("CHAOSLM_ROOM_POLL", 0.5)
 CHAOSLM_ROOM_HOLD = env_number("CHAOSLM_ROOM_HOLD", 30.0)
+# What one user may run at once, and how often they may start something (chaoslm/limits.py). Staff
+# are exempt unless CHAOSLM_LIMITS_EXEMPT_STAFF is off.
+CHAOSLM_MAX_RUNNING_DEBATES = int(env_number("CHAOSLM_MAX_RUNNING_DEBATES", 4, int))
+CHAOSLM_MAX_AUTO_ROOMS = int(env_number("CHAOSLM_MAX_AUTO_ROOMS", 2, int))
+CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int))
+CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-tournaments": {"task": "tournaments.tasks.sweep_tournaments", "schedule": 60.0},

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
+
 from channels.db import database_sync_to_async
 
 from chaoslm import live
 from chaoslm.consumers import LiveConsumer
+from chaoslm.http import parse_id
 from debates import access
 from debates.broadcast import catch_up_html
 from debates.models import Debate
@@ -28,8 +31,6 @@ class DebateConsumer(LiveConsumer):
         return await database_sync_to_async(catch_up_html)(self.debate_id, self._since())
 
     def _since(self) -> int:
-        for part in self.scope.get("query_string", b"").decode().split("&"):
-            key, _, value = part.partition("=")
-            if key == "since" and value.isdigit():
-                return int(value)
-        return 0
+        """The newest event id the page shows; missing, malformed or out of range means from the start."""
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        return parse_id(query.get("since", [""])[0]) or 0

@@ -17,14 +17,16 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import live
+from chaoslm import limits, live
+from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import access, runner, transcripts
+from debates import limits as debate_limits
 from debates.actions import end_debate, post_message
 from debates.broadcast import card_push, live_parts_html, page_state
 from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
-from debates.models import Debate
+from debates.models import Debate, new_share_token
 from debates.setup import SeatChoice, create_debate
 
 
@@ -76,19 +78,21 @@ def new_debate(request: HttpRequest) -> HttpResponse:
                 seats[spec.key] = SeatChoice(persona=value)
         options = {o.name: data[f"option_{o.name}"] for o in form.fmt.option_specs}
         try:
-            debate = create_debate(
-                format_name=form.fmt.name,
-                topic=data["topic"],
-                premise=data["premise"],
-                seats=seats,
-                options=options,
-                owner=request.user,
-                visibility=data["visibility"],
-            )
-        except FormatError as error:
+            with limits.starting(request.user):
+                debate_limits.check_start(request.user)
+                debate = create_debate(
+                    format_name=form.fmt.name,
+                    topic=data["topic"],
+                    premise=data["premise"],
+                    seats=seats,
+                    options=options,
+                    owner=request.user,
+                    visibility=data["visibility"],
+                )
+                runner.start(debate.pk)
+        except (FormatError, limits.LimitReached) as error:
             form.add_error(None, str(error))
         else:
-            runner.start(debate.pk)
             return redirect("debate_detail", debate.pk)
     context = {"form": form, "formats": LISTED.values(), "selected": form.fmt}
     if request.htmx and request.method == "GET":
@@ -100,7 +104,8 @@ def new_debate(request: HttpRequest) -> HttpResponse:
 def persona_prompt(request: HttpRequest) -> HttpResponse:
     """The exact system prompt the chosen persona gets in a seat: the preview under each picker."""
     chosen = next((v for k, v in request.GET.items() if k.startswith("seat_")), "")
-    persona = Persona.objects.filter(pk=chosen).first() if chosen.isdigit() else None
+    persona_id = parse_id(chosen)
+    persona = Persona.objects.filter(pk=persona_id).first() if persona_id is not None else None
     if persona is None:
         return HttpResponse("")
     role = request.GET.get("role") or persona.role
@@ -154,14 +159,19 @@ def debate_share(request: HttpRequest, token: str) -> HttpResponse:
     return _page(request, debate, ws_url=f"/ws/share/{token}/")
 
 
+EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
+    "md": (transcripts.as_markdown, "text/markdown; charset=utf-8"),
+    "json": (transcripts.as_json, "application/json"),
+}
+
+
 def _export(debate: Debate, kind: str, *, private: bool) -> HttpResponse:
-    if kind == "json":
-        text, content_type = transcripts.as_json(debate, include_private=private), "application/json"
-    else:
-        text, content_type = transcripts.as_markdown(debate, include_private=private), "text/markdown; charset=utf-8"
-    response = HttpResponse(text, content_type=content_type)
+    if kind not in EXPORTS:  # the URL pattern admits only these; never build a header from anything else
+        raise Http404("No such export.")
+    render_as, content_type = EXPORTS[kind]
+    response = HttpResponse(render_as(debate, include_private=private), content_type=content_type)
     prefix = "partial-" if debate.status == Debate.Status.ERROR else "debate-"
-    response["Content-Disposition"] = f'attachment; filename="{prefix}{debate.pk}.{kind}"'
+    response["Content-Disposition"] = f'attachment; filename="{prefix}{int(debate.pk)}.{kind}"'
     return response
 
 
@@ -212,9 +222,12 @@ def debate_end(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
     try:
-        event = post_message(debate.pk, request.POST.get("text", ""))
-    except FormatError as error:
-        return HttpResponse(str(error), status=422 if request.htmx else 400)
+        with limits.starting(request.user):
+            # The message sets the debate running again: it counts, though it is no new start.
+            debate_limits.check_start(request.user, rate=False)
+            event = post_message(debate.pk, request.POST.get("text", ""))
+    except (FormatError, limits.LimitReached) as error:
+        return message_reply(str(error), 422 if request.htmx else 400)
     live.push_sync(live.debate_group(debate.pk), card_push(event))
     runner.start(debate.pk)
     _push_state(debate)
@@ -226,7 +239,12 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
     if debate.status in (Debate.Status.ERROR, Debate.Status.INTERRUPTED):
-        runner.start(debate.pk)
+        try:
+            with limits.starting(request.user):
+                debate_limits.check_start(request.user)
+                runner.start(debate.pk)
+        except limits.LimitReached as error:
+            return message_reply(str(error), 429)
     return HttpResponse(status=204)
 
 
@@ -234,10 +252,23 @@ def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
 def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
     value = request.POST.get("visibility", "")
     if value not in Debate.Visibility.values:
-        return HttpResponse("Unknown visibility.", status=400)
+        return message_reply("Unknown visibility.", 400)
     debate.visibility = value
     debate.save(update_fields=["visibility", "updated_at"])
+    if value == Debate.Visibility.PRIVATE:
+        live.close_sync(live.share_group(debate.share_token))
     messages.success(request, f"This debate is now {debate.get_visibility_display()}.")
+    return redirect("debate_detail", debate.pk)
+
+
+@_owner_action
+def debate_share_reset(request: HttpRequest, debate: Debate) -> HttpResponse:
+    """A new share link; the old one stops working."""
+    old = debate.share_token
+    debate.share_token = new_share_token()
+    debate.save(update_fields=["share_token", "updated_at"])
+    live.close_sync(live.share_group(old))
+    messages.success(request, "This debate has a new share link; the old one no longer works.")
     return redirect("debate_detail", debate.pk)
 
 

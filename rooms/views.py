@@ -7,17 +7,20 @@ from collections.abc import Callable
 
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.contrib.messages import success as notify
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import live
+from chaoslm import limits, live
+from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
 from debates import access, runner
 from rooms import actions
+from rooms import limits as room_limits
 from rooms.broadcast import message_html, status_context, status_html
-from rooms.models import Room, RoomAgent, RoomMessage
+from rooms.models import Room, RoomAgent, RoomMessage, new_share_token
 
 
 class NewRoomForm(forms.Form):
@@ -109,7 +112,7 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
         try:
             return view(request, room, **kwargs)
         except actions.RoomError as error:
-            return HttpResponse(str(error), status=422)
+            return message_reply(str(error), 422)
 
     return wrapped
 
@@ -125,10 +128,16 @@ def room_say(request: HttpRequest, room: Room) -> HttpResponse:
 @_owner_action
 def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
     mode = Room.Mode.AUTO if room.mode == Room.Mode.MANUAL else Room.Mode.MANUAL
-    note = actions.set_mode(room, mode)
     if mode == Room.Mode.AUTO:
+        try:
+            with limits.starting(request.user):
+                room_limits.check_auto(request.user, room)
+                note = actions.set_mode(room, mode)
+        except limits.LimitReached as error:
+            return message_reply(str(error), 429)
         runner.start_room_auto(room.pk)
     else:
+        note = actions.set_mode(room, mode)
         # Stop halts the generation in progress at once; its partial text is not added.
         runner.stop_room(room.pk)
         _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
@@ -140,7 +149,7 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
 
 @_owner_action
 def room_keep(request: HttpRequest, room: Room) -> HttpResponse:
-    keep = {int(v) for v in request.POST.getlist("keep") if v.isdigit()}
+    keep = {number for number in map(parse_id, request.POST.getlist("keep")) if number is not None}
     kept = actions.submit_pending(room, keep)
     _push(
         room,
@@ -159,7 +168,12 @@ def room_toggle_message(request: HttpRequest, room: Room, message_id: int) -> Ht
 
 @_owner_action
 def room_add_agent(request: HttpRequest, room: Room) -> HttpResponse:
-    persona = get_object_or_404(Persona, pk=request.POST.get("persona", "0") or 0)
+    persona_id = parse_id(request.POST.get("persona", ""))
+    if persona_id is None:
+        return message_reply("Choose a persona to add (its id, a whole number).", 400)
+    persona = Persona.objects.filter(pk=persona_id).first()
+    if persona is None:
+        return message_reply("There is no such persona; reload the page to see the current list.", 422)
     _agent, note = actions.add_agent(room, persona)
     _push(room, live.upsert(message_html(note), "#messages"))
     _push_status(room)
@@ -188,6 +202,17 @@ def room_agent(request: HttpRequest, room: Room, agent_id: int, what: str) -> Ht
 def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
     form = SettingsForm(request.POST, instance=room)
     if not form.is_valid():
-        return HttpResponse("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), status=422)
+        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
     form.save()
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_share_reset(request: HttpRequest, room: Room) -> HttpResponse:
+    """A new share link; the old one stops working."""
+    old = room.share_token
+    room.share_token = new_share_token()
+    room.save(update_fields=["share_token", "updated_at"])
+    live.close_sync(live.share_group(old))
+    notify(request, "This room has a new share link; the old one no longer works.")
     return redirect("room_detail", room.pk)

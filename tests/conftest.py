@@ -40,6 +40,14 @@ def require(condition: bool, what: str) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    # The start rate limit counts in the cache (process memory in tests): each test starts from zero.
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # Real hashing is slow by design; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

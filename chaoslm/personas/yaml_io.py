@@ -70,14 +70,43 @@ _KNOWN = {f.name for f in fields(PersonaSpec)}
 _REQUIRED = ("name", "role", "personality")
 
 
+# A persona is a mapping of scalars (or a list of them): three levels. PyYAML composes nested
+# collections recursively, so a small file nested a few hundred levels deep would exhaust Python's
+# stack; it is refused at this depth instead, long before.
+MAX_DEPTH = 20
+
+
+class _TooDeep(yaml.YAMLError):
+    def __init__(self, field: str | None, mark: Any) -> None:
+        self.field = field
+        self.mark = mark
+
+
 class _NoAliasLoader(yaml.SafeLoader):
+    depth = 0
+    keys: list[str]
+
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.constructor.ConstructorError(
                 None, None, "anchors and aliases are not allowed in persona files", event.start_mark
             )
-        return super().compose_node(parent, index)
+        if self.depth == 0:
+            self.keys = []
+        # Composing a mapping's value, `index` is its key node: remember the outermost key, the field.
+        key = index.value if isinstance(index, yaml.ScalarNode) and isinstance(index.value, str) else None
+        if self.depth >= MAX_DEPTH:
+            raise _TooDeep(self.keys[0] if self.keys else key, self.peek_event().start_mark)
+        self.depth += 1
+        if key is not None:
+            self.keys.append(key)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+            if key is not None:
+                self.keys.pop()
 
 
 def _check_type(source: str, key: str, value: Any) -> Any:
@@ -132,6 +161,13 @@ def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
             raise PersonaYAMLError(source, None, "is not UTF-8 text") from None
     try:
         documents = [d for d in yaml.load_all(text, Loader=_NoAliasLoader) if d is not None]
+    except _TooDeep as error:
+        raise PersonaYAMLError(
+            source,
+            error.field,
+            f"is nested more than {MAX_DEPTH} levels deep (line {error.mark.line + 1}); "
+            "persona fields are text or numbers",
+        ) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

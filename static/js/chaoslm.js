@@ -20,6 +20,17 @@ document.addEventListener("htmx:beforeSwap", (event) => {
 document.addEventListener("htmx:afterRequest", (event) => {
   const form = event.target.closest && event.target.closest("form.speak");
   if (form && event.detail.successful && event.detail.xhr.status === 200) form.reset();
+  // A refused action whose reply has nowhere to go (hx-swap="none": Retry, auto mode, pause ...) says why
+  // in the notice line. The reply is escaped HTML: read its text from an inert document, never run it.
+  const notice = document.getElementById("notice");
+  const quiet = event.detail.elt.closest && event.detail.elt.closest("[hx-swap='none']");
+  if (!notice || !quiet) return;
+  const status = event.detail.xhr.status;
+  notice.hidden = status < 400;
+  if (status >= 400) {
+    const reply = new DOMParser().parseFromString(event.detail.xhr.responseText || "", "text/html");
+    notice.textContent = reply.body.textContent.trim() || `The server refused that (${status}).`;
+  }
 });
 
 // Live pushes (see debates/broadcast.py). `upsert`: replace the element with the same id, or append it.

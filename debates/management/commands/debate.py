@@ -5,11 +5,14 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 
+from chaoslm import limits
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
+from debates import limits as debate_limits
 from debates import runner
 from debates.actions import post_message
 from debates.engine import RunStats, run_debate
@@ -82,6 +85,11 @@ class Command(BaseCommand):
             help="who may watch it in the browser (default: private)",
         )
         parser.add_argument(
+            "--owner",
+            metavar="USERNAME",
+            help="the user it belongs to (it shows among their debates, and counts against their running cap)",
+        )
+        parser.add_argument(
             "--enqueue",
             action="store_true",
             help="start it on the configured runner (the Celery workers) and print its id",
@@ -89,22 +97,37 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["resume"]:
-            debate = Debate.objects.filter(pk=opts["resume"]).first()
+            debate = Debate.objects.filter(pk=opts["resume"]).select_related("owner").first()
             if debate is None:
                 raise CommandError(f"there is no debate {opts['resume']}")
             if debate.status == Debate.Status.COMPLETED:
                 raise CommandError(f"debate {debate.pk} is already complete")
+            if debate.status != Debate.Status.RUNNING:
+                self.check_limits(debate.owner)
         else:
             if opts["enqueue"] and settings.CHAOSLM_RUNNER != "celery":
                 raise CommandError("--enqueue needs CHAOSLM_RUNNER=celery: the inline runner lives in this process")
-            debate = self.create(opts)
+            owner = None
+            if opts["owner"]:
+                owner = get_user_model().objects.filter(username=opts["owner"]).first()
+                if owner is None:
+                    raise CommandError(f"there is no user {opts['owner']!r}")
+            with limits.starting(owner):
+                self.check_limits(owner)
+                debate = self.create(opts, owner)
         if opts["enqueue"]:
             runner.start(debate.pk)
             self.stdout.write(str(debate.pk))
             return
         self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])
 
-    def create(self, opts: dict[str, Any]) -> Debate:
+    def check_limits(self, owner: Any) -> None:
+        try:
+            debate_limits.check_start(owner)
+        except limits.LimitReached as error:
+            raise CommandError(f"{owner.get_username()}: {error}") from None
+
+    def create(self, opts: dict[str, Any], owner: Any = None) -> Debate:
         if not opts["format"]:
             raise CommandError("name a format (" + ", ".join(sorted(LISTED)) + ") or use --resume ID")
         fmt = get_format(opts["format"])
@@ -139,6 +162,7 @@ class Command(BaseCommand):
                 premise=opts["premise"],
                 seats=seats,
                 options=options,
+                owner=owner,
                 visibility=opts["visibility"],
             )
         except FormatError as error:

@@ -1,3 +1,4 @@
+import ipaddress
 from typing import Any
 
 from django.conf import settings
@@ -17,6 +18,13 @@ class Command(BaseCommand):
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
 
     def handle(self, *args: Any, addrport: str, **options: Any) -> None:
+        if settings.DEBUG and not is_loopback(addrport):
+            raise CommandError(
+                f"Refusing to serve on {addrport} with debug on: Django's debug pages (tracebacks, settings, "
+                "URL patterns) would reach every machine that can connect. Serve on 127.0.0.1 (the default), "
+                "or turn debug off: CHAOSLM_DEBUG=false CHAOSLM_SECRET_KEY=<a long random string>, and for "
+                "plain HTTP (no TLS) also CHAOSLM_SSL_REDIRECT=false CHAOSLM_SECURE_COOKIES=false."
+            )
         process = None
         if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
             self.stdout.write(f"Models from {settings.OPENAI_BASE_URL or 'OpenAI'} (OPENAI_BASE_URL).")
@@ -35,8 +43,21 @@ class Command(BaseCommand):
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         self.stdout.write(self.style.SUCCESS(f"ChaosLM: http://{host}/   admin: http://{host}/admin/"))
         try:
-            call_command("runserver", addrport, use_reloader=False)
+            # With debug off Django stops serving static files; this server is the embedded setup's only one.
+            call_command("runserver", addrport, use_reloader=False, insecure_serving=not settings.DEBUG)
         finally:
             if process is not None:
                 process.terminate()
                 process.wait(10)
+
+
+def is_loopback(addrport: str) -> bool:
+    """Whether `addrport` ("8000", "127.0.0.1:8000", "[::1]:8000", "localhost:8000") listens on this machine only."""
+    host = addrport.rpartition(":")[0] if ":" in addrport else ""
+    host = host.strip("[]")
+    if not host or host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost may resolve to any interface
