@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -129,10 +130,13 @@ def running_count() -> int:
     return Debate.objects.filter(status=Debate.Status.RUNNING).count()
 
 
-async def run(args: argparse.Namespace, base: str, cap: int, pid: int) -> list[tuple[str, str, str]]:
+async def run(
+    args: argparse.Namespace, base: str, cap: int, site: subprocess.Popen[bytes], log: Path
+) -> list[tuple[str, str, str]]:
     from chaoslm.personas.models import Persona
 
-    await wait_up(base)
+    pid = site.pid
+    await wait_up(base, site, log)
     ids = {p.name: p.pk for p in await asyncio.to_thread(lambda: list(Persona.objects.all()))}
     async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
         await log_in(session, base)
@@ -195,16 +199,16 @@ def main() -> None:
         args.seconds, args.turns = 2.0, 4
     server, llm_url = start_test_server(0.05, args.token_rate, 80)
     django_with_temp_db(llm_url)
-    os.environ["CHAOSLM_SECURE_COOKIES"] = "false"  # plain HTTP here: cookies must not be HTTPS-only
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
     get_user_model().objects.create_user("bench", password=PASSWORD)
     cap = settings.CHAOSLM_MAX_RUNNING_DEBATES
     port = free_port()
-    site = start_site(port)
+    log = Path(os.environ["CHAOSLM_TRANSCRIPTS_DIR"]) / "runserver.log"  # the bench's throwaway folder
+    site = start_site(port, log)
     try:
-        rows = asyncio.run(run(args, f"http://127.0.0.1:{port}", cap, site.pid))
+        rows = asyncio.run(run(args, f"http://127.0.0.1:{port}", cap, site, log))
     finally:
         site.terminate()
         server.terminate()
