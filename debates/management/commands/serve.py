@@ -10,14 +10,14 @@ from chaoslm.llm import local_model
 class Command(BaseCommand):
     help = (
         "Start the web server (daphne, websockets included) and, when no endpoint is configured, "
-        "the embedded local model beside it."
+        "the embedded local model beside it, restarted if it exits."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
 
     def handle(self, *args: Any, addrport: str, **options: Any) -> None:
-        process = None
+        supervisor = None
         if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
             self.stdout.write(f"Models from {settings.OPENAI_BASE_URL or 'OpenAI'} (OPENAI_BASE_URL).")
         elif local_model.is_up():
@@ -27,16 +27,17 @@ class Command(BaseCommand):
                 "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
                 "(for trying ChaosLM offline; too small for debates worth reading) ..."
             )
+            supervisor = local_model.Supervisor()
             try:
-                process = local_model.start()
+                supervisor.start()
             except local_model.LocalModelMissing as error:
                 raise CommandError(str(error)) from None
+            # Only now: start() returned after a real chat completion, not after /v1/models.
             self.stdout.write(self.style.SUCCESS(f"Local model answering at {local_model.base_url()}."))
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         self.stdout.write(self.style.SUCCESS(f"ChaosLM: http://{host}/   admin: http://{host}/admin/"))
         try:
             call_command("runserver", addrport, use_reloader=False)
         finally:
-            if process is not None:
-                process.terminate()
-                process.wait(10)
+            if supervisor is not None:
+                supervisor.stop()
