@@ -175,7 +175,7 @@ def start(
         if process.poll() is not None:
             error = path.read_text(errors="replace")[-2000:]
             raise LocalModelMissing(
-                f"The local model server exited at start ({describe_exit(process.returncode)}). "
+                f"The local model server exited at start ({describe_exit(process.returncode)}).\n"
                 f"The end of its log ({path}):\n{error}"
             )
         if is_up(url) and _answers(url, timeout=max(1.0, deadline - time.monotonic())):
@@ -310,12 +310,12 @@ class Supervisor:
             while True:
                 failures += 1
                 if failures > self.max_restarts:
-                    detail = f"it exited {failures} times in a row, last {how}"
+                    detail = f"it exited {failures} times in a row; the last time: {how}"
                     logger.error("Embedded model is down: %s; not restarting it again.", detail)
                     self._write(DOWN, detail)
                     return
                 delay = min(self.backoff * 2 ** (failures - 1), 60.0)
-                self._write(RESTARTING, f"it exited ({how}); restart {failures} of {self.max_restarts}")
+                self._write(RESTARTING, f"{how}; restart {failures} of {self.max_restarts}")
                 logger.warning(
                     "Restarting the embedded model in %.0fs (restart %d of %d)", delay, failures, self.max_restarts
                 )
@@ -332,6 +332,6 @@ class Supervisor:
                 if self._stopping.is_set():
                     process.terminate()
                     return
-                self._write(UP, f"pid {process.pid}")
                 logger.info("Local model answering again (pid %d) at %s", process.pid, base_url())
+                self._write(UP, f"pid {process.pid}")
                 break
