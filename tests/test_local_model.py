@@ -172,7 +172,12 @@ def test_serve_restarts_a_killed_model_says_so_meanwhile_and_a_debate_then_compl
         return done.stdout
 
     manage("migrate", "--noinput")
-    manage("import_personas", "personas/")
+    # Short-spoken personas: the duel is here to prove the model is back, not to take twenty minutes.
+    personas = tmp_path / "personas"
+    personas.mkdir()
+    for name, role, tokens in [("Pat", "debater", 48), ("Cy", "debater", 48), ("Jo", "judge", 160)]:
+        (personas / f"{name}.yaml").write_text(SHORT.format(name=name, role=role).replace("48", str(tokens)))
+    manage("import_personas", str(personas))
     web = f"127.0.0.1:{free_port()}"
     log_file = tmp_path / "serve.log"
     with log_file.open("w") as log:
@@ -211,7 +216,7 @@ def test_serve_restarts_a_killed_model_says_so_meanwhile_and_a_debate_then_compl
         debate = subprocess.Popen(
             [sys.executable, "manage.py", "debate", "duel", "--topic", "Should homework be banned?",
              "--premise", "Homework should be banned", "--turns", "2", "--word-limit", "40",
-             "--a", "Ada Sterling", "--b", "Marcus Vale", "--judge", "Judge Ines Okafor", "--visibility", "public"],
+             "--a", "Pat", "--b", "Cy", "--judge", "Jo", "--visibility", "public"],
             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         banners = []

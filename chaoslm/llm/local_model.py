@@ -149,9 +149,9 @@ def _answers(url: str, timeout: float) -> bool:
     body = {"model": MODEL_ALIAS, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 2}
     try:
         response = httpx.post(f"{url}/chat/completions", json=body, timeout=timeout)
-    except httpx.HTTPError:
+        return response.status_code == 200 and bool(response.json().get("choices"))
+    except (httpx.HTTPError, ValueError):
         return False
-    return response.status_code == 200 and bool(response.json().get("choices"))
 
 
 def start(
