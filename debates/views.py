@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 
 from chaoslm import limits, live
 from chaoslm.http import message_reply, parse_id
+from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import access, runner, transcripts
 from debates import limits as debate_limits
@@ -38,6 +39,7 @@ def home(request: HttpRequest) -> HttpResponse:
         visible &= ~Q(owner=request.user)
     page = Paginator(Debate.objects.filter(visible).select_related("owner"), 20).get_page(request.GET.get("page"))
     endpoint = default_endpoint()
+    is_local_model = not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
     return render(
         request,
         "home.html",
@@ -46,7 +48,8 @@ def home(request: HttpRequest) -> HttpResponse:
             "public_page": page,
             "persona_count": Persona.objects.count(),
             "endpoint": endpoint,
-            "is_local_model": not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY),
+            "is_local_model": is_local_model,
+            "local_model_trouble": local_model.trouble() if is_local_model else None,
         },
     )
 

@@ -27,9 +27,14 @@ import httpx2 as httpx
 import jsonschema
 import openai
 
+from chaoslm.llm import local_model
 from chaoslm.llm.errors import LLMBadResponse, LLMConfigError, LLMRateLimited, LLMTimeout, LLMUnavailable
 
 logger = logging.getLogger("chaoslm.llm")
+
+# How many 1s waits a call spends on an embedded model its supervisor is restarting (the supervisor's
+# own retries are bounded too: it ends "up" or "down" well before this).
+_LOCAL_RESTART_WAITS = 300
 
 JsonMode = Literal["json_schema", "json_object", "text"]
 Message = dict[str, str]
@@ -331,6 +336,7 @@ async def _call_with_retries(
     timed_out = False
     failures = 0
     rate_limits = 0
+    restart_waits = 0
     streamed = False
 
     def restart() -> None:
@@ -376,6 +382,13 @@ async def _call_with_retries(
             ) from None
         except (openai.APIConnectionError, httpx.TransportError, _DroppedStream, openai.InternalServerError) as error:
             restart()
+            trouble = local_model.trouble(endpoint.base_url)
+            if trouble is not None:
+                if not trouble.restarting or restart_waits >= _LOCAL_RESTART_WAITS:
+                    raise LLMUnavailable(trouble.message) from None
+                restart_waits += 1
+                await _sleep(1.0, "the embedded model is restarting", callbacks)
+                continue
             failures += 1
             if failures > policy.max_retries:
                 if isinstance(error, openai.InternalServerError):

@@ -6,17 +6,29 @@ account; at 135M parameters it is for trying the product, not for debates worth 
 from __future__ import annotations
 
 import importlib.util
+import json
+import logging
 import os
+import platform
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2 as httpx
 from django.conf import settings
 
+logger = logging.getLogger("chaoslm.local_model")
+
 MODEL_ALIAS = "smollm2-135m"
+# The x86-64 features pyproject.toml's [tool.uv.extra-build-variables] compiles llama.cpp for: a CPU
+# without one of them would die with SIGILL on the first completion, so start() refuses it up front.
+REQUIRED_CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "bmi2")
+CPUINFO = Path("/proc/cpuinfo")
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -50,6 +62,14 @@ def is_up(url: str | None = None, timeout: float = 1.0) -> bool:
 
 
 def command(port: int | None = None) -> list[str]:
+    """The llama.cpp server's command line; raises LocalModelMissing where it could not run."""
+    missing = missing_cpu_features()
+    if missing:
+        raise LocalModelMissing(
+            f"This CPU lacks {', '.join(missing)}, which the embedded model's llama.cpp build needs "
+            "(it would crash with SIGILL). Set OPENAI_BASE_URL to use another endpoint, or see the "
+            'README\'s "Embedded model build" to build llama.cpp for this CPU.'
+        )
     return [
         sys.executable,
         "-m",
@@ -87,20 +107,231 @@ def child_environment() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key.upper() not in names}
 
 
-def start(port: int | None = None, wait: float = 60.0) -> subprocess.Popen[bytes]:
-    """Start the server as a child process and wait until it answers."""
-    log_path = Path(tempfile.gettempdir()) / "chaoslm-local-model.log"
-    with log_path.open("wb") as log:
-        # The log file, not a pipe: an unread pipe would fill up and stall the server.
-        process = subprocess.Popen(command(port), stdout=log, stderr=subprocess.STDOUT, env=child_environment())  # noqa: S603
+def missing_cpu_features(cpuinfo: str | None = None) -> list[str]:
+    """The CPU features the llama.cpp build needs that this x86-64 Linux machine does not report."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return []
+    if cpuinfo is None:
+        try:
+            cpuinfo = CPUINFO.read_text()
+        except OSError:
+            return []  # not Linux: nothing to read, so nothing to refuse on
+    flags: set[str] = set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            break
+    return [flag for flag in REQUIRED_CPU_FLAGS if flag not in flags]
+
+
+def describe_exit(returncode: int) -> str:
+    """`exit status 1`, or `killed by signal SIGSEGV (11)` with what that signal usually means here."""
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "an unknown signal"
+    text = f"killed by signal {name} ({-returncode})"
+    if -returncode == signal.SIGILL:
+        text += ": the CPU refused an instruction of the llama.cpp build (README: Embedded model build)"
+    elif -returncode == signal.SIGSEGV:
+        text += ": llama.cpp crashed (README: Embedded model build)"
+    return text
+
+
+def log_path(port: int | None = None) -> Path:
+    return Path(tempfile.gettempdir()) / f"chaoslm-local-model-{port or settings.CHAOSLM_LOCAL_MODEL_PORT}.log"
+
+
+def _answers(url: str, timeout: float) -> bool:
+    """One real chat completion: /v1/models answers before the weights ever run, so it proves little."""
+    body = {"model": MODEL_ALIAS, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 2}
+    try:
+        response = httpx.post(f"{url}/chat/completions", json=body, timeout=timeout)
+        return response.status_code == 200 and bool(response.json().get("choices"))
+    except (httpx.HTTPError, ValueError):
+        return False
+
+
+def start(
+    port: int | None = None,
+    wait: float = 60.0,
+    cancel: threading.Event | None = None,
+    argv: list[str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start the server (`argv`, default `command(port)`) as a child process; return once it has answered
+    one chat completion."""
+    path = log_path(port)
+    with path.open("ab") as log:
+        # The log file, not a pipe: an unread pipe would fill up and stall the server. Appended to, so
+        # a restart keeps the output of the run that crashed.
+        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {MODEL_ALIAS}\n".encode())
+        log.flush()
+        process = subprocess.Popen(argv or command(port), stdout=log, stderr=subprocess.STDOUT, env=child_environment())  # noqa: S603
     url = f"http://{settings.CHAOSLM_LOCAL_MODEL_HOST}:{port or settings.CHAOSLM_LOCAL_MODEL_PORT}/v1"
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not (cancel is not None and cancel.is_set()):
         if process.poll() is not None:
-            error = log_path.read_text(errors="replace")[-2000:]
-            raise LocalModelMissing(f"The local model server exited at start:\n{error}")
-        if is_up(url):
+            error = path.read_text(errors="replace")[-2000:]
+            raise LocalModelMissing(
+                f"The local model server exited at start ({describe_exit(process.returncode)}).\n"
+                f"The end of its log ({path}):\n{error}"
+            )
+        if is_up(url) and _answers(url, timeout=max(1.0, deadline - time.monotonic())):
             return process
         time.sleep(0.3)
     process.terminate()
-    raise LocalModelMissing(f"The local model server did not answer within {wait:.0f}s.")
+    process.wait(10)
+    if cancel is not None and cancel.is_set():
+        raise LocalModelMissing("The local model server's start was cancelled.")
+    raise LocalModelMissing(f"The local model server did not answer a chat completion within {wait:.0f}s.")
+
+
+# What `serve`'s supervisor says about the model, for every process on this machine that calls it
+# (the web server, the debate command, Celery workers): a small JSON file per port.
+UP, RESTARTING, DOWN = "up", "restarting", "down"
+
+
+def status_path(port: int | None = None) -> Path:
+    return Path(tempfile.gettempdir()) / f"chaoslm-local-model-{port or settings.CHAOSLM_LOCAL_MODEL_PORT}.status.json"
+
+
+@dataclass(frozen=True)
+class Trouble:
+    """The supervised embedded model is not answering: why, in words a user can act on."""
+
+    restarting: bool
+    message: str
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def trouble(url: str | None = None) -> Trouble | None:
+    """Why the embedded model at `url` (default: ours) is not answering, if its supervisor knows; else None."""
+    if url is not None and url.rstrip("/") != base_url():
+        return None
+    try:
+        state = json.loads(status_path().read_text())
+    except (OSError, ValueError):
+        return None
+    # A status left behind by a `serve` that was killed says nothing about the present.
+    if not isinstance(state, dict) or not _pid_alive(int(state.get("supervisor", 0))):
+        return None
+    detail = state.get("detail", "")
+    if state.get("state") == RESTARTING:
+        return Trouble(
+            restarting=True,
+            message=f"The embedded model is restarting ({detail}). ChaosLM restarts it by itself; "
+            "this takes a few seconds.",
+        )
+    if state.get("state") == DOWN:
+        return Trouble(
+            restarting=False,
+            message=f"The embedded model is down ({detail}). Restart ChaosLM (make run), or set "
+            f"OPENAI_BASE_URL to use another endpoint. Its log: {log_path()}.",
+        )
+    return None
+
+
+class Supervisor:
+    """Runs the embedded model beside `serve` and restarts it when it exits: a bounded number of times
+    in a row, with exponential backoff; a run that stayed up `stable_after` seconds resets the count."""
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        max_restarts: int = 5,
+        backoff: float = 1.0,
+        start_wait: float = 120.0,
+        stable_after: float = 300.0,
+        argv: list[str] | None = None,
+    ) -> None:
+        self.port = port or settings.CHAOSLM_LOCAL_MODEL_PORT
+        self.argv = argv
+        self.max_restarts = max_restarts
+        self.backoff = backoff
+        self.start_wait = start_wait
+        self.stable_after = stable_after
+        self.process: subprocess.Popen[bytes] | None = None
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the model and wait for one real completion (raises LocalModelMissing), then watch it."""
+        self.process = start(self.port, wait=self.start_wait, argv=self.argv)
+        self._write(UP, f"pid {self.process.pid}")
+        logger.info("Embedded model started (pid %d) at %s", self.process.pid, base_url())
+        self._thread = threading.Thread(target=self._watch, name="local-model-supervisor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            process = self.process
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if self._thread is not None:
+            self._thread.join(15)
+        status_path(self.port).unlink(missing_ok=True)
+
+    def _write(self, state: str, detail: str) -> None:
+        path = status_path(self.port)
+        partial = path.with_suffix(".tmp")
+        partial.write_text(json.dumps({"state": state, "detail": detail, "supervisor": os.getpid()}))
+        partial.replace(path)  # atomic: a reader never sees half a file
+
+    def _watch(self) -> None:
+        failures = 0
+        while not self._stopping.is_set():
+            assert self.process is not None
+            started = time.monotonic()
+            returncode = self.process.wait()
+            if self._stopping.is_set():
+                return
+            how = describe_exit(returncode)
+            if time.monotonic() - started >= self.stable_after:
+                failures = 0
+            logger.warning("Embedded model (pid %d) exited: %s. Log: %s", self.process.pid, how, log_path(self.port))
+            while True:
+                failures += 1
+                if failures > self.max_restarts:
+                    detail = f"it exited {failures} times in a row; the last time: {how}"
+                    logger.error("Embedded model is down: %s; not restarting it again.", detail)
+                    self._write(DOWN, detail)
+                    return
+                delay = min(self.backoff * 2 ** (failures - 1), 60.0)
+                self._write(RESTARTING, f"{how}; restart {failures} of {self.max_restarts}")
+                logger.warning(
+                    "Restarting the embedded model in %.0fs (restart %d of %d)", delay, failures, self.max_restarts
+                )
+                if self._stopping.wait(delay):
+                    return
+                try:
+                    process = start(self.port, wait=self.start_wait, cancel=self._stopping, argv=self.argv)
+                except LocalModelMissing as error:
+                    how = str(error).split("\n", 1)[0]
+                    logger.warning("Embedded model restart failed: %s", how)
+                    continue
+                with self._lock:
+                    self.process = process
+                if self._stopping.is_set():
+                    process.terminate()
+                    return
+                logger.info("Local model answering again (pid %d) at %s", process.pid, base_url())
+                self._write(UP, f"pid {process.pid}")
+                break

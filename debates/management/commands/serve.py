@@ -11,7 +11,7 @@ from chaoslm.llm import local_model
 class Command(BaseCommand):
     help = (
         "Start the web server (daphne, websockets included) and, when no endpoint is configured, "
-        "the embedded local model beside it."
+        "the embedded local model beside it, restarted if it exits."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,7 +25,7 @@ class Command(BaseCommand):
                 "or turn debug off: CHAOSLM_DEBUG=false CHAOSLM_SECRET_KEY=<a long random string>, and for "
                 "plain HTTP (no TLS) also CHAOSLM_SSL_REDIRECT=false CHAOSLM_SECURE_COOKIES=false."
             )
-        process = None
+        supervisor = None
         if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
             self.stdout.write(f"Models from {settings.OPENAI_BASE_URL or 'OpenAI'} (OPENAI_BASE_URL).")
         elif local_model.is_up():
@@ -35,10 +35,12 @@ class Command(BaseCommand):
                 "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
                 "(for trying ChaosLM offline; too small for debates worth reading) ..."
             )
+            supervisor = local_model.Supervisor()
             try:
-                process = local_model.start()
+                supervisor.start()
             except local_model.LocalModelMissing as error:
                 raise CommandError(str(error)) from None
+            # Only now: start() returned after a real chat completion, not after /v1/models.
             self.stdout.write(self.style.SUCCESS(f"Local model answering at {local_model.base_url()}."))
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         self.stdout.write(self.style.SUCCESS(f"ChaosLM: http://{host}/   admin: http://{host}/admin/"))
@@ -46,9 +48,8 @@ class Command(BaseCommand):
             # With debug off Django stops serving static files; this server is the embedded setup's only one.
             call_command("runserver", addrport, use_reloader=False, insecure_serving=not settings.DEBUG)
         finally:
-            if process is not None:
-                process.terminate()
-                process.wait(10)
+            if supervisor is not None:
+                supervisor.stop()
 
 
 def is_loopback(addrport: str) -> bool:
