@@ -11,7 +11,8 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from chaoslm.live import RecordServingLoop  # noqa: E402
 from chaoslm.llm.gateway import warm_up  # noqa: E402
-from debates.routing import websocket_urlpatterns  # noqa: E402
+from chaoslm.routing import websocket_urlpatterns  # noqa: E402
+from chaoslm.runner import sweep_when_serving  # noqa: E402
 
 
 def push_without_delay() -> None:
@@ -51,5 +52,6 @@ application = RecordServingLoop(
             "http": django_asgi_app,
             "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
-    )
+    ),
+    on_serving=sweep_when_serving,
 )

@@ -148,6 +148,7 @@ CHAOSLM_ROOM_POLL = env_number("CHAOSLM_ROOM_POLL", 0.5)
 CHAOSLM_ROOM_HOLD = env_number("CHAOSLM_ROOM_HOLD", 30.0)
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
+    "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
 }
 
 # The default LLM endpoint: the standard OpenAI variables, else the embedded local model.

@@ -22,7 +22,6 @@ from django.utils import timezone
 
 from chaoslm.llm import (
     Callbacks,
-    ChatOptions,
     ChatResult,
     Endpoint,
     LLMBadResponse,
@@ -99,17 +98,6 @@ def record_of(event: Event, seat_key: str | None) -> Record:
     )
 
 
-def seat_endpoint(seat: Seat) -> Endpoint:
-    from chaoslm.personas.models import Provider, default_endpoint
-
-    provider_id = seat.llm.get("provider_id")
-    if provider_id:
-        provider = Provider.objects.filter(pk=provider_id).first()
-        if provider is not None:
-            return provider.endpoint(seat.llm.get("model", ""))
-    return default_endpoint(seat.llm.get("model", ""))
-
-
 def _load(debate_id: int) -> _Table:
     debate = Debate.objects.get(pk=debate_id)
     seats = {s.key: s for s in debate.seats.all()}
@@ -117,7 +105,7 @@ def _load(debate_id: int) -> _Table:
         SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
         for s in seats.values()
     )
-    endpoints = {key: seat_endpoint(s) for key, s in seats.items() if not s.is_human}
+    endpoints = {key: s.llm_settings.endpoint() for key, s in seats.items() if not s.is_human}
     by_id = {s.pk: s.key for s in seats.values()}
     records: list[Record] = []
     failed: set[int] = set()
@@ -251,11 +239,8 @@ async def _call(
     assert step.seat is not None
     seat = table.seats[step.seat]
     debate = table.debate
-    options = ChatOptions(
-        temperature=seat.llm.get("temperature"),
-        max_tokens=seat.llm.get("max_tokens"),
-        json_schema=dict(step.json_schema) if step.json_schema is not None else None,
-        word_limit=step.word_limit,
+    options = seat.llm_settings.options(
+        json_schema=dict(step.json_schema) if step.json_schema is not None else None, word_limit=step.word_limit
     )
     callbacks = Callbacks(
         on_delta=lambda text: observer.delta(debate, step, text),

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
-
 from django.conf import settings
 from django.db import models
 
-
-def new_share_token() -> str:
-    return secrets.token_urlsafe(24)
+from chaoslm import sharing
+from chaoslm.personas.calls import LLMSettings
+from chaoslm.sharing import new_share_token
 
 
 class Debate(models.Model):
@@ -21,10 +19,7 @@ class Debate(models.Model):
         ERROR = "error", "error"
         INTERRUPTED = "interrupted", "interrupted (can be resumed)"
 
-    class Visibility(models.TextChoices):
-        PRIVATE = "private", "private (only you)"
-        UNLISTED = "unlisted", "unlisted (anyone with the link)"
-        PUBLIC = "public", "public (listed on the home page)"
+    Visibility = sharing.Visibility
 
     topic = models.CharField(max_length=500)
     premise = models.CharField(max_length=500, blank=True)
@@ -73,6 +68,10 @@ class Seat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.key})"
+
+    @property
+    def llm_settings(self) -> LLMSettings:
+        return LLMSettings.from_json(self.llm)
 
 
 class Event(models.Model):

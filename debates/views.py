@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -17,14 +14,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import live
+from chaoslm import live, runner, sharing
 from chaoslm.personas.models import Persona, default_endpoint
-from debates import access, runner, transcripts
-from debates.actions import end_debate, post_message
-from debates.broadcast import card_push, live_parts_html, page_state
+from debates import transcripts
+from debates.broadcast import card_push, live_parts_html
 from debates.formats import FORMATS, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
+from debates.selectors import page_state
+from debates.services import end_debate, post_message
 from debates.setup import SeatChoice, create_debate
 
 
@@ -88,7 +86,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
         except FormatError as error:
             form.add_error(None, str(error))
         else:
-            runner.start(debate.pk)
+            runner.submit("debate", debate.pk)
             return redirect("debate_detail", debate.pk)
     context = {"form": form, "formats": FORMATS.values(), "selected": form.fmt}
     if request.htmx and request.method == "GET":
@@ -111,7 +109,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
     state = page_state(debate)
     share_url = request.build_absolute_uri(reverse("debate_share", args=[debate.share_token]))
     export = reverse("debate_share_export", args=[debate.share_token, "md"])
-    if access.can_view(request.user, debate):
+    if sharing.can_view(request.user, debate):
         export = reverse("debate_export", args=[debate.pk, "md"])
     return render(
         request,
@@ -119,8 +117,8 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
         {
             **state,
             "format_title": get_format(debate.format).title,
-            "is_owner": access.is_owner(request.user, debate),
-            "can_delete": access.can_delete(request.user, debate),
+            "is_owner": sharing.is_owner(request.user, debate),
+            "can_delete": sharing.can_delete(request.user, debate),
             "ws_url": ws_url,
             "share_url": share_url,
             "export_md": export,
@@ -131,7 +129,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
 
 
 def _visible_debate(request: HttpRequest, pk: int) -> Debate:
-    return access.visible_or_404(Debate, request.user, pk=pk)
+    return sharing.visible_or_404(Debate, request.user, pk=pk)
 
 
 def debate_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -140,7 +138,7 @@ def debate_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def debate_share(request: HttpRequest, token: str) -> HttpResponse:
-    debate = access.visible_or_404(Debate, request.user, token=token)
+    debate = sharing.visible_or_404(Debate, request.user, token=token)
     return _page(request, debate, ws_url=f"/ws/share/{token}/")
 
 
@@ -159,24 +157,10 @@ def debate_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
 
 
 def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
-    return _export(access.visible_or_404(Debate, request.user, token=token), kind)
+    return _export(sharing.visible_or_404(Debate, request.user, token=token), kind)
 
 
-def _owner_action(
-    view: Callable[[HttpRequest, Debate], HttpResponse],
-) -> Callable[[HttpRequest, int], HttpResponse]:
-    """Login, POST and ownership for an owner-only action: 404 to whom may not see it, 403 to other viewers."""
-
-    @login_required
-    @require_POST
-    @functools.wraps(view)
-    def wrapped(request: HttpRequest, pk: int) -> HttpResponse:
-        debate = _visible_debate(request, pk)
-        if not access.is_owner(request.user, debate):
-            return HttpResponseForbidden("Only the debate's owner can do that.")
-        return view(request, debate)
-
-    return wrapped
+_owner_action = sharing.owner_action(Debate)
 
 
 def _push_state(debate: Debate) -> None:
@@ -190,7 +174,7 @@ def debate_end(request: HttpRequest, debate: Debate) -> HttpResponse:
         return HttpResponse(status=204)
     debate = end_debate(debate.pk)
     if debate.status != Debate.Status.RUNNING:
-        runner.start(debate.pk)
+        runner.submit("debate", debate.pk)
     _push_state(debate)
     return HttpResponse(status=204)
 
@@ -202,7 +186,7 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
     except FormatError as error:
         return HttpResponse(str(error), status=422 if request.htmx else 400)
     live.push_sync(live.debate_group(debate.pk), card_push(event))
-    runner.start(debate.pk)
+    runner.submit("debate", debate.pk)
     _push_state(debate)
     if request.htmx:
         return HttpResponse("")
@@ -212,7 +196,7 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
     if debate.status in (Debate.Status.ERROR, Debate.Status.INTERRUPTED):
-        runner.start(debate.pk)
+        runner.submit("debate", debate.pk)
     return HttpResponse(status=204)
 
 
@@ -231,7 +215,7 @@ def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
 @require_POST
 def debate_delete(request: HttpRequest, pk: int) -> HttpResponse:
     debate = _visible_debate(request, pk)
-    if not access.can_delete(request.user, debate):
+    if not sharing.can_delete(request.user, debate):
         return HttpResponseForbidden("Only the debate's owner can delete it.")
     debate.delete()
     messages.success(request, "Debate deleted.")

@@ -8,13 +8,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 
+from chaoslm import runner
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
-from debates import runner
-from debates.actions import post_message
 from debates.engine import RunStats, run_debate
 from debates.formats import FORMATS, FormatError, get_format
 from debates.models import Debate, Event
+from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
 from debates.terminal import JsonLinesObserver, TerminalObserver, print_verdict
 
@@ -99,7 +99,7 @@ class Command(BaseCommand):
                 raise CommandError("--enqueue needs CHAOSLM_RUNNER=celery: the inline runner lives in this process")
             debate = self.create(opts)
         if opts["enqueue"]:
-            runner.start(debate.pk)
+            runner.submit("debate", debate.pk)
             self.stdout.write(str(debate.pk))
             return
         self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])

@@ -1,0 +1,6 @@
+"""Every app's websocket routes, as chaoslm/urls.py gathers their pages (wiring: it may import apps)."""
+
+from debates.routing import websocket_urlpatterns as debate_routes
+from rooms.routing import websocket_urlpatterns as room_routes
+
+websocket_urlpatterns = [*debate_routes, *room_routes]
