@@ -18,18 +18,15 @@ from django.core.cache import cache
 from django.template.loader import render_to_string
 
 from chaoslm import live
+from debates.cards import card_html
 from debates.engine import Observer
 from debates.formats import Step
 from debates.models import Debate, Event, Seat
 from debates.selectors import page_state, score_chart, usage_context
 
 
-def render_card(event: Event, seat: Seat | None) -> str:
-    return render_to_string("partials/event_card.html", {"event": event, "seat": seat})
-
-
 def card_push(event: Event) -> str:
-    return live.upsert(render_card(event, event.seat), "#transcript")
+    return live.upsert(card_html(event), "#transcript")
 
 
 def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:

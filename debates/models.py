@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
 from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
+from debates import cards
 
 
 class Debate(models.Model):
@@ -106,6 +109,8 @@ class Event(models.Model):
     latency_ms = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The event's card, rendered once as it is saved (debates/cards.py).
+    html = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["ordinal"]
@@ -113,3 +118,10 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.debate_id}#{self.ordinal} {self.kind}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Every save renders the card, so an ERROR event replaced in place (update_or_create) gets a new one.
+        self.html = cards.render(self, self.seat)
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "html"}
+        super().save(*args, **kwargs)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Sum
+from django.utils.safestring import mark_safe
 
+from debates.cards import card_html
 from debates.models import Debate, Event, Seat
 
 SERIES_COLOURS = ("#1570ef", "#d92d20", "#12b76a", "#f79009")
@@ -67,6 +69,8 @@ def page_state(debate: Debate) -> dict[str, Any]:
         "debate": debate,
         "seats": seats,
         "events": events,
+        # The stored cards, concatenated: escaped and sanitized as they were rendered (debates/cards.py).
+        "cards": mark_safe("".join(card_html(e) for e in events)),  # noqa: S308
         "last_event_id": max((e.pk for e in events), default=0),
         "chart": score_chart(seats, events),
         "has_judge": any(s.key == "judge" for s in seats),
