@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
+
 from channels.db import database_sync_to_async
 
 from chaoslm import live, sharing
@@ -27,8 +29,5 @@ class DebateConsumer(LiveConsumer):
         return await database_sync_to_async(catch_up_html)(self.debate_id, self._since())
 
     def _since(self) -> int:
-        for part in self.scope.get("query_string", b"").decode().split("&"):
-            key, _, value = part.partition("=")
-            if key == "since" and value.isdigit():
-                return int(value)
-        return 0
+        since = parse_qs(self.scope.get("query_string", b"").decode()).get("since", [""])[0]
+        return int(since) if since.isdigit() else 0

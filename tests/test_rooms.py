@@ -37,12 +37,10 @@ def agent_of(request):
 def test_a_manual_round_asks_every_agent_at_once(room, llm_server):
     llm_server.configure(latency=0.5)
     services.post_message(room, "olive", "Hello all")
-    started = time.monotonic()
     saved = asyncio.run(manual_round(room.pk))
-    elapsed = time.monotonic() - started
-    assert elapsed < 1.0  # about one latency, not three
-    starts = sorted(r.started for r in llm_server.requests)
-    assert starts[-1] - starts[0] < 0.2
+    # All three were in flight together: each request began before any answer was finished.
+    assert len(llm_server.requests) == 3
+    assert max(r.started for r in llm_server.requests) < min(r.finished for r in llm_server.requests)
     assert [m.kind for m in saved] == ["pending"] * 3
     assert {m.author for m in saved} == {"Alice", "Bob", "Charlie"}
 
@@ -162,12 +160,12 @@ def test_switching_auto_off_stops_a_loop_that_nobody_cancels(room, llm_server, s
         task = asyncio.create_task(auto_loop(room.pk))
         await asyncio.sleep(0.5)
         await asyncio.to_thread(lambda: services.set_mode(Room.objects.get(pk=room.pk), Room.Mode.MANUAL))
-        started = time.monotonic()
         await task
-        return time.monotonic() - started
 
-    stopped_in = asyncio.run(run_and_switch_off())
-    assert stopped_in < 1.0  # the generation in flight (3 s) was stopped, not waited for
+    asyncio.run(run_and_switch_off())
+    # The generation in flight was stopped, not waited for: the server was cut off before its 3 s answer.
+    (in_flight,) = llm_server.requests
+    assert in_flight.finished is not None and in_flight.finished - in_flight.started < 3.0
     assert not room.messages.filter(kind__in=["agent", "pending"]).exists()
     room.refresh_from_db()
     assert room.held_until is None
@@ -189,10 +187,10 @@ def test_a_hold_left_by_a_killed_process_lapses(room, llm_server, settings):
 
 def test_a_round_asked_for_while_the_room_is_held_waits_for_it(room, llm_server):
     services.post_message(room, "olive", "Hello")
+    lapses = time.monotonic() + 0.6
     Room.objects.filter(pk=room.pk).update(held_until=timezone.now() + timedelta(seconds=0.6))
-    started = time.monotonic()
     saved = asyncio.run(manual_round(room.pk))
-    assert time.monotonic() - started >= 0.6
+    assert min(r.started for r in llm_server.requests) >= lapses  # no agent was asked before the hold lapsed
     assert [m.kind for m in saved] == ["pending"] * 3
 
 
