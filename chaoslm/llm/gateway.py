@@ -67,6 +67,8 @@ class Policy:
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> Policy:
+        # Imported here, not above: the gateway (and chaoslm/llm/messages.py, which the pure formats use) loads
+        # without Django; only callers inside the web app or a worker read settings.
         from django.conf import settings
 
         values: dict[str, Any] = {
