@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from chaoslm import live
 from rooms import queue as q
-from rooms.engine import ContextMeter, RoomObserver, RoomTable, in_history
+from rooms.engine import ContextMeter, RoomObserver, RoomTable
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -61,19 +61,12 @@ class RoomBroadcaster(RoomObserver):
         self.thinking: dict[int, str] = {}
         self.agents: list[RoomAgent] = []
         self.meter: ContextMeter | None = None
-        # What the meter measured: the agents (and their windows), and the ids of the messages in their history.
-        self.seen_agents: list[tuple[int, int]] = []
-        self.seen_messages: list[int] = []
 
     def loaded(self, table: RoomTable) -> None:
+        # The engine reloads the room every turn (and measures it, to stop at the context limit): whatever the
+        # owner changed since is in it. The turn's own messages are added to the meter as they are saved.
         self.agents = in_queue_order(table.room, table.agents)
-        # The owner may have changed what the agents see (toggled a message, added an agent) since the last
-        # load: measure again only then; otherwise the meter has followed every message already.
-        agents = [(a.pk, table.endpoints[a.pk].context_window) for a in table.agents]
-        messages = [m.pk for m in table.messages if in_history(m)]
-        if self.meter is None or agents != self.seen_agents or messages != self.seen_messages:
-            self.meter = table.meter()
-        self.seen_agents, self.seen_messages = agents, messages
+        self.meter = table.meter()
 
     def _status(self, room: Room, **extra: Any) -> str:
         context = self.meter.state() if self.meter is not None else ("ok", 0, 0)
@@ -88,9 +81,8 @@ class RoomBroadcaster(RoomObserver):
         self.outbox.tokens(f"think-{agent.pk}-text", text)
 
     async def message_saved(self, room: Room, message: RoomMessage) -> None:
-        if self.meter is not None and in_history(message):
+        if self.meter is not None:
             self.meter.add(message)
-            self.seen_messages.append(message.pk)
         if message.agent_id is not None:
             self.thinking.pop(message.agent_id, None)
             self.outbox.html(live.remove(f"think-{message.agent_id}", "#messages"))

@@ -156,10 +156,14 @@ class RoomTable:
     agents: list[RoomAgent]
     messages: list[RoomMessage]
     endpoints: dict[int, Endpoint]
+    _meter: ContextMeter | None = None
 
     def meter(self) -> ContextMeter:
-        windows = {agent_id: endpoint.context_window for agent_id, endpoint in self.endpoints.items()}
-        return ContextMeter(self.agents, windows, self.messages)
+        """The agents' context sizes, measured once a load; the broadcaster then adds the turn's messages."""
+        if self._meter is None:
+            windows = {agent_id: endpoint.context_window for agent_id, endpoint in self.endpoints.items()}
+            self._meter = ContextMeter(self.agents, windows, self.messages)
+        return self._meter
 
 
 def load_room(room_id: int) -> RoomTable:
