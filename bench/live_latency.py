@@ -29,6 +29,7 @@ from bench._setup import ROOT, django_with_temp_db, free_port, print_table, star
 
 STAMP = re.compile(r"\[t(\d+)\]")
 # Only token pushes count: a saved card also carries the stamps, but long after they were sent.
+TOKEN_RATE = 40.0  # tokens a second from the test server, and from the floor's replay
 TOKEN_PUSH = re.compile(r'<div hx-swap-oob="tokens:#transcript"><span data-into="[^"]+">([^<]*)</span></div>')
 
 
@@ -146,6 +147,43 @@ async def page_times(base: str, debate_id: int, runs: int = 10, events: int = 50
     return times
 
 
+def start_floor(port: int) -> subprocess.Popen[bytes]:
+    """The floor (bench/floor_asgi.py): a bare Channels consumer on daphne, with the site's settings."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "bench.floor_asgi:application"],
+        cwd=ROOT,
+        env={**os.environ, "CHAOSLM_LOG_LEVEL": "WARNING", "CHAOSLM_DEBUG": "false"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def floor_latencies(floor: str, spectators: int, tokens: int, rate: float) -> list[float]:
+    """The same number of tokens a spectator got from ChaosLM, at the test server's rate, to as many spectators."""
+    for _ in range(100):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", int(floor.rsplit(":", 1)[1]))
+            writer.close()
+            break
+        except OSError:
+            await asyncio.sleep(0.1)
+    latencies: list[float] = []
+    done = asyncio.Event()
+    url = floor.replace("http", "ws") + "/floor/"
+    watchers = [asyncio.create_task(spectate(url, floor, latencies, done)) for _ in range(spectators)]
+    async with aiohttp.ClientSession() as session:
+        query = f"tokens={tokens}&rate={rate}&spectators={spectators}"
+        async with session.get(f"{floor}/replay?{query}", timeout=aiohttp.ClientTimeout(total=300)) as response:
+            await response.text()
+    await asyncio.wait_for(asyncio.gather(*watchers), timeout=60)
+    done.set()
+    return sorted(latencies)
+
+
+def percentile(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, int(len(values) * p))]
+
+
 async def run(args: argparse.Namespace, base: str) -> None:
     await wait_up(base)
     latencies: list[float] = []
@@ -159,7 +197,11 @@ async def run(args: argparse.Namespace, base: str) -> None:
     done.set()
     page_id = await asyncio.to_thread(seed_page, 500)
     renders = await page_times(base, page_id)
+    small_page = await asyncio.to_thread(seed_page, 10)
+    small_renders = await page_times(base, small_page, events=10)
     latencies.sort()
+    tokens_each = max(1, len(latencies) // max(1, args.spectators))
+    floor = await floor_latencies(args.floor, args.spectators, tokens_each, TOKEN_RATE)
 
     def pct(p: float) -> float:
         return latencies[min(len(latencies) - 1, int(len(latencies) * p))]
@@ -173,6 +215,17 @@ async def run(args: argparse.Namespace, base: str) -> None:
         ("token latency p99", f"{pct(0.99):.1f} ms", "target < 100 ms"),
         ("token latency max", f"{latencies[-1]:.1f} ms", ""),
         ("page render at 500 events (median)", f"{statistics.median(renders):.1f} ms", "target < 200 ms"),
+        ("page render at 10 events (median)", f"{statistics.median(small_renders):.1f} ms", ""),
+        (
+            "page render 500 / 10 events",
+            f"{statistics.median(renders) / statistics.median(small_renders):.2f}x",
+            "target <= 2x",
+        ),
+        (f"floor: bare Channels consumer, {tokens_each} tokens each", f"{len(floor)} deliveries", ""),
+        ("floor token latency p50", f"{percentile(floor, 0.50):.1f} ms", ""),
+        ("floor token latency p99", f"{percentile(floor, 0.99):.1f} ms", ""),
+        ("ChaosLM p50 / floor p50", f"{pct(0.50) / percentile(floor, 0.50):.2f}x", ""),
+        ("ChaosLM p99 / floor p99", f"{pct(0.99) / percentile(floor, 0.99):.2f}x", "target <= 1.5x"),
     ]
     print_table(rows)
 
@@ -182,16 +235,20 @@ def main() -> None:
     parser.add_argument("--spectators", type=int, default=100)
     parser.add_argument("--turns", type=int, default=4)
     args = parser.parse_args()
-    server, llm_url = start_test_server(0.05, 40.0, 20, "--stamp-tokens")
+    server, llm_url = start_test_server(0.05, TOKEN_RATE, 20, "--stamp-tokens")
     django_with_temp_db(llm_url)
     from django.contrib.auth import get_user_model
 
     get_user_model().objects.create_user("bench", password="bench-pass-123")
     port = free_port()
     site = start_site(port)
+    floor_port = free_port()
+    floor = start_floor(floor_port)
+    args.floor = f"http://127.0.0.1:{floor_port}"
     try:
         asyncio.run(run(args, f"http://127.0.0.1:{port}"))
     finally:
+        floor.terminate()
         site.terminate()
         server.terminate()
 
