@@ -44,7 +44,8 @@ def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: 
     state = page_state(debate) if state is None else state
     parts = []
     if with_cards_since is not None:
-        parts.extend(card_push(e) for e in state["events"] if e.pk > with_cards_since)
+        cards = (card for card in state["events"] if card.pk > with_cards_since)
+        parts.extend(live.upsert(card.filled(), "#transcript") for card in cards)
     for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
         parts.append(render_to_string(template, {**state, "oob": True}))
     parts.append(status_html(debate, stage=state["stage"]))
@@ -96,7 +97,7 @@ class DebateBroadcaster(Observer):
         if not self.loaded:
             self.seats = {s.pk: s for s in state["seats"]}
             self.seat_names = {s.key: s.name for s in state["seats"]}
-            self.scores = [e for e in state["events"] if e.kind == Event.Kind.SCORE]
+            self.scores = state["scores"]
             self.tokens = {seat.pk: [tokens_in, tokens_out] for seat, tokens_in, tokens_out in state["seat_usage"]}
             self.loaded = True
         return live_parts_html(debate, state=state)

@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import Sum
 from django.utils.safestring import mark_safe
 
-from debates.cards import card_html
+from debates.cards import cards_of
 from debates.models import Debate, Event, Seat
 
 SERIES_COLOURS = ("#1570ef", "#d92d20", "#12b76a", "#f79009")
@@ -58,24 +58,27 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
 
 
 def page_state(debate: Debate) -> dict[str, Any]:
-    """Everything the debate page draws, in a constant number of queries whatever its length."""
+    """Everything the debate page draws, in a constant number of queries whatever its length.
+
+    The transcript is its stored cards (debates/cards.py); only the scores and the last stage line are
+    loaded as events, for the chart and the status line.
+    """
     seats = list(debate.seats.all())
-    by_id = {s.pk: s for s in seats}
-    events = [e for e in debate.events.all() if e.kind != Event.Kind.INTERNAL]
-    for event in events:
-        # Attach the seat from the one seats query, so cards never query per event.
-        event.seat = by_id.get(event.seat_id)
+    events = cards_of(debate.events.exclude(kind=Event.Kind.INTERNAL))
+    scores = list(debate.events.filter(kind=Event.Kind.SCORE))
+    stage = debate.events.filter(kind=Event.Kind.SYSTEM).order_by("-ordinal").first()
     return {
         "debate": debate,
         "seats": seats,
         "events": events,
-        # The stored cards, concatenated: escaped and sanitized as they were rendered (debates/cards.py).
-        "cards": mark_safe("".join(card_html(e) for e in events)),  # noqa: S308
-        "last_event_id": max((e.pk for e in events), default=0),
-        "chart": score_chart(seats, events),
+        "scores": scores,
+        # The stored cards, concatenated: escaped and sanitized as they were rendered.
+        "cards": mark_safe("".join(card.filled() for card in events)),  # noqa: S308
+        "last_event_id": max((card.pk for card in events), default=0),
+        "chart": score_chart(seats, scores),
         "has_judge": any(s.key == "judge" for s in seats),
         "human_seat": next((s for s in seats if s.is_human), None),
-        "stage": current_stage(events),
+        "stage": current_stage([stage] if stage else []),
         **usage(debate, seats),
     }
 

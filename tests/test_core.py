@@ -147,3 +147,13 @@ def test_the_inline_runner_runs_once_more_when_submitted_while_running():
     inline.wait_idle()
     inline.wait_idle()
     assert runs == [7, 7]
+
+
+def test_a_page_shows_cards_stored_without_their_html(client, owner):
+    debate = Debate.objects.create(topic="Tea?", format="duel", owner=owner, visibility="public")
+    seat = Seat.objects.create(debate=debate, key="a", role="debater", side="for", name="Ada")
+    Event.objects.bulk_create([Event(debate=debate, ordinal=1, seat=seat, kind="TURN", content="Bulk *words*")])
+    event = Event.objects.get(debate=debate)
+    assert event.html == ""
+    page = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert f'data-event-id="{event.pk}"' in page and "<em>words</em>" in page
