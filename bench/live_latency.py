@@ -148,9 +148,9 @@ async def page_times(base: str, debate_id: int, runs: int = 10, events: int = 50
 
 
 def start_floor(port: int) -> subprocess.Popen[bytes]:
-    """The floor (bench/floor_asgi.py): a bare Channels consumer on daphne, with the site's settings."""
+    """The floor (bench/_floor.py): a bare Channels consumer on daphne, with the site's settings."""
     return subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "bench.floor_asgi:application"],
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "bench._floor:application"],
         cwd=ROOT,
         env={**os.environ, "CHAOSLM_LOG_LEVEL": "WARNING", "CHAOSLM_DEBUG": "false"},
         stdout=subprocess.DEVNULL,

@@ -5,7 +5,7 @@ daphne with ChaosLM's settings (the same in-memory channel layer, TCP_NODELAY on
 to that group as ChaosLM's pushes look, each token stamped with its send time. Whatever ChaosLM adds
 above this (the LLM client, the engine, the outbox, its consumer) shows as its ratio to this floor.
 
-    daphne bench.floor_asgi:application
+    daphne bench._floor:application
 """
 
 from __future__ import annotations
