@@ -146,8 +146,8 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
         before = sum(proc_cpu_and_peak(w.pid)[0] for w in workers)
         started = time.perf_counter()
         script = (
-            "from bench._setup import new_duel; from debates import runner; "
-            f"ids = [new_duel().pk for _ in range({count})]; [runner.start(i) for i in ids]; print(ids)"
+            "from bench._setup import new_duel; from chaoslm import runner; "
+            f"ids = [new_duel().pk for _ in range({count})]; [runner.submit('debate', i) for i in ids]; print(ids)"
         )
         ids = manage("shell", "-c", script).strip().splitlines()[-1]
         query = f"SELECT count(*) FROM debates_debate WHERE status IN ('completed', 'error') AND id IN ({ids[1:-1]})"

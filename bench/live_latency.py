@@ -120,11 +120,12 @@ async def spectate(url: str, origin: str, latencies: list[float], done: asyncio.
 
 
 def seed_page(events: int) -> int:
+    from debates import cards
     from debates.models import Debate, Event, Seat
 
     debate = Debate.objects.create(topic="A long debate", format="custom", visibility="public", status="completed")
     seat = Seat.objects.create(debate=debate, key="p1", role="debater", name="Ada", order=1)
-    Event.objects.bulk_create(
+    rows = [
         Event(
             debate=debate,
             seat=seat if i % 2 else None,
@@ -133,20 +134,60 @@ def seed_page(events: int) -> int:
             content=f"Statement {i}: **bold** claims, a [link](https://example.org) and a list:\n\n- one\n- two",
         )
         for i in range(events)
-    )
+    ]
+    for row in rows:
+        row.html = cards.render(row, row.seat)  # as Event.save stores it; bulk_create does not call save
+    Event.objects.bulk_create(rows)
     return debate.pk
 
 
-async def page_times(base: str, debate_id: int, runs: int) -> list[float]:
+async def page_times(base: str, debate_id: int, runs: int, events: int = 500) -> list[float]:
     times = []
     async with aiohttp.ClientSession() as session:
         for _ in range(runs):
             started = time.perf_counter()
             async with session.get(f"{base}/debates/{debate_id}/") as response:
                 body = await response.text()
-                assert response.status == 200 and body.count('class="card') >= 500
+                assert response.status == 200 and body.count('class="card') >= events
             times.append((time.perf_counter() - started) * 1000)
     return times
+
+
+def start_floor(port: int) -> subprocess.Popen[bytes]:
+    """The floor (bench/_floor.py): a bare Channels consumer on daphne, with the site's settings."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "bench._floor:application"],
+        cwd=ROOT,
+        env={**os.environ, "CHAOSLM_LOG_LEVEL": "WARNING", "CHAOSLM_DEBUG": "false"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def floor_latencies(floor: str, spectators: int, tokens: int, rate: float) -> list[float]:
+    """The same number of tokens a spectator got from ChaosLM, at the test server's rate, to as many spectators."""
+    for _ in range(100):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", int(floor.rsplit(":", 1)[1]))
+            writer.close()
+            break
+        except OSError:
+            await asyncio.sleep(0.1)
+    latencies: list[float] = []
+    done = asyncio.Event()
+    url = floor.replace("http", "ws") + "/floor/"
+    watchers = [asyncio.create_task(spectate(url, floor, latencies, done)) for _ in range(spectators)]
+    async with aiohttp.ClientSession() as session:
+        query = f"tokens={tokens}&rate={rate}&spectators={spectators}"
+        async with session.get(f"{floor}/replay?{query}", timeout=aiohttp.ClientTimeout(total=300)) as response:
+            await response.text()
+    await asyncio.wait_for(asyncio.gather(*watchers), timeout=60)
+    done.set()
+    return sorted(latencies)
+
+
+def percentile(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, int(len(values) * p))]
 
 
 async def run(args: argparse.Namespace, base: str, site: subprocess.Popen[bytes], log: Path) -> None:
@@ -164,7 +205,11 @@ async def run(args: argparse.Namespace, base: str, site: subprocess.Popen[bytes]
     renders = await page_times(base, page_id, args.renders)
     if not latencies:
         raise RuntimeError("no spectator received a stamped token")
+    small_page = await asyncio.to_thread(seed_page, 10)
+    small_renders = await page_times(base, small_page, args.renders, events=10)
     latencies.sort()
+    tokens_each = max(1, len(latencies) // max(1, args.spectators))
+    floor = await floor_latencies(args.floor, args.spectators, tokens_each, args.token_rate)
 
     def pct(p: float) -> float:
         return latencies[min(len(latencies) - 1, int(len(latencies) * p))]
@@ -178,6 +223,17 @@ async def run(args: argparse.Namespace, base: str, site: subprocess.Popen[bytes]
         ("token latency p99", f"{pct(0.99):.1f} ms", "target < 100 ms"),
         ("token latency max", f"{latencies[-1]:.1f} ms", ""),
         ("page render at 500 events (median)", f"{statistics.median(renders):.1f} ms", "target < 200 ms"),
+        ("page render at 10 events (median)", f"{statistics.median(small_renders):.1f} ms", ""),
+        (
+            "page render 500 / 10 events",
+            f"{statistics.median(renders) / statistics.median(small_renders):.2f}x",
+            "target <= 2x",
+        ),
+        (f"floor: bare Channels consumer, {tokens_each} tokens each", f"{len(floor)} deliveries", ""),
+        ("floor token latency p50", f"{percentile(floor, 0.50):.1f} ms", ""),
+        ("floor token latency p99", f"{percentile(floor, 0.99):.1f} ms", ""),
+        ("ChaosLM p50 / floor p50", f"{pct(0.50) / percentile(floor, 0.50):.2f}x", ""),
+        ("ChaosLM p99 / floor p99", f"{pct(0.99) / percentile(floor, 0.99):.2f}x", "target <= 1.5x"),
     ]
     print_table(rows)
 
@@ -200,9 +256,13 @@ def main() -> None:
     port = free_port()
     log = Path(os.environ["CHAOSLM_TRANSCRIPTS_DIR"]) / "runserver.log"  # the bench's throwaway folder
     site = start_site(port, log)
+    floor_port = free_port()
+    floor = start_floor(floor_port)
+    args.floor = f"http://127.0.0.1:{floor_port}"
     try:
         asyncio.run(run(args, f"http://127.0.0.1:{port}", site, log))
     finally:
+        floor.terminate()
         site.terminate()
         server.terminate()
 

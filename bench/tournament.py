@@ -113,8 +113,8 @@ def main() -> None:
     server, url = start_test_server(args.latency)
     try:
         django_with_temp_db(url)
+        from chaoslm.runner import inline
         from debates.models import Debate
-        from debates.runner import inline
         from tournaments import results
         from tournaments.models import Tournament
         from tournaments.stats import build_report

@@ -12,8 +12,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from chaoslm.live import RecordServingLoop  # noqa: E402
 from chaoslm.llm.gateway import warm_up  # noqa: E402
 from chaoslm.origins import SameOriginValidator  # noqa: E402
-from debates.routing import websocket_urlpatterns  # noqa: E402
-from tournaments.routing import websocket_urlpatterns as tournament_websockets  # noqa: E402
+from chaoslm.routing import websocket_urlpatterns  # noqa: E402
+from chaoslm.runner import sweep_when_serving  # noqa: E402
 
 
 def push_without_delay() -> None:
@@ -51,11 +51,10 @@ application = RecordServingLoop(
     ProtocolTypeRouter(
         {
             "http": django_asgi_app,
-            "websocket": SameOriginValidator(
-                AuthMiddlewareStack(URLRouter(websocket_urlpatterns + tournament_websockets))
-            ),
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
-    )
+    ),
+    on_serving=sweep_when_serving,
 )
 
 # What is loaded by now (Django, the apps, the LLM client: most of the process's objects) lives as long

@@ -6,6 +6,7 @@ Pages join one group each (a debate's, a room's); consumers forward what arrives
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -25,15 +26,18 @@ def serving_loop() -> asyncio.AbstractEventLoop | None:
 
 
 class RecordServingLoop:
-    """ASGI middleware that notes the server's event loop on the first connection."""
+    """ASGI middleware that notes the server's event loop on the first connection, then calls `on_serving`."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, on_serving: Callable[[], None] | None = None) -> None:
         self.app = app
+        self.on_serving = on_serving
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         global _serving_loop
         if _serving_loop is None:
             _serving_loop = asyncio.get_running_loop()
+            if self.on_serving is not None:
+                self.on_serving()
         return await self.app(scope, receive, send)
 
 

@@ -10,119 +10,23 @@ the card being written if the page has it and drops them quietly if not (the sav
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core.cache import cache
-from django.db.models import Sum
 from django.template.loader import render_to_string
 
 from chaoslm import live
+from debates.cards import card_html
 from debates.engine import Observer
 from debates.formats import Step
 from debates.models import Debate, Event, Seat
-
-SERIES_COLOURS = ("#1570ef", "#d92d20", "#12b76a", "#f79009")
-
-
-@dataclass(frozen=True)
-class Series:
-    name: str
-    colour: str
-    points: str  # SVG polyline points
-    dots: tuple[tuple[float, float, int], ...]
-    last: int
-
-
-def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any]:
-    """The running scores as SVG-ready series: x is the turn, y the score out of 10."""
-    width, height, pad = 320, 150, 24
-    by_key = {s.key: s for s in seats}
-    scores: dict[str, list[tuple[int, int]]] = {}
-    # A judge replay scores debaters who have no seat in it: their names come with the scores.
-    named: dict[str, str] = {}
-    for event in events:
-        if event.kind == Event.Kind.SCORE and isinstance(event.data.get("score"), int):
-            scores.setdefault(event.data.get("for", ""), []).append((event.data.get("turn", 0), event.data["score"]))
-            named.setdefault(event.data.get("for", ""), str(event.data.get("for_name", "")))
-    turns = max((t for series in scores.values() for t, _ in series), default=1)
-
-    def x(turn: int) -> float:
-        return pad + (width - 2 * pad) * (turn - 1) / max(turns - 1, 1)
-
-    def y(score: int) -> float:
-        return height - pad - (height - 2 * pad) * score / 10
-
-    series = []
-    for index, (key, points) in enumerate(sorted(scores.items())):
-        seat = by_key.get(key)
-        coords = tuple((round(x(t), 1), round(y(s), 1), s) for t, s in points)
-        series.append(
-            Series(
-                name=seat.name if seat else named.get(key) or key,
-                colour=SERIES_COLOURS[index % len(SERIES_COLOURS)],
-                points=" ".join(f"{cx},{cy}" for cx, cy, _ in coords),
-                dots=coords,
-                last=points[-1][1],
-            )
-        )
-    grid = [{"y": round(y(s), 1), "label": s} for s in (0, 5, 10)]
-    return {"series": series, "width": width, "height": height, "grid": grid, "pad": pad}
-
-
-def render_card(event: Event, seat: Seat | None) -> str:
-    return render_to_string("partials/event_card.html", {"event": event, "seat": seat})
+from debates.selectors import page_state, score_chart, usage_context
 
 
 def card_push(event: Event) -> str:
-    return live.upsert(render_card(event, event.seat), "#transcript")
-
-
-def page_state(debate: Debate) -> dict[str, Any]:
-    """Everything the debate page draws, in a constant number of queries whatever its length."""
-    seats = list(debate.seats.all())
-    by_id = {s.pk: s for s in seats}
-    events = [e for e in debate.events.all() if e.kind != Event.Kind.INTERNAL]
-    for event in events:
-        # Attach the seat from the one seats query, so cards never query per event.
-        event.seat = by_id.get(event.seat_id)
-    return {
-        "debate": debate,
-        "seats": seats,
-        "events": events,
-        "last_event_id": max((e.pk for e in events), default=0),
-        "chart": score_chart(seats, events),
-        "has_judge": any(s.key == "judge" for s in seats),
-        "human_seat": next((s for s in seats if s.is_human), None),
-        "stage": current_stage(events),
-        **usage(debate, seats),
-    }
-
-
-def usage(debate: Debate, seats: Sequence[Seat]) -> dict[str, Any]:
-    """Tokens in and out, per seat and in all: one query."""
-    totals = {
-        row["seat_id"]: row
-        for row in debate.events.values("seat_id").annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
-    }
-    return usage_context(
-        [
-            (s, totals.get(s.pk, {}).get("tokens_in") or 0, totals.get(s.pk, {}).get("tokens_out") or 0)
-            for s in seats
-            if not s.is_human
-        ]
-    )
-
-
-def usage_context(seat_usage: list[tuple[Seat, int, int]]) -> dict[str, Any]:
-    """The usage partial's context from (seat, tokens in, tokens out) for each seat that is a model."""
-    return {
-        "seat_usage": seat_usage,
-        "tokens_in": sum(u[1] for u in seat_usage),
-        "tokens_out": sum(u[2] for u in seat_usage),
-    }
+    return live.upsert(card_html(event), "#transcript")
 
 
 def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:
@@ -130,12 +34,6 @@ def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "",
         "partials/status.html",
         {"debate": debate, "thinking": thinking, "waiting": waiting, "stage": stage, "oob": True},
     )
-
-
-def current_stage(events: Iterable[Event]) -> str:
-    """The stage and round the last SYSTEM instruction set, as formats word it ("Round 2 of 3, turn 5.")."""
-    system = [e for e in events if e.kind == Event.Kind.SYSTEM]
-    return system[-1].data.get("status", "") if system else ""
 
 
 def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: dict[str, Any] | None = None) -> str:
@@ -146,7 +44,8 @@ def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: 
     state = page_state(debate) if state is None else state
     parts = []
     if with_cards_since is not None:
-        parts.extend(card_push(e) for e in state["events"] if e.pk > with_cards_since)
+        cards = (card for card in state["events"] if card.pk > with_cards_since)
+        parts.extend(live.upsert(card.filled(), "#transcript") for card in cards)
     for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
         parts.append(render_to_string(template, {**state, "oob": True}))
     parts.append(status_html(debate, stage=state["stage"]))
@@ -198,7 +97,7 @@ class DebateBroadcaster(Observer):
         if not self.loaded:
             self.seats = {s.pk: s for s in state["seats"]}
             self.seat_names = {s.key: s.name for s in state["seats"]}
-            self.scores = [e for e in state["events"] if e.kind == Event.Kind.SCORE]
+            self.scores = state["scores"]
             self.tokens = {seat.pk: [tokens_in, tokens_out] for seat, tokens_in, tokens_out in state["seat_usage"]}
             self.loaded = True
         return live_parts_html(debate, state=state)

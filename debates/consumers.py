@@ -6,10 +6,9 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
-from chaoslm import live
+from chaoslm import live, sharing
 from chaoslm.consumers import LiveConsumer
 from chaoslm.http import parse_id
-from debates import access
 from debates.broadcast import catch_up_html
 from debates.models import Debate
 
@@ -19,7 +18,7 @@ class DebateConsumer(LiveConsumer):
 
     async def allowed_group(self) -> str | None:
         kwargs = self.scope["url_route"]["kwargs"]
-        debate = await database_sync_to_async(access.find_visible)(
+        debate = await database_sync_to_async(sharing.find_visible)(
             Debate, self.scope["user"], kwargs.get("pk"), kwargs.get("token")
         )
         if debate is None:

@@ -22,7 +22,6 @@ from django.utils import timezone
 
 from chaoslm.llm import (
     Callbacks,
-    ChatOptions,
     ChatResult,
     Endpoint,
     LLMBadResponse,
@@ -32,7 +31,7 @@ from chaoslm.llm import (
     own_connections,
 )
 from debates import transcripts
-from debates.formats import DebateConfig, Format, FormatError, Record, SeatInfo, Step, get_format
+from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step, get_format
 from debates.models import Debate, Event, Seat
 
 logger = logging.getLogger("chaoslm.engine")
@@ -99,17 +98,6 @@ def record_of(event: Event, seat_key: str | None) -> Record:
     )
 
 
-def seat_endpoint(seat: Seat) -> Endpoint:
-    from chaoslm.personas.models import Provider, default_endpoint
-
-    provider_id = seat.llm.get("provider_id")
-    if provider_id:
-        provider = Provider.objects.filter(pk=provider_id).first()
-        if provider is not None:
-            return provider.endpoint(seat.llm.get("model", ""))
-    return default_endpoint(seat.llm.get("model", ""))
-
-
 def _load(debate_id: int) -> _Table:
     debate = Debate.objects.get(pk=debate_id)
     seats = {s.key: s for s in debate.seats.all()}
@@ -117,7 +105,7 @@ def _load(debate_id: int) -> _Table:
         SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
         for s in seats.values()
     )
-    endpoints = {key: seat_endpoint(s) for key, s in seats.items() if not s.is_human}
+    endpoints = {key: s.llm_settings.endpoint() for key, s in seats.items() if not s.is_human}
     by_id = {s.pk: s.key for s in seats.values()}
     records: list[Record] = []
     failed: set[int] = set()
@@ -251,11 +239,8 @@ async def _call(
     assert step.seat is not None
     seat = table.seats[step.seat]
     debate = table.debate
-    options = ChatOptions(
-        temperature=seat.llm.get("temperature"),
-        max_tokens=seat.llm.get("max_tokens"),
-        json_schema=dict(step.json_schema) if step.json_schema is not None else None,
-        word_limit=step.word_limit,
+    options = seat.llm_settings.options(
+        json_schema=dict(step.json_schema) if step.json_schema is not None else None, word_limit=step.word_limit
     )
     callbacks = Callbacks(
         on_delta=lambda text: observer.delta(debate, step, text),
@@ -297,68 +282,19 @@ async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats:
         return debate
     await sync_to_async(_mark_running)(debate)
     await observer.debate_changed(debate)
-    running: dict[int, tuple[Step, asyncio.Task[tuple[ChatResult | None, dict[str, Any]]]]] = {}
-    done_ordinals = {r.ordinal for r in table.records}
+    run = _Run(table, observer, policy, stats)
     try:
-        while True:
-            is_ending = debate.is_ending
-            config = table.config(is_ending)
-            # When ending, let the steps in flight land first, so the format decides on a settled transcript.
-            if not (is_ending and running):
-                try:
-                    plan = table.fmt.next_steps(config, table.records)
-                except FormatError as error:
-                    await _abort(running)
-                    await sync_to_async(_fail)(table, str(error))
-                    await observer.debate_changed(debate)
-                    return debate
-                progressed = False
-                for step in plan.steps:
-                    if step.ordinal in running or step.ordinal in done_ordinals:
-                        continue
-                    if step.calls_llm:
-                        running[step.ordinal] = (step, asyncio.create_task(_call(table, step, observer, policy)))
-                    else:
-                        await _land(table, step, None, {}, observer, done_ordinals)
-                        progressed = True
-                if progressed and not running:
-                    continue
-                if not running:
-                    if plan.finished:
-                        await sync_to_async(_finish)(table, config)
-                    elif plan.waiting_for:
-                        await sync_to_async(_set_status)(debate, Debate.Status.WAITING)
-                    else:
-                        raise RuntimeError(f"format {debate.format} has no step to run and is not finished")
-                    await observer.debate_changed(debate)
-                    return debate
-            finished, _ = await asyncio.wait(
-                [task for _, task in running.values()], return_when=asyncio.FIRST_COMPLETED
-            )
-            for ordinal in [o for o, (_, task) in running.items() if task in finished]:
-                step, task = running.pop(ordinal)
-                try:
-                    result, extra = task.result()
-                except LLMError as error:
-                    await _abort(running)
-                    event = await sync_to_async(_fail)(table, str(error), step, type(error).__name__)
-                    if event is not None:
-                        await observer.event_saved(debate, event)
-                    await observer.debate_changed(debate)
-                    return debate
-                stats.calls += 1
-                if result is not None:
-                    stats.tokens_in += result.prompt_tokens
-                    stats.tokens_out += result.completion_tokens
-                await _land(table, step, result, extra, observer, done_ordinals)
+        while not await run.advance():
+            pass
+        return debate
     except asyncio.CancelledError:
-        await _abort(running)
+        await _abort(run.running)
         await sync_to_async(_set_status)(debate, Debate.Status.INTERRUPTED)
         raise
     except Exception as error:
         # A bug, not a model failure: keep the transcript, say so plainly, and leave the trace to the log.
         logger.exception("debate %s: internal error", debate_id)
-        await _abort(running)
+        await _abort(run.running)
         await sync_to_async(_fail)(table, f"ChaosLM hit an internal error ({type(error).__name__}); see the log.")
         await observer.debate_changed(debate)
         return debate
@@ -368,6 +304,92 @@ async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats:
         await sync_to_async(close_old_connections)()
         stats.wall_seconds += time.perf_counter() - wall_start
         stats.cpu_seconds += time.process_time() - cpu_start
+
+
+_Call = asyncio.Task[tuple[ChatResult | None, dict[str, Any]]]
+
+
+class _Run:
+    """One run of a debate: the steps in flight, and what happens when one lands."""
+
+    def __init__(self, table: _Table, observer: Observer, policy: Policy | None, stats: RunStats) -> None:
+        self.table = table
+        self.debate = table.debate
+        self.observer = observer
+        self.policy = policy
+        self.stats = stats
+        self.running: dict[int, tuple[Step, _Call]] = {}
+        self.done_ordinals = {r.ordinal for r in table.records}
+
+    async def advance(self) -> bool:
+        """Start what is ready, then land what finishes first; True once the run is over."""
+        is_ending = self.debate.is_ending
+        # When ending, let the steps in flight land first, so the format decides on a settled transcript.
+        if not (is_ending and self.running):
+            config = self.table.config(is_ending)
+            try:
+                plan = self.table.fmt.next_steps(config, self.table.records)
+            except FormatError as error:
+                await self._stop(str(error))
+                return True
+            progressed = await self._start(plan)
+            if progressed and not self.running:
+                return False
+            if not self.running:
+                await self._rest(plan, config)
+                return True
+        return await self._land_finished()
+
+    async def _start(self, plan: Plan) -> bool:
+        """Start a task for every ready step not already running; store steps with no call at once."""
+        progressed = False
+        for step in plan.steps:
+            if step.ordinal in self.running or step.ordinal in self.done_ordinals:
+                continue
+            if step.calls_llm:
+                task = asyncio.create_task(_call(self.table, step, self.observer, self.policy))
+                self.running[step.ordinal] = (step, task)
+            else:
+                await _land(self.table, step, None, {}, self.observer, self.done_ordinals)
+                progressed = True
+        return progressed
+
+    async def _rest(self, plan: Plan, config: DebateConfig) -> None:
+        """Nothing runs: the debate is finished, waits for a person, or the format is stuck."""
+        if plan.finished:
+            await sync_to_async(_finish)(self.table, config)
+        elif plan.waiting_for:
+            await sync_to_async(_set_status)(self.debate, Debate.Status.WAITING)
+        else:
+            raise RuntimeError(f"format {self.debate.format} has no step to run and is not finished")
+        await self.observer.debate_changed(self.debate)
+
+    async def _land_finished(self) -> bool:
+        """Wait for the first steps in flight to finish and store them; True if one failed the debate."""
+        finished, _ = await asyncio.wait(
+            [task for _, task in self.running.values()], return_when=asyncio.FIRST_COMPLETED
+        )
+        for ordinal in [o for o, (_, task) in self.running.items() if task in finished]:
+            step, task = self.running.pop(ordinal)
+            try:
+                result, extra = task.result()
+            except LLMError as error:
+                await self._stop(str(error), step, type(error).__name__)
+                return True
+            self.stats.calls += 1
+            if result is not None:
+                self.stats.tokens_in += result.prompt_tokens
+                self.stats.tokens_out += result.completion_tokens
+            await _land(self.table, step, result, extra, self.observer, self.done_ordinals)
+        return False
+
+    async def _stop(self, message: str, step: Step | None = None, error_type: str = "") -> None:
+        """Fail the debate: cancel what runs, keep what landed, show the failed step's ERROR event."""
+        await _abort(self.running)
+        event = await sync_to_async(_fail)(self.table, message, step, error_type)
+        if event is not None:
+            await self.observer.event_saved(self.debate, event)
+        await self.observer.debate_changed(self.debate)
 
 
 async def _land(

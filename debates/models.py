@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import secrets
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 
+from chaoslm import sharing
+from chaoslm.personas.calls import LLMSettings
+from chaoslm.sharing import new_share_token
+from debates import cards
 from debates.formats.duel import outscored_by
-
-
-def new_share_token() -> str:
-    return secrets.token_urlsafe(24)
 
 
 class Debate(models.Model):
@@ -23,10 +23,7 @@ class Debate(models.Model):
         ERROR = "error", "error"
         INTERRUPTED = "interrupted", "interrupted (can be resumed)"
 
-    class Visibility(models.TextChoices):
-        PRIVATE = "private", "private (only you)"
-        UNLISTED = "unlisted", "unlisted (anyone with the link)"
-        PUBLIC = "public", "public (listed on the home page)"
+    Visibility = sharing.Visibility
 
     topic = models.CharField(max_length=500)
     premise = models.CharField(max_length=500, blank=True)
@@ -86,6 +83,10 @@ class Seat(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.key})"
 
+    @property
+    def llm_settings(self) -> LLMSettings:
+        return LLMSettings.from_json(self.llm)
+
 
 class Event(models.Model):
     class Kind(models.TextChoices):
@@ -119,6 +120,8 @@ class Event(models.Model):
     latency_ms = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The event's card, rendered once as it is saved (debates/cards.py).
+    html = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["ordinal"]
@@ -126,3 +129,10 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.debate_id}#{self.ordinal} {self.kind}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Every save renders the card, so an ERROR event replaced in place (update_or_create) gets a new one.
+        self.html = cards.render(self, self.seat)
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "html"}
+        super().save(*args, **kwargs)

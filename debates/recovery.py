@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from debates import runner
+from chaoslm import runner
 from debates.models import Debate
 
 
@@ -28,5 +28,5 @@ def recover(older_than: float | None = None) -> list[int]:
     """Start every stalled debate again on the configured runner; return their ids."""
     ids = [d.pk for d in stalled_debates(older_than)]
     for debate_id in ids:
-        runner.start(debate_id)
+        runner.submit("debate", debate_id)
     return ids

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db import transaction
 
-from chaoslm.personas.models import Persona, Provider
+from chaoslm.personas.calls import LLMSettings, UnknownProvider
+from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
 from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
 from debates.models import Debate, Seat
@@ -34,20 +35,11 @@ class SeatChoice:
 
 
 def _llm_snapshot(choice: SeatChoice, spec: PersonaSpec) -> dict[str, Any]:
-    provider_id = None
-    if choice.persona is not None:
-        provider_id = choice.persona.provider_id
-    elif spec.provider:
-        provider = Provider.objects.filter(name=spec.provider).first()
-        if provider is None:
-            raise FormatError(f"Persona {spec.name!r} names a provider {spec.provider!r} that does not exist.")
-        provider_id = provider.pk
-    return {
-        "provider_id": provider_id,
-        "model": spec.model,
-        "temperature": spec.temperature,
-        "max_tokens": spec.max_tokens,
-    }
+    provider_id = choice.persona.provider_id if choice.persona is not None else None
+    try:
+        return LLMSettings.of_spec(spec, provider_id=provider_id).to_json()
+    except UnknownProvider as error:
+        raise FormatError(str(error)) from None
 
 
 def create_debate(

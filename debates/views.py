@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from django.conf import settings
@@ -17,17 +16,19 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import limits, live
+from chaoslm import limits, live, runner, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
-from debates import access, runner, transcripts
+from chaoslm.sharing import new_share_token
 from debates import limits as debate_limits
-from debates.actions import end_debate, post_message
-from debates.broadcast import card_push, live_parts_html, page_state
+from debates import transcripts
+from debates.broadcast import card_push, live_parts_html
 from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
-from debates.models import Debate, new_share_token
+from debates.models import Debate
+from debates.selectors import page_state
+from debates.services import end_debate, post_message
 from debates.setup import SeatChoice, create_debate
 
 
@@ -92,7 +93,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
                     owner=request.user,
                     visibility=data["visibility"],
                 )
-                runner.start(debate.pk)
+                runner.submit("debate", debate.pk)
         except (FormatError, limits.LimitReached) as error:
             form.add_error(None, str(error))
         else:
@@ -119,7 +120,7 @@ def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
     """A judge replay's link to the duel it judges, for a viewer who may open that duel."""
     source_id = debate.options.get("source_debate") if debate.format == "judge" else None
     source = Debate.objects.filter(pk=source_id).first() if isinstance(source_id, int) else None
-    if source is None or not access.can_view(request.user, source):
+    if source is None or not sharing.can_view(request.user, source):
         return ""
     return reverse("debate_detail", args=[source.pk])
 
@@ -128,7 +129,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
     state = page_state(debate)
     share_url = request.build_absolute_uri(reverse("debate_share", args=[debate.share_token]))
     export = reverse("debate_share_export", args=[debate.share_token, "md"])
-    if access.can_view(request.user, debate):
+    if sharing.can_view(request.user, debate):
         export = reverse("debate_export", args=[debate.pk, "md"])
     return render(
         request,
@@ -136,8 +137,8 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
         {
             **state,
             "format_title": get_format(debate.format).title,
-            "is_owner": access.is_owner(request.user, debate),
-            "can_delete": access.can_delete(request.user, debate),
+            "is_owner": sharing.is_owner(request.user, debate),
+            "can_delete": sharing.can_delete(request.user, debate),
             "ws_url": ws_url,
             "share_url": share_url,
             "export_md": export,
@@ -149,7 +150,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
 
 
 def _visible_debate(request: HttpRequest, pk: int) -> Debate:
-    return access.visible_or_404(Debate, request.user, pk=pk)
+    return sharing.visible_or_404(Debate, request.user, pk=pk)
 
 
 def debate_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -158,7 +159,7 @@ def debate_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def debate_share(request: HttpRequest, token: str) -> HttpResponse:
-    debate = access.visible_or_404(Debate, request.user, token=token)
+    debate = sharing.visible_or_404(Debate, request.user, token=token)
     return _page(request, debate, ws_url=f"/ws/share/{token}/")
 
 
@@ -181,29 +182,15 @@ def _export(debate: Debate, kind: str, *, private: bool) -> HttpResponse:
 def debate_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     """The full transcript (private events, prompts) for the owner and staff; the public one for anyone else."""
     debate = _visible_debate(request, pk)
-    return _export(debate, kind, private=access.is_owner(request.user, debate) or request.user.is_staff)
+    return _export(debate, kind, private=sharing.is_owner(request.user, debate) or request.user.is_staff)
 
 
 def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
     """Always the public transcript: a share link is for passing on."""
-    return _export(access.visible_or_404(Debate, request.user, token=token), kind, private=False)
+    return _export(sharing.visible_or_404(Debate, request.user, token=token), kind, private=False)
 
 
-def _owner_action(
-    view: Callable[[HttpRequest, Debate], HttpResponse],
-) -> Callable[[HttpRequest, int], HttpResponse]:
-    """Login, POST and ownership for an owner-only action: 404 to whom may not see it, 403 to other viewers."""
-
-    @login_required
-    @require_POST
-    @functools.wraps(view)
-    def wrapped(request: HttpRequest, pk: int) -> HttpResponse:
-        debate = _visible_debate(request, pk)
-        if not access.is_owner(request.user, debate):
-            return HttpResponseForbidden("Only the debate's owner can do that.")
-        return view(request, debate)
-
-    return wrapped
+_owner_action = sharing.owner_action(Debate)
 
 
 def _push_state(debate: Debate) -> None:
@@ -217,7 +204,7 @@ def debate_end(request: HttpRequest, debate: Debate) -> HttpResponse:
         return HttpResponse(status=204)
     debate = end_debate(debate.pk)
     if debate.status != Debate.Status.RUNNING:
-        runner.start(debate.pk)
+        runner.submit("debate", debate.pk)
     _push_state(debate)
     return HttpResponse(status=204)
 
@@ -232,7 +219,7 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
     except (FormatError, limits.LimitReached) as error:
         return message_reply(str(error), 422 if request.htmx else 400)
     live.push_sync(live.debate_group(debate.pk), card_push(event))
-    runner.start(debate.pk)
+    runner.submit("debate", debate.pk)
     _push_state(debate)
     if request.htmx:
         return HttpResponse("")
@@ -245,7 +232,7 @@ def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
         try:
             with limits.starting(request.user):
                 debate_limits.check_start(request.user)
-                runner.start(debate.pk)
+                runner.submit("debate", debate.pk)
         except limits.LimitReached as error:
             return message_reply(str(error), 429)
     return HttpResponse(status=204)
@@ -279,7 +266,7 @@ def debate_share_reset(request: HttpRequest, debate: Debate) -> HttpResponse:
 @require_POST
 def debate_delete(request: HttpRequest, pk: int) -> HttpResponse:
     debate = _visible_debate(request, pk)
-    if not access.can_delete(request.user, debate):
+    if not sharing.can_delete(request.user, debate):
         return HttpResponseForbidden("Only the debate's owner can delete it.")
     debate.delete()
     messages.success(request, "Debate deleted.")

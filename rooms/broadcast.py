@@ -1,15 +1,20 @@
-"""Rendering a room's visual units and pushing them live (the same partials as the page)."""
+"""Rendering a room's visual units and pushing them live (the same partials as the page).
+
+`RoomBroadcaster` keeps what the status line needs in memory (the agents, the queue order, each agent's
+context size), starting from the room the engine loaded and following the messages it is told about, so
+a push costs no query and the same however long the conversation is.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.template.loader import render_to_string
 
 from chaoslm import live
 from rooms import queue as q
-from rooms.engine import RoomObserver, context_state, load_room
+from rooms.engine import ContextMeter, RoomObserver, RoomTable
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -17,16 +22,25 @@ def message_html(message: RoomMessage) -> str:
     return render_to_string("rooms/partials/message.html", {"message": message})
 
 
-def status_context(room: Room, thinking: list[str] | None = None, note: str = "", countdown: int = 0) -> dict[str, Any]:
-    table = load_room(room.pk)
-    thinking = thinking or []
+def in_queue_order(room: Room, agents: Sequence[RoomAgent]) -> list[RoomAgent]:
     order = q.Queue.from_json(room.queue).order
-    agents = sorted(table.agents, key=lambda a: order.index(a.pk) if a.pk in order else len(order))
-    level, tokens, window = context_state(table)
+    return sorted(agents, key=lambda a: order.index(a.pk) if a.pk in order else len(order))
+
+
+def status_context(
+    room: Room,
+    agents: Sequence[RoomAgent],
+    context: tuple[str, int, int],
+    thinking: Sequence[str] = (),
+    note: str = "",
+    countdown: int = 0,
+) -> dict[str, Any]:
+    """The status partial's context; `agents` in queue order, `context` as `ContextMeter.state()`."""
+    level, tokens, window = context
     return {
         "room": room,
         "agents": agents,
-        "thinking": thinking,
+        "thinking": list(thinking),
         "note": note,
         "countdown": countdown,
         "waiting": max(0, len([a for a in agents if a.participating]) - len(thinking)),
@@ -37,14 +51,26 @@ def status_context(room: Room, thinking: list[str] | None = None, note: str = ""
     }
 
 
-def status_html(room: Room, **extra: Any) -> str:
-    return render_to_string("rooms/partials/status.html", status_context(room, **extra))
+def status_html(room: Room, agents: Sequence[RoomAgent], context: tuple[str, int, int], **extra: Any) -> str:
+    return render_to_string("rooms/partials/status.html", status_context(room, agents, context, **extra))
 
 
 class RoomBroadcaster(RoomObserver):
     def __init__(self, room_id: int) -> None:
         self.outbox = live.Outbox(live.room_group(room_id), "#messages")
         self.thinking: dict[int, str] = {}
+        self.agents: list[RoomAgent] = []
+        self.meter: ContextMeter | None = None
+
+    def loaded(self, table: RoomTable) -> None:
+        # The engine reloads the room every turn (and measures it, to stop at the context limit): whatever the
+        # owner changed since is in it. The turn's own messages are added to the meter as they are saved.
+        self.agents = in_queue_order(table.room, table.agents)
+        self.meter = table.meter()
+
+    def _status(self, room: Room, **extra: Any) -> str:
+        context = self.meter.state() if self.meter is not None else ("ok", 0, 0)
+        return status_html(room, self.agents, context, **extra)
 
     def started(self, room: Room, agent: RoomAgent) -> None:
         self.thinking[agent.pk] = agent.name
@@ -55,18 +81,21 @@ class RoomBroadcaster(RoomObserver):
         self.outbox.tokens(f"think-{agent.pk}-text", text)
 
     async def message_saved(self, room: Room, message: RoomMessage) -> None:
+        if self.meter is not None:
+            self.meter.add(message)
         if message.agent_id is not None:
             self.thinking.pop(message.agent_id, None)
             self.outbox.html(live.remove(f"think-{message.agent_id}", "#messages"))
         into = "#pending" if message.kind == RoomMessage.Kind.PENDING else "#messages"
-        self.outbox.html(live.upsert(await sync_to_async(message_html)(message), into))
-        self.outbox.html(await sync_to_async(status_html)(room, thinking=sorted(self.thinking.values())))
+        # The message's agent is the engine's own object: rendering needs no query, so it runs right here.
+        self.outbox.html(live.upsert(message_html(message), into))
+        self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
 
     async def room_changed(self, room: Room, note: str = "") -> None:
-        self.outbox.html(await sync_to_async(status_html)(room, thinking=sorted(self.thinking.values()), note=note))
+        self.outbox.html(self._status(room, thinking=sorted(self.thinking.values()), note=note))
 
     async def countdown(self, room: Room, seconds: int) -> None:
-        self.outbox.html(await sync_to_async(status_html)(room, countdown=seconds))
+        self.outbox.html(self._status(room, countdown=seconds))
 
     async def drain(self) -> None:
         await self.outbox.drain()

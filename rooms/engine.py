@@ -24,17 +24,14 @@ from django.utils import timezone
 
 from chaoslm.llm import (
     Callbacks,
-    ChatOptions,
     ChatResult,
     Endpoint,
     LLMError,
     LLMRateLimited,
     Policy,
     chat,
-    estimate_tokens,
-    own_connections,
 )
-from debates.formats.base import append_merged
+from chaoslm.llm.messages import append_merged
 from rooms import queue as q
 from rooms.models import Room, RoomAgent, RoomMessage
 
@@ -59,6 +56,9 @@ class RoomObserver:
     async def countdown(self, room: Room, seconds: int) -> None:
         pass
 
+    def loaded(self, table: RoomTable) -> None:
+        """The engine (re)loaded the room: the state its next pushes start from."""
+
     async def drain(self) -> None:
         pass
 
@@ -77,28 +77,75 @@ def agent_prompt(persona_prompt: str, name: str) -> str:
     )
 
 
+YOUR_TURN = "(Your turn.)"
+
+
+def in_history(message: RoomMessage) -> bool:
+    return message.active and message.kind in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT)
+
+
+def _entry(message: RoomMessage, agent_id: int) -> tuple[str, str]:
+    """How `message` reads in the request of the agent `agent_id`: (role, content)."""
+    if message.agent_id == agent_id:
+        return "assistant", message.content
+    return "user", f"{message.author}: {message.content}"
+
+
 def history(messages: Sequence[RoomMessage], agent: RoomAgent) -> list[dict[str, str]]:
     """The agent's request: its system prompt, then the active user and agent messages, in order."""
     out: list[dict[str, str]] = [{"role": "system", "content": agent.system_prompt}]
 
     for message in messages:
-        if not message.active or message.kind not in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT):
-            continue
-        if message.agent_id == agent.pk:
-            append_merged(out, "assistant", message.content)
-        else:
-            append_merged(out, "user", f"{message.author}: {message.content}")
+        if in_history(message):
+            append_merged(out, *_entry(message, agent.pk))
     if out[-1]["role"] != "user":
-        append_merged(out, "user", "(Your turn.)")
+        append_merged(out, "user", YOUR_TURN)
     return out
 
 
-def endpoint_for(agent: RoomAgent) -> Endpoint:
-    from chaoslm.personas.models import Provider, default_endpoint
+def _term(length: int) -> int:
+    # One message's share of gateway.estimate_tokens.
+    return 4 + length // 4
 
-    provider_id = agent.llm.get("provider_id")
-    provider = Provider.objects.filter(pk=provider_id).first() if provider_id else None
-    return provider.endpoint(agent.llm.get("model", "")) if provider else default_endpoint(agent.llm.get("model", ""))
+
+class ContextMeter:
+    """Each agent's estimated request size, as `estimate_tokens(history(messages, agent))`, kept a message at a time.
+
+    It keeps only lengths: adding a message costs the same however long the conversation is.
+    """
+
+    def __init__(self, agents: Sequence[RoomAgent], windows: dict[int, int], messages: Sequence[RoomMessage]) -> None:
+        self.windows = windows
+        self.totals = {a.pk: 3 + _term(len(a.system_prompt)) for a in agents}
+        self.last = {a.pk: ("system", len(a.system_prompt)) for a in agents}  # the role and length of the last entry
+        for message in messages:
+            self.add(message)
+
+    def add(self, message: RoomMessage) -> None:
+        if not in_history(message):
+            return
+        for agent_id, (last_role, last_length) in self.last.items():
+            role, content = _entry(message, agent_id)
+            if role == last_role:  # append_merged: joined to the last entry with a blank line
+                merged = last_length + 2 + len(content)
+                self.totals[agent_id] += _term(merged) - _term(last_length)
+                self.last[agent_id] = (role, merged)
+            else:
+                self.totals[agent_id] += _term(len(content))
+                self.last[agent_id] = (role, len(content))
+
+    def tokens(self, agent_id: int) -> int:
+        last_role, _ = self.last[agent_id]
+        return self.totals[agent_id] + (0 if last_role == "user" else _term(len(YOUR_TURN)))
+
+    def state(self) -> tuple[str, int, int]:
+        """The fullest agent's context: (level, estimated tokens, window)."""
+        worst = ("ok", 0, 0)
+        for agent_id in self.totals:
+            tokens, window = self.tokens(agent_id), self.windows[agent_id]
+            if tokens / max(window, 1) > worst[1] / max(worst[2], 1):
+                worst = (q.context_level(tokens, window), tokens, window)
+        return worst
 
 
 @dataclass
@@ -109,6 +156,14 @@ class RoomTable:
     agents: list[RoomAgent]
     messages: list[RoomMessage]
     endpoints: dict[int, Endpoint]
+    _meter: ContextMeter | None = None
+
+    def meter(self) -> ContextMeter:
+        """The agents' context sizes, measured once a load; the broadcaster then adds the turn's messages."""
+        if self._meter is None:
+            windows = {agent_id: endpoint.context_window for agent_id, endpoint in self.endpoints.items()}
+            self._meter = ContextMeter(self.agents, windows, self.messages)
+        return self._meter
 
 
 def load_room(room_id: int) -> RoomTable:
@@ -118,7 +173,7 @@ def load_room(room_id: int) -> RoomTable:
         room=room,
         agents=agents,
         messages=list(room.messages.exclude(kind=RoomMessage.Kind.PENDING)),
-        endpoints={a.pk: endpoint_for(a) for a in agents},
+        endpoints={a.pk: a.llm_settings.endpoint() for a in agents},
     )
 
 
@@ -129,7 +184,7 @@ def queue_agents(agents: Sequence[RoomAgent]) -> list[q.Agent]:
 async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) -> ChatResult:
     room = table.room
     endpoint = table.endpoints[agent.pk]
-    options = ChatOptions(temperature=agent.llm.get("temperature"), max_tokens=agent.llm.get("max_tokens"))
+    options = agent.llm_settings.options()
     # Rooms never sit out a rate limit: they pause and show the countdown instead.
     policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
     observer.started(room, agent)
@@ -253,6 +308,7 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
 
 async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
     table = await sync_to_async(load_room)(room_id)
+    observer.loaded(table)
     agents = [a for a in table.agents if a.participating]
     results = await asyncio.gather(*(_answer(table, a, observer) for a in agents), return_exceptions=True)
     saved = []
@@ -276,14 +332,7 @@ async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
 
 def context_state(table: RoomTable) -> tuple[str, int, int]:
     """The fullest agent's context: (level, estimated tokens, window)."""
-    worst = ("ok", 0, 0)
-    for agent in table.agents:
-        tokens = estimate_tokens(history(table.messages, agent))
-        window = table.endpoints[agent.pk].context_window
-        level = q.context_level(tokens, window)
-        if tokens / max(window, 1) > worst[1] / max(worst[2], 1):
-            worst = (level, tokens, window)
-    return worst
+    return table.meter().state()
 
 
 async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
@@ -293,7 +342,7 @@ async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
     """
     observer = observer or RoomObserver()
     try:
-        async with holding(room_id, only_in_auto=True) as held, own_connections():
+        async with holding(room_id, only_in_auto=True) as held:
             if held:
                 await _auto_turns(room_id, observer)
     finally:
@@ -303,6 +352,7 @@ async def auto_loop(room_id: int, observer: RoomObserver | None = None) -> None:
 async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
     while True:
         table = await sync_to_async(load_room)(room_id)
+        observer.loaded(table)
         room = table.room
         if room.mode != Room.Mode.AUTO:
             return

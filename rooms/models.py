@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import secrets
-
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from debates.models import Debate
-
-
-def new_share_token() -> str:
-    return secrets.token_urlsafe(24)
+from chaoslm import sharing
+from chaoslm.personas.calls import LLMSettings
+from chaoslm.sharing import new_share_token
 
 
 class Room(models.Model):
@@ -20,8 +16,8 @@ class Room(models.Model):
         MANUAL = "manual", "manual"
         AUTO = "auto", "auto"
 
-    # The same rules as debates (debates/access.py serves both).
-    Visibility = Debate.Visibility
+    # The same rules as every shared thing (chaoslm/sharing.py).
+    Visibility = sharing.Visibility
 
     title = models.CharField(max_length=200)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
@@ -73,6 +69,10 @@ class RoomAgent(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def llm_settings(self) -> LLMSettings:
+        return LLMSettings.from_json(self.llm)
 
     @property
     def label(self) -> str:

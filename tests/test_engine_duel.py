@@ -220,7 +220,8 @@ def test_what_a_watcher_is_pushed_ends_as_what_a_fresh_page_shows(llm_server, pe
     from django.template.loader import render_to_string
 
     from chaoslm import live
-    from debates.broadcast import DebateBroadcaster, page_state
+    from debates.broadcast import DebateBroadcaster
+    from debates.selectors import page_state
 
     debate = new_duel(personas, turns=4)
     layer = get_channel_layer()

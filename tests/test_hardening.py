@@ -18,7 +18,7 @@ from chaoslm.asgi import application as site
 from chaoslm.personas.models import Persona, import_personas
 from debates.management.commands.serve import is_loopback
 from debates.models import Debate
-from rooms import actions
+from rooms import services
 from rooms.models import Room
 from tests.test_web_access import make_debate
 
@@ -106,7 +106,7 @@ def test_the_origin_rule_is_djangos_csrf_rule(alice, settings, origin, host, sch
 def test_adding_a_persona_already_in_the_room_answers_an_escaped_422(alice):
     (persona,) = import_personas([("x.yaml", f"name: '{XSS_NAME}'\nrole: chat\npersonality: Hi.\n")])
     room = Room.objects.create(title="R", owner=alice)
-    actions.add_agent(room, persona)
+    services.add_agent(room, persona)
     response = logged_in(alice).post(reverse("room_add_agent", args=[room.pk]), {"persona": persona.pk})
     assert response.status_code == 422
     assert response.content.decode() == "&lt;svg onload=alert(1)&gt;Chatty is already in this room."

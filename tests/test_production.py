@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 
 from chaoslm.personas.models import import_personas
+from chaoslm.runner import inline
 from debates.models import Debate, Event
 from debates.recovery import recover, stalled_debates
-from debates.runner import inline
 from debates.setup import SeatChoice, create_debate
 
 ROOT = Path(__file__).resolve().parent.parent

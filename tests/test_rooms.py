@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from chaoslm.personas.models import Persona, Provider, import_personas
-from rooms import actions
+from rooms import services
 from rooms.engine import auto_loop, manual_round
 from rooms.models import Room, RoomMessage
 from rooms.queue import SKIP_RULE
@@ -25,7 +25,7 @@ def room(llm_server):
     import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in ("Alice", "Bob", "Charlie")])
     room = Room.objects.create(title="Chat", owner=owner, response_delay=1, max_messages=0)
     for name in ("Alice", "Bob", "Charlie"):
-        actions.add_agent(room, Persona.objects.get(name=name))
+        services.add_agent(room, Persona.objects.get(name=name))
     room.refresh_from_db()
     return room
 
@@ -36,26 +36,24 @@ def agent_of(request):
 
 def test_a_manual_round_asks_every_agent_at_once(room, llm_server):
     llm_server.configure(latency=0.5)
-    actions.post_message(room, "olive", "Hello all")
-    started = time.monotonic()
+    services.post_message(room, "olive", "Hello all")
     saved = asyncio.run(manual_round(room.pk))
-    elapsed = time.monotonic() - started
-    assert elapsed < 1.0  # about one latency, not three
-    starts = sorted(r.started for r in llm_server.requests)
-    assert starts[-1] - starts[0] < 0.2
+    # All three were in flight together: each request began before any answer was finished.
+    assert len(llm_server.requests) == 3
+    assert max(r.started for r in llm_server.requests) < min(r.finished for r in llm_server.requests)
     assert [m.kind for m in saved] == ["pending"] * 3
     assert {m.author for m in saved} == {"Alice", "Bob", "Charlie"}
 
 
 def test_every_request_carries_the_skip_rule_and_only_active_messages(room, llm_server):
-    first = actions.post_message(room, "olive", "The secret word is PELICAN")
+    first = services.post_message(room, "olive", "The secret word is PELICAN")
     asyncio.run(manual_round(room.pk))
     kept = room.messages.filter(kind="pending", author="Alice").first()
-    actions.submit_pending(room, {kept.pk})
+    services.submit_pending(room, {kept.pk})
     dropped = room.messages.filter(kind="agent", active=False)
     assert dropped.count() == 2
-    actions.toggle_active(first)  # the person takes their own first message out
-    actions.post_message(room, "olive", "What now?")
+    services.toggle_active(first)  # the person takes their own first message out
+    services.post_message(room, "olive", "What now?")
     llm_server.reset()
     asyncio.run(manual_round(room.pk))
     assert len(llm_server.requests) == 3
@@ -71,8 +69,8 @@ def test_every_request_carries_the_skip_rule_and_only_active_messages(room, llm_
 
 def test_skips_show_as_system_lines_and_a_full_round_of_skips_stops_auto(room, llm_server):
     llm_server.configure(rules=[{"reply": "SKIP"}])
-    actions.post_message(room, "olive", "Anything?")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Anything?")
+    services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
     room.refresh_from_db()
     assert room.mode == Room.Mode.MANUAL
@@ -85,8 +83,8 @@ def test_skips_show_as_system_lines_and_a_full_round_of_skips_stops_auto(room, l
 def test_auto_mode_stops_at_the_message_limit(room, llm_server):
     room.max_messages = 2
     room.save()
-    actions.post_message(room, "olive", "Go")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
     room.refresh_from_db()
     assert room.messages.filter(kind="agent").count() == 2
@@ -98,16 +96,16 @@ def test_a_mention_puts_the_agent_next_and_agents_can_mention_each_other(room, l
     room.max_messages = 3
     room.save()
     llm_server.configure(rules=[{"match": "olive: Start", "reply": "Over to @charlie for this one.", "times": 1}])
-    actions.post_message(room, "olive", "Start")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Start")
+    services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
     assert list(room.messages.filter(kind="agent").values_list("author", flat=True)) == ["Alice", "Charlie", "Bob"]
 
 
 def test_a_rate_limit_pauses_auto_mode_with_the_wait(room, llm_server):
     llm_server.configure(rules=[{"fault": "429", "retry_after": 30}])
-    actions.post_message(room, "olive", "Go")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
     room.refresh_from_db()
     assert room.mode == Room.Mode.MANUAL and room.pause_reason == "Rate limited. Retry in 30s"
@@ -119,8 +117,8 @@ def test_a_rate_limit_pauses_auto_mode_with_the_wait(room, llm_server):
 
 def test_stopping_auto_mode_mid_generation_adds_nothing(room, llm_server):
     llm_server.configure(latency=2.0)
-    actions.post_message(room, "olive", "Go")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
 
     async def run_then_stop():
         task = asyncio.create_task(auto_loop(room.pk))
@@ -138,8 +136,8 @@ def test_two_auto_loops_asked_for_one_room_run_as_one(room, llm_server):
     room.max_messages = 3
     room.save()
     llm_server.configure(latency=0.2)
-    actions.post_message(room, "olive", "Go")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
 
     async def both():
         await asyncio.gather(auto_loop(room.pk), auto_loop(room.pk))
@@ -155,19 +153,19 @@ def test_switching_auto_off_stops_a_loop_that_nobody_cancels(room, llm_server, s
     # A loop on a Celery worker is not cancelled by the web process: it sees the mode change itself.
     settings.CHAOSLM_ROOM_POLL = 0.1
     llm_server.configure(latency=3.0)
-    actions.post_message(room, "olive", "Go")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
 
     async def run_and_switch_off():
         task = asyncio.create_task(auto_loop(room.pk))
         await asyncio.sleep(0.5)
-        await asyncio.to_thread(lambda: actions.set_mode(Room.objects.get(pk=room.pk), Room.Mode.MANUAL))
-        started = time.monotonic()
+        await asyncio.to_thread(lambda: services.set_mode(Room.objects.get(pk=room.pk), Room.Mode.MANUAL))
         await task
-        return time.monotonic() - started
 
-    stopped_in = asyncio.run(run_and_switch_off())
-    assert stopped_in < 1.0  # the generation in flight (3 s) was stopped, not waited for
+    asyncio.run(run_and_switch_off())
+    # The generation in flight was stopped, not waited for: the server was cut off before its 3 s answer.
+    (in_flight,) = llm_server.requests
+    assert in_flight.finished is not None and in_flight.finished - in_flight.started < 3.0
     assert not room.messages.filter(kind__in=["agent", "pending"]).exists()
     room.refresh_from_db()
     assert room.held_until is None
@@ -177,8 +175,8 @@ def test_a_hold_left_by_a_killed_process_lapses(room, llm_server, settings):
     settings.CHAOSLM_ROOM_HOLD = 1.0
     room.max_messages = 1
     room.save()
-    actions.post_message(room, "olive", "Go")
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
     Room.objects.filter(pk=room.pk).update(held_until=timezone.now() + timedelta(seconds=0.8))
     asyncio.run(auto_loop(room.pk))  # held by the dead process: nothing happens
     assert not room.messages.filter(kind="agent").exists()
@@ -188,11 +186,11 @@ def test_a_hold_left_by_a_killed_process_lapses(room, llm_server, settings):
 
 
 def test_a_round_asked_for_while_the_room_is_held_waits_for_it(room, llm_server):
-    actions.post_message(room, "olive", "Hello")
+    services.post_message(room, "olive", "Hello")
+    lapses = time.monotonic() + 0.6
     Room.objects.filter(pk=room.pk).update(held_until=timezone.now() + timedelta(seconds=0.6))
-    started = time.monotonic()
     saved = asyncio.run(manual_round(room.pk))
-    assert time.monotonic() - started >= 0.6
+    assert min(r.started for r in llm_server.requests) >= lapses  # no agent was asked before the hold lapsed
     assert [m.kind for m in saved] == ["pending"] * 3
 
 
@@ -201,8 +199,8 @@ def test_the_context_limit_stops_auto_mode(room, llm_server):
     for agent in room.agents.all():
         agent.llm = {**agent.llm, "provider_id": tiny.pk}
         agent.save()
-    actions.post_message(room, "olive", "word " * 200)
-    actions.set_mode(room, Room.Mode.AUTO)
+    services.post_message(room, "olive", "word " * 200)
+    services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
     room.refresh_from_db()
     assert room.pause_reason == "Conversation approaching model context limit"
@@ -211,7 +209,7 @@ def test_the_context_limit_stops_auto_mode(room, llm_server):
 
 def test_the_speaker_guard_cuts_an_agent_writing_for_another(room, llm_server):
     llm_server.configure(rules=[{"reply": "I agree.\nBob: No, you don't.\nAlice: Yes I do."}])
-    actions.post_message(room, "olive", "Agree?")
+    services.post_message(room, "olive", "Agree?")
     asyncio.run(manual_round(room.pk))
     alice = room.messages.get(kind="pending", author="Alice")
     assert alice.content == "I agree."
@@ -219,23 +217,23 @@ def test_the_speaker_guard_cuts_an_agent_writing_for_another(room, llm_server):
 
 
 def test_the_person_cannot_type_in_auto_mode_or_past_pending_answers(room):
-    actions.set_mode(room, Room.Mode.AUTO)
-    with pytest.raises(actions.RoomError, match="Switch to manual mode"):
-        actions.post_message(room, "olive", "hi")
-    actions.set_mode(room, Room.Mode.MANUAL)
+    services.set_mode(room, Room.Mode.AUTO)
+    with pytest.raises(services.RoomError, match="Switch to manual mode"):
+        services.post_message(room, "olive", "hi")
+    services.set_mode(room, Room.Mode.MANUAL)
     RoomMessage.objects.create(room=room, kind="pending", author="Alice", content="x")
-    with pytest.raises(actions.RoomError, match="Keep or drop the pending answers"):
-        actions.post_message(room, "olive", "hi")
-    with pytest.raises(actions.RoomError, match="before starting auto mode"):
-        actions.set_mode(room, Room.Mode.AUTO)
+    with pytest.raises(services.RoomError, match="Keep or drop the pending answers"):
+        services.post_message(room, "olive", "hi")
+    with pytest.raises(services.RoomError, match="before starting auto mode"):
+        services.set_mode(room, Room.Mode.AUTO)
 
 
 def test_joining_leaving_and_pausing_keep_the_queue_in_step(room):
     alice = room.agents.get(name="Alice")
-    message = actions.remove_agent(room, alice)
+    message = services.remove_agent(room, alice)
     assert message.content == "[Alice | chat] left the conversation"
     room.refresh_from_db()
     assert len(room.queue["order"]) == 2
     bob = room.agents.get(name="Bob")
-    assert actions.toggle_participation(bob).participating is False
+    assert services.toggle_participation(bob).participating is False
     assert room.messages.first().content == "[Alice | chat] joined the conversation"

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
 
-from debates.routing import websocket_urlpatterns
+from chaoslm.routing import websocket_urlpatterns
 from rooms.models import Room, RoomMessage
 
 pytestmark = pytest.mark.django_db(transaction=True)

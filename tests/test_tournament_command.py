@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from debates.runner import inline
+from chaoslm.runner import inline
 from tests.tournament_helpers import always_for, debater, judge, provider_for
 from tournaments.models import Tournament
 

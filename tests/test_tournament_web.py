@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from debates.runner import inline
+from chaoslm.runner import inline
 from tests.tournament_helpers import always_for, debater, judge, provider_for, questions, run_to_end
 from tournaments import services
 from tournaments.models import Judgment, Question, Tournament

@@ -13,9 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from chaoslm.personas.models import import_personas
+from chaoslm.routing import websocket_urlpatterns
+from chaoslm.runner import inline
 from debates.models import Debate, Event, Seat
-from debates.routing import websocket_urlpatterns
-from debates.runner import inline
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

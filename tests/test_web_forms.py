@@ -6,8 +6,8 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from chaoslm.personas.models import Persona, import_personas
+from chaoslm.runner import inline
 from debates.models import Debate
-from debates.runner import inline
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterable
 
 from chaoslm.personas.models import Persona, Provider
-from debates.runner import inline
+from chaoslm.runner import inline
 from tournaments import services
 from tournaments.models import Tournament
 from tournaments.questions import QuestionSpec

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from channels.db import database_sync_to_async
 
-from chaoslm import live
+from chaoslm import live, sharing
 from chaoslm.consumers import LiveConsumer
-from debates import access
 from tournaments import broadcast
 from tournaments.models import Tournament
 
@@ -16,7 +15,7 @@ class TournamentConsumer(LiveConsumer):
 
     async def allowed_group(self) -> str | None:
         kwargs = self.scope["url_route"]["kwargs"]
-        found = await database_sync_to_async(access.find_visible)(
+        found = await database_sync_to_async(sharing.find_visible)(
             Tournament, self.scope["user"], kwargs.get("pk"), kwargs.get("token")
         )
         if found is None:

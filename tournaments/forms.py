@@ -7,8 +7,8 @@ from typing import Any
 from django import forms
 
 from chaoslm.personas.models import Persona
+from chaoslm.sharing import Visibility
 from debates.formats import get_format
-from debates.models import Debate
 from tournaments import design
 from tournaments.models import Tournament
 from tournaments.questions import MAX_BYTES, QuestionsError, QuestionSpec, parse_file, parse_lines
@@ -48,7 +48,7 @@ class NewTournamentForm(forms.Form):
         min_value=1, max_value=10, initial=1, help_text="How many times each judge judges each transcript."
     )
     concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
-    visibility = forms.ChoiceField(choices=Debate.Visibility.choices, initial=Debate.Visibility.PRIVATE)
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

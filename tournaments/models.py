@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 
 from chaoslm.personas.yaml_io import PersonaSpec, spec_from_mapping
+from chaoslm.sharing import Visibility
 from debates.models import Debate, new_share_token
 
 
@@ -35,7 +36,7 @@ class Tournament(models.Model):
     repeats = models.PositiveSmallIntegerField(default=1)
     concurrency = models.PositiveSmallIntegerField(default=8)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    visibility = models.CharField(max_length=20, choices=Debate.Visibility.choices, default=Debate.Visibility.PRIVATE)
+    visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
     share_token = models.CharField(max_length=64, unique=True, default=new_share_token)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)

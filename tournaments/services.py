@@ -31,10 +31,10 @@ from django.db.models import F, Q
 from django.db.models.signals import post_save
 from django.utils import timezone
 
-from chaoslm import live
+from chaoslm import live, runner
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
-from debates import runner
+from chaoslm.sharing import Visibility
 from debates.formats import FormatError, get_format
 from debates.models import Debate
 from debates.replay import create_replay
@@ -99,7 +99,7 @@ def _check(
         raise TournamentError("Sides must be 'both' or 'once'.")
     if not 1 <= repeats <= MAX_REPEATS:
         raise TournamentError(f"Repeats must be between 1 and {MAX_REPEATS}.")
-    if visibility not in Debate.Visibility.values:
+    if visibility not in Visibility.values:
         raise TournamentError("Visibility must be private, unlisted or public.")
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise TournamentError(f"Concurrency must be between 1 and {MAX_CONCURRENCY}.")
@@ -129,7 +129,7 @@ def create_tournament(
     repeats: int = 1,
     concurrency: int = 8,
     owner: Any = None,
-    visibility: str = Debate.Visibility.PRIVATE,
+    visibility: str = Visibility.PRIVATE,
 ) -> Tournament:
     """Store a tournament with all its matches and judgments (nothing runs yet: see `start`)."""
     name = name.strip()
@@ -234,7 +234,7 @@ def _debate_of(job: schedule.Job) -> int | None:
 
 
 def advance(
-    tournament_id: int, *, stalled_after: float | None = None, start: Callable[[int], None] = runner.start
+    tournament_id: int, *, stalled_after: float | None = None, start: Callable[[int], None] | None = None
 ) -> schedule.Decision:
     """One pass: start what the scheduler says now; mark the tournament completed once it settles.
 
@@ -243,6 +243,7 @@ def advance(
     `start(debate_id)` runs a debate (by default on the configured runner, once the pass commits).
     """
     stalled_after = settings.CHAOSLM_STALLED_AFTER if stalled_after is None else stalled_after
+    start = start or _start_debate
     with transaction.atomic():
         tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
         decision = schedule.plan(state.settings_of(tournament), state.jobs(tournament, stalled_after))
@@ -333,9 +334,11 @@ def _submit(tournament_id: int) -> None:
         Tournament.objects.filter(pk=tournament_id).update(tick_token=token, ticked_at=timezone.now())
         transaction.on_commit(lambda: _send(tournament_id, token))
     else:
-        transaction.on_commit(
-            lambda: runner.inline.run_task(f"tournament-{tournament_id}", lambda: run_inline(tournament_id))
-        )
+        runner.submit("tournament", tournament_id)
+
+
+def _start_debate(debate_id: int) -> None:
+    runner.submit("debate", debate_id)
 
 
 def _wake(tournament_id: int) -> None:
@@ -367,7 +370,7 @@ async def run_inline(tournament_id: int) -> None:
             chosen: list[int] = []
             await sync_to_async(advance)(tournament_id, start=chosen.append)
             for debate_id in chosen:
-                runner.inline.submit(debate_id)
+                runner.inline.submit("debate", debate_id)
             # Pushed from the loop, not from inside the pass: a pass runs in the loop's one sync thread.
             await live.push(
                 live.tournament_group(tournament_id), await sync_to_async(broadcast.live_html_of)(tournament_id)

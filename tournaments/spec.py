@@ -10,7 +10,7 @@ import yaml
 
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
-from debates.models import Debate
+from chaoslm.sharing import Visibility
 from tournaments.questions import QuestionsError, QuestionSpec, parse_file
 from tournaments.services import Contestant
 
@@ -44,7 +44,7 @@ class TournamentSpec:
     sides: str = "both"
     repeats: int = 1
     concurrency: int = 8
-    visibility: str = Debate.Visibility.PRIVATE
+    visibility: str = Visibility.PRIVATE
 
 
 def _contestant(value: Any, base: Path, where: str) -> Contestant:
@@ -142,5 +142,5 @@ def read_spec(path: Path) -> TournamentSpec:
         sides=str(data.get("sides", "both")),
         repeats=_int(data, "repeats", 1, source),
         concurrency=_int(data, "concurrency", 8, source),
-        visibility=str(data.get("visibility", Debate.Visibility.PRIVATE)),
+        visibility=str(data.get("visibility", Visibility.PRIVATE)),
     )

@@ -1,4 +1,4 @@
-"""Tournament pages and owner actions. The same access rules as debates (debates/access.py)."""
+"""Tournament pages and owner actions. The same access rules as debates (chaoslm/sharing.py)."""
 
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from debates import access
-from debates.models import Debate
+from chaoslm import sharing
+from chaoslm.sharing import Visibility
 from tournaments import broadcast, exports, results, services
 from tournaments.forms import NewTournamentForm
 from tournaments.models import Tournament
 
 
 def tournament_list(request: HttpRequest) -> HttpResponse:
-    visible = Q(visibility=Debate.Visibility.PUBLIC)
+    visible = Q(visibility=Visibility.PUBLIC)
     mine = Tournament.objects.none()
     if request.user.is_authenticated:
         mine = Tournament.objects.filter(owner=request.user)
@@ -78,12 +78,12 @@ def _page(request: HttpRequest, tournament: Tournament, *, ws_url: str, exports_
         {
             **state,
             "match_page": match_page,
-            "is_owner": access.is_owner(request.user, tournament),
-            "can_delete": access.can_delete(request.user, tournament),
+            "is_owner": sharing.is_owner(request.user, tournament),
+            "can_delete": sharing.can_delete(request.user, tournament),
             "ws_url": ws_url,
             "share_url": request.build_absolute_uri(reverse("tournament_share", args=[tournament.share_token])),
             "exports_base": exports_base,
-            "visibility_choices": Debate.Visibility.choices,
+            "visibility_choices": Visibility.choices,
             "questions": tournament.questions.count(),
             "entrants": list(tournament.entrants.all()),
         },
@@ -91,14 +91,14 @@ def _page(request: HttpRequest, tournament: Tournament, *, ws_url: str, exports_
 
 
 def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    tournament = access.visible_or_404(Tournament, request.user, pk=pk)
+    tournament = sharing.visible_or_404(Tournament, request.user, pk=pk)
     return _page(
         request, tournament, ws_url=f"/ws/tournaments/{pk}/", exports_base=reverse("tournament_detail", args=[pk])
     )
 
 
 def tournament_share(request: HttpRequest, token: str) -> HttpResponse:
-    tournament = access.visible_or_404(Tournament, request.user, token=token)
+    tournament = sharing.visible_or_404(Tournament, request.user, token=token)
     return _page(
         request,
         tournament,
@@ -124,11 +124,11 @@ def _export(tournament: Tournament, name: str) -> HttpResponse:
 
 
 def tournament_export(request: HttpRequest, pk: int, name: str) -> HttpResponse:
-    return _export(access.visible_or_404(Tournament, request.user, pk=pk), name)
+    return _export(sharing.visible_or_404(Tournament, request.user, pk=pk), name)
 
 
 def tournament_share_export(request: HttpRequest, token: str, name: str) -> HttpResponse:
-    return _export(access.visible_or_404(Tournament, request.user, token=token), name)
+    return _export(sharing.visible_or_404(Tournament, request.user, token=token), name)
 
 
 def _owner_action(
@@ -140,8 +140,8 @@ def _owner_action(
     @require_POST
     @functools.wraps(view)
     def wrapped(request: HttpRequest, pk: int) -> HttpResponse:
-        tournament = access.visible_or_404(Tournament, request.user, pk=pk)
-        if not access.is_owner(request.user, tournament):
+        tournament = sharing.visible_or_404(Tournament, request.user, pk=pk)
+        if not sharing.is_owner(request.user, tournament):
             return HttpResponseForbidden("Only the tournament's owner can do that.")
         return view(request, tournament)
 
@@ -169,7 +169,7 @@ def tournament_cancel(request: HttpRequest, tournament: Tournament) -> HttpRespo
 @_owner_action
 def tournament_visibility(request: HttpRequest, tournament: Tournament) -> HttpResponse:
     value = request.POST.get("visibility", "")
-    if value not in Debate.Visibility.values:
+    if value not in Visibility.values:
         return HttpResponse("Unknown visibility.", status=400)
     tournament.visibility = value
     tournament.save(update_fields=["visibility", "updated_at"])

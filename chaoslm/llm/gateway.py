@@ -27,8 +27,15 @@ import httpx2 as httpx
 import jsonschema
 import openai
 
-from chaoslm.llm import local_model
-from chaoslm.llm.errors import LLMBadResponse, LLMConfigError, LLMRateLimited, LLMTimeout, LLMUnavailable
+from chaoslm.llm import local_status
+from chaoslm.llm.errors import (
+    LLMBadResponse,
+    LLMConfigError,
+    LLMError,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMUnavailable,
+)
 
 logger = logging.getLogger("chaoslm.llm")
 
@@ -65,6 +72,8 @@ class Policy:
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> Policy:
+        # Imported here, not above: the gateway (and chaoslm/llm/messages.py, which the pure formats use) loads
+        # without Django; only callers inside the web app or a worker read settings.
         from django.conf import settings
 
         values: dict[str, Any] = {
@@ -325,6 +334,98 @@ async def _sleep(seconds: float, reason: str, callbacks: Callbacks) -> None:
     await asyncio.sleep(seconds)
 
 
+class _Retries:
+    """What the retry policy has used up across one call's attempts, and the error when it runs out."""
+
+    def __init__(self, endpoint: Endpoint, policy: Policy, callbacks: Callbacks) -> None:
+        self.endpoint = endpoint
+        self.policy = policy
+        self.callbacks = callbacks
+        self.where = f"{endpoint.name} ({endpoint.model})"
+        self.timeout = policy.timeout
+        self.timed_out = False
+        self.failures = 0
+        self.rate_limits = 0
+        self.restart_waits = 0
+        self.streamed = False
+        self.tracked = Callbacks(on_delta=self.track, on_restart=callbacks.on_restart, on_wait=callbacks.on_wait)
+
+    def track(self, delta: str) -> None:
+        self.streamed = True
+        if self.callbacks.on_delta is not None:
+            self.callbacks.on_delta(delta)
+
+    def restart(self) -> None:
+        if self.streamed and self.callbacks.on_restart is not None:
+            self.callbacks.on_restart()
+
+    def after_timeout(self) -> None:
+        """One retry at 1.5x the timeout, then LLMTimeout."""
+        self.restart()
+        if self.timed_out:
+            raise LLMTimeout(
+                f"{self.where} did not answer within {self.policy.timeout:g}s, nor within {self.timeout:g}s on a "
+                "second try. Check that the server is up and not overloaded, or raise "
+                "CHAOSLM_LLM_TIMEOUT."
+            ) from None
+        self.timed_out = True
+        self.timeout = self.policy.timeout * 1.5
+        logger.warning("%s timed out; retrying once with a %.1fs timeout", self.where, self.timeout)
+
+    def rate_limit_wait(self, error: openai.RateLimitError) -> float:
+        """The Retry-After to sit out, or LLMRateLimited when the caller will not wait that long."""
+        self.restart()
+        wait = _retry_after(error)
+        self.rate_limits += 1
+        policy = self.policy
+        if not policy.wait_on_rate_limit or wait > policy.max_retry_after or self.rate_limits > policy.max_retries:
+            raise LLMRateLimited(f"{self.where} is rate limited. Retry in {wait:.0f}s.", retry_after=wait) from None
+        return wait
+
+    def local_model_wait(self) -> float | None:
+        """When the embedded model is being restarted by `serve`: the pause before trying again (None when the
+        endpoint is not the embedded model, or it is fine). LLMUnavailable, with the supervisor's words, when
+        it is down or its restart outlasts our patience."""
+        trouble = local_status.trouble_at(self.endpoint.base_url)
+        if trouble is None:
+            return None
+        self.restart()
+        if not trouble.restarting or self.restart_waits >= _LOCAL_RESTART_WAITS:
+            raise LLMUnavailable(trouble.message) from None
+        self.restart_waits += 1
+        return 1.0
+
+    def failure_backoff(self, error: Exception) -> float:
+        """The backoff before the next try after a server failure, or LLMUnavailable when the tries are used up."""
+        self.restart()
+        self.failures += 1
+        if self.failures > self.policy.max_retries:
+            if isinstance(error, openai.InternalServerError):
+                detail = f"answered HTTP {error.status_code}"
+            elif isinstance(error, _DroppedStream):
+                detail = "kept closing the reply before it was complete"
+            else:
+                detail = "could not be reached"
+            raise LLMUnavailable(
+                f"{self.where} {detail} after {self.failures} tries. "
+                f"Check that the server at {self.endpoint.base_url} is running."
+            ) from None
+        return self.policy.backoff * 2 ** (self.failures - 1)
+
+
+def _refusal(where: str, error: openai.APIStatusError) -> LLMError:
+    """The error for a request the server refused outright: retrying will not help."""
+    if isinstance(error, openai.AuthenticationError):
+        return LLMConfigError(f"{where} refused the API key. Check the key in the provider's API key variable.")
+    if isinstance(error, openai.NotFoundError):
+        return LLMConfigError(
+            f"{where} does not know this model or path. Check the provider's base URL and the model name."
+        )
+    if error.status_code >= 500:
+        return LLMUnavailable(f"{where} answered HTTP {error.status_code}.")
+    return LLMConfigError(f"{where} refused the request (HTTP {error.status_code}): {error.message}")
+
+
 async def _call_with_retries(
     endpoint: Endpoint,
     messages: Sequence[Message],
@@ -332,79 +433,22 @@ async def _call_with_retries(
     policy: Policy,
     callbacks: Callbacks,
 ) -> _Attempt:
-    timeout = policy.timeout
-    timed_out = False
-    failures = 0
-    rate_limits = 0
-    restart_waits = 0
-    streamed = False
-
-    def restart() -> None:
-        if streamed and callbacks.on_restart is not None:
-            callbacks.on_restart()
-
-    def track(delta: str) -> None:
-        nonlocal streamed
-        streamed = True
-        if callbacks.on_delta is not None:
-            callbacks.on_delta(delta)
-
-    tracked = Callbacks(on_delta=track, on_restart=callbacks.on_restart, on_wait=callbacks.on_wait)
-    where = f"{endpoint.name} ({endpoint.model})"
+    retries = _Retries(endpoint, policy, callbacks)
     while True:
         try:
-            return await _stream_once(endpoint, messages, options, timeout, tracked)
+            return await _stream_once(endpoint, messages, options, retries.timeout, retries.tracked)
         except (openai.APITimeoutError, httpx.TimeoutException, TimeoutError):
-            restart()
-            if timed_out:
-                raise LLMTimeout(
-                    f"{where} did not answer within {policy.timeout:g}s, nor within {timeout:g}s on a "
-                    "second try. Check that the server is up and not overloaded, or raise "
-                    "CHAOSLM_LLM_TIMEOUT."
-                ) from None
-            timed_out = True
-            timeout = policy.timeout * 1.5
-            logger.warning("%s timed out; retrying once with a %.1fs timeout", where, timeout)
+            retries.after_timeout()
         except openai.RateLimitError as error:
-            restart()
-            wait = _retry_after(error)
-            rate_limits += 1
-            if not policy.wait_on_rate_limit or wait > policy.max_retry_after or rate_limits > policy.max_retries:
-                raise LLMRateLimited(f"{where} is rate limited. Retry in {wait:.0f}s.", retry_after=wait) from None
-            await _sleep(wait, "rate limited", callbacks)
-        except openai.AuthenticationError:
-            raise LLMConfigError(
-                f"{where} refused the API key. Check the key in the provider's API key variable."
-            ) from None
-        except openai.NotFoundError:
-            raise LLMConfigError(
-                f"{where} does not know this model or path. Check the provider's base URL and the model name."
-            ) from None
+            await _sleep(retries.rate_limit_wait(error), "rate limited", callbacks)
         except (openai.APIConnectionError, httpx.TransportError, _DroppedStream, openai.InternalServerError) as error:
-            restart()
-            trouble = local_model.trouble(endpoint.base_url)
-            if trouble is not None:
-                if not trouble.restarting or restart_waits >= _LOCAL_RESTART_WAITS:
-                    raise LLMUnavailable(trouble.message) from None
-                restart_waits += 1
-                await _sleep(1.0, "the embedded model is restarting", callbacks)
+            restart_wait = retries.local_model_wait()
+            if restart_wait is not None:
+                await _sleep(restart_wait, "the embedded model is restarting", callbacks)
                 continue
-            failures += 1
-            if failures > policy.max_retries:
-                if isinstance(error, openai.InternalServerError):
-                    detail = f"answered HTTP {error.status_code}"
-                elif isinstance(error, _DroppedStream):
-                    detail = "kept closing the reply before it was complete"
-                else:
-                    detail = "could not be reached"
-                raise LLMUnavailable(
-                    f"{where} {detail} after {failures} tries. Check that the server at {endpoint.base_url} is running."
-                ) from None
-            await _sleep(policy.backoff * 2 ** (failures - 1), "server error", callbacks)
+            await _sleep(retries.failure_backoff(error), "server error", callbacks)
         except openai.APIStatusError as error:
-            if error.status_code >= 500:
-                raise LLMUnavailable(f"{where} answered HTTP {error.status_code}.") from None
-            raise LLMConfigError(f"{where} refused the request (HTTP {error.status_code}): {error.message}") from None
+            raise _refusal(retries.where, error) from None
 
 
 async def chat(

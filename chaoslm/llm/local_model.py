@@ -6,7 +6,6 @@ account; at 135M parameters it is for trying the product, not for debates worth 
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 import os
 import platform
@@ -16,11 +15,13 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2 as httpx
 from django.conf import settings
+
+from chaoslm.llm import local_status
+from chaoslm.llm.local_status import DOWN, RESTARTING, UP, Trouble
 
 logger = logging.getLogger("chaoslm.local_model")
 
@@ -188,58 +189,13 @@ def start(
     raise LocalModelMissing(f"The local model server did not answer a chat completion within {wait:.0f}s.")
 
 
-# What `serve`'s supervisor says about the model, for every process on this machine that calls it
-# (the web server, the debate command, Celery workers): a small JSON file per port.
-UP, RESTARTING, DOWN = "up", "restarting", "down"
-
-
 def status_path(port: int | None = None) -> Path:
-    return Path(tempfile.gettempdir()) / f"chaoslm-local-model-{port or settings.CHAOSLM_LOCAL_MODEL_PORT}.status.json"
-
-
-@dataclass(frozen=True)
-class Trouble:
-    """The supervised embedded model is not answering: why, in words a user can act on."""
-
-    restarting: bool
-    message: str
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return local_status.status_path(port or settings.CHAOSLM_LOCAL_MODEL_PORT)
 
 
 def trouble(url: str | None = None) -> Trouble | None:
     """Why the embedded model at `url` (default: ours) is not answering, if its supervisor knows; else None."""
-    if url is not None and url.rstrip("/") != base_url():
-        return None
-    try:
-        state = json.loads(status_path().read_text())
-    except (OSError, ValueError):
-        return None
-    # A status left behind by a `serve` that was killed says nothing about the present.
-    if not isinstance(state, dict) or not _pid_alive(int(state.get("supervisor", 0))):
-        return None
-    detail = state.get("detail", "")
-    if state.get("state") == RESTARTING:
-        return Trouble(
-            restarting=True,
-            message=f"The embedded model is restarting ({detail}). ChaosLM restarts it by itself; "
-            "this takes a few seconds.",
-        )
-    if state.get("state") == DOWN:
-        return Trouble(
-            restarting=False,
-            message=f"The embedded model is down ({detail}). Restart ChaosLM (make run), or set "
-            f"OPENAI_BASE_URL to use another endpoint. Its log: {log_path()}.",
-        )
-    return None
+    return local_status.trouble_at(url or base_url())
 
 
 class Supervisor:
@@ -290,10 +246,7 @@ class Supervisor:
         status_path(self.port).unlink(missing_ok=True)
 
     def _write(self, state: str, detail: str) -> None:
-        path = status_path(self.port)
-        partial = path.with_suffix(".tmp")
-        partial.write_text(json.dumps({"state": state, "detail": detail, "supervisor": os.getpid()}))
-        partial.replace(path)  # atomic: a reader never sees half a file
+        local_status.write(settings.CHAOSLM_LOCAL_MODEL_HOST, self.port, state, detail, log_path(self.port))
 
     def _watch(self) -> None:
         failures = 0

@@ -228,6 +228,31 @@ def default_reply(body: dict[str, Any], reply_words: int) -> str:
     return f"Point {rng.randint(1, 999)}: " + " ".join(words).capitalize() + "."
 
 
+@dataclass(frozen=True)
+class _Reply:
+    """The envelope of one reply, the same in every chunk: OpenAI's chat completion format."""
+
+    ident: str
+    model: str
+    usage: dict[str, int]
+
+    def _envelope(self, kind: str) -> dict[str, Any]:
+        return {"id": self.ident, "object": kind, "created": int(time.time()), "model": self.model}
+
+    def completion(self, text: str) -> dict[str, Any]:
+        choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        return {**self._envelope("chat.completion"), "choices": [choice], "usage": self.usage}
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            **self._envelope("chat.completion.chunk"),
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    def usage_chunk(self) -> dict[str, Any]:
+        return {**self._envelope("chat.completion.chunk"), "choices": [], "usage": self.usage}
+
+
 class TestLLMServer:
     """The server; runs its own event loop in a daemon thread when used in-process."""
 
@@ -378,36 +403,28 @@ class TestLLMServer:
             "completion_tokens": len(chunks),
             "total_tokens": prompt_tokens + len(chunks),
         }
-        ident = f"chatcmpl-{_digest(body):x}"
+        reply_to = _Reply(ident=f"chatcmpl-{_digest(body):x}", model=model, usage=usage)
         if not body.get("stream"):
-            return web.json_response(
-                {
-                    "id": ident,
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": model,
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                    ],
-                    "usage": usage,
-                }
-            )
+            return web.json_response(reply_to.completion(text))
+        return await self._stream(request, body, config, fault, chunks, reply_to)
+
+    async def _stream(
+        self,
+        request: web.Request,
+        body: dict[str, Any],
+        config: Config,
+        fault: str | None,
+        chunks: list[str],
+        reply: _Reply,
+    ) -> web.StreamResponse:
+        """The reply as server-sent events: a chunk a word, at the configured rate, then usage and [DONE]."""
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
 
         async def send(payload: dict[str, Any]) -> None:
             await response.write(f"data: {json.dumps(payload)}\n\n".encode())
 
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {
-                "id": ident,
-                "object": "chat.completion.chunk",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            }
-
-        await send(chunk({"role": "assistant", "content": ""}))
+        await send(reply.chunk({"role": "assistant", "content": ""}))
         pause = 1.0 / config.token_rate if config.token_rate else 0.0
         for index, piece in enumerate(chunks):
             if fault == "drop" and index >= len(chunks) // 2:
@@ -417,21 +434,12 @@ class TestLLMServer:
                 return response
             if config.stamp_tokens:
                 piece = f"[t{time.time() * 1e6:.0f}] "
-            await send(chunk({"content": piece}))
+            await send(reply.chunk({"content": piece}))
             if pause:
                 await asyncio.sleep(pause)
-        await send(chunk({}, "stop"))
+        await send(reply.chunk({}, "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
-            await send(
-                {
-                    "id": ident,
-                    "object": "chat.completion.chunk",
-                    "created": int(time.time()),
-                    "model": model,
-                    "choices": [],
-                    "usage": usage,
-                }
-            )
+            await send(reply.usage_chunk())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response

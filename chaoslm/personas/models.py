@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from chaoslm.llm import Endpoint
+from chaoslm.llm import Endpoint, local_model
 from chaoslm.personas.yaml_io import ROLES, PersonaSpec, PersonaYAMLError, dump_persona, parse_personas
 
 JSON_MODES = [
@@ -63,8 +63,6 @@ class Provider(models.Model):
 
 def default_endpoint(model: str = "") -> Endpoint:
     """The endpoint for personas with no provider: OPENAI_BASE_URL/OPENAI_API_KEY, else the local model."""
-    from chaoslm.llm import local_model
-
     if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
         return Endpoint(
             name="default",

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-Message = dict[str, str]
+from chaoslm.llm.messages import Message
 
 PUBLIC = "public"
 PRIVATE = "private"
@@ -192,15 +192,6 @@ class Histories:
 
     def with_prompt(self, seat: str, prompt: str) -> tuple[Message, ...]:
         return (*self._messages[seat], {"role": "user", "content": prompt})
-
-
-def append_merged(messages: list[Message], role: str, content: str) -> None:
-    """Append a chat message; one of the same role as the last (not system) is merged into it with a blank line,
-    since some chat templates insist that user and assistant turns alternate."""
-    if messages and messages[-1]["role"] == role and role != "system":
-        messages[-1] = {"role": role, "content": messages[-1]["content"] + "\n\n" + content}
-    else:
-        messages.append({"role": role, "content": content})
 
 
 def single_turn(seat: SeatInfo, prompt: str) -> tuple[Message, ...]:

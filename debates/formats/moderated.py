@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chaoslm.llm.messages import append_merged
 from debates.formats.base import (
     PUBLIC,
     WORD_LIMIT,
@@ -27,7 +28,6 @@ from debates.formats.base import (
     SeatInfo,
     SeatSpec,
     Step,
-    append_merged,
 )
 
 INTRO = "[SYSTEM]: Topic: {topic}. Moderator, please introduce the topic and the participants."

@@ -9,15 +9,14 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 
-from chaoslm import limits
+from chaoslm import limits, runner
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 from debates import limits as debate_limits
-from debates import runner
-from debates.actions import post_message
 from debates.engine import RunStats, run_debate
 from debates.formats import LISTED, FormatError, get_format
 from debates.models import Debate, Event
+from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
 from debates.terminal import JsonLinesObserver, TerminalObserver, print_verdict
 
@@ -116,7 +115,7 @@ class Command(BaseCommand):
                 self.check_limits(owner)
                 debate = self.create(opts, owner)
         if opts["enqueue"]:
-            runner.start(debate.pk)
+            runner.submit("debate", debate.pk)
             self.stdout.write(str(debate.pk))
             return
         self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])

@@ -3,9 +3,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from debates.actions import end_debate
 from debates.engine import run_debate
 from debates.models import Debate
+from debates.services import end_debate
 
 
 class Command(BaseCommand):

@@ -1,12 +1,16 @@
 """What a room's owner does: create it, add and remove agents, pause them, speak, switch modes, keep answers.
 
-Views call these; they write the system messages the spec asks for and keep the queue in step.
+Views call these (the room's writes); they write the system messages the spec asks for and keep the queue in step.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.db import transaction
 
+from chaoslm.personas.calls import LLMSettings
 from chaoslm.personas.models import Persona
 from rooms import queue as q
 from rooms.engine import agent_prompt, queue_agents
@@ -23,6 +27,15 @@ def system_message(room: Room, text: str) -> RoomMessage:
     return RoomMessage.objects.create(room=room, kind=RoomMessage.Kind.SYSTEM, content=text, active=False)
 
 
+def create_room(owner: Any, title: str, visibility: str, personas: Iterable[Persona]) -> Room:
+    """A new room with its first agents, who answer in the order given."""
+    with transaction.atomic():
+        room = Room.objects.create(title=title.strip() or "Room", owner=owner, visibility=visibility)
+        for persona in personas:
+            add_agent(room, persona)
+    return room
+
+
 def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
     if room.agents.filter(name=persona.name).exists():
         raise RoomError(f"{persona.name} is already in this room.")
@@ -34,12 +47,7 @@ def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
             name=persona.name,
             role=persona.role,
             system_prompt=agent_prompt(spec.system_prompt("chat"), persona.name),
-            llm={
-                "provider_id": persona.provider_id,
-                "model": spec.model,
-                "temperature": spec.temperature,
-                "max_tokens": spec.max_tokens,
-            },
+            llm=LLMSettings.of_spec(spec, provider_id=persona.provider_id).to_json(),
         )
         room.queue = q.add_agent(q.Queue.from_json(room.queue), agent.pk).to_json()
         room.save(update_fields=["queue", "updated_at"])

@@ -1,0 +1,207 @@
+"""Where work runs. Apps register their own work; this module only decides where it runs.
+
+An app registers each kind of work it has once, in its `AppConfig.ready()`:
+
+    runner.register("debate", run, advance_debate)
+
+- `run(object_id)` is the coroutine that does the work (a debate's advance, a room's round);
+- `task` is the Celery task that calls `run_on_process_loop(run(object_id))` on a worker.
+
+Then `runner.submit(kind, object_id)` runs it once the current transaction commits, on the runner
+CHAOSLM_RUNNER names:
+
+- `inline` (the embedded default): on the web server's own event loop (or, outside a server, a loop
+  in a daemon thread). At most one run per (kind, id) at a time; a submit while it runs asks for one
+  more run when it stops, so a change the running one did not see is not lost.
+- `celery`: the registered task is enqueued. A worker runs its tasks' coroutines on one event loop per
+  process (`run_on_process_loop`), as the web process does, rather than a loop per task thread.
+
+`runner.cancel(kind, object_id)` stops an inline run at once; work on a worker must notice by itself
+(rooms' hold does). `register_sweep` adds a function that finds stalled work and submits it again;
+the inline runner sweeps once when the web server starts, Celery beat runs each app's sweep task.
+
+Every run gets connections of its own: an LLM connection pool (`own_connections`), and the database
+connection is closed when it ends, as Django does at the end of a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import CancelledError, Future
+from dataclasses import dataclass
+from typing import Any
+
+from celery.signals import worker_ready
+from django.conf import settings
+from django.db import close_old_connections, transaction
+
+# Importing the Celery app makes it the current one, so the tasks apps register are enqueued on it.
+import chaoslm.celery  # noqa: F401
+from chaoslm import live
+from chaoslm.llm import own_connections
+from chaoslm.llm.gateway import warm_up
+
+logger = logging.getLogger("chaoslm.runner")
+
+Run = Callable[[int], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Work:
+    run: Run
+    task: Any  # a Celery task taking the object's id
+
+
+_work: dict[str, Work] = {}
+_sweeps: list[Callable[[], Any]] = []
+
+
+def register(kind: str, run: Run, task: Any) -> None:
+    """Say how to run work of `kind`: `run(id)` inline, `task.delay(id)` on Celery."""
+    _work[kind] = Work(run, task)
+
+
+def register_sweep(sweep: Callable[[], Any]) -> None:
+    """A function that finds this app's stalled work and submits it again."""
+    if sweep not in _sweeps:
+        _sweeps.append(sweep)
+
+
+def submit(kind: str, object_id: int) -> None:
+    """Run (or continue) `kind` work on `object_id` on the configured runner, once the transaction commits."""
+    work = _work[kind]
+    if settings.CHAOSLM_RUNNER == "celery":
+        transaction.on_commit(lambda: work.task.delay(object_id))
+    else:
+        transaction.on_commit(lambda: inline.submit(kind, object_id))
+
+
+def cancel(kind: str, object_id: int) -> None:
+    """Stop the inline run of `kind` work on `object_id` at once, if there is one; what it was doing is dropped."""
+    inline.cancel(kind, object_id)
+
+
+def sweep() -> None:
+    """Run every registered sweep (each submits what it finds)."""
+    for find in _sweeps:
+        try:
+            find()
+        except Exception:
+            logger.exception("sweep %s failed", getattr(find, "__qualname__", find))
+
+
+class InlineRunner:
+    """Runs work on the web server's own event loop (or, outside a server, a loop in a daemon thread)."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._running: dict[tuple[str, int], Future[None]] = {}
+        self._again: set[tuple[str, int]] = set()
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        serving = live.serving_loop()
+        if serving is not None:
+            return serving
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="chaoslm-inline-runner", daemon=True)
+                thread.start()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, kind: str, object_id: int) -> None:
+        key = (kind, object_id)
+        loop = self.loop()
+        with self._lock:
+            if key in self._running and not self._running[key].done():
+                # Running already: run once more when it stops, so a change it did not see is not lost.
+                self._again.add(key)
+                return
+            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key), loop)
+
+    def cancel(self, kind: str, object_id: int) -> None:
+        key = (kind, object_id)
+        with self._lock:
+            self._again.discard(key)
+            future = self._running.get(key)
+        if future is not None:
+            future.cancel()
+
+    async def _run(self, key: tuple[str, int]) -> None:
+        kind, object_id = key
+        try:
+            while True:
+                try:
+                    async with own_connections():
+                        await _work[kind].run(object_id)
+                except Exception:
+                    logger.exception("%s %s: the inline runner's run failed", kind, object_id)
+                with self._lock:
+                    if key not in self._again:
+                        del self._running[key]
+                        return
+                    self._again.discard(key)
+        except asyncio.CancelledError:
+            with self._lock:
+                # Cancelled: a submit since then may have started a new run under the same key; keep that one.
+                if key in self._running and self._running[key].done():
+                    del self._running[key]
+            raise
+        finally:
+            await asyncio.to_thread(close_old_connections)
+
+    def wait_idle(self, timeout: float = 30.0) -> None:
+        """Block until nothing is running (tests and shutdown)."""
+        with self._lock:
+            futures = list(self._running.values())
+        for future in futures:
+            with contextlib.suppress(CancelledError):
+                future.result(timeout)
+
+
+inline = InlineRunner()
+
+
+def sweep_when_serving() -> None:
+    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped
+    starts again. Under Celery, beat runs each app's sweep instead."""
+    if settings.CHAOSLM_RUNNER != "celery":
+        asyncio.get_running_loop().run_in_executor(None, _sweep_and_close)
+
+
+def _sweep_and_close() -> None:
+    try:
+        sweep()
+    finally:
+        close_old_connections()
+
+
+def run_on_process_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run `coroutine` on this process's one event loop and wait for its result (Celery tasks do this).
+
+    With a loop per task thread, a worker's debates would each hold a database connection and their
+    threads would fight over the GIL (twice the CPU a call); on one loop they interleave, as in the web
+    process, and share one connection through sync_to_async's thread.
+    """
+
+    async def own() -> Any:
+        async with own_connections():
+            return await coroutine
+
+    return asyncio.run_coroutine_threadsafe(own(), inline.loop()).result()
+
+
+@worker_ready.connect
+def _warm_up_worker(**_: Any) -> None:
+    """Pay the one-time costs (the CA bundle, the event loop) before a worker's first task, not during it.
+
+    The apps' modules are loaded already: Django's setup ran their `ready()`, which registered their work.
+    """
+    warm_up()
+    inline.loop()

@@ -1,0 +1,98 @@
+"""Who may see and do what with a thing people share (a debate, a room, a tournament).
+
+Every app's views and consumers ask here. Private: the owner (and staff). Unlisted: the owner,
+staff, and anyone at the share link. Public: everyone.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from django.contrib.auth.decorators import login_required
+from django.db import models
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.views.decorators.http import require_POST
+
+
+class Visibility(models.TextChoices):
+    PRIVATE = "private", "private (only you)"
+    UNLISTED = "unlisted", "unlisted (anyone with the link)"
+    PUBLIC = "public", "public (listed on the home page)"
+
+
+def new_share_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Shared(Protocol):
+    """What sharing needs of a thing people share."""
+
+    owner_id: Any
+    visibility: str
+    share_token: str
+
+
+S = TypeVar("S", bound=models.Model)
+
+
+def is_owner(user: Any, thing: Shared) -> bool:
+    return bool(user.is_authenticated and thing.owner_id == user.pk)
+
+
+def can_view(user: Any, thing: Shared) -> bool:
+    """At the thing's own address: the owner, staff, or anyone when it is public."""
+    return thing.visibility == Visibility.PUBLIC or is_owner(user, thing) or bool(user.is_staff)
+
+
+def can_view_shared(thing: Shared, token: str) -> bool:
+    """At its share link: anyone holding the token, unless the owner made it private."""
+    return thing.visibility != Visibility.PRIVATE and secrets.compare_digest(token, thing.share_token)
+
+
+def can_delete(user: Any, thing: Shared) -> bool:
+    return is_owner(user, thing) or bool(user.is_staff)
+
+
+def find_visible(model: type[S], user: Any, pk: int | None = None, token: str | None = None) -> S | None:
+    """The thing at an address (by id, or by share token) if `user` may see it there, else None."""
+    found = model.objects.filter(pk=pk).first() if pk is not None else model.objects.filter(share_token=token).first()
+    if found is None:
+        return None
+    allowed = can_view(user, found) if token is None else can_view_shared(found, token or "")
+    return found if allowed else None
+
+
+def visible_or_404(model: type[S], user: Any, pk: int | None = None, token: str | None = None) -> S:
+    """`find_visible`, for views: a stranger gets the same 404 whether or not the thing exists."""
+    found = find_visible(model, user, pk, token)
+    if found is None:
+        raise Http404(f"No such {model._meta.verbose_name}.")
+    return found
+
+
+def owner_action(
+    model: type[S],
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A POST view only the owner may use: `view(request, thing, **kwargs)` behind `wrapped(request, pk, **kwargs)`.
+
+    The anonymous are sent to log in (302); those who may not see the thing get the same 404 as for one
+    that does not exist; those who may see it but do not own it get 403.
+    """
+    noun = model._meta.verbose_name
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @login_required
+        @require_POST
+        @functools.wraps(view)
+        def wrapped(request: HttpRequest, pk: int, **kwargs: Any) -> HttpResponse:
+            thing = visible_or_404(model, request.user, pk=pk)
+            if not is_owner(request.user, thing):
+                return HttpResponseForbidden(f"Only the {noun}'s owner can do that.")
+            return view(request, thing, **kwargs)
+
+        return wrapped
+
+    return decorate

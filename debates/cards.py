@@ -1,0 +1,54 @@
+"""An event card's HTML, rendered once: when the event is saved (`Event.save` stores it in `Event.html`).
+
+An event never changes once saved, and its card is the same for every viewer (private events show to
+all as a closed summary; who may act is CSS keyed on the page, not in the card), so a page or a
+catch-up concatenates the stored cards instead of running the template engine per event. Only the
+card being written (partials/writing_card.html) renders live.
+
+The event's id is not known until its row is inserted, so the stored card holds `ID_SLOT` where the
+id goes, and `card_html` fills in its first occurrence: the opening tag's, since nothing before it in the
+card comes from model or user text (only the ordinal, the kind, and the seat's side from the format).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from django.db.models import QuerySet
+from django.template.loader import render_to_string
+
+TEMPLATE = "partials/event_card.html"
+ID_SLOT = "{event-id}"
+
+
+def render(event: Any, seat: Any) -> str:
+    """The card of `event` (a debates Event) in `seat`, to store: its id is left as `ID_SLOT`."""
+    return render_to_string(TEMPLATE, {"event": event, "seat": seat, "event_id": ID_SLOT})
+
+
+def card_html(event: Any) -> str:
+    """The card as a page shows it. Events stored without it (bulk inserts) render here, live."""
+    html = event.html or render(event, event.seat)
+    return html.replace(ID_SLOT, str(event.pk), 1)
+
+
+class Card(NamedTuple):
+    """A saved event's card as a page lists it: no model instance, no JSON decoded."""
+
+    pk: int
+    ordinal: int
+    kind: str
+    html: str
+
+    def filled(self) -> str:
+        return self.html.replace(ID_SLOT, str(self.pk), 1)
+
+
+def cards_of(events: QuerySet[Any]) -> list[Card]:
+    """The stored cards of `events`, in order, in one query (two if some were stored without theirs)."""
+    cards = [Card(*row) for row in events.values_list("pk", "ordinal", "kind", "html")]
+    missing = [card.pk for card in cards if not card.html]
+    if missing:
+        rendered = {e.pk: render(e, e.seat) for e in events.model.objects.select_related("seat").filter(pk__in=missing)}
+        cards = [card._replace(html=rendered[card.pk]) if not card.html else card for card in cards]
+    return cards

@@ -1,0 +1,159 @@
+"""The core layer: stored event cards, the rooms' context meter and broadcaster, the runner, the rooms sweep."""
+
+import asyncio
+import threading
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from chaoslm import runner
+from chaoslm.llm import estimate_tokens
+from chaoslm.personas.models import Persona, import_personas
+from chaoslm.runner import inline
+from debates.cards import card_html
+from debates.models import Debate, Event, Seat
+from rooms import services, work
+from rooms.broadcast import RoomBroadcaster
+from rooms.engine import ContextMeter, history, load_room
+from rooms.models import Room, RoomMessage
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}.\n"
+
+
+@pytest.fixture
+def owner(client):
+    user = get_user_model().objects.create_user("olive", password="pw-olive-123")
+    client.force_login(user)
+    return user
+
+
+def test_a_saved_card_is_stored_escaped_and_shown_as_rendered(client, owner):
+    debate = Debate.objects.create(topic="Tea?", format="duel", owner=owner)
+    seat = Seat.objects.create(debate=debate, key="a", role="debater", side="for", name="Ada <b>")
+    # The id slot's text in a model's reply stays as written: only the card's own attribute is filled in.
+    event = Event.objects.create(
+        debate=debate, ordinal=3, seat=seat, kind="TURN", content="<script>x()</script> {event-id}"
+    )
+    live = render_to_string("partials/event_card.html", {"event": event, "seat": seat, "event_id": event.pk})
+    assert card_html(Event.objects.get(pk=event.pk)) == live
+    assert "<script>" not in event.html and "Ada &lt;b&gt;" in event.html
+    assert f'data-event-id="{event.pk}"' in live and "{event-id}</p>" in live
+    page = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert live in page
+
+
+def test_an_error_replaced_in_place_gets_a_new_card(owner):
+    debate = Debate.objects.create(topic="Tea?", format="duel", owner=owner)
+    event = Event.objects.create(debate=debate, ordinal=1, kind="ERROR", content="first failure")
+    Event.objects.update_or_create(debate=debate, ordinal=1, defaults={"kind": "ERROR", "content": "second failure"})
+    event.refresh_from_db()
+    assert "second failure" in card_html(event) and "first failure" not in card_html(event)
+
+
+@pytest.fixture
+def room(llm_server, owner):
+    import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in ("Alice", "Bob", "Charlie")])
+    room = services.create_room(owner, "Chat", "private", Persona.objects.filter(name__in=["Alice", "Bob", "Charlie"]))
+    room.refresh_from_db()
+    return room
+
+
+def _say(room, agent, text, active=True):
+    return RoomMessage.objects.create(
+        room=room,
+        kind="agent" if agent else "user",
+        agent=agent,
+        author=agent.name if agent else "olive",
+        content=text,
+        active=active,
+    )
+
+
+def test_the_context_meter_follows_each_message_as_a_full_count_would(room):
+    alice, bob, _ = list(room.agents.all())
+    table = load_room(room.pk)
+    meter = ContextMeter(table.agents, {a.pk: 1000 for a in table.agents}, [])
+    said = [
+        _say(room, None, "Hello all, a long first message " * 3),
+        _say(room, alice, "Hi"),
+        _say(room, bob, "Hello"),
+        _say(room, bob, "And more"),
+        _say(room, None, "Left out", active=False),
+        _say(room, alice, "x" * 37),
+    ]
+    for message in said:
+        meter.add(message)
+        for agent in table.agents:
+            assert meter.tokens(agent.pk) == estimate_tokens(history(said[: said.index(message) + 1], agent))
+
+
+def test_the_room_broadcaster_pushes_from_memory(room, django_assert_max_num_queries):
+    alice = room.agents.get(name="Alice")
+    table = load_room(room.pk)
+    broadcaster = RoomBroadcaster(room.pk)
+    broadcaster.loaded(table)
+    message = _say(room, alice, "Hello")
+
+    async def push() -> str:
+        await broadcaster.message_saved(table.room, message)
+        await broadcaster.countdown(table.room, 3)
+        pushed = "".join(item[1] for item in broadcaster.outbox.items if item[0] == "html")
+        assert broadcaster.outbox.sender is not None
+        broadcaster.outbox.sender.cancel()
+        return pushed
+
+    with django_assert_max_num_queries(0):
+        pushed = asyncio.run(push())
+    assert 'id="msg-' in pushed and "Alice" in pushed and pushed.count('id="room-status"') == 2
+    assert "Auto mode" not in pushed and "agent-label" in pushed
+
+
+def test_a_room_page_view_does_not_start_auto_mode_the_sweep_does(client, room, monkeypatch):
+    started = []
+    monkeypatch.setattr(runner, "submit", lambda kind, object_id: started.append((kind, object_id)))
+    Room.objects.filter(pk=room.pk).update(mode=Room.Mode.AUTO)
+    assert client.get(reverse("room_detail", args=[room.pk])).status_code == 200
+    assert started == []
+    assert work.resume_auto() == [room.pk]
+    assert started == [(work.AUTO, room.pk)]
+
+
+def test_the_sweep_leaves_a_held_room_alone(room, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    monkeypatch.setattr(runner, "submit", lambda kind, object_id: pytest.fail("a held room was started again"))
+    Room.objects.filter(pk=room.pk).update(mode=Room.Mode.AUTO, held_until=timezone.now() + timedelta(seconds=30))
+    assert work.resume_auto() == []
+
+
+def test_the_inline_runner_runs_once_more_when_submitted_while_running():
+    gate, runs = threading.Event(), []
+
+    async def run(object_id: int) -> None:
+        runs.append(object_id)
+        await asyncio.to_thread(gate.wait, 5)
+
+    runner.register("test-work", run, task=None)
+    inline.submit("test-work", 7)
+    inline.submit("test-work", 7)
+    inline.submit("test-work", 7)
+    gate.set()
+    inline.wait_idle()
+    inline.wait_idle()
+    assert runs == [7, 7]
+
+
+def test_a_page_shows_cards_stored_without_their_html(client, owner):
+    debate = Debate.objects.create(topic="Tea?", format="duel", owner=owner, visibility="public")
+    seat = Seat.objects.create(debate=debate, key="a", role="debater", side="for", name="Ada")
+    Event.objects.bulk_create([Event(debate=debate, ordinal=1, seat=seat, kind="TURN", content="Bulk *words*")])
+    event = Event.objects.get(debate=debate)
+    assert event.html == ""
+    page = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert f'data-event-id="{event.pk}"' in page and "<em>words</em>" in page
