@@ -15,7 +15,13 @@ ACTIVE = (Debate.Status.PENDING, Debate.Status.RUNNING)
 
 
 def running(user: Any) -> int:
-    return Debate.objects.filter(owner=user, status__in=ACTIVE).count()
+    """The user's own debates running; a tournament's matches count against its cap instead."""
+    return Debate.objects.filter(owner=user, status__in=ACTIVE, in_batch=False).count()
+
+
+def running_in_batches(user: Any) -> int:
+    """The user's debates that batches (tournaments) started and that are running or about to."""
+    return Debate.objects.filter(owner=user, status__in=ACTIVE, in_batch=True).count()
 
 
 def check_start(user: Any, *, rate: bool = True) -> None:

@@ -43,6 +43,9 @@ class Debate(models.Model):
     scores = models.JSONField(default=dict, blank=True)
     premise_upheld = models.BooleanField(null=True, blank=True)
     announcement = models.TextField(blank=True)
+    # Started by a batch (a tournament) rather than by a person: the batch's own per-user cap counts it,
+    # the personal debate cap does not (debates/limits.py).
+    in_batch = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

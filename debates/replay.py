@@ -25,6 +25,7 @@ def create_replay(
     *,
     owner: Any = None,
     visibility: str = Debate.Visibility.PRIVATE,
+    in_batch: bool = False,
 ) -> Debate:
     """A new judge-format debate (pending) over `duel`'s public turns, with the duel's topic and premise."""
     if duel.status != Debate.Status.COMPLETED:
@@ -41,4 +42,5 @@ def create_replay(
         options=replay_options(duel_config(duel), records, source_debate=duel.pk),
         owner=owner,
         visibility=visibility,
+        in_batch=in_batch,
     )

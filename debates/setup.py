@@ -51,6 +51,7 @@ def create_debate(
     options: dict[str, Any] | None = None,
     owner: Any = None,
     visibility: str = Debate.Visibility.PRIVATE,
+    in_batch: bool = False,
 ) -> Debate:
     """Validate and store a new debate (status pending). Raises FormatError with a message for the user."""
     fmt = get_format(format_name)
@@ -94,7 +95,13 @@ def create_debate(
     fmt.validate(config)
     with transaction.atomic():
         debate = Debate.objects.create(
-            topic=topic, premise=premise, format=fmt.name, options=options, owner=owner, visibility=visibility
+            topic=topic,
+            premise=premise,
+            format=fmt.name,
+            options=options,
+            owner=owner,
+            visibility=visibility,
+            in_batch=in_batch,
         )
         for row in rows:
             row.debate = debate

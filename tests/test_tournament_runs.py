@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from chaoslm import limits
 from chaoslm.llm.testserver import TestLLMServer
+from debates import limits as debate_limits
 from debates.models import Debate
 from tests.tournament_helpers import (
     always_for,
@@ -233,3 +237,41 @@ def test_two_judges_that_always_disagree_give_a_kappa_below_zero(llm_server, jud
     # The replay judged the duel's public turns only, with the duel's verdict prompts.
     replay = Judgment.objects.filter(match__tournament=tournament, in_duel=False).select_related("debate").first()
     assert replay.debate.format == "judge" and replay.debate.options["source_debate"] == replay.match.debate_id
+
+
+def test_one_owner_s_matches_stay_within_their_cap_across_tournaments_and_leave_the_debate_cap_free(
+    llm_server, judge_server, settings, django_user_model
+):
+    settings.CHAOSLM_MAX_RUNNING_MATCHES = 2
+    settings.CHAOSLM_MAX_RUNNING_DEBATES = 1
+    owner = django_user_model.objects.create_user("tess", password="pw-123456")
+    judge_server.configure(rules=always_for(NAMES), latency=0.05)
+    llm_server.configure(latency=0.05)
+    bench = provider_for(judge_server, "bench")
+    first, second = (
+        services.create_tournament(
+            name=f"Capped {i}",
+            debaters=contestants([debater(n) for n in NAMES]),
+            judges=contestants([judge("Judge Una", bench)]),
+            questions=questions(1),
+            options={"turns": 1},
+            concurrency=3,
+            owner=owner,
+        )
+        for i in range(2)
+    )
+    services.start(first)
+    deadline = time.monotonic() + 30
+    while not Debate.objects.filter(owner=owner, status=Debate.Status.RUNNING).exists():
+        assert time.monotonic() < deadline, "no match started"
+        time.sleep(0.02)
+    # Matches count against their own cap: the owner may still start a debate of their own.
+    with limits.starting(owner):
+        debate_limits.check_start(owner, rate=False)
+    assert run_to_end(second).status == Tournament.Status.COMPLETED
+    assert run_to_end(first).status == Tournament.Status.COMPLETED
+    debates = list(Debate.objects.filter(owner=owner))
+    assert len(debates) == 12 and all(d.in_batch for d in debates)
+    # Two tournaments of concurrency 3 each, yet never more than two of the owner's matches at once.
+    spans = sorted((d.started_at, d.finished_at) for d in debates)
+    assert max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans) <= 2

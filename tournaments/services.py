@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 from collections.abc import Callable, Sequence
@@ -31,10 +32,11 @@ from django.db.models import F, Q
 from django.db.models.signals import post_save
 from django.utils import timezone
 
-from chaoslm import live, runner
+from chaoslm import limits, live, runner
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
 from chaoslm.sharing import Visibility
+from debates import limits as debate_limits
 from debates.formats import FormatError, get_format
 from debates.models import Debate
 from debates.replay import create_replay
@@ -209,6 +211,7 @@ def _create_duel(tournament: Tournament, match_id: int, first_judge: Entrant) ->
         options=tournament.options,
         owner=tournament.owner,
         visibility=tournament.visibility,
+        in_batch=True,
     )
     if not Match.objects.filter(pk=match_id, debate__isnull=True).update(debate=debate, attempts=1):
         debate.delete()  # another pass made it first
@@ -221,7 +224,9 @@ def _create_replay(tournament: Tournament, judgment_id: int) -> int | None:
     judgment = Judgment.objects.select_related("match__debate", "judge").get(pk=judgment_id)
     duel = judgment.match.debate
     assert duel is not None
-    debate = create_replay(duel, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility)
+    debate = create_replay(
+        duel, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility, in_batch=True
+    )
     if not Judgment.objects.filter(pk=judgment_id, debate__isnull=True).update(debate=debate, attempts=1):
         debate.delete()
         return None
@@ -246,7 +251,8 @@ def advance(
     start = start or _start_debate
     with transaction.atomic():
         tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
-        decision = schedule.plan(state.settings_of(tournament), state.jobs(tournament, stalled_after))
+        jobs = state.jobs(tournament, stalled_after)
+        decision = schedule.plan(_within_owner_cap(tournament, state.settings_of(tournament), jobs), jobs)
         first_judge = None
         started: list[int] = []
         for job in decision.create:
@@ -278,6 +284,20 @@ def advance(
             tournament.finished_at = timezone.now()
             tournament.save(update_fields=["status", "finished_at", "updated_at"])
     return decision
+
+
+def _within_owner_cap(
+    tournament: Tournament, wanted: schedule.Settings, jobs: Sequence[schedule.Job]
+) -> schedule.Settings:
+    """The tournament's concurrency, less what the owner's other tournaments already run, so that one person's
+    matches in flight stay within CHAOSLM_MAX_RUNNING_MATCHES whatever number of tournaments they start."""
+    owner = tournament.owner
+    if owner is None or limits.exempt(owner):
+        return wanted
+    here = sum(1 for job in jobs if job.status in schedule.IN_FLIGHT)
+    elsewhere = max(0, debate_limits.running_in_batches(owner) - here)
+    free = max(0, settings.CHAOSLM_MAX_RUNNING_MATCHES - elsewhere)
+    return dataclasses.replace(wanted, concurrency=min(wanted.concurrency, free))
 
 
 def is_settled(tournament_id: int) -> bool:
