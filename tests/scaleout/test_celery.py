@@ -34,8 +34,10 @@ def test_a_duel_whose_worker_is_killed_ten_times_ends_exactly_as_an_uninterrupte
     rng = random.Random(20261121)
     kills = 0
     while kills < 10:
+        # What the beat sweep does for a stalled debate; before the worker starts, so that a slow manage.py
+        # start-up on a busy machine cannot let the worker run the whole debate before the first look.
+        stack.manage("recover_debates", "--older-than", "0")
         worker = stack.start_worker()
-        stack.manage("recover_debates", "--older-than", "0")  # what the beat sweep does for a stalled debate
         start, status = progress(stack, debate_id)
         target = start + rng.randint(1, 2)
         deadline = time.monotonic() + 30
