@@ -16,6 +16,8 @@ from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.views.decorators.http import require_POST
 
+from chaoslm import live
+
 
 class Visibility(models.TextChoices):
     PRIVATE = "private", "private (only you)"
@@ -50,6 +52,18 @@ def can_view(user: Any, thing: Shared) -> bool:
 def can_view_shared(thing: Shared, token: str) -> bool:
     """At its share link: anyone holding the token, unless the owner made it private."""
     return thing.visibility != Visibility.PRIVATE and secrets.compare_digest(token, thing.share_token)
+
+
+class Resettable(Shared, Protocol):
+    def save(self, *, update_fields: list[str]) -> None: ...
+
+
+def reset_share_link(thing: Resettable) -> None:
+    """Give `thing` (a debate or a room) a new share token; sockets opened through the old link close."""
+    old = thing.share_token
+    thing.share_token = new_share_token()
+    thing.save(update_fields=["share_token", "updated_at"])
+    live.close_sync(live.share_group(old))
 
 
 def can_delete(user: Any, thing: Shared) -> bool:

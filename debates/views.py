@@ -20,7 +20,6 @@ from chaoslm import limits, live, runner, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
-from chaoslm.sharing import new_share_token
 from debates import limits as debate_limits
 from debates import transcripts
 from debates.broadcast import card_push, live_parts_html
@@ -254,10 +253,7 @@ def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
 @_owner_action
 def debate_share_reset(request: HttpRequest, debate: Debate) -> HttpResponse:
     """A new share link; the old one stops working."""
-    old = debate.share_token
-    debate.share_token = new_share_token()
-    debate.save(update_fields=["share_token", "updated_at"])
-    live.close_sync(live.share_group(old))
+    sharing.reset_share_link(debate)
     messages.success(request, "This debate has a new share link; the old one no longer works.")
     return redirect("debate_detail", debate.pk)
 

@@ -14,7 +14,6 @@ from django.urls import reverse
 from chaoslm import limits, live, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
-from chaoslm.sharing import new_share_token
 from rooms import limits as room_limits
 from rooms import selectors, services, work
 from rooms.broadcast import message_html
@@ -177,9 +176,6 @@ def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
 @_owner_action
 def room_share_reset(request: HttpRequest, room: Room) -> HttpResponse:
     """A new share link; the old one stops working."""
-    old = room.share_token
-    room.share_token = new_share_token()
-    room.save(update_fields=["share_token", "updated_at"])
-    live.close_sync(live.share_group(old))
+    sharing.reset_share_link(room)
     notify(request, "This room has a new share link; the old one no longer works.")
     return redirect("room_detail", room.pk)
