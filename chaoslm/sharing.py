@@ -54,16 +54,49 @@ def can_view_shared(thing: Shared, token: str) -> bool:
     return thing.visibility != Visibility.PRIVATE and secrets.compare_digest(token, thing.share_token)
 
 
-class Resettable(Shared, Protocol):
+class SharedModel(Shared, Protocol):
+    """A saved thing people share: a debate, a room, a tournament."""
+
+    pk: Any
+    _meta: Any
+
     def save(self, *, update_fields: list[str]) -> None: ...
 
 
-def reset_share_link(thing: Resettable) -> None:
+def reset_share_link(thing: SharedModel) -> None:
     """Give `thing` (a debate or a room) a new share token; sockets opened through the old link close."""
     old = thing.share_token
     thing.share_token = new_share_token()
     thing.save(update_fields=["share_token", "updated_at"])
     live.close_sync(live.share_group(old))
+
+
+def public_group(thing: SharedModel) -> str:
+    """The sockets at `thing`'s own address whose viewers see it only because it is public (not its owner,
+    not staff): closed together when it stops being public."""
+    return f"public-{thing._meta.label_lower}-{thing.pk}"
+
+
+def sees_only_while_public(user: Any, thing: Shared, token: str | None) -> bool:
+    """Whether a viewer `can_view` lets in at the thing's own address loses it when it stops being public."""
+    return token is None and not is_owner(user, thing) and not user.is_staff
+
+
+def set_visibility(thing: SharedModel, value: str) -> None:
+    """Save `thing`'s new visibility (ValueError if unknown); sockets whose viewers may no longer see it close.
+
+    Made private: those opened through its share link. No longer public: those of viewers at its own address
+    who are neither its owner nor staff (`public_group`). The owner's and staff's pages stay live.
+    """
+    if value not in Visibility.values:
+        raise ValueError("Unknown visibility.")
+    was = thing.visibility
+    thing.visibility = value
+    thing.save(update_fields=["visibility", "updated_at"])
+    if value == Visibility.PRIVATE and was != Visibility.PRIVATE:
+        live.close_sync(live.share_group(thing.share_token))
+    if was == Visibility.PUBLIC and value != Visibility.PUBLIC:
+        live.close_sync(public_group(thing))
 
 
 def can_delete(user: Any, thing: Shared) -> bool:

@@ -6,28 +6,21 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
-from chaoslm import live, sharing
-from chaoslm.consumers import LiveConsumer
+from chaoslm import live
 from chaoslm.http import parse_id
+from chaoslm.shared_consumer import SharedConsumer
 from debates.broadcast import catch_up_html
 from debates.models import Debate
 
 
-class DebateConsumer(LiveConsumer):
-    debate_id: int = 0
+class DebateConsumer(SharedConsumer):
+    model = Debate
 
-    async def allowed_group(self) -> str | None:
-        kwargs = self.scope["url_route"]["kwargs"]
-        debate = await database_sync_to_async(sharing.find_visible)(
-            Debate, self.scope["user"], kwargs.get("pk"), kwargs.get("token")
-        )
-        if debate is None:
-            return None
-        self.debate_id = debate.pk
-        return live.debate_group(debate.pk)
+    def group_of(self, thing: Debate) -> str:
+        return live.debate_group(thing.pk)
 
     async def first_message(self) -> str:
-        return await database_sync_to_async(catch_up_html)(self.debate_id, self._since())
+        return await database_sync_to_async(catch_up_html)(self.thing.pk, self._since())
 
     def _since(self) -> int:
         """The newest event id the page shows; missing, malformed or out of range means from the start."""

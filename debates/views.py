@@ -239,13 +239,10 @@ def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
 
 @_owner_action
 def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
-    value = request.POST.get("visibility", "")
-    if value not in Debate.Visibility.values:
-        return message_reply("Unknown visibility.", 400)
-    debate.visibility = value
-    debate.save(update_fields=["visibility", "updated_at"])
-    if value == Debate.Visibility.PRIVATE:
-        live.close_sync(live.share_group(debate.share_token))
+    try:
+        sharing.set_visibility(debate, request.POST.get("visibility", ""))
+    except ValueError as error:
+        return message_reply(str(error), 400)
     messages.success(request, f"This debate is now {debate.get_visibility_display()}.")
     return redirect("debate_detail", debate.pk)
 

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from channels.db import database_sync_to_async
-
-from chaoslm import live, sharing
-from chaoslm.consumers import LiveConsumer
+from chaoslm import live
+from chaoslm.shared_consumer import SharedConsumer
 from rooms.models import Room
 
 
-class RoomConsumer(LiveConsumer):
-    async def allowed_group(self) -> str | None:
-        kwargs = self.scope["url_route"]["kwargs"]
-        room = await database_sync_to_async(sharing.find_visible)(
-            Room, self.scope["user"], kwargs.get("pk"), kwargs.get("token")
-        )
-        return live.room_group(room.pk) if room is not None else None
+class RoomConsumer(SharedConsumer):
+    model = Room
+
+    def group_of(self, thing: Room) -> str:
+        return live.room_group(thing.pk)

@@ -13,6 +13,7 @@ urlpatterns = [
     path("rooms/<id:pk>/agents/", views.room_add_agent, name="room_add_agent"),
     path("rooms/<id:pk>/agents/<id:agent_id>/<str:what>/", views.room_agent, name="room_agent"),
     path("rooms/<id:pk>/messages/<id:message_id>/toggle/", views.room_toggle_message, name="room_toggle_message"),
+    path("rooms/<id:pk>/visibility/", views.room_visibility, name="room_visibility"),
     path("rooms/<id:pk>/share/reset/", views.room_share_reset, name="room_share_reset"),
     path("r/<str:token>/", views.room_share, name="room_share"),
 ]

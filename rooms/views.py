@@ -54,6 +54,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
             "settings_form": SettingsForm(instance=room),
             "ws_url": ws_url,
             "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])),
+            "visibility_choices": sharing.Visibility.choices,
         },
     )
 
@@ -170,6 +171,16 @@ def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
     if not form.is_valid():
         return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
     form.save()
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_visibility(request: HttpRequest, room: Room) -> HttpResponse:
+    try:
+        sharing.set_visibility(room, request.POST.get("visibility", ""))
+    except ValueError as error:
+        return message_reply(str(error), 400)
+    notify(request, f"This room is now {room.get_visibility_display()}.")
     return redirect("room_detail", room.pk)
 
 

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 from channels.db import database_sync_to_async
 
-from chaoslm import live, sharing
-from chaoslm.consumers import LiveConsumer
+from chaoslm import live
+from chaoslm.shared_consumer import SharedConsumer
 from tournaments import broadcast
 from tournaments.models import Tournament
 
 
-class TournamentConsumer(LiveConsumer):
-    tournament: Tournament | None = None
+class TournamentConsumer(SharedConsumer):
+    model = Tournament
 
-    async def allowed_group(self) -> str | None:
-        kwargs = self.scope["url_route"]["kwargs"]
-        found = await database_sync_to_async(sharing.find_visible)(
-            Tournament, self.scope["user"], kwargs.get("pk"), kwargs.get("token")
-        )
-        if found is None:
-            return None
-        self.tournament = found
-        return live.tournament_group(found.pk)
+    def group_of(self, thing: Tournament) -> str:
+        return live.tournament_group(thing.pk)
 
     async def first_message(self) -> str:
-        assert self.tournament is not None
-        return await database_sync_to_async(broadcast.live_html)(self.tournament)
+        return await database_sync_to_async(broadcast.live_html)(self.thing)

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from chaoslm import sharing
+from chaoslm.http import message_reply
 from chaoslm.sharing import Visibility
 from tournaments import broadcast, exports, results, services
 from tournaments.forms import NewTournamentForm
@@ -168,10 +169,9 @@ def tournament_cancel(request: HttpRequest, tournament: Tournament) -> HttpRespo
 
 @_owner_action
 def tournament_visibility(request: HttpRequest, tournament: Tournament) -> HttpResponse:
-    value = request.POST.get("visibility", "")
-    if value not in Visibility.values:
-        return HttpResponse("Unknown visibility.", status=400)
-    tournament.visibility = value
-    tournament.save(update_fields=["visibility", "updated_at"])
+    try:
+        sharing.set_visibility(tournament, request.POST.get("visibility", ""))
+    except ValueError as error:
+        return message_reply(str(error), 400)
     messages.success(request, f"This tournament is now {tournament.get_visibility_display()}.")
     return redirect("tournament_detail", tournament.pk)
