@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
@@ -10,7 +11,34 @@ from django.urls import reverse
 
 from chaoslm.personas.models import Persona
 from debates.formats import LISTED, Format, get_format
+from debates.formats.base import OptionSpec
 from debates.models import Debate
+
+
+def option_field(spec: OptionSpec) -> forms.IntegerField:
+    """The form field for one of a format's options (a new debate's, a tournament's duels')."""
+    return forms.IntegerField(
+        label=spec.label, min_value=spec.minimum, max_value=spec.maximum, initial=spec.default, help_text=spec.help
+    )
+
+
+class FormatOptions(forms.Form):
+    """A form with a format's options, each an `option_<name>` field."""
+
+    def add_options(self, specs: Iterable[OptionSpec]) -> None:
+        for spec in specs:
+            self.fields[f"option_{spec.name}"] = option_field(spec)
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.fields if name.startswith("option_")]
+
+    def options(self) -> dict[str, int]:
+        """The options chosen, by name (once the form is valid)."""
+        return {
+            name.removeprefix("option_"): value
+            for name, value in self.cleaned_data.items()
+            if name.startswith("option_")
+        }
 
 
 class PersonaChoice(forms.ModelChoiceField):
@@ -18,7 +46,7 @@ class PersonaChoice(forms.ModelChoiceField):
         return f"{obj.name} ({obj.role})"
 
 
-class NewDebateForm(forms.Form):
+class NewDebateForm(FormatOptions):
     format = forms.ChoiceField(choices=[(f.name, f.title) for f in LISTED.values()], initial="duel")
     topic = forms.CharField(
         max_length=500, strip=False, widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?"})
@@ -56,14 +84,7 @@ class NewDebateForm(forms.Form):
                 }
             )
             self.fields[f"seat_{spec.key}"] = field
-        for option in self.fmt.option_specs:
-            self.fields[f"option_{option.name}"] = forms.IntegerField(
-                label=option.label,
-                min_value=option.minimum,
-                max_value=option.maximum,
-                initial=option.default,
-                help_text=option.help,
-            )
+        self.add_options(self.fmt.option_specs)
 
     def clean_topic(self) -> str:
         topic = self.cleaned_data["topic"].strip()
@@ -73,6 +94,3 @@ class NewDebateForm(forms.Form):
 
     def seat_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in self.fields if name.startswith("seat_")]
-
-    def option_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in self.fields if name.startswith("option_")]

@@ -79,7 +79,6 @@ def new_debate(request: HttpRequest) -> HttpResponse:
                     seats[spec.key] = SeatChoice(human_name=request.user.get_username())
             elif value is not None:
                 seats[spec.key] = SeatChoice(persona=value)
-        options = {o.name: data[f"option_{o.name}"] for o in form.fmt.option_specs}
         try:
             with limits.starting(request.user):
                 debate_limits.check_start(request.user)
@@ -88,7 +87,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
                     topic=data["topic"],
                     premise=data["premise"],
                     seats=seats,
-                    options=options,
+                    options=form.options(),
                     owner=request.user,
                     visibility=data["visibility"],
                 )

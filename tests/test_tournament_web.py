@@ -210,6 +210,18 @@ def test_the_form_names_bad_rows_and_imports_nothing(people, personas):
     assert not Tournament.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("turns", "message"),
+    [(99, "Ensure this value is less than or equal to 40."), (0, "Ensure this value is greater than or equal to 1.")],
+)
+def test_the_duel_options_have_the_duels_limits(people, personas, turns, message):
+    """The same fields as a new duel's (debates.forms.option_field): the same limits, the same messages."""
+    data = form_data(personas, questions="Tea?", option_turns=turns)
+    page = client_for("owner", people).post(reverse("tournament_new"), data).content.decode()
+    assert message in page and 'name="option_word_limit"' in page
+    assert not Tournament.objects.exists()
+
+
 def test_starting_a_tournament_needs_a_login(personas):
     response = Client().post(reverse("tournament_new"), form_data(personas, questions="Tea?"))
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")

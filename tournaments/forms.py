@@ -9,6 +9,7 @@ from django import forms
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
+from debates.forms import FormatOptions
 from tournaments import design
 from tournaments.models import Tournament
 from tournaments.questions import MAX_BYTES, QuestionsError, QuestionSpec, parse_file, parse_lines
@@ -19,7 +20,7 @@ class PersonaChoices(forms.ModelMultipleChoiceField):
         return obj.name
 
 
-class NewTournamentForm(forms.Form):
+class NewTournamentForm(FormatOptions):
     name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "Spring debate league"}))
     debaters = PersonaChoices(
         queryset=Persona.objects.none(), widget=forms.CheckboxSelectMultiple, help_text="Two or more."
@@ -54,18 +55,8 @@ class NewTournamentForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["debaters"].queryset = Persona.objects.filter(role="debater")
         self.fields["judges"].queryset = Persona.objects.filter(role="judge")
-        for option in get_format("duel").option_specs:
-            self.fields[f"option_{option.name}"] = forms.IntegerField(
-                label=option.label,
-                min_value=option.minimum,
-                max_value=option.maximum,
-                initial=option.default,
-                help_text=option.help,
-            )
+        self.add_options(get_format("duel").option_specs)
         self.parsed_questions: list[QuestionSpec] = []
-
-    def option_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in self.fields if name.startswith("option_")]
 
     def clean_debaters(self) -> Any:
         chosen = self.cleaned_data["debaters"]
@@ -99,9 +90,6 @@ class NewTournamentForm(forms.Form):
         if clash:
             self.add_error("judges", f"{', '.join(clash)} cannot both debate and judge.")
         return data
-
-    def options(self) -> dict[str, int]:
-        return {name[len("option_") :]: self.cleaned_data[name] for name in self.fields if name.startswith("option_")}
 
     def estimate(self) -> design.Estimate:
         """The size of the tournament as entered so far (for the line shown before it starts)."""
