@@ -4,18 +4,26 @@ The same partials draw the page and every push (hx-swap-oob, replacing the eleme
 the progress bar, the leaderboard with its forest plot, the head-to-head matrix, the judges' table and
 the calls and tokens per persona. A push carries everything, so a page that missed one is whole again
 at the next.
+
+The matches table is too long for that (and paged): a socket gets its page's rows when it joins, then
+every push carries the rows whose debates changed lately (`ROWS_WINDOW`), each replacing the row with
+the same id on the pages that show it (the `replace` swap, static/js/chaoslm.js).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.paginator import Page, Paginator
+from django.db.models import Q
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 from chaoslm import live
 from tournaments import charts, results, state
-from tournaments.models import Tournament
+from tournaments.models import Match, Tournament
 
 PARTIALS = (
     "partials/tournament_progress.html",
@@ -24,6 +32,43 @@ PARTIALS = (
     "partials/tournament_judges.html",
     "partials/tournament_usage.html",
 )
+
+
+MATCHES_PER_PAGE = 50
+ROW = "partials/tournament_match.html"
+
+
+def rows_window() -> timedelta:
+    """How long after its debate (or a judgment's) changed a match's row goes out with every push. Passes
+    push at least once a tick, so this reaches each page even when a pass or two runs late."""
+    return timedelta(seconds=max(10.0, 3 * settings.CHAOSLM_TOURNAMENT_TICK))
+
+
+def match_page(tournament: Tournament, number: Any) -> tuple[Page, list[dict[str, Any]]]:
+    """Page `number` of the matches table (the first if it is not a page) and its rows."""
+    ids = Match.objects.filter(tournament=tournament).order_by("order").values_list("pk", flat=True)
+    page = Paginator(ids, MATCHES_PER_PAGE).get_page(number)
+    return page, results.matches(tournament, list(page))
+
+
+def rows_html(rows: list[dict[str, Any]], tournament: Tournament) -> str:
+    """Rows for the `replace` swap: each replaces the row with its id where a page shows it. In a <template>,
+    where the parser keeps table rows standing alone."""
+    if not rows:
+        return ""
+    html = "".join(render_to_string(ROW, {"m": m, "tournament": tournament}) for m in rows)
+    return f'<div hx-swap-oob="replace:#tournament"><template>{html}</template></div>'
+
+
+def changed_rows(tournament: Tournament) -> list[dict[str, Any]]:
+    since = timezone.now() - rows_window()
+    ids = (
+        Match.objects.filter(tournament=tournament)
+        .filter(Q(debate__updated_at__gte=since) | Q(judgments__debate__updated_at__gte=since))
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    return results.matches(tournament, list(ids))
 
 
 def page_state(tournament: Tournament, *, live: bool = False) -> dict[str, Any]:
@@ -41,9 +86,11 @@ def page_state(tournament: Tournament, *, live: bool = False) -> dict[str, Any]:
     }
 
 
-def live_html(tournament: Tournament) -> str:
+def live_html(tournament: Tournament, *, page: Any = None) -> str:
+    """The live parts, with the rows changed lately; or, for a socket joining, the rows of its `page`."""
     context = {**page_state(tournament, live=True), "oob": True}
-    return "".join(render_to_string(template, context) for template in PARTIALS)
+    rows = match_page(tournament, page)[1] if page is not None else changed_rows(tournament)
+    return "".join(render_to_string(template, context) for template in PARTIALS) + rows_html(rows, tournament)
 
 
 def live_html_of(tournament_id: int) -> str:

@@ -1,6 +1,9 @@
-"""The tournament page's websocket: a tournament its viewer may see; the live parts as they stand, then pushes."""
+"""The tournament page's websocket: a tournament its viewer may see; the live parts as they stand, with the
+rows of the matches page the viewer shows (`?page=`), then pushes."""
 
 from __future__ import annotations
+
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
@@ -17,4 +20,7 @@ class TournamentConsumer(SharedConsumer):
         return live.tournament_group(thing.pk)
 
     async def first_message(self) -> str:
-        return await database_sync_to_async(broadcast.live_html)(self.thing)
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        # Paginator.get_page takes anything: what is not a page number means the first page.
+        page = query.get("page", ["1"])[0]
+        return await database_sync_to_async(broadcast.live_html)(self.thing, page=page)

@@ -4,6 +4,7 @@ and the matches table. Reads rows; the numerics are tournaments/stats.py's."""
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,31 +123,28 @@ def usage(tournament: Tournament) -> list[PersonaUsage]:
     return [PersonaUsage(r["seat__name"], r["calls"], r["tokens_in"] or 0, r["tokens_out"] or 0) for r in rows]
 
 
-def matches(tournament: Tournament) -> list[dict[str, Any]]:
-    """Each match with its duel and every judgment's outcome, for the page and the exports. Two queries."""
+def matches(tournament: Tournament, only: Collection[int] | None = None) -> list[dict[str, Any]]:
+    """Each match (or those with the ids in `only`) with its duel and every judgment's outcome, for the page,
+    its pushes and the exports. Two queries."""
+    chosen = Match.objects.filter(tournament=tournament)
+    judged = Judgment.objects.filter(match__tournament=tournament)
+    if only is not None:
+        chosen, judged = chosen.filter(pk__in=only), judged.filter(match_id__in=only)
     judgments: dict[int, list[dict[str, Any]]] = {}
-    for row in (
-        Judgment.objects.filter(match__tournament=tournament)
-        .order_by("judge__order", "repeat")
-        .values(
-            "match_id",
-            "judge__name",
-            "repeat",
-            "in_duel",
-            "debate_id",
-            "debate__status",
-            "debate__winner",
-            "debate__scores",
-            "attempts",
-        )
+    for row in judged.order_by("judge__order", "repeat").values(
+        "match_id",
+        "judge__name",
+        "repeat",
+        "in_duel",
+        "debate_id",
+        "debate__status",
+        "debate__winner",
+        "debate__scores",
+        "attempts",
     ):
         judgments.setdefault(row["match_id"], []).append(row)
     out = []
-    for m in (
-        Match.objects.filter(tournament=tournament)
-        .select_related("question", "debater_for", "debater_against", "debate")
-        .order_by("order")
-    ):
+    for m in chosen.select_related("question", "debater_for", "debater_against", "debate").order_by("order"):
         name_for, name_against = m.debater_for.name, m.debater_against.name
         rows = []
         for j in judgments.get(m.pk, []):

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from chaoslm import sharing
 from chaoslm.http import message_reply
 from chaoslm.sharing import Visibility
-from tournaments import broadcast, exports, results, services
+from tournaments import broadcast, exports, services
 from tournaments.forms import NewTournamentForm
 from tournaments.models import Tournament
 
@@ -72,13 +72,14 @@ def estimate(request: HttpRequest) -> HttpResponse:
 
 def _page(request: HttpRequest, tournament: Tournament, *, ws_url: str, exports_base: str) -> HttpResponse:
     state = broadcast.page_state(tournament)
-    match_page = Paginator(results.matches(tournament), 50).get_page(request.GET.get("page"))
+    match_page, match_rows = broadcast.match_page(tournament, request.GET.get("page"))
     return render(
         request,
         "tournaments/detail.html",
         {
             **state,
             "match_page": match_page,
+            "match_rows": match_rows,
             "is_owner": sharing.is_owner(request.user, tournament),
             "can_delete": sharing.can_delete(request.user, tournament),
             "ws_url": ws_url,

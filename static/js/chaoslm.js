@@ -34,6 +34,7 @@ document.addEventListener("htmx:afterRequest", (event) => {
 });
 
 // Live pushes (see debates/broadcast.py). `upsert`: replace the element with the same id, or append it.
+// `replace` (tournaments/broadcast.py): replace the element with the same id if this page shows it.
 // `tokens`: append text to the card being written, if this page has it; a page that joined mid-step
 // simply waits for the saved card.
 htmx.defineExtension("upsert", {
@@ -50,6 +51,20 @@ htmx.defineExtension("upsert", {
         added.push(element);
       }
       return added;
+    }
+    if (style === "replace") {  // replace the elements with these ids that this page shows; drop the others
+      const replaced = [];
+      for (const holder of Array.from(fragment.children)) {
+        // Table rows travel inside a <template>: standing alone anywhere else, the parser drops them.
+        for (const element of Array.from(holder.content ? holder.content.children : [holder])) {
+          const existing = element.id && document.getElementById(element.id);
+          if (existing) {
+            existing.replaceWith(element);
+            replaced.push(element);
+          }
+        }
+      }
+      return replaced;
     }
     if (style === "tokens") {
       for (const piece of Array.from(fragment.children)) {
