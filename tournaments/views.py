@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
-from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -133,21 +131,7 @@ def tournament_share_export(request: HttpRequest, token: str, name: str) -> Http
     return _export(sharing.visible_or_404(Tournament, request.user, token=token), name)
 
 
-def _owner_action(
-    view: Callable[[HttpRequest, Tournament], HttpResponse],
-) -> Callable[[HttpRequest, int], HttpResponse]:
-    """Login, POST and ownership: 404 to whom may not see the tournament, 403 to other viewers."""
-
-    @login_required
-    @require_POST
-    @functools.wraps(view)
-    def wrapped(request: HttpRequest, pk: int) -> HttpResponse:
-        tournament = sharing.visible_or_404(Tournament, request.user, pk=pk)
-        if not sharing.is_owner(request.user, tournament):
-            return HttpResponseForbidden("Only the tournament's owner can do that.")
-        return view(request, tournament)
-
-    return wrapped
+_owner_action = sharing.owner_action(Tournament)
 
 
 @_owner_action
