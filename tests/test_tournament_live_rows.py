@@ -25,7 +25,7 @@ from tournaments.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SWAP = '<div hx-swap-oob="replace:#tournament"><template>'
+SWAP = '<div hx-swap-oob="replace:#match-pushes"><template>'
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ def rows_html(rows: list[dict[str, Any]], tournament: Tournament) -> str:
     if not rows:
         return ""
     html = "".join(render_to_string(ROW, {"m": m, "tournament": tournament}) for m in rows)
-    return f'<div hx-swap-oob="replace:#tournament"><template>{html}</template></div>'
+    return f'<div hx-swap-oob="replace:#match-pushes"><template>{html}</template></div>'
 
 
 def changed_rows(tournament: Tournament) -> list[dict[str, Any]]:

@@ -51,6 +51,12 @@ def test_a_tournament_from_the_form_runs_live_and_its_leaderboard_is_shared(page
     width = owner.eval_on_selector("#progress .bar-done", "e => e.style.width")
     assert width == "100.0%" or width == "100%"
     owner.wait_for_selector("#leaderboard table")
+    # The matches table too (no reload): the rows drawn before their duels finished now link them, completed.
+    owner.wait_for_function(
+        "() => [...document.querySelectorAll('#matches tbody tr')].map(r => r.cells[4].innerText.trim())"
+        ".join() === Array(6).fill('completed').join()",
+        timeout=10_000,
+    )
     screenshot(owner, "tournament-owner")
     share_url = owner.input_value(".share-link")
 
