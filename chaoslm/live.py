@@ -94,8 +94,9 @@ def remove(element_id: str, anchor: str) -> str:
     return upsert(f'<template data-remove="{element_id}"></template>', anchor)
 
 
-# Tokens arriving within this window go out in one push: fewer, larger messages keep the channel
-# layer under its capacity with many spectators, at a cost of at most this much latency.
+# At most one push per window: what arrives while one is in its window goes out in the next, so a fast
+# stream makes fewer, larger messages and keeps the channel layer under its capacity with many
+# spectators. A push after a quiet spell goes out at once, so a token waits only behind another push.
 TOKEN_BATCH_SECONDS = 0.008
 
 
@@ -141,8 +142,8 @@ class Outbox:
         while True:
             await self.wake.wait()
             self.wake.clear()
-            await asyncio.sleep(TOKEN_BATCH_SECONDS)
             await push(self.group, self._take())
+            await asyncio.sleep(TOKEN_BATCH_SECONDS)
 
     def _take(self) -> str:
         parts = []

@@ -125,7 +125,9 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}}
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "chaoslm.embedded_layer.EmbeddedChannelLayer", "CONFIG": {"capacity": 1500}}
+    }
 
 # The cache holds the start rate limit's counters: in Redis when there is one, so every web process
 # shares them; else in this process's memory.

@@ -157,3 +157,36 @@ def test_a_page_shows_cards_stored_without_their_html(client, owner):
     assert event.html == ""
     page = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
     assert f'data-event-id="{event.pk}"' in page and "<em>words</em>" in page
+
+
+def test_the_outbox_sends_a_token_at_once_and_merges_what_arrives_during_its_window(monkeypatch):
+    """A token after a quiet spell is not held back; tokens arriving while a push's window runs go out
+    together in the next push, in order with the HTML around them."""
+    from channels.layers import InMemoryChannelLayer
+
+    from chaoslm import live
+
+    layer = InMemoryChannelLayer()
+    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
+    # A window far longer than the test's patience: the first push must not wait for it.
+    monkeypatch.setattr(live, "TOKEN_BATCH_SECONDS", 0.3)
+
+    async def scenario() -> list[str]:
+        await layer.group_add("g", "spectator")
+        outbox = live.Outbox("g", "#transcript")
+        outbox.tokens("ev-1-text", "Hello")
+        first = await asyncio.wait_for(layer.receive("spectator"), 0.2)
+        outbox.tokens("ev-1-text", " <world>")
+        outbox.html("<p id=status>x</p>")
+        outbox.tokens("ev-1-text", "!")
+        second = await asyncio.wait_for(layer.receive("spectator"), 2)
+        await outbox.drain()
+        return [first["html"], second["html"]]
+
+    first, second = asyncio.run(scenario())
+    assert first == '<div hx-swap-oob="tokens:#transcript"><span data-into="ev-1-text">Hello</span></div>'
+    assert second == (
+        '<div hx-swap-oob="tokens:#transcript"><span data-into="ev-1-text"> &lt;world&gt;</span></div>'
+        "<p id=status>x</p>"
+        '<div hx-swap-oob="tokens:#transcript"><span data-into="ev-1-text">!</span></div>'
+    )
