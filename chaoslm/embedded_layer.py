@@ -1,14 +1,15 @@
 """The embedded channel layer: Channels' in-memory layer, with a push costing one pass over its group.
 
 Channels' `InMemoryChannelLayer` scans every channel's queue and every group membership for expired
-entries on each `receive` and each `group_send`, and `group_send` starts a task per member. A push to
-N spectators is N receives, so its cost grew with N squared: 4.7 ms of CPU a push at 100 spectators
-and 80 ms at 500 on this machine kind (this layer: 0.8 ms and 5 ms; bench/channel_layer.py), every token, on the loop that also runs the debates.
+entries on each `receive` and each `group_send`, and `group_send` starts a task per member. A push to N
+spectators is N receives, so its cost grew with N squared: 4.7 ms of CPU a push at 100 spectators and 80
+ms at 500 on this machine kind (this layer: 0.8 ms and 5 ms; bench/channel_layer.py), every token, on
+the loop that also runs the debates.
 
-Here the scan runs at most once a second (messages expire after a minute and group memberships after
-a day, so a second's delay in dropping them changes nothing a consumer can see), and `group_send`
-puts the message on each member's queue directly. What a consumer receives, in what order, with what
-capacity and expiry, is unchanged.
+Here the scan runs at most once a second (messages expire after a minute and group memberships after a
+day, so a second's delay in dropping them changes nothing a consumer can see), and `group_send` puts the
+message on each member's queue directly. What a consumer receives, in what order, with what capacity and
+expiry, is unchanged.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 
 from chaoslm import live
+from chaoslm.consumers import SharedConsumer
 from chaoslm.http import parse_id
-from chaoslm.shared_consumer import SharedConsumer
 from debates.broadcast import catch_up_html
 from debates.models import Debate
 

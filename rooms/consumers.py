@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chaoslm import live
-from chaoslm.shared_consumer import SharedConsumer
+from chaoslm.consumers import SharedConsumer
 from rooms.models import Room
 
 

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 
 from chaoslm import live
-from chaoslm.shared_consumer import SharedConsumer
+from chaoslm.consumers import SharedConsumer
 from tournaments import broadcast
 from tournaments.models import Tournament
 
