@@ -32,12 +32,14 @@ from debates.setup import SeatChoice, create_debate
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    # A tournament's debates (hundreds of them) are listed on its own page, not here.
+    listed = Debate.objects.filter(in_batch=False)
     visible = Q(visibility=Debate.Visibility.PUBLIC)
     mine = Debate.objects.none()
     if request.user.is_authenticated:
-        mine = Debate.objects.filter(owner=request.user)
+        mine = listed.filter(owner=request.user)
         visible &= ~Q(owner=request.user)
-    page = Paginator(Debate.objects.filter(visible).select_related("owner"), 20).get_page(request.GET.get("page"))
+    page = Paginator(listed.filter(visible).select_related("owner"), 20).get_page(request.GET.get("page"))
     endpoint = default_endpoint()
     is_local_model = not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
     return render(

@@ -137,3 +137,26 @@ def test_only_the_owner_changes_it_and_only_to_a_known_visibility(people, kind):
     assert 'name="visibility"' in response.content.decode()  # the picker, on the owner's page
     thing.refresh_from_db()
     assert thing.visibility == "unlisted"
+
+
+def test_a_tournaments_debates_follow_its_visibility_and_stay_off_the_home_page(people):
+    """A match is seen where its tournament is; the home page lists debates, not a tournament's hundreds."""
+    from debates.models import Debate
+
+    tournament = make_tournament(people["owner"], "public")
+    duel = make_debate(people["owner"], "public")
+    Debate.objects.filter(pk=duel.pk).update(topic="A match of the league", in_batch=True)
+    match = tournament.matches.first()
+    match.debate = duel
+    match.save()
+    stranger, owner = Client(), logged_in(people["owner"])
+    page = reverse("debate_detail", args=[duel.pk])
+    assert stranger.get(page).status_code == 200
+    assert "A match of the league" not in stranger.get(reverse("home")).content.decode()
+    assert "A match of the league" not in owner.get(reverse("home")).content.decode()
+
+    owner.post(reverse("tournament_visibility", args=[tournament.pk]), {"visibility": "private"})
+    duel.refresh_from_db()
+    assert duel.visibility == "private"
+    assert stranger.get(page).status_code == 404
+    assert owner.get(page).status_code == 200

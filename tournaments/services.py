@@ -32,7 +32,7 @@ from django.db.models import F, Q
 from django.db.models.signals import post_save
 from django.utils import timezone
 
-from chaoslm import limits, live, runner
+from chaoslm import limits, live, runner, sharing
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
 from chaoslm.sharing import Visibility
@@ -453,3 +453,12 @@ def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = N
 
 def connect_signals() -> None:
     post_save.connect(_debate_saved, sender=Debate, dispatch_uid="tournaments.debate_saved")
+
+
+def set_visibility(tournament: Tournament, value: str) -> None:
+    """The tournament's visibility (ValueError if unknown), and its debates' with it: a duel or a judge's
+    replay is seen where its tournament is, and sockets that lose the right close (sharing.set_visibility)."""
+    sharing.set_visibility(tournament, value)
+    mine = Q(tournament_match__tournament=tournament) | Q(tournament_judgment__match__tournament=tournament)
+    for debate in Debate.objects.filter(mine).exclude(visibility=value):
+        sharing.set_visibility(debate, value)

@@ -155,7 +155,7 @@ def tournament_cancel(request: HttpRequest, tournament: Tournament) -> HttpRespo
 @_owner_action
 def tournament_visibility(request: HttpRequest, tournament: Tournament) -> HttpResponse:
     try:
-        sharing.set_visibility(tournament, request.POST.get("visibility", ""))
+        services.set_visibility(tournament, request.POST.get("visibility", ""))
     except ValueError as error:
         return message_reply(str(error), 400)
     messages.success(request, f"This tournament is now {tournament.get_visibility_display()}.")
