@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -247,6 +248,13 @@ def advance(
     is started again (its worker died); `tournament resume` passes 0 to restart every one at once.
     `start(debate_id)` runs a debate (by default on the configured runner, once the pass commits).
     """
+    return _pass(tournament_id, stalled_after, start)[0]
+
+
+def _pass(
+    tournament_id: int, stalled_after: float | None, start: Callable[[int], None] | None
+) -> tuple[schedule.Decision, bool]:
+    """`advance`, and whether the tournament is settled after it (as `is_settled` would say, without asking)."""
     stalled_after = settings.CHAOSLM_STALLED_AFTER if stalled_after is None else stalled_after
     start = start or _start_debate
     with transaction.atomic():
@@ -283,7 +291,9 @@ def advance(
             tournament.status = Tournament.Status.COMPLETED
             tournament.finished_at = timezone.now()
             tournament.save(update_fields=["status", "finished_at", "updated_at"])
-    return decision
+    # As `is_settled` would say now (the decision is the plan on this pass's rows), without another query.
+    status = tournament.status
+    return decision, status != Tournament.Status.RUNNING and (status != Tournament.Status.CANCELLED or decision.settled)
 
 
 def _within_owner_cap(
@@ -378,27 +388,39 @@ def _send(tournament_id: int, token: str, countdown: float = 0) -> None:
     app.send_task("tournaments.tasks.advance_tournament", args=[tournament_id, token], countdown=countdown)
 
 
+# The inline loop pushes the tournament's page at most this often (seconds) while it runs, and once as it settles:
+# drawing the page costs more than a pass, and a pass runs each time one of its debates finishes.
+PUSH_EVERY = 1.0
+
+
 async def run_inline(tournament_id: int) -> None:
     """The inline runner's loop for one tournament: a pass, then wait for a debate to finish, until settled."""
+    loop = asyncio.get_running_loop()
     wake = asyncio.Event()
-    _wakers[tournament_id] = (asyncio.get_running_loop(), wake)
+    _wakers[tournament_id] = (loop, wake)
+    pushed_at = -math.inf
     try:
         while True:
             wake.clear()
             # The debates start from here, not from inside the pass: a task created in the loop's sync
             # thread would inherit its "sync call in progress" context and could make no sync call.
             chosen: list[int] = []
-            await sync_to_async(advance)(tournament_id, start=chosen.append)
+            _, settled = await sync_to_async(_pass)(tournament_id, None, chosen.append)
             for debate_id in chosen:
                 runner.inline.submit("debate", debate_id)
-            # Pushed from the loop, not from inside the pass: a pass runs in the loop's one sync thread.
-            await live.push(
-                live.tournament_group(tournament_id), await sync_to_async(broadcast.live_html_of)(tournament_id)
-            )
-            if await sync_to_async(is_settled)(tournament_id):
+            push_in = pushed_at + PUSH_EVERY - loop.time()
+            if settled or push_in <= 0:
+                # Pushed from the loop, not from inside the pass: a pass runs in the loop's one sync thread.
+                await live.push(
+                    live.tournament_group(tournament_id), await sync_to_async(broadcast.live_html_of)(tournament_id)
+                )
+                pushed_at = loop.time()
+                push_in = math.inf
+            if settled:
                 return
+            # A pass whose push was put off comes again when the push is due, debates finishing or not.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), settings.CHAOSLM_TOURNAMENT_TICK)
+                await asyncio.wait_for(wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, push_in))
     finally:
         _wakers.pop(tournament_id, None)
 
