@@ -1,10 +1,11 @@
 """Creating and running tournaments: one pass starts what the scheduler says; owners pause, resume, cancel.
 
-Where a tournament runs is decided in `_submit` and `_wake` alone (the only code here that touches a
-runner), so moving to another runner API changes those two functions only:
+Where a tournament runs is decided in `_submit`, `_wake` and the inline loop alone (the only code here
+that touches a runner), so moving to another runner API changes those functions only:
 
-- inline: a loop on the runner's event loop runs a pass, then waits until one of the tournament's
-  debates finishes (or CHAOSLM_TOURNAMENT_TICK seconds), until the tournament settles;
+- inline: a loop on the runner's event loop runs a pass, then waits (CHAOSLM_TOURNAMENT_TICK seconds, or
+  less when a push of its page is due), until the tournament settles; each of its debates that finishes
+  runs a pass at once, in the thread that stored it, and starts what that pass chose;
 - celery: `tournaments.tasks.advance_tournament` runs one pass; the task carrying the tournament's
   current tick token re-enqueues itself with a countdown until the tournament settles, and every
   debate that finishes enqueues a pass at once (so a tournament never waits a whole tick to go on).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import logging
 import math
@@ -372,14 +374,34 @@ def _start_debate(debate_id: int) -> None:
 
 
 def _wake(tournament_id: int) -> None:
-    """One of the tournament's debates finished: run a pass now rather than at the next tick."""
+    """One of the tournament's debates finished: go on now rather than at the next tick."""
     if settings.CHAOSLM_RUNNER == "celery":
         transaction.on_commit(lambda: _send(tournament_id, ""))
-        return
+    elif tournament_id in _wakers:
+        transaction.on_commit(lambda: _pass_here(tournament_id))
+
+
+def _pass_here(tournament_id: int) -> None:
+    """Inline: the pass runs right here, in the thread that stored the finished debate (the engine's database
+    thread), and the debates it starts go straight to the runner's loop: the next match starts without a trip
+    through the tournament's loop and back. The loop itself wakes only when the tournament settles."""
     found = _wakers.get(tournament_id)
-    if found is not None:
-        loop, event = found
-        loop.call_soon_threadsafe(event.set)
+    if found is None:
+        return
+    loop, wake = found
+    chosen: list[int] = []
+    try:
+        _, settled = _pass(tournament_id, None, chosen.append)
+    except Exception:
+        # The debate that finished must not fail for it: the loop's own pass goes on instead.
+        logger.exception("tournament %s: a pass after a debate finished failed", tournament_id)
+        settled = True
+    for debate_id in chosen:
+        # With this thread's context, the debate's task would inherit its "sync call in progress" and could make no
+        # sync call: it starts from an empty one, as a task the loop itself creates.
+        loop.call_soon_threadsafe(runner.inline.submit, "debate", debate_id, context=contextvars.Context())
+    if settled:
+        loop.call_soon_threadsafe(wake.set)
 
 
 def _send(tournament_id: int, token: str, countdown: float = 0) -> None:
@@ -394,7 +416,8 @@ PUSH_EVERY = 1.0
 
 
 async def run_inline(tournament_id: int) -> None:
-    """The inline runner's loop for one tournament: a pass, then wait for a debate to finish, until settled."""
+    """The inline runner's loop for one tournament: a pass (and a push of its page when one is due), then wait for
+    the next tick, or for a debate's pass (`_pass_here`) to say the tournament settled."""
     loop = asyncio.get_running_loop()
     wake = asyncio.Event()
     _wakers[tournament_id] = (loop, wake)
