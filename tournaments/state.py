@@ -17,8 +17,8 @@ def jobs(tournament: Tournament, stalled_after: float | None = None) -> list[sch
     """Every debate the tournament needs (a duel per match, a replay per other judgment), as it stands;
     with `stalled_after` (seconds), in-flight debates with no progress for that long are marked stalled.
 
-    Three queries: the matches, the replays, and the newest event of the debates in flight (to tell
-    a stalled one, whose worker died, from a slow one)."""
+    Two queries, the matches and the replays; a third, the newest event of the debates in flight for
+    longer than `stalled_after`, tells a stalled one (its worker died) from a slow one."""
     # A job's own fields, then its debate's, under the same names for both kinds.
     fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
     rows = [
@@ -30,16 +30,23 @@ def jobs(tournament: Tournament, stalled_after: float | None = None) -> list[sch
             *fields, job_match=F("match_id"), job_order=F("match__order")
         )
     ]
-    in_flight = [row["debate_id"] for _, row in rows if row["debate__status"] in schedule.IN_FLIGHT]
-    newest: dict[int, datetime] = {}
-    if in_flight and stalled_after is not None:
-        newest = dict(
-            Event.objects.filter(debate_id__in=in_flight)
-            .values("debate_id")
-            .annotate(at=Max("created_at"))
-            .values_list("debate_id", "at")
-        )
     cutoff = timezone.now() - timedelta(seconds=stalled_after or 0)
+    newest: dict[int, datetime] = {}
+    if stalled_after is not None:
+        # Only a debate created and started before the cutoff can be stalled: only theirs need their events read.
+        old = [
+            row["debate_id"]
+            for _, row in rows
+            if row["debate__status"] in schedule.IN_FLIGHT
+            and max(t for t in (row["debate__created_at"], row["debate__started_at"]) if t) < cutoff
+        ]
+        if old:
+            newest = dict(
+                Event.objects.filter(debate_id__in=old)
+                .values("debate_id")
+                .annotate(at=Max("created_at"))
+                .values_list("debate_id", "at")
+            )
 
     def stalled(row: dict) -> bool:
         if stalled_after is None or row["debate__status"] not in schedule.IN_FLIGHT:
