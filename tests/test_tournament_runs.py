@@ -107,10 +107,13 @@ def test_a_failed_debate_is_retried_once_then_counted_failed_and_the_tournament_
     assert Debate.objects.count() == 3
 
 
-def test_each_finished_debate_starts_the_next_one_itself_without_waiting_for_the_tick(llm_server, settings):
-    # A tick of ten minutes: only the pass a finished debate runs at once can start the next match or replay
-    # before run_to_end's deadline; the tournament's loop wakes again only to hear it settled.
+def test_each_finished_debate_starts_the_next_one_itself_without_waiting_for_the_tick(
+    llm_server, settings, monkeypatch
+):
+    # The tick and the page's pushes ten minutes apart: only the pass a finished debate runs at once can start
+    # the next match or replay before run_to_end's deadline; the tournament's loop wakes only to hear it settled.
     settings.CHAOSLM_TOURNAMENT_TICK = 600
+    monkeypatch.setattr(services, "PUSH_EVERY", 600)
     tournament = services.create_tournament(
         name="Back to back",
         debaters=contestants([debater("Alice"), debater("Bob")]),

@@ -3,9 +3,9 @@
 Where a tournament runs is decided in `_submit`, `_wake` and the inline loop alone (the only code here
 that touches a runner), so moving to another runner API changes those functions only:
 
-- inline: a loop on the runner's event loop runs a pass, then waits (CHAOSLM_TOURNAMENT_TICK seconds, or
-  less when a push of its page is due), until the tournament settles; each of its debates that finishes
-  runs a pass at once, in the thread that stored it, and starts what that pass chose;
+- inline: a loop on the runner's event loop runs a pass and pushes the page, then waits (PUSH_EVERY or
+  CHAOSLM_TOURNAMENT_TICK seconds, the sooner), until the tournament settles; each of its debates that
+  finishes runs a pass at once, in the thread that stored it, and starts what that pass chose;
 - celery: `tournaments.tasks.advance_tournament` runs one pass; the task carrying the tournament's
   current tick token re-enqueues itself with a countdown until the tournament settles, and every
   debate that finishes enqueues a pass at once (so a tournament never waits a whole tick to go on).
@@ -416,8 +416,8 @@ PUSH_EVERY = 1.0
 
 
 async def run_inline(tournament_id: int) -> None:
-    """The inline runner's loop for one tournament: a pass (and a push of its page when one is due), then wait for
-    the next tick, or for a debate's pass (`_pass_here`) to say the tournament settled."""
+    """The inline runner's loop for one tournament: a pass and a push of its page, then wait for the next push (or
+    tick, if sooner), or for a debate's pass (`_pass_here`) to say the tournament settled."""
     loop = asyncio.get_running_loop()
     wake = asyncio.Event()
     _wakers[tournament_id] = (loop, wake)
@@ -431,19 +431,19 @@ async def run_inline(tournament_id: int) -> None:
             _, settled = await sync_to_async(_pass)(tournament_id, None, chosen.append)
             for debate_id in chosen:
                 runner.inline.submit("debate", debate_id)
-            push_in = pushed_at + PUSH_EVERY - loop.time()
-            if settled or push_in <= 0:
+            if settled or loop.time() - pushed_at >= PUSH_EVERY:
                 # Pushed from the loop, not from inside the pass: a pass runs in the loop's one sync thread.
                 await live.push(
                     live.tournament_group(tournament_id), await sync_to_async(broadcast.live_html_of)(tournament_id)
                 )
                 pushed_at = loop.time()
-                push_in = math.inf
             if settled:
                 return
-            # A pass whose push was put off comes again when the push is due, debates finishing or not.
+            # Its debates finish, and start the next ones, outside this loop: it comes again when a push is due.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, push_in))
+                await asyncio.wait_for(
+                    wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, pushed_at + PUSH_EVERY - loop.time())
+                )
     finally:
         _wakers.pop(tournament_id, None)
 
