@@ -397,9 +397,10 @@ def _pass_here(tournament_id: int) -> None:
         logger.exception("tournament %s: a pass after a debate finished failed", tournament_id)
         settled = True
     for debate_id in chosen:
-        # With this thread's context, the debate's task would inherit its "sync call in progress" and could make no
-        # sync call: it starts from an empty one, as a task the loop itself creates.
-        loop.call_soon_threadsafe(runner.inline.submit, "debate", debate_id, context=contextvars.Context())
+        # Submitted from here, its task is queued before the finished debate's own last steps (and asks the database
+        # thread for its first before they do). From an empty context: with this thread's, the task would inherit
+        # its "sync call in progress" and could make no sync call.
+        contextvars.Context().run(runner.inline.submit, "debate", debate_id)
     if settled:
         loop.call_soon_threadsafe(wake.set)
 
