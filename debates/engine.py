@@ -190,6 +190,14 @@ def _finish(table: _Table, config: DebateConfig) -> None:
     debate.save()
 
 
+def _load_running(debate_id: int) -> _Table:
+    """`_load`, then `_mark_running` unless the debate is over: one trip to the database thread, not two."""
+    table = _load(debate_id)
+    if table.debate.status != Debate.Status.COMPLETED:
+        _mark_running(table.debate)
+    return table
+
+
 def _set_status(debate: Debate, status: str) -> None:
     debate.status = status
     debate.save(update_fields=["status", "updated_at"])
@@ -276,11 +284,10 @@ async def run_debate(
 
 async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats: RunStats) -> Debate:
     wall_start, cpu_start = time.perf_counter(), time.process_time()
-    table = await sync_to_async(_load)(debate_id)
+    table = await sync_to_async(_load_running)(debate_id)
     debate = table.debate
     if debate.status == Debate.Status.COMPLETED:
         return debate
-    await sync_to_async(_mark_running)(debate)
     await observer.debate_changed(debate)
     run = _Run(table, observer, policy, stats)
     try:

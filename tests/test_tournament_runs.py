@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 
 import pytest
 
@@ -104,6 +105,31 @@ def test_a_failed_debate_is_retried_once_then_counted_failed_and_the_tournament_
     assert (figures.total, figures.done, figures.failed) == (3, 2, 1)
     # Each debate exists once: a retry resumes the same debate, it never makes another.
     assert Debate.objects.count() == 3
+
+
+def test_each_finished_debate_starts_the_next_one_itself_without_waiting_for_the_tick(
+    llm_server, settings, monkeypatch
+):
+    # The tick and the page's pushes ten minutes apart: only the pass a finished debate runs at once can start
+    # the next match or replay before run_to_end's deadline; the tournament's loop wakes only to hear it settled.
+    settings.CHAOSLM_TOURNAMENT_TICK = 600
+    monkeypatch.setattr(services, "PUSH_EVERY", 600)
+    tournament = services.create_tournament(
+        name="Back to back",
+        debaters=contestants([debater("Alice"), debater("Bob")]),
+        judges=contestants([judge("Judge Una"), judge("Judge Vic")]),
+        questions=questions(2),
+        options={"turns": 1},
+        sides="once",
+        concurrency=1,
+    )
+    finished = run_to_end(tournament, timeout=60)
+    assert finished.status == Tournament.Status.COMPLETED
+    # Two duels, and a replay of each by the second judge, one after another.
+    debates = list(Debate.objects.order_by("started_at"))
+    assert [d.format for d in debates] == ["duel", "judge", "duel", "judge"]
+    assert all(d.status == Debate.Status.COMPLETED for d in debates)
+    assert all(a.finished_at <= b.started_at for a, b in pairwise(debates))
 
 
 def test_a_paused_tournament_starts_nothing_until_resumed(llm_server):

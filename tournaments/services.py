@@ -1,10 +1,11 @@
 """Creating and running tournaments: one pass starts what the scheduler says; owners pause, resume, cancel.
 
-Where a tournament runs is decided in `_submit` and `_wake` alone (the only code here that touches a
-runner), so moving to another runner API changes those two functions only:
+Where a tournament runs is decided in `_submit`, `_wake` and the inline loop alone (the only code here
+that touches a runner), so moving to another runner API changes those functions only:
 
-- inline: a loop on the runner's event loop runs a pass, then waits until one of the tournament's
-  debates finishes (or CHAOSLM_TOURNAMENT_TICK seconds), until the tournament settles;
+- inline: a loop on the runner's event loop runs a pass and pushes the page, then waits (PUSH_EVERY or
+  CHAOSLM_TOURNAMENT_TICK seconds, the sooner), until the tournament settles; each of its debates that
+  finishes runs a pass at once, in the thread that stored it, and starts what that pass chose;
 - celery: `tournaments.tasks.advance_tournament` runs one pass; the task carrying the tournament's
   current tick token re-enqueues itself with a countdown until the tournament settles, and every
   debate that finishes enqueues a pass at once (so a tournament never waits a whole tick to go on).
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import logging
+import math
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -247,6 +250,13 @@ def advance(
     is started again (its worker died); `tournament resume` passes 0 to restart every one at once.
     `start(debate_id)` runs a debate (by default on the configured runner, once the pass commits).
     """
+    return _pass(tournament_id, stalled_after, start)[0]
+
+
+def _pass(
+    tournament_id: int, stalled_after: float | None, start: Callable[[int], None] | None
+) -> tuple[schedule.Decision, bool]:
+    """`advance`, and whether the tournament is settled after it (as `is_settled` would say, without asking)."""
     stalled_after = settings.CHAOSLM_STALLED_AFTER if stalled_after is None else stalled_after
     start = start or _start_debate
     with transaction.atomic():
@@ -283,7 +293,9 @@ def advance(
             tournament.status = Tournament.Status.COMPLETED
             tournament.finished_at = timezone.now()
             tournament.save(update_fields=["status", "finished_at", "updated_at"])
-    return decision
+    # As `is_settled` would say now (the decision is the plan on this pass's rows), without another query.
+    status = tournament.status
+    return decision, status != Tournament.Status.RUNNING and (status != Tournament.Status.CANCELLED or decision.settled)
 
 
 def _within_owner_cap(
@@ -362,14 +374,35 @@ def _start_debate(debate_id: int) -> None:
 
 
 def _wake(tournament_id: int) -> None:
-    """One of the tournament's debates finished: run a pass now rather than at the next tick."""
+    """One of the tournament's debates finished: go on now rather than at the next tick."""
     if settings.CHAOSLM_RUNNER == "celery":
         transaction.on_commit(lambda: _send(tournament_id, ""))
-        return
+    elif tournament_id in _wakers:
+        transaction.on_commit(lambda: _pass_here(tournament_id))
+
+
+def _pass_here(tournament_id: int) -> None:
+    """Inline: the pass runs right here, in the thread that stored the finished debate (the engine's database
+    thread), and the debates it starts go straight to the runner's loop: the next match starts without a trip
+    through the tournament's loop and back. The loop itself wakes only when the tournament settles."""
     found = _wakers.get(tournament_id)
-    if found is not None:
-        loop, event = found
-        loop.call_soon_threadsafe(event.set)
+    if found is None:
+        return
+    loop, wake = found
+    chosen: list[int] = []
+    try:
+        _, settled = _pass(tournament_id, None, chosen.append)
+    except Exception:
+        # The debate that finished must not fail for it: the loop's own pass goes on instead.
+        logger.exception("tournament %s: a pass after a debate finished failed", tournament_id)
+        settled = True
+    for debate_id in chosen:
+        # Submitted from here, its task is queued before the finished debate's own last steps (and asks the database
+        # thread for its first before they do). From an empty context: with this thread's, the task would inherit
+        # its "sync call in progress" and could make no sync call.
+        contextvars.Context().run(runner.inline.submit, "debate", debate_id)
+    if settled:
+        loop.call_soon_threadsafe(wake.set)
 
 
 def _send(tournament_id: int, token: str, countdown: float = 0) -> None:
@@ -378,27 +411,40 @@ def _send(tournament_id: int, token: str, countdown: float = 0) -> None:
     app.send_task("tournaments.tasks.advance_tournament", args=[tournament_id, token], countdown=countdown)
 
 
+# The inline loop pushes the tournament's page at most this often (seconds) while it runs, and once as it settles:
+# drawing the page costs more than a pass, and a pass runs each time one of its debates finishes.
+PUSH_EVERY = 1.0
+
+
 async def run_inline(tournament_id: int) -> None:
-    """The inline runner's loop for one tournament: a pass, then wait for a debate to finish, until settled."""
+    """The inline runner's loop for one tournament: a pass and a push of its page, then wait for the next push (or
+    tick, if sooner), or for a debate's pass (`_pass_here`) to say the tournament settled."""
+    loop = asyncio.get_running_loop()
     wake = asyncio.Event()
-    _wakers[tournament_id] = (asyncio.get_running_loop(), wake)
+    _wakers[tournament_id] = (loop, wake)
+    pushed_at = -math.inf
     try:
         while True:
             wake.clear()
             # The debates start from here, not from inside the pass: a task created in the loop's sync
             # thread would inherit its "sync call in progress" context and could make no sync call.
             chosen: list[int] = []
-            await sync_to_async(advance)(tournament_id, start=chosen.append)
+            _, settled = await sync_to_async(_pass)(tournament_id, None, chosen.append)
             for debate_id in chosen:
                 runner.inline.submit("debate", debate_id)
-            # Pushed from the loop, not from inside the pass: a pass runs in the loop's one sync thread.
-            await live.push(
-                live.tournament_group(tournament_id), await sync_to_async(broadcast.live_html_of)(tournament_id)
-            )
-            if await sync_to_async(is_settled)(tournament_id):
+            if settled or loop.time() - pushed_at >= PUSH_EVERY:
+                # Pushed from the loop, not from inside the pass: a pass runs in the loop's one sync thread.
+                await live.push(
+                    live.tournament_group(tournament_id), await sync_to_async(broadcast.live_html_of)(tournament_id)
+                )
+                pushed_at = loop.time()
+            if settled:
                 return
+            # Its debates finish, and start the next ones, outside this loop: it comes again when a push is due.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), settings.CHAOSLM_TOURNAMENT_TICK)
+                await asyncio.wait_for(
+                    wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, pushed_at + PUSH_EVERY - loop.time())
+                )
     finally:
         _wakers.pop(tournament_id, None)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from debates.models import Debate, Event
@@ -17,35 +17,36 @@ def jobs(tournament: Tournament, stalled_after: float | None = None) -> list[sch
     """Every debate the tournament needs (a duel per match, a replay per other judgment), as it stands;
     with `stalled_after` (seconds), in-flight debates with no progress for that long are marked stalled.
 
-    Three queries: the matches, the replays, and the newest event of the debates in flight (to tell
-    a stalled one, whose worker died, from a slow one)."""
-    matches = list(
-        Match.objects.filter(tournament=tournament).values(
-            "id", "order", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at"
+    Two queries, the matches and the replays; a third, the newest event of the debates in flight for
+    longer than `stalled_after`, tells a stalled one (its worker died) from a slow one."""
+    # A job's own fields, then its debate's, under the same names for both kinds.
+    fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
+    rows = [
+        (schedule.DUEL, row)
+        for row in Match.objects.filter(tournament=tournament).values(*fields, job_match=F("id"), job_order=F("order"))
+    ] + [
+        (schedule.REPLAY, row)
+        for row in Judgment.objects.filter(match__tournament=tournament, in_duel=False).values(
+            *fields, job_match=F("match_id"), job_order=F("match__order")
         )
-    )
-    replays = list(
-        Judgment.objects.filter(match__tournament=tournament, in_duel=False).values(
-            "id",
-            "match_id",
-            "match__order",
-            "attempts",
-            "debate_id",
-            "debate__status",
-            "debate__created_at",
-            "debate__started_at",
-        )
-    )
-    in_flight = [r["debate_id"] for r in (*matches, *replays) if r["debate__status"] in schedule.IN_FLIGHT]
-    newest: dict[int, datetime] = {}
-    if in_flight and stalled_after is not None:
-        newest = dict(
-            Event.objects.filter(debate_id__in=in_flight)
-            .values("debate_id")
-            .annotate(at=Max("created_at"))
-            .values_list("debate_id", "at")
-        )
+    ]
     cutoff = timezone.now() - timedelta(seconds=stalled_after or 0)
+    newest: dict[int, datetime] = {}
+    if stalled_after is not None:
+        # Only a debate created and started before the cutoff can be stalled: only theirs need their events read.
+        old = [
+            row["debate_id"]
+            for _, row in rows
+            if row["debate__status"] in schedule.IN_FLIGHT
+            and max(t for t in (row["debate__created_at"], row["debate__started_at"]) if t) < cutoff
+        ]
+        if old:
+            newest = dict(
+                Event.objects.filter(debate_id__in=old)
+                .values("debate_id")
+                .annotate(at=Max("created_at"))
+                .values_list("debate_id", "at")
+            )
 
     def stalled(row: dict) -> bool:
         if stalled_after is None or row["debate__status"] not in schedule.IN_FLIGHT:
@@ -53,31 +54,18 @@ def jobs(tournament: Tournament, stalled_after: float | None = None) -> list[sch
         times = [t for t in (row["debate__created_at"], row["debate__started_at"], newest.get(row["debate_id"])) if t]
         return max(times) < cutoff
 
-    out = [
+    return [
         schedule.Job(
-            kind=schedule.DUEL,
+            kind=kind,
             id=row["id"],
-            match=row["id"],
-            order=row["order"],
+            match=row["job_match"],
+            order=row["job_order"],
             status=row["debate__status"],
             attempts=row["attempts"],
             stalled=stalled(row),
         )
-        for row in matches
+        for kind, row in rows
     ]
-    out += [
-        schedule.Job(
-            kind=schedule.REPLAY,
-            id=row["id"],
-            match=row["match_id"],
-            order=row["match__order"],
-            status=row["debate__status"],
-            attempts=row["attempts"],
-            stalled=stalled(row),
-        )
-        for row in replays
-    ]
-    return out
 
 
 def settings_of(tournament: Tournament) -> schedule.Settings:
