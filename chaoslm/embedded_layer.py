@@ -57,6 +57,9 @@ class EmbeddedChannelLayer(InMemoryChannelLayer):
             with contextlib.suppress(ChannelFull):
                 self._put(channel, _own_copy(message), expires)
 
+    def has_members(self, group: str) -> bool:
+        return bool(self.groups.get(group))
+
     def _queue(self, channel: str) -> asyncio.Queue[tuple[float, dict[str, Any]]]:
         # Channels builds a queue (and matches the capacity patterns) on every send and throws it away
         # when the channel has one; build it only when it is missing.

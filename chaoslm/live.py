@@ -13,6 +13,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils.html import escape
 
+from chaoslm.embedded_layer import EmbeddedChannelLayer
+
 PUSH_TYPE = "push.html"
 CLOSE_TYPE = "push.close"
 
@@ -51,6 +53,14 @@ def room_group(room_id: int) -> str:
 
 def tournament_group(tournament_id: int) -> str:
     return f"tournament-{tournament_id}"
+
+
+def has_audience(group: str) -> bool:
+    """Whether a socket may be listening to `group`. Only the embedded layer knows (its groups are in this
+    process), and there a group nobody has joined needs no pushes, nor the drawing of them: a page that
+    joins later gets a catch-up from the database. Other layers always may have an audience."""
+    layer = get_channel_layer()
+    return not isinstance(layer, EmbeddedChannelLayer) or layer.has_members(group)
 
 
 async def push(group: str, html: str) -> None:

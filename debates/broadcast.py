@@ -72,11 +72,14 @@ class DebateBroadcaster(Observer):
     """An engine observer that pushes a running debate to its page's websocket group, in order.
 
     It loads the debate's seats, scores and token counts once, then keeps them up to date from the
-    events it is told about, so an event's pushes (card, chart, usage, status) cost no query.
+    events it is told about, so an event's pushes (card, chart, usage, status) cost no query. While no page
+    watches (a tournament's matches, mostly), it keeps its state and draws nothing: a page that opens
+    later gets what it missed from its catch-up.
     """
 
     def __init__(self, debate_id: int) -> None:
-        self.outbox = live.Outbox(live.debate_group(debate_id), "#transcript")
+        self.group = live.debate_group(debate_id)
+        self.outbox = live.Outbox(self.group, "#transcript")
         self.thinking: dict[int, str] = {}
         self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
@@ -87,6 +90,9 @@ class DebateBroadcaster(Observer):
 
     def _send(self, html: str) -> None:
         self.outbox.html(html)
+
+    def _watched(self) -> bool:
+        return live.has_audience(self.group)
 
     async def drain(self) -> None:
         """Send what is left; the engine calls this before it returns."""
@@ -113,27 +119,35 @@ class DebateBroadcaster(Observer):
     def step_started(self, debate: Debate, step: Step) -> None:
         name = self.seat_names.get(step.seat or "", step.seat or "")
         self.thinking[step.ordinal] = name
+        if not self._watched():
+            return
         if step.kind != "INTERNAL":
             card = render_to_string("partials/writing_card.html", {"step": step, "name": name})
             self._send(live.upsert(card, "#transcript"))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     def delta(self, debate: Debate, step: Step, text: str) -> None:
-        if step.json_schema is not None or step.kind == "INTERNAL":
+        if step.json_schema is not None or step.kind == "INTERNAL" or not self._watched():
             return  # raw JSON is not for reading; the card shows the parsed result when it lands
         self.outbox.tokens(f"ev-{step.ordinal}-text", text)
 
     def restart(self, debate: Debate, step: Step) -> None:
-        self.outbox.reset(f"ev-{step.ordinal}-text")
+        if self._watched():
+            self.outbox.reset(f"ev-{step.ordinal}-text")
 
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
-        self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s", self.stage))
+        if self._watched():
+            self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s", self.stage))
 
     async def event_saved(self, debate: Debate, event: Event) -> None:
         self.thinking.pop(event.ordinal, None)
         if event.kind == Event.Kind.SYSTEM:
             self.stage = event.data.get("status", "")
-        if not self.loaded:  # the engine announces the debate first; this is only a fallback
+        watched = self._watched()
+        if not self.loaded:
+            if not watched:
+                return  # the state loads, this event included, when a page first watches
+            # The engine announces the debate first; this is only a fallback.
             self._send(await sync_to_async(self._live_parts)(debate))
         else:
             if event.seat_id in self.seats and (event.tokens_in or event.tokens_out):
@@ -142,12 +156,13 @@ class DebateBroadcaster(Observer):
                 counts[1] += event.tokens_out
             if event.kind == Event.Kind.SCORE:
                 self.scores.append(event)
-                seats = list(self.seats.values())
-                context = {"chart": score_chart(seats, self.scores), "has_judge": True, "oob": True}
-                self._send(render_to_string("partials/score_chart.html", context))
-            if event.tokens_out and event.kind != Event.Kind.INTERNAL:
+                if watched:
+                    seats = list(self.seats.values())
+                    context = {"chart": score_chart(seats, self.scores), "has_judge": True, "oob": True}
+                    self._send(render_to_string("partials/score_chart.html", context))
+            if watched and event.tokens_out and event.kind != Event.Kind.INTERNAL:
                 self._send(self._usage_html())
-        if event.kind == Event.Kind.INTERNAL:
+        if event.kind == Event.Kind.INTERNAL or not watched:
             return
         # The seat from the loaded ones: rendering the card then needs no query, so it runs right here.
         event.seat = self.seats.get(event.seat_id)
@@ -157,4 +172,5 @@ class DebateBroadcaster(Observer):
     async def debate_changed(self, debate: Debate) -> None:
         if debate.status != Debate.Status.RUNNING:
             self.thinking.clear()
-        self._send(await sync_to_async(self._live_parts)(debate))
+        if self._watched():
+            self._send(await sync_to_async(self._live_parts)(debate))

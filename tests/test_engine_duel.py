@@ -258,3 +258,53 @@ def test_what_a_watcher_is_pushed_ends_as_what_a_fresh_page_shows(llm_server, pe
     assert f"{state['tokens_out']} out" in fresh_usage and state["tokens_out"] > 0
     for event in state["events"]:
         assert f'id="ev-{event.ordinal}"' in html
+
+
+def test_an_unwatched_debate_draws_nothing_and_a_page_joining_midway_ends_as_a_fresh_page(
+    llm_server, personas, monkeypatch
+):
+    from channels.layers import get_channel_layer
+    from django.template.loader import render_to_string
+
+    from chaoslm import live
+    from debates import broadcast
+    from debates.selectors import page_state
+
+    drawn: list[str] = []
+    monkeypatch.setattr(
+        broadcast, "render_to_string", lambda name, *a, **k: drawn.append(name) or render_to_string(name, *a, **k)
+    )
+    debate = new_duel(personas, turns=2)
+    layer = get_channel_layer()
+    drawn_unwatched: list[str] = []
+
+    class JoinsAtTheSixthEvent(broadcast.DebateBroadcaster):
+        saved = 0
+
+        async def event_saved(self, debate, event):
+            self.saved += 1
+            if self.saved == 6:
+                drawn_unwatched.extend(drawn)
+                await live.join(self.group, self.channel)
+            await super().event_saved(debate, event)
+
+    async def run():
+        observer = JoinsAtTheSixthEvent(debate.pk)
+        observer.channel = await layer.new_channel()
+        await run_debate(debate.pk, observer)
+        pushes = []
+        while True:
+            try:
+                pushes.append((await asyncio.wait_for(layer.receive(observer.channel), 0.5))["html"])
+            except TimeoutError:
+                return "".join(pushes)
+
+    html = asyncio.run(run())
+    assert drawn_unwatched == []  # five events in, with no page watching: no chart, usage or status drawn
+    state = page_state(Debate.objects.get(pk=debate.pk))
+    fresh_chart = render_to_string("partials/score_chart.html", {**state, "oob": True}).split("</section>")[0]
+    fresh_usage = render_to_string("partials/usage.html", {**state, "oob": True}).split("</section>")[0]
+    # The state was loaded when the page joined, then kept from the events: it ends as a fresh page's.
+    assert html.rsplit('<section id="score-chart"', 1)[1].split("</section>")[0] in fresh_chart
+    assert html.rsplit('<section id="usage"', 1)[1].split("</section>")[0] in fresh_usage
+    assert f"{state['tokens_out']} out" in fresh_usage and state["tokens_out"] > 0
