@@ -98,3 +98,20 @@ def test_a_push_carries_the_rows_that_changed_as_the_page_draws_them(owner):
     page = Client().get(reverse("tournament_share", args=[tournament.share_token])).content.decode()
     assert pushed_rows(pushed)[row] == rows(page)[row]  # one partial draws both
     assert "not started" in rows(page)[untouched]
+
+
+def test_a_tournament_no_page_shows_is_not_drawn_for_pushes(owner, monkeypatch):
+    tournament = make_tournament(owner, "unlisted")
+    drawn: list[str] = []
+    real = broadcast.render_to_string
+    monkeypatch.setattr(broadcast, "render_to_string", lambda name, *a, **k: drawn.append(name) or real(name, *a, **k))
+    assert broadcast.live_html_of(tournament.pk) == "" and drawn == []
+
+    async def watched():
+        communicator, _ = await joined(tournament, 1)
+        drawn.clear()
+        html = await sync_to_async(broadcast.live_html_of)(tournament.pk)
+        await communicator.disconnect()
+        return html
+
+    assert 'id="leaderboard"' in asyncio.run(watched()) and drawn

@@ -94,6 +94,9 @@ def live_html(tournament: Tournament, *, page: Any = None) -> str:
 
 
 def live_html_of(tournament_id: int) -> str:
+    """The tournament's live parts to push; nothing (and nothing drawn) while no page shows it."""
+    if not live.has_audience(live.tournament_group(tournament_id)):
+        return ""
     tournament = Tournament.objects.filter(pk=tournament_id).first()
     return live_html(tournament) if tournament is not None else ""
 
