@@ -1,6 +1,7 @@
 """The floor for bench/live_latency.py: the same token stream through a bare Channels consumer.
 
-daphne with ChaosLM's settings (the same in-memory channel layer, TCP_NODELAY on its sockets), one
+daphne with ChaosLM's settings (TCP_NODELAY on its sockets) but Channels' own in-memory channel layer,
+as Channels ships it (ChaosLM's embedded layer is part of what is measured against it), one
 `AsyncWebsocketConsumer` that joins a group and forwards, and `GET /replay` that pushes a token stream
 to that group as ChaosLM's pushes look, each token stamped with its send time. Whatever ChaosLM adds
 above this (the LLM client, the engine, the outbox, its consumer) shows as its ratio to this floor.
@@ -21,6 +22,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
 from django.core.asgi import get_asgi_application
 
 get_asgi_application()
+
+from django.conf import settings  # noqa: E402
+
+settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}}
 
 from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402

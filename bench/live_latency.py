@@ -163,7 +163,7 @@ async def page_times(base: str, debate_id: int, runs: int, events: int = 500) ->
 
 
 def start_floor(port: int) -> subprocess.Popen[bytes]:
-    """The floor (bench/_floor.py): a bare Channels consumer on daphne, with the site's settings."""
+    """The floor (bench/_floor.py): a bare Channels consumer on daphne and Channels' own in-memory layer."""
     return subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "bench._floor:application"],
         cwd=ROOT,
