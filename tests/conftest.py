@@ -8,6 +8,24 @@ from chaoslm.llm.testserver import TestLLMServer
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # `make test` runs the engine suite a second time on PostgreSQL with this set to "celery".
 ENGINE_RUNNER = os.environ.get("CHAOSLM_TEST_ENGINE_RUNNER", "inline")
+# Under pytest-xdist (`make test` runs `pytest -n`): this process's worker number, else None.
+_WORKER_ID = os.environ.get("PYTEST_XDIST_WORKER")
+XDIST_WORKER = int(_WORKER_ID.removeprefix("gw")) if _WORKER_ID else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the tests that share a module-scoped fixture on one xdist worker (`--dist loadgroup`).
+
+    Such a fixture is the SmolLM2 server, a Chromium, or the bench smoke runs: spread over the workers it
+    would start once per worker. Runs before xdist's own hook, which reads the marks.
+    """
+    for item in items:
+        fixturedefs = getattr(item, "_fixtureinfo", None)
+        if fixturedefs is None or item.get_closest_marker("xdist_group"):
+            continue
+        if any(defs[-1].scope == "module" for defs in fixturedefs.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture(scope="session")
