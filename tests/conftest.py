@@ -13,21 +13,6 @@ _WORKER_ID = os.environ.get("PYTEST_XDIST_WORKER")
 XDIST_WORKER = int(_WORKER_ID.removeprefix("gw")) if _WORKER_ID else None
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Keep the tests that share a module-scoped fixture on one xdist worker (`--dist loadgroup`).
-
-    Such a fixture is the SmolLM2 server, a Chromium, or the bench smoke runs: spread over the workers it
-    would start once per worker. Runs before xdist's own hook, which reads the marks.
-    """
-    for item in items:
-        fixturedefs = getattr(item, "_fixtureinfo", None)
-        if fixturedefs is None or item.get_closest_marker("xdist_group"):
-            continue
-        if any(defs[-1].scope == "module" for defs in fixturedefs.name2fixturedefs.values()):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-
-
 @pytest.fixture(scope="session")
 def _llm_server_process():
     with TestLLMServer() as server:

@@ -100,7 +100,19 @@ class Stack:
             self.kill(process)
 
     def enqueue_duel(self, topic: str, turns: int = 6) -> int:
-        result = self.manage(
+        result = self.manage(*self._duel_command(topic, turns))
+        return int(result.stdout.strip().splitlines()[-1])
+
+    def enqueue_duels(self, topics: list[str], turns: int = 6) -> list[int]:
+        """`enqueue_duel` for each topic, the same command run in one `manage.py shell`: one Django start-up
+        for all of them rather than one each."""
+        commands = [self._duel_command(topic, turns) for topic in topics]
+        code = f"from django.core.management import call_command\nfor c in {commands!r}:\n    call_command(*c)"
+        return [int(line) for line in self.manage("shell", "-c", code).stdout.split()]
+
+    @staticmethod
+    def _duel_command(topic: str, turns: int) -> list[str]:
+        return [
             "debate",
             "duel",
             "--topic",
@@ -118,8 +130,7 @@ class Stack:
             "--enqueue",
             "--visibility",
             "public",
-        )
-        return int(result.stdout.strip().splitlines()[-1])
+        ]
 
     def transcript(self, debate_id: int) -> dict:
         return json.loads(self.manage("export_transcript", str(debate_id), "--format", "json").stdout)
