@@ -108,7 +108,9 @@ class Stack:
         for all of them rather than one each."""
         commands = [self._duel_command(topic, turns) for topic in topics]
         code = f"from django.core.management import call_command\nfor c in {commands!r}:\n    call_command(*c)"
-        return [int(line) for line in self.manage("shell", "-c", code).stdout.split()]
+        # Each command prints its debate's id on a line of its own (shell may print a line of its own first).
+        lines = self.manage("shell", "-c", code).stdout.splitlines()
+        return [int(line) for line in lines if line.strip().isdigit()]
 
     @staticmethod
     def _duel_command(topic: str, turns: int) -> list[str]:
