@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 ADDR ?= 127.0.0.1:8000
+TEST_WORKERS ?= 4
 
 .PHONY: run test install lint format bench
 
@@ -17,7 +18,10 @@ run: install
 
 test: install
 	$(UV) run ruff check .
-	$(UV) run pytest
+	@# Four workers on two cores: most tests wait on sockets, servers and subprocesses, not the CPU.
+	@# loadfile keeps each test file in one process, so a module-scoped fixture (SmolLM2, a Chromium, the
+	@# bench runs) starts once.
+	$(UV) run pytest -n $(TEST_WORKERS) --dist loadfile
 	@# The engine and room suites again, on PostgreSQL, the engine's runs as tasks on a Celery worker
 	@# with Redis as the broker (CI starts both: see bin/start-services).
 	@if [ -n "$$CHAOSLM_TEST_DATABASE_URL" ]; then \

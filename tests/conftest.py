@@ -8,6 +8,9 @@ from chaoslm.llm.testserver import TestLLMServer
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # `make test` runs the engine suite a second time on PostgreSQL with this set to "celery".
 ENGINE_RUNNER = os.environ.get("CHAOSLM_TEST_ENGINE_RUNNER", "inline")
+# Under pytest-xdist (`make test` runs `pytest -n`): this process's worker number, else None.
+_WORKER_ID = os.environ.get("PYTEST_XDIST_WORKER")
+XDIST_WORKER = int(_WORKER_ID.removeprefix("gw")) if _WORKER_ID else None
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@ user reads while the model is restarting or down.
 
 The supervised process here is a real OpenAI-compatible server on its own port (the test server, or a
 stand-in that crashes on its first completion as llama.cpp did on AMX machines), so this runs in the
-fast suite; tests/test_local_model.py kills the real SmolLM2 under a real `serve`.
+fast suite; tests/test_local_model_serve.py kills the real SmolLM2 under a real `serve`.
 """
 
 import asyncio

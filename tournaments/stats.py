@@ -27,8 +27,10 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
-from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+
+# scipy and statsmodels (with pandas) are imported where a report is computed, not here: this module is
+# loaded by every process Django starts (web, worker, each manage.py command), and importing them cost
+# ~4 s of CPU per start on a two-core machine, for the few processes that ever build a report.
 
 SIDES = ("for", "against")
 RIDGE = 0.1  # the prior's precision when the maximum-likelihood fit diverges
@@ -295,6 +297,8 @@ def _fit_bt(wins: np.ndarray, ridge: np.ndarray, start: np.ndarray | None = None
     One L-BFGS problem over all B replicates: their likelihoods are independent, so the joint optimum
     is each replicate's optimum, and numpy does the work of all of them at once.
     """
+    from scipy import optimize, special
+
     b, n, _ = wins.shape
     games = wins + wins.transpose(0, 2, 1)
     won = wins.sum(axis=2)
@@ -374,6 +378,8 @@ def _panel(verdicts: Sequence[Verdict], judges: list[str]) -> PanelFigures:
 
 def _agreement(first: dict[tuple[int, str], Verdict], matches: list[int], judges: list[str]) -> Figure:
     """Kappa on the winners of the matches every judge decided (each judge's first judgment)."""
+    from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+
     rows = []
     for match in matches:
         winners = [first[(match, j)].winner if (match, j) in first else None for j in judges]
@@ -406,5 +412,7 @@ def _score_correlation(first: dict[tuple[int, str], Verdict], matches: list[int]
     for judge, values in scores.items():
         if len(set(values)) == 1:
             return Figure(None, f"{judge} gave every debater the same score, so a correlation is undefined")
+    from scipy import stats
+
     pairs = [stats.pearsonr(scores[a], scores[b]).statistic for a, b in combinations(judges, 2)]
     return Figure(float(np.mean(pairs)))

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from tests.conftest import require
+from tests.conftest import XDIST_WORKER, require
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -60,7 +60,8 @@ def site(site_env):
     """The base URL of a running ChaosLM."""
     port = free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = (ARTIFACTS / "server.log").open("w")  # kept for reading when a browser test fails
+    # Kept for reading when a browser test fails; one per xdist worker, each of which runs its own server.
+    log = (ARTIFACTS / f"server{'' if XDIST_WORKER is None else f'-gw{XDIST_WORKER}'}.log").open("w")
     process = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=ROOT,

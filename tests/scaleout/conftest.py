@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from tests.browser.conftest import free_port
-from tests.conftest import require
+from tests.conftest import XDIST_WORKER, require
 
 ROOT = Path(__file__).resolve().parents[2]
 PERSONAS = ["Ada Sterling", "Marcus Vale", "Judge Ines Okafor"]
@@ -100,7 +100,21 @@ class Stack:
             self.kill(process)
 
     def enqueue_duel(self, topic: str, turns: int = 6) -> int:
-        result = self.manage(
+        result = self.manage(*self._duel_command(topic, turns))
+        return int(result.stdout.strip().splitlines()[-1])
+
+    def enqueue_duels(self, topics: list[str], turns: int = 6) -> list[int]:
+        """`enqueue_duel` for each topic, the same command run in one `manage.py shell`: one Django start-up
+        for all of them rather than one each."""
+        commands = [self._duel_command(topic, turns) for topic in topics]
+        code = f"from django.core.management import call_command\nfor c in {commands!r}:\n    call_command(*c)"
+        # Each command prints its debate's id on a line of its own (shell may print a line of its own first).
+        lines = self.manage("shell", "-c", code).stdout.splitlines()
+        return [int(line) for line in lines if line.strip().isdigit()]
+
+    @staticmethod
+    def _duel_command(topic: str, turns: int) -> list[str]:
+        return [
             "debate",
             "duel",
             "--topic",
@@ -118,38 +132,68 @@ class Stack:
             "--enqueue",
             "--visibility",
             "public",
-        )
-        return int(result.stdout.strip().splitlines()[-1])
+        ]
 
     def transcript(self, debate_id: int) -> dict:
         return json.loads(self.manage("export_transcript", str(debate_id), "--format", "json").stdout)
 
     def wait_done(self, debate_id: int, timeout: float = 120) -> dict:
+        # The status is read from the database directly: a manage.py per look would start Django each time.
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            data = self.transcript(debate_id)
-            if data["status"] in ("completed", "error"):
-                return data
-            time.sleep(0.5)
+            with psycopg.connect(self.env["DATABASE_URL"]) as connection:
+                row = connection.execute("SELECT status FROM debates_debate WHERE id = %s", [debate_id]).fetchone()
+            if row and row[0] in ("completed", "error"):
+                return self.transcript(debate_id)
+            time.sleep(0.2)
         raise AssertionError(f"debate {debate_id} did not finish in {timeout}s")
 
 
-def _database(base_url: str) -> tuple[str, str]:
-    """A fresh database on the test server: (its URL, its name)."""
+def _database(base_url: str, template: str | None = None) -> tuple[str, str]:
+    """A fresh database on the test server, a copy of `template` if given: (its URL, its name)."""
     name = f"chaoslm_test_{secrets.token_hex(4)}"
     parts = urlsplit(base_url)
     with psycopg.connect(base_url, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
+        for attempt in range(50):
+            try:
+                connection.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+                break
+            except psycopg.errors.ObjectInUse:
+                # The template's last session (the manage.py that filled it) may still be closing.
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
     return urlunsplit(parts._replace(path=f"/{name}")), name
 
 
-@pytest.fixture
-def stack(_llm_server_process, tmp_path):
+@pytest.fixture(scope="session")
+def _migrated_template(_llm_server_process, tmp_path_factory):
+    """A database migrated and holding the sample personas once per session; each stack starts as a copy,
+    which takes a fraction of a second where `migrate` and `import_personas` take many."""
     db_url = os.environ.get("CHAOSLM_TEST_DATABASE_URL", "")
     redis_url = os.environ.get("CHAOSLM_TEST_REDIS_URL", "")
     require(bool(db_url and redis_url), "PostgreSQL and Redis (CHAOSLM_TEST_DATABASE_URL, CHAOSLM_TEST_REDIS_URL)")
     database_url, name = _database(db_url)
-    redis_db = secrets.randbelow(14) + 1
+    env = {**os.environ, "DATABASE_URL": database_url, "OPENAI_BASE_URL": _llm_server_process.url}
+    env.pop("REDIS_URL", None)
+    env.pop("CHAOSLM_RUNNER", None)
+    template = Stack(env, tmp_path_factory.mktemp("template"))
+    template.manage("migrate", "--noinput")
+    template.manage("import_personas", "personas/")
+    yield name
+    with psycopg.connect(db_url, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def stack(_llm_server_process, _migrated_template, tmp_path):
+    db_url = os.environ["CHAOSLM_TEST_DATABASE_URL"]
+    redis_url = os.environ["CHAOSLM_TEST_REDIS_URL"]
+    database_url, name = _database(db_url, template=_migrated_template)
+    # A Redis database of this deployment's own: 0 is the PostgreSQL engine run's, 15 the concurrency
+    # bench's. Parallel xdist workers must not share one (each flushes it); alone, a random pick keeps
+    # clear of another checkout's run on the same Redis.
+    redis_db = 1 + XDIST_WORKER % 14 if XDIST_WORKER is not None else secrets.randbelow(14) + 1
     _llm_server_process.reset()
     env = {
         **os.environ,
@@ -165,8 +209,6 @@ def stack(_llm_server_process, tmp_path):
         "CHAOSLM_LOG_LEVEL": "WARNING",
     }
     deployment = Stack(env, tmp_path)
-    deployment.manage("migrate", "--noinput")
-    deployment.manage("import_personas", "personas/")
     subprocess.run(["redis-cli", "-u", env["REDIS_URL"], "flushdb"], check=False, capture_output=True)
     yield deployment
     deployment.stop_all()

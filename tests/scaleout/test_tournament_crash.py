@@ -28,6 +28,11 @@ def counts(stack, tournament_id):
     return {status: n for status, n in rows}
 
 
+def events(stack):
+    with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
+        return connection.execute("SELECT count(*) FROM debates_event").fetchone()[0]
+
+
 def test_a_tournament_whose_worker_is_killed_finishes_with_every_match_judged_once_per_judge_and_repeat(
     stack, _llm_server_process, tmp_path
 ):
@@ -44,9 +49,16 @@ def test_a_tournament_whose_worker_is_killed_finishes_with_every_match_judged_on
     rng = random.Random(20261122)
     kills = 0
     while kills < 5:
-        worker = stack.start_worker("t", threads=6)
         # What an operator (or the beat sweep, later) does after a crash: start the debates in flight again.
+        # Before the worker starts, so that a slow manage.py start-up on a busy machine cannot let the worker
+        # run the whole tournament before the first look (it did: kills == 0).
         stack.manage("tournament", "resume", str(tournament_id), "--enqueue")
+        worker = stack.start_worker("t", threads=6)
+        # Killed only once it is at work, however long it takes to start, then at a random point.
+        before = events(stack)
+        deadline = time.monotonic() + 120
+        while events(stack) == before and time.monotonic() < deadline:
+            time.sleep(0.05)
         time.sleep(rng.uniform(0.5, 2.0))
         if counts(stack, tournament_id).get("completed", 0) == 24:
             break
