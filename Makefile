@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 ADDR ?= 127.0.0.1:8000
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 
 .PHONY: run test install lint format bench
 
