@@ -198,6 +198,18 @@ def trouble(url: str | None = None) -> Trouble | None:
     return local_status.trouble_at(url or base_url())
 
 
+def _end(process: subprocess.Popen[bytes] | None) -> None:
+    """Stop `process` if it runs, and wait until it has exited (killed if it has not within 10 s)."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Supervisor:
     """Runs the embedded model beside `serve` and restarts it when it exits: a bounded number of times
     in a row, with exponential backoff; a run that stayed up `stable_after` seconds resets the count."""
@@ -235,14 +247,12 @@ class Supervisor:
         self._stopping.set()
         with self._lock:
             process = self.process
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        _end(process)
         if self._thread is not None:
             self._thread.join(15)
+        # A restart that had just answered when the stop came may have put its process in place meanwhile.
+        with self._lock:
+            _end(self.process)
         status_path(self.port).unlink(missing_ok=True)
 
     def _write(self, state: str, detail: str) -> None:
@@ -283,7 +293,7 @@ class Supervisor:
                 with self._lock:
                     self.process = process
                 if self._stopping.is_set():
-                    process.terminate()
+                    _end(process)
                     return
                 logger.info("Local model answering again (pid %d) at %s", process.pid, base_url())
                 self._write(UP, f"pid {process.pid}")
