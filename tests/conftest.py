@@ -2,6 +2,7 @@ import asyncio
 import os
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from chaoslm.llm.testserver import TestLLMServer
 
@@ -91,3 +92,14 @@ def run_to_rest(request):
         return Debate.objects.get(pk=debate_id)
 
     return run
+
+
+@pytest.fixture
+def people():
+    """An owner, another user and a staff user: who may see and do what."""
+    User = get_user_model()
+    return {
+        "owner": User.objects.create_user("olive", password="pw-olive-123"),
+        "other": User.objects.create_user("otto", password="pw-otto-123"),
+        "staff": User.objects.create_user("stella", password="pw-stella-123", is_staff=True),
+    }

@@ -11,7 +11,6 @@ import pytest
 from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -30,16 +29,6 @@ VISIBILITIES = ["private", "unlisted", "public"]
 VIEW = {"anonymous": (404, 404, 200), "other": (404, 404, 200), "owner": (200, 200, 200), "staff": (200, 200, 200)}
 SHARE = {who: (404, 200, 200) for who in WHO}
 ACT = {"anonymous": (302, 302, 302), "other": (404, 404, 403), "owner": None, "staff": (403, 403, 403)}
-
-
-@pytest.fixture
-def people():
-    User = get_user_model()
-    return {
-        "owner": User.objects.create_user("olive", password="pw-olive-123"),
-        "other": User.objects.create_user("otto", password="pw-otto-123"),
-        "staff": User.objects.create_user("stella", password="pw-stella-123", is_staff=True),
-    }
 
 
 @pytest.fixture

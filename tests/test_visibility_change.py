@@ -10,7 +10,6 @@ from asgiref.sync import sync_to_async
 from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
@@ -28,16 +27,6 @@ SOCKETS = {
     "room": ("/ws/rooms/{pk}/", "/ws/room-share/{token}/"),
     "tournament": ("/ws/tournaments/{pk}/", "/ws/tournament-share/{token}/"),
 }
-
-
-@pytest.fixture
-def people():
-    User = get_user_model()
-    return {
-        "owner": User.objects.create_user("olive", password="pw-olive-123"),
-        "other": User.objects.create_user("otto", password="pw-otto-123"),
-        "staff": User.objects.create_user("stella", password="pw-stella-123", is_staff=True),
-    }
 
 
 def make(kind, owner, visibility):

@@ -6,7 +6,6 @@ import pytest
 from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -21,16 +20,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 PERSONA = "name: {n}\nrole: {r}\npersonality: {n} speaks.\n"
 WHO = ["anonymous", "other", "owner", "staff"]
-
-
-@pytest.fixture
-def people():
-    User = get_user_model()
-    return {
-        "owner": User.objects.create_user("olive", password="pw-olive-123"),
-        "other": User.objects.create_user("otto", password="pw-otto-123"),
-        "staff": User.objects.create_user("stella", password="pw-stella-123", is_staff=True),
-    }
 
 
 @pytest.fixture
