@@ -294,8 +294,7 @@ def _pass(
             tournament.finished_at = timezone.now()
             tournament.save(update_fields=["status", "finished_at", "updated_at"])
     # As `is_settled` would say now (the decision is the plan on this pass's rows), without another query.
-    status = tournament.status
-    return decision, status != Tournament.Status.RUNNING and (status != Tournament.Status.CANCELLED or decision.settled)
+    return decision, _settled(tournament.status, lambda: decision.settled)
 
 
 def _within_owner_cap(
@@ -315,10 +314,17 @@ def _within_owner_cap(
 def is_settled(tournament_id: int) -> bool:
     """Whether no pass has anything more to do: completed, paused, or cancelled with nothing in flight."""
     tournament = Tournament.objects.get(pk=tournament_id)
-    if tournament.status == Tournament.Status.RUNNING:
+    return _settled(
+        tournament.status, lambda: schedule.plan(state.settings_of(tournament), state.jobs(tournament)).settled
+    )
+
+
+def _settled(status: str, nothing_in_flight: Callable[[], bool]) -> bool:
+    """The rule of `is_settled`, given the status and how to tell whether a cancelled one has work in flight."""
+    if status == Tournament.Status.RUNNING:
         return False
-    if tournament.status == Tournament.Status.CANCELLED:
-        return schedule.plan(state.settings_of(tournament), state.jobs(tournament)).settled
+    if status == Tournament.Status.CANCELLED:
+        return nothing_in_flight()
     return True
 
 
