@@ -124,6 +124,9 @@ class Outbox:
         self.items: list[list[Any]] = []  # ["html", text] or ["tokens", target id, [pieces]]
         self.wake: asyncio.Event | None = None
         self.sender: asyncio.Task[None] | None = None
+        # Held while a push is in flight. A layer that sends over the network (Redis) awaits inside a push:
+        # stopping the sender there would lose what it took, and `drain`'s own push could overtake it.
+        self.sending = asyncio.Lock()
 
     def html(self, html: str) -> None:
         self.items.append(["html", html])
@@ -152,7 +155,8 @@ class Outbox:
         while True:
             await self.wake.wait()
             self.wake.clear()
-            await push(self.group, self._take())
+            async with self.sending:
+                await push(self.group, self._take())
             await asyncio.sleep(TOKEN_BATCH_SECONDS)
 
     def _take(self) -> str:
@@ -167,8 +171,9 @@ class Outbox:
         return "".join(parts)
 
     async def drain(self) -> None:
-        """Send what is left and stop the sender."""
-        await push(self.group, self._take())
-        if self.sender is not None:
-            self.sender.cancel()
-            self.sender = None
+        """Stop the sender once its push in flight has gone out, then send what is left."""
+        async with self.sending:
+            if self.sender is not None:
+                self.sender.cancel()
+                self.sender = None
+            await push(self.group, self._take())

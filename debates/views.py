@@ -193,9 +193,10 @@ def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResp
 _owner_action = sharing.owner_action(Debate)
 
 
-def _push_state(debate: Debate) -> None:
+def _push_state(debate: Debate, before: str = "") -> None:
+    """Push the live parts as the database has them, after `before` (more HTML, in the same message)."""
     debate.refresh_from_db()
-    live.push_sync(live.debate_group(debate.pk), live_parts_html(debate))
+    live.push_sync(live.debate_group(debate.pk), before + live_parts_html(debate))
 
 
 @_owner_action
@@ -218,9 +219,10 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
             event = post_message(debate.pk, request.POST.get("text", ""))
     except (FormatError, limits.LimitReached) as error:
         return message_reply(str(error), 422 if request.htmx else 400)
-    live.push_sync(live.debate_group(debate.pk), card_push(event))
+    # The card and the status it brings (running) in one push, before the engine's own: a page never shows
+    # the new card beside a stale "your turn", which would invite a second message that is refused.
+    _push_state(debate, card_push(event))
     runner.submit("debate", debate.pk)
-    _push_state(debate)
     if request.htmx:
         return HttpResponse("")
     return redirect("debate_detail", debate.pk)

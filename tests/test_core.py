@@ -159,6 +159,40 @@ def test_a_page_shows_cards_stored_without_their_html(client, owner):
     assert f'data-event-id="{event.pk}"' in page and "<em>words</em>" in page
 
 
+def test_the_outbox_drains_after_a_push_in_flight_and_keeps_the_order(monkeypatch):
+    """Over a layer that sends across the network (Redis), a push takes time. Draining while one is in flight
+    loses nothing and keeps the order: the last card of a round must reach the page."""
+    from channels.layers import InMemoryChannelLayer
+
+    from chaoslm import live
+
+    class NetworkLayer(InMemoryChannelLayer):
+        """Channels' layer with a round trip before each delivery: the first slow, the rest fast."""
+
+        delays = [0.2]
+
+        async def group_send(self, group, message):
+            await asyncio.sleep(self.delays.pop() if self.delays else 0.01)
+            await super().group_send(group, message)
+
+    layer = NetworkLayer()
+    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
+
+    async def scenario() -> str:
+        await layer.group_add("g", "spectator")
+        outbox = live.Outbox("g", "#messages")
+        outbox.html("<p>first</p>")
+        await asyncio.sleep(0.05)  # the sender has taken it and is sending
+        outbox.html("<p>last</p>")
+        await outbox.drain()
+        received = []
+        while len(received) < 2:
+            received.append((await asyncio.wait_for(layer.receive("spectator"), 1))["html"])
+        return "".join(received)
+
+    assert asyncio.run(scenario()) == "<p>first</p><p>last</p>"
+
+
 def test_the_outbox_sends_a_token_at_once_and_merges_what_arrives_during_its_window(monkeypatch):
     """A token after a quiet spell is not held back; tokens arriving while a push's window runs go out
     together in the next push, in order with the HTML around them."""

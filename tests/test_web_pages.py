@@ -153,3 +153,23 @@ def test_the_verdict_box_flags_scores_that_contradict_the_winner(client, owner):
         debate.save()
         assert not debate.contradicts
         assert "contradict" not in live_parts_html(debate).split('id="verdict"')[1].split("</section>")[0]
+
+
+def test_speaking_pushes_the_new_card_and_the_running_status_in_one_message(client, owner):
+    """A page must never show the owner's card beside a stale "your turn": a second message sent then is
+    refused, and the debate waits for it for ever."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from chaoslm import live
+    from tests.test_web_access import make_debate
+
+    debate = make_debate(owner, "private", status=Debate.Status.WAITING)
+    layer = get_channel_layer()
+    spectator = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(live.debate_group(debate.pk), spectator)
+    response = client.post(reverse("debate_speak", args=[debate.pk]), {"text": "Tea, **hot**."}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    first = async_to_sync(layer.receive)(spectator)["html"]
+    assert "<strong>hot</strong>" in first
+    assert 'class="status status-running"' in first and "status-waiting" not in first
