@@ -122,7 +122,10 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500},
+            # A socket's receive blocks in Redis for up to 5 s (channels_redis' BZPOPMIN), and redis-py 8
+            # times a read out after 5 s by default: the two raced, and an idle page's socket died every
+            # few seconds, losing the pushes sent while it reconnected. Reads may wait longer than a block.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}], "capacity": 1500},
         }
     }
 else:
