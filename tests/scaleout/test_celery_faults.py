@@ -17,7 +17,13 @@ pytestmark = pytest.mark.scaleout
 def test_twenty_debates_under_faults_all_end_and_the_web_never_fails(stack, _llm_server_process):
     stack.env["CHAOSLM_LLM_TIMEOUT"] = "0.6"
     _llm_server_process.configure(
-        latency=0.02, hang_seconds=5, seed=3, fault_rates={"500": 0.2, "hang": 0.1, "malformed_json": 0.1}
+        latency=0.02,
+        hang_seconds=5,
+        seed=3,
+        fault_rates={"500": 0.2, "hang": 0.1, "malformed_json": 0.1},
+        # Which debates the random faults defeat depends on how the workers' calls interleave; one debate
+        # whose every call fails is certain to end in an error.
+        rules=[{"match": r"topic is: Soak 0\b", "fault": "500"}],
     )
     base = stack.start_web()
     for name in ("a", "b"):
@@ -42,4 +48,5 @@ def test_twenty_debates_under_faults_all_end_and_the_web_never_fails(stack, _llm
             data = stack.transcript(debate_id)
             assert data["error"] and any(e["kind"] == "ERROR" for e in data["events"])
             assert (Path(folder) / f"partial-{debate_id}.md").exists()
-    assert "completed" in statuses and "error" in statuses  # the faults bit, and the retries held
+    assert statuses[0] == "error"
+    assert "completed" in statuses  # the retries held
