@@ -182,6 +182,9 @@ CELERY_BEAT_SCHEDULE = {
 CHAOSLM_TOURNAMENT_TICK = env_number("CHAOSLM_TOURNAMENT_TICK", 2.0)
 # While a tournament runs, its page's leaderboard is refitted at most this often (seconds).
 CHAOSLM_TOURNAMENT_REPORT_EVERY = env_number("CHAOSLM_TOURNAMENT_REPORT_EVERY", 3.0)
+# A process that serves pages imports scipy and statsmodels in the background after its first request,
+# so its first tournament report does not wait seconds for them.
+CHAOSLM_PRELOAD_REPORT_LIBRARIES = env_bool("CHAOSLM_PRELOAD_REPORT_LIBRARIES", True)
 
 # The default LLM endpoint: the standard OpenAI variables, else the embedded local model.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")

@@ -6,6 +6,10 @@ import asyncio
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from channels.auth import AuthMiddlewareStack
@@ -255,3 +259,33 @@ def test_a_finished_tournament_shows_its_report_and_exports_every_verdict(people
     assert report["judges"][0]["for_win_rate"] == {"value": 1.0, "why": ""}
     assert report["panel"]["agreement"]["value"] is None and report["panel"]["agreement"]["why"]
     assert len(report["matches"]) == 6 and len(report["matches"][0]["judgments"]) == 2
+
+
+FIRST_REQUEST = """
+import sys, threading, django
+django.setup()
+from django.test import Client
+assert "statsmodels" not in sys.modules
+Client().get("/accounts/login/")
+for thread in threading.enumerate():
+    if thread.name == "load-report-libraries":
+        thread.join(60)
+print("statsmodels.stats.inter_rater" in sys.modules, "scipy.stats" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("preload, loaded", [("true", "True True"), ("false", "False False")])
+def test_a_serving_process_loads_the_report_libraries_after_its_first_request(preload, loaded, tmp_path):
+    """So that the first tournament page a process shows does not wait seconds for scipy and statsmodels."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
+        "CHAOSLM_PRELOAD_REPORT_LIBRARIES": preload,
+    }
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run(
+        [sys.executable, "-c", FIRST_REQUEST], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == loaded

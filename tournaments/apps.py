@@ -1,4 +1,16 @@
+import threading
+from typing import Any
+
 from django.apps import AppConfig
+from django.conf import settings
+from django.core.signals import request_started
+
+
+def _load_report_libraries_once(**kwargs: Any) -> None:
+    request_started.disconnect(_load_report_libraries_once)
+    from tournaments import stats
+
+    threading.Thread(target=stats.load_libraries, name="load-report-libraries", daemon=True).start()
 
 
 class TournamentsConfig(AppConfig):
@@ -12,3 +24,5 @@ class TournamentsConfig(AppConfig):
         runner.register("tournament", services.run_inline, tasks.advance_tournament)
         runner.register_sweep(services.sweep)
         services.connect_signals()
+        if settings.CHAOSLM_PRELOAD_REPORT_LIBRARIES:
+            request_started.connect(_load_report_libraries_once)

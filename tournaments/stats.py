@@ -30,7 +30,18 @@ import numpy as np
 
 # scipy and statsmodels (with pandas) are imported where a report is computed, not here: this module is
 # loaded by every process Django starts (web, worker, each manage.py command), and importing them cost
-# ~4 s of CPU per start on a two-core machine, for the few processes that ever build a report.
+# ~4 s of CPU per start on a two-core machine, for the few processes that ever build a report. A serving
+# process imports them in the background after its first request (`load_libraries`, tournaments/apps.py),
+# so the first tournament page it shows does not wait for them.
+
+
+def load_libraries() -> None:
+    """Import what a report needs (seconds of CPU, once a process)."""
+    import scipy.optimize
+    import scipy.special
+    import scipy.stats  # noqa: F401
+    import statsmodels.stats.inter_rater  # noqa: F401
+
 
 SIDES = ("for", "against")
 RIDGE = 0.1  # the prior's precision when the maximum-likelihood fit diverges
