@@ -87,6 +87,7 @@ class DebateBroadcaster(Observer):
         self.tokens: dict[int, list[int]] = {}  # seat id -> [in, out]
         self.stage = ""
         self.loaded = False
+        self.in_batch = False  # a tournament's match (from the debate, when the run starts)
 
     def _send(self, html: str) -> None:
         self.outbox.html(html)
@@ -126,10 +127,17 @@ class DebateBroadcaster(Observer):
             self._send(live.upsert(card, "#transcript"))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
+    def wants_deltas(self, step: Step) -> bool:
+        # Raw JSON is not for reading (the card shows the parsed result when it lands), and an internal
+        # step has no card. Any other step of a debate is streamed, as its page may open while it is written
+        # (the owner's opens as the debate starts); a tournament's match, mostly unwatched, only while a page
+        # watches it: one that opens later shows the card when it lands.
+        readable = step.json_schema is None and step.kind != "INTERNAL"
+        return readable and (not self.in_batch or self._watched())
+
     def delta(self, debate: Debate, step: Step, text: str) -> None:
-        if step.json_schema is not None or step.kind == "INTERNAL" or not self._watched():
-            return  # raw JSON is not for reading; the card shows the parsed result when it lands
-        self.outbox.tokens(f"ev-{step.ordinal}-text", text)
+        if self._watched():
+            self.outbox.tokens(f"ev-{step.ordinal}-text", text)
 
     def restart(self, debate: Debate, step: Step) -> None:
         if self._watched():
@@ -170,6 +178,7 @@ class DebateBroadcaster(Observer):
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
+        self.in_batch = debate.in_batch
         if debate.status != Debate.Status.RUNNING:
             self.thinking.clear()
         if self._watched():

@@ -46,6 +46,11 @@ class Observer:
     def step_started(self, debate: Debate, step: Step) -> None:
         pass
 
+    def wants_deltas(self, step: Step) -> bool:
+        """Whether `delta` shows this step's text as it is written. If not, the reply is asked for whole,
+        not streamed (chaoslm/llm/gateway.py): a stream costs more than twice the CPU to read."""
+        return False
+
     def delta(self, debate: Debate, step: Step, text: str) -> None:
         pass
 
@@ -251,7 +256,7 @@ async def _call(
         json_schema=dict(step.json_schema) if step.json_schema is not None else None, word_limit=step.word_limit
     )
     callbacks = Callbacks(
-        on_delta=lambda text: observer.delta(debate, step, text),
+        on_delta=(lambda text: observer.delta(debate, step, text)) if observer.wants_deltas(step) else None,
         on_restart=lambda: observer.restart(debate, step),
         on_wait=lambda seconds, reason: observer.waiting(debate, step, seconds, reason),
     )

@@ -49,6 +49,9 @@ class TerminalObserver(Observer):
             self.console.print()
             self.console.print(self._label(step.kind, step.seat, step.step))
 
+    def wants_deltas(self, step: Step) -> bool:
+        return True  # every step is printed as it is written, a private one dimmed
+
     def delta(self, debate: Debate, step: Step, text: str) -> None:
         self.buffers[step.ordinal].append(text)
         if self.live == step.ordinal:

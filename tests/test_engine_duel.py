@@ -312,3 +312,30 @@ def test_an_unwatched_debate_draws_nothing_and_a_page_joining_midway_ends_as_a_f
     assert html.rsplit('<section id="score-chart"', 1)[1].split("</section>")[0] in fresh_chart
     assert html.rsplit('<section id="usage"', 1)[1].split("</section>")[0] in fresh_usage
     assert f"{state['tokens_out']} out" in fresh_usage and state["tokens_out"] > 0
+
+
+@pytest.mark.parametrize("in_batch", [False, True])
+def test_what_is_streamed_is_what_a_page_could_show_as_it_is_written(llm_server, personas, in_batch):
+    """A debate's page shows a step as it is written, except the judge's internal notes and JSON scores:
+    those are asked for whole, which costs less than half the CPU of reading a stream. A tournament's
+    match that no page watches streams nothing."""
+    from channels.layers import get_channel_layer
+
+    from chaoslm import live
+    from chaoslm.embedded_layer import EmbeddedChannelLayer
+    from debates.broadcast import DebateBroadcaster
+
+    debate = new_duel(personas, turns=2)
+    Debate.objects.filter(pk=debate.pk).update(in_batch=in_batch)
+    assert asyncio.run(run_debate(debate.pk, DebateBroadcaster(debate.pk))).status == Debate.Status.COMPLETED
+    streamed = {request.last_user: bool(request.body.get("stream")) for request in llm_server.requests}
+    calls = Event.objects.filter(debate=debate, seat__isnull=False).exclude(prompt="").select_related("seat")
+    seen = {(e.kind, e.seat.key, streamed[e.prompt]) for e in calls}
+    shown = {("PLAN", "a"), ("PLAN", "b"), ("THINK", "a"), ("THINK", "b"), ("TURN", "a"), ("TURN", "b")}
+    shown |= {("THINK", "judge"), ("VERDICT", "judge")}
+    hidden = {("SCORE", "judge"), ("INTERNAL", "judge")}
+    # A shared layer (Redis) cannot tell who listens, so there a match is always taken to be watched.
+    unwatched = in_batch and not live.has_audience(live.debate_group(debate.pk))
+    assert seen == {(*call, not unwatched) for call in shown} | {(*call, False) for call in hidden}
+    if in_batch and isinstance(get_channel_layer(), EmbeddedChannelLayer):
+        assert unwatched

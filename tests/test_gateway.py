@@ -48,6 +48,19 @@ async def test_streams_deltas_and_reports_usage(llm_server):
     assert body["messages"] == USER
 
 
+async def test_with_no_listener_the_reply_is_asked_for_whole(llm_server):
+    """Nobody reads the text as it is written, so it is not streamed: same text, usage and model."""
+    llm_server.configure(rules=[{"reply": '{"score": 7, "reasoning": "Clear."}'}], token_rate=200)
+    result = await chat(endpoint(llm_server), USER, ChatOptions(json_schema=SCHEMA), policy=FAST)
+    assert result.data == {"score": 7, "reasoning": "Clear."}
+    assert result.completion_tokens == 4 and result.prompt_tokens > 0 and not result.usage_estimated  # 4 words
+    assert result.model == "test-model"
+    assert result.latency_ms >= 15  # the server writes it as fast as it would stream it: 4 words at 200 a second
+    body = llm_server.requests[0].body
+    assert "stream" not in body and "stream_options" not in body
+    assert body["response_format"]["type"] == "json_object"
+
+
 async def test_a_run_keeps_connections_of_its_own_and_closes_them_at_its_end(llm_server):
     llm_server.configure(rules=[{"reply": "Yes."}])
     async with own_connections():

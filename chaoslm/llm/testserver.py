@@ -405,6 +405,9 @@ class TestLLMServer:
         }
         reply_to = _Reply(ident=f"chatcmpl-{_digest(body):x}", model=model, usage=usage)
         if not body.get("stream"):
+            if config.token_rate:
+                # A model takes as long to write a reply it sends whole as one it streams.
+                await asyncio.sleep((len(chunks) - 1) / config.token_rate)
             return web.json_response(reply_to.completion(text))
         return await self._stream(request, body, config, fault, chunks, reply_to)
 
