@@ -83,6 +83,29 @@ def test_the_same_state_gives_the_same_decision():
     assert plan(settings, jobs) == plan(settings, list(jobs))
 
 
+def test_leaving_out_the_completed_jobs_changes_no_decision():
+    """A pass reads only the open jobs (tournaments/state.py, open_only): over many random states, the plan
+    of those alone starts, retries and resumes the same debates, and settles alike."""
+    import random
+
+    rng = random.Random(5)
+    statuses = [None, None, "pending", "running", "completed", "completed", "error", "interrupted"]
+    for _ in range(2000):
+        jobs = []
+        for match in range(rng.randint(1, 6)):
+            jobs.append(duel(match, rng.choice(statuses), rng.randint(0, 2), stalled=rng.random() < 0.1))
+            jobs += [replay(100 * match + j, match, rng.choice(statuses), rng.randint(0, 2)) for j in range(2)]
+        settings = Settings(concurrency=rng.randint(1, 5), active=rng.random() < 0.8)
+        whole = plan(settings, jobs)
+        part = plan(settings, [j for j in jobs if j.status != schedule.COMPLETED])
+        assert (part.create, part.retry, part.resume, part.settled) == (
+            whole.create,
+            whole.retry,
+            whole.resume,
+            whole.settled,
+        )
+
+
 def test_pairings_on_both_sides_and_once():
     both = design.pairings(questions=2, debaters=3, sides="both")
     assert len(both) == 2 * 3 * 2

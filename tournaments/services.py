@@ -261,7 +261,7 @@ def _pass(
     start = start or _start_debate
     with transaction.atomic():
         tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
-        jobs = state.jobs(tournament, stalled_after)
+        jobs = state.jobs(tournament, stalled_after, open_only=True)
         decision = schedule.plan(_within_owner_cap(tournament, state.settings_of(tournament), jobs), jobs)
         first_judge = None
         started: list[int] = []

@@ -13,22 +13,25 @@ from tournaments import schedule
 from tournaments.models import Judgment, Match, Tournament
 
 
-def jobs(tournament: Tournament, stalled_after: float | None = None) -> list[schedule.Job]:
+def jobs(tournament: Tournament, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
     """Every debate the tournament needs (a duel per match, a replay per other judgment), as it stands;
     with `stalled_after` (seconds), in-flight debates with no progress for that long are marked stalled.
+
+    `open_only` leaves out the jobs whose debate completed, which a pass has nothing to decide about (a
+    replay whose duel is not among the jobs may start): the plan is the same, and reading it costs the
+    jobs left, not the whole tournament, on each of its passes. Its progress then counts open jobs only.
 
     Two queries, the matches and the replays; a third, the newest event of the debates in flight for
     longer than `stalled_after`, tells a stalled one (its worker died) from a slow one."""
     # A job's own fields, then its debate's, under the same names for both kinds.
     fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
-    rows = [
-        (schedule.DUEL, row)
-        for row in Match.objects.filter(tournament=tournament).values(*fields, job_match=F("id"), job_order=F("order"))
-    ] + [
-        (schedule.REPLAY, row)
-        for row in Judgment.objects.filter(match__tournament=tournament, in_duel=False).values(
-            *fields, job_match=F("match_id"), job_order=F("match__order")
-        )
+    matches = Match.objects.filter(tournament=tournament)
+    replays = Judgment.objects.filter(match__tournament=tournament, in_duel=False)
+    if open_only:
+        matches = matches.exclude(debate__status=schedule.COMPLETED)
+        replays = replays.exclude(debate__status=schedule.COMPLETED)
+    rows = [(schedule.DUEL, row) for row in matches.values(*fields, job_match=F("id"), job_order=F("order"))] + [
+        (schedule.REPLAY, row) for row in replays.values(*fields, job_match=F("match_id"), job_order=F("match__order"))
     ]
     cutoff = timezone.now() - timedelta(seconds=stalled_after or 0)
     newest: dict[int, datetime] = {}
