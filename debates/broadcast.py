@@ -127,6 +127,11 @@ class DebateBroadcaster(Observer):
             self._send(live.upsert(card, "#transcript"))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
+    def cards_when_saved(self) -> bool:
+        # A tournament's match, mostly unwatched, keeps the CPU (and the database thread every debate of the
+        # runner shares) for the debates: its cards are drawn when a page first shows them.
+        return not self.in_batch or self._watched()
+
     def wants_deltas(self, step: Step) -> bool:
         # Raw JSON is not for reading (the card shows the parsed result when it lands), and an internal
         # step has no card. Any other step of a debate is streamed, as its page may open while it is written

@@ -1,4 +1,5 @@
-"""An event card's HTML, rendered once: when the event is saved (`Event.save` stores it in `Event.html`).
+"""An event card's HTML, rendered once: when the event is saved (`Event.save` stores it in `Event.html`), or,
+for a tournament's match no page watches as it runs, by each page that shows it (`cards_of`).
 
 An event never changes once saved, and its card is the same for every viewer (private events show to
 all as a closed summary; who may act is CSS keyed on the page, not in the card), so a page or a

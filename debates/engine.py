@@ -46,6 +46,11 @@ class Observer:
     def step_started(self, debate: Debate, step: Step) -> None:
         pass
 
+    def cards_when_saved(self) -> bool:
+        """Whether each event's card is rendered as the event is saved, and kept for every page that shows
+        it (debates/cards.py), or left to the first page that does."""
+        return True
+
     def wants_deltas(self, step: Step) -> bool:
         """Whether `delta` shows this step's text as it is written. If not, the reply is asked for whole,
         not streamed (chaoslm/llm/gateway.py): a stream costs more than twice the CPU to read."""
@@ -145,8 +150,12 @@ def _persist(
     result: ChatResult | None,
     extra: dict[str, Any],
     replaces_error: bool = False,
+    card: bool = True,
 ) -> Event:
-    """Store a finished step; if its ordinal already holds an event, that one stands (it landed first)."""
+    """Store a finished step; if its ordinal already holds an event, that one stands (it landed first).
+
+    `card`: render the event's card now and keep it with the event (Event.save), else leave it to the first
+    page that shows it."""
     data = {**step.data, **extra}
     fields: dict[str, Any] = {
         "seat": seat,
@@ -174,7 +183,8 @@ def _persist(
         with transaction.atomic() if replaces_error else contextlib.nullcontext():
             if replaces_error:
                 Event.objects.filter(debate=debate, ordinal=step.ordinal, kind=Event.Kind.ERROR).delete()
-            event = Event.objects.create(debate=debate, ordinal=step.ordinal, **fields)
+            event = Event(debate=debate, ordinal=step.ordinal, **fields)
+            event.save(force_insert=True, card=card)
     except IntegrityError:
         event = Event.objects.get(debate=debate, ordinal=step.ordinal)
     # The web or the command line may set is_ending at any time; it matters when the next steps are chosen.
@@ -414,7 +424,9 @@ async def _land(
 ) -> None:
     seat = table.seats.get(step.seat) if step.seat else None
     replaces_error = step.ordinal in table.failed_ordinals
-    event = await sync_to_async(_persist)(table.debate, seat, step, result, extra, replaces_error)
+    event = await sync_to_async(_persist)(
+        table.debate, seat, step, result, extra, replaces_error, observer.cards_when_saved()
+    )
     table.failed_ordinals.discard(step.ordinal)
     table.records.append(record_of(event, step.seat))
     done_ordinals.add(step.ordinal)

@@ -133,9 +133,10 @@ class Event(models.Model):
     def __str__(self) -> str:
         return f"{self.debate_id}#{self.ordinal} {self.kind}"
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
+    def save(self, *args: Any, card: bool = True, **kwargs: Any) -> None:
         # Every save renders the card, so an ERROR event replaced in place (update_or_create) gets a new one.
-        self.html = cards.render(self, self.seat)
+        # Without `card`, none is kept: a page renders it when it shows the event (cards.cards_of).
+        self.html = cards.render(self, self.seat) if card else ""
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], "html"}
         super().save(*args, **kwargs)

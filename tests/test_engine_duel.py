@@ -318,7 +318,7 @@ def test_an_unwatched_debate_draws_nothing_and_a_page_joining_midway_ends_as_a_f
 def test_what_is_streamed_is_what_a_page_could_show_as_it_is_written(llm_server, personas, in_batch):
     """A debate's page shows a step as it is written, except the judge's internal notes and JSON scores:
     those are asked for whole, which costs less than half the CPU of reading a stream. A tournament's
-    match that no page watches streams nothing."""
+    match that no page watches streams nothing, and draws no card."""
     from channels.layers import get_channel_layer
 
     from chaoslm import live
@@ -339,3 +339,7 @@ def test_what_is_streamed_is_what_a_page_could_show_as_it_is_written(llm_server,
     assert seen == {(*call, not unwatched) for call in shown} | {(*call, False) for call in hidden}
     if in_batch and isinstance(get_channel_layer(), EmbeddedChannelLayer):
         assert unwatched
+    # Nor are its cards drawn as its events are saved: the first page that shows them draws them.
+    assert {bool(html) for html in Event.objects.filter(debate=debate).values_list("html", flat=True)} == {
+        not unwatched
+    }
