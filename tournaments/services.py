@@ -494,6 +494,8 @@ def sweep() -> list[int]:
 def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = None, **_: Any) -> None:
     if update_fields is not None and "status" not in update_fields:
         return
+    if not instance.in_batch:
+        return  # not a tournament's debate: no query to find out
     if instance.status not in (Debate.Status.COMPLETED, Debate.Status.ERROR, Debate.Status.INTERRUPTED):
         return
     tournament_id = (
