@@ -21,7 +21,7 @@ test: install
 	@# Four workers on two cores: most tests wait on sockets, servers and subprocesses, not the CPU.
 	@# loadfile keeps each test file in one process, so a module-scoped fixture (SmolLM2, a Chromium, the
 	@# bench runs) starts once.
-	$(UV) run pytest -n $(TEST_WORKERS) --dist loadfile
+	$(UV) run pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 	@# The engine and room suites again, on PostgreSQL, the engine's runs as tasks on a Celery worker
 	@# with Redis as the broker (CI starts both: see bin/start-services).
 	@if [ -n "$$CHAOSLM_TEST_DATABASE_URL" ]; then \
