@@ -14,6 +14,36 @@ _WORKER_ID = os.environ.get("PYTEST_XDIST_WORKER")
 XDIST_WORKER = int(_WORKER_ID.removeprefix("gw")) if _WORKER_ID else None
 
 
+# The suites that run the embedded model (llama.cpp, CPU-bound, threads of its own). Run side by side on two
+# cores, their servers starved each other: one duel took ten minutes instead of one. So they run one after
+# the other in one xdist process, and first, being the suite's longest unit of work.
+SMOLLM2_FILES = {
+    "tests/test_local_model.py",
+    "tests/test_local_model_serve.py",
+    "tests/test_local_model_supervision.py",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in SMOLLM2_FILES)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadFileScheduling
+
+    if config.getoption("dist") != "loadfile":
+        return None
+
+    class OneModelAtATime(LoadFileScheduling):
+        """`--dist loadfile`, except that the embedded model's files are one unit of work."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return "embedded-model" if scope in SMOLLM2_FILES else scope
+
+    return OneModelAtATime(config, log)
+
+
 @pytest.fixture(scope="session")
 def _llm_server_process():
     with TestLLMServer() as server:
