@@ -1,4 +1,3 @@
-import threading
 from typing import Any
 
 from django.apps import AppConfig
@@ -10,7 +9,7 @@ def _load_report_libraries_once(**kwargs: Any) -> None:
     request_started.disconnect(_load_report_libraries_once)
     from tournaments import stats
 
-    threading.Thread(target=stats.load_libraries, name="load-report-libraries", daemon=True).start()
+    stats.load_libraries_in_background()
 
 
 class TournamentsConfig(AppConfig):

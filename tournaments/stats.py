@@ -20,6 +20,7 @@ no winner counts for no one. Intervals resample whole matches (a transcript with
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,9 +31,9 @@ import numpy as np
 
 # scipy and statsmodels (with pandas) are imported where a report is computed, not here: this module is
 # loaded by every process Django starts (web, worker, each manage.py command), and importing them cost
-# ~4 s of CPU per start on a two-core machine, for the few processes that ever build a report. A serving
-# process imports them in the background after its first request (`load_libraries`, tournaments/apps.py),
-# so the first tournament page it shows does not wait for them.
+# ~4 s of CPU per start on a two-core machine, for the few processes that ever build a report. A web process
+# (after its first request, tournaments/apps.py) and a Celery worker (once ready, tournaments/tasks.py) import
+# them in the background, so the first report they draw does not wait for them.
 
 
 def load_libraries() -> None:
@@ -41,6 +42,11 @@ def load_libraries() -> None:
     import scipy.special
     import scipy.stats  # noqa: F401
     import statsmodels.stats.inter_rater  # noqa: F401
+
+
+def load_libraries_in_background() -> None:
+    """`load_libraries` in a thread of its own, which the process does not wait for."""
+    threading.Thread(target=load_libraries, name="load-report-libraries", daemon=True).start()
 
 
 SIDES = ("for", "against")

@@ -1,6 +1,5 @@
 """Celery tasks for CHAOSLM_RUNNER=celery. A redelivered task is safe: a pass only starts what has not started."""
 
-import threading
 from typing import Any
 
 from celery import shared_task
@@ -26,4 +25,4 @@ def _load_report_libraries(**_: Any) -> None:
     """A worker runs tournaments and draws their live leaderboards: import what a report needs in the
     background now, not in the middle of the first leaderboard (see tournaments/stats.py)."""
     if settings.CHAOSLM_PRELOAD_REPORT_LIBRARIES:
-        threading.Thread(target=stats.load_libraries, name="load-report-libraries", daemon=True).start()
+        stats.load_libraries_in_background()
