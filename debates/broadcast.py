@@ -127,18 +127,20 @@ class DebateBroadcaster(Observer):
             self._send(live.upsert(card, "#transcript"))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
-    def cards_when_saved(self) -> bool:
-        # A tournament's match, mostly unwatched, keeps the CPU (and the database thread every debate of the
-        # runner shares) for the debates: its cards are drawn when a page first shows them.
+    def _drawn_as_it_runs(self) -> bool:
+        # A debate's page may open at any moment (the owner's opens as the debate starts). A tournament's
+        # match, mostly unwatched, is drawn only while a page watches it: it keeps the CPU, and the database
+        # thread every debate of the runner shares, for the debates; a page that opens later draws its cards.
         return not self.in_batch or self._watched()
+
+    def cards_when_saved(self) -> bool:
+        return self._drawn_as_it_runs()
 
     def wants_deltas(self, step: Step) -> bool:
         # Raw JSON is not for reading (the card shows the parsed result when it lands), and an internal
-        # step has no card. Any other step of a debate is streamed, as its page may open while it is written
-        # (the owner's opens as the debate starts); a tournament's match, mostly unwatched, only while a page
-        # watches it: one that opens later shows the card when it lands.
+        # step has no card.
         readable = step.json_schema is None and step.kind != "INTERNAL"
-        return readable and (not self.in_batch or self._watched())
+        return readable and self._drawn_as_it_runs()
 
     def delta(self, debate: Debate, step: Step, text: str) -> None:
         if self._watched():
