@@ -276,10 +276,6 @@ async def _ask_once(
     (a parse per chunk through the HTTP stack and the SSE decoder): ~3.5 against ~1.5 ms a call here.
     """
     body: dict[str, Any] = {"model": endpoint.model, "messages": list(messages)}
-    streamed = callbacks.on_delta is not None
-    if streamed:
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if options.max_tokens is not None:
@@ -288,29 +284,42 @@ async def _ask_once(
         response_format = _response_format(endpoint, options.json_schema)
         if response_format is not None:
             body["response_format"] = response_format
-
     # The client's own `post`, not `chat.completions.create`: the typed method spends several
     # milliseconds a call transforming the request's TypedDicts and building a pydantic model for
     # every chunk. `post` keeps the client's transport, headers and error mapping, and with
     # `cast_to=object` gives the plain dicts the server sent.
     client = client_for(endpoint)
-    if not streamed:
-        reply: dict[str, Any] = await client.post(  # type: ignore[assignment]
-            "/chat/completions", body=body, cast_to=object, options={"timeout": timeout}
-        )
-        choices = reply.get("choices") or ()
-        if not choices:
-            raise _DroppedStream()
-        usage = reply.get("usage") or {}
-        return _Attempt(
-            (choices[0].get("message") or {}).get("content") or "",
-            reply.get("model") or endpoint.model,
-            usage.get("prompt_tokens"),
-            usage.get("completion_tokens"),
-        )
+    if callbacks.on_delta is None:
+        return await _ask_whole(client, endpoint, body, timeout)
+    return await _ask_streamed(client, endpoint, body, timeout, callbacks.on_delta)
+
+
+async def _ask_whole(client: openai.AsyncOpenAI, endpoint: Endpoint, body: dict[str, Any], timeout: float) -> _Attempt:
+    reply: dict[str, Any] = await client.post(  # type: ignore[assignment]
+        "/chat/completions", body=body, cast_to=object, options={"timeout": timeout}
+    )
+    choices = reply.get("choices") or ()
+    if not choices:
+        raise _DroppedStream()
+    usage = reply.get("usage") or {}
+    return _Attempt(
+        (choices[0].get("message") or {}).get("content") or "",
+        reply.get("model") or endpoint.model,
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+    )
+
+
+async def _ask_streamed(
+    client: openai.AsyncOpenAI,
+    endpoint: Endpoint,
+    body: dict[str, Any],
+    timeout: float,
+    on_delta: Callable[[str], None],
+) -> _Attempt:
     stream = await client.post(
         "/chat/completions",
-        body=body,
+        body={**body, "stream": True, "stream_options": {"include_usage": True}},
         cast_to=object,
         stream=True,
         stream_cls=openai.AsyncStream[object],
@@ -318,9 +327,8 @@ async def _ask_once(
     )
     parts: list[str] = []
     model = endpoint.model
-    usage = None
+    usage: dict[str, Any] | None = None
     finished = False
-    on_delta = callbacks.on_delta
     chunk: dict[str, Any]
     async for chunk in stream:  # type: ignore[assignment]
         model = chunk.get("model") or model
@@ -329,8 +337,7 @@ async def _ask_once(
             delta = (choice.get("delta") or {}).get("content")
             if delta:
                 parts.append(delta)
-                if on_delta is not None:
-                    on_delta(delta)
+                on_delta(delta)
             if choice.get("finish_reason"):
                 finished = True
     if not finished:
