@@ -11,12 +11,16 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from chaoslm import live
+from chaoslm.http import message_reply
 
 
 class Visibility(models.TextChoices):
@@ -64,7 +68,7 @@ class SharedModel(Shared, Protocol):
 
 
 def reset_share_link(thing: SharedModel) -> None:
-    """Give `thing` (a debate or a room) a new share token; sockets opened through the old link close."""
+    """Give `thing` a new share token; sockets opened through the old link close."""
     old = thing.share_token
     thing.share_token = new_share_token()
     thing.save(update_fields=["share_token", "updated_at"])
@@ -86,17 +90,19 @@ def set_visibility(thing: SharedModel, value: str) -> None:
     """Save `thing`'s new visibility (ValueError if unknown); sockets whose viewers may no longer see it close.
 
     Made private: those opened through its share link. No longer public: those of viewers at its own address
-    who are neither its owner nor staff (`public_group`). The owner's and staff's pages stay live.
+    who are neither its owner nor staff (`public_group`), and its share link is replaced, because while it
+    was public every viewer could copy it. The owner's and staff's pages stay live.
     """
     if value not in Visibility.values:
         raise ValueError("Unknown visibility.")
     was = thing.visibility
     thing.visibility = value
     thing.save(update_fields=["visibility", "updated_at"])
-    if value == Visibility.PRIVATE and was != Visibility.PRIVATE:
-        live.close_sync(live.share_group(thing.share_token))
     if was == Visibility.PUBLIC and value != Visibility.PUBLIC:
+        reset_share_link(thing)
         live.close_sync(public_group(thing))
+    elif value == Visibility.PRIVATE and was != Visibility.PRIVATE:
+        live.close_sync(live.share_group(thing.share_token))
 
 
 def can_delete(user: Any, thing: Shared) -> bool:
@@ -143,3 +149,61 @@ def owner_action(
         return wrapped
 
     return decorate
+
+
+# The owner's sharing controls, one set for every kind of shared thing. Each kind names its pages
+# `<name>_detail`, `<name>_share`, `<name>_visibility` and `<name>_share_reset`, `<name>` being its model's.
+
+
+def _names(model: type[models.Model]) -> str:
+    return model._meta.model_name or ""
+
+
+def share_panel(request: HttpRequest, thing: models.Model) -> dict[str, Any]:
+    """What templates/partials/share_panel.html needs for `thing`, as `request.user` may see it.
+
+    The share link is the owner's to hand out: nobody else is shown it, so a viewer of a public page
+    cannot keep a way in after the owner makes it unlisted.
+    """
+    name = _names(type(thing))
+    owner = is_owner(request.user, thing)
+    return {
+        "thing": thing,
+        "is_owner": owner,
+        "share_url": request.build_absolute_uri(reverse(f"{name}_share", args=[thing.share_token])) if owner else "",
+        "reset_url": reverse(f"{name}_share_reset", args=[thing.pk]),
+        "visibility_url": reverse(f"{name}_visibility", args=[thing.pk]),
+        "visibility_choices": Visibility.choices,
+    }
+
+
+def visibility_view(
+    model: type[S], apply: Callable[[S, str], None] = set_visibility
+) -> Callable[..., HttpResponse]:
+    """The owner's POST that changes who may see a `model` (`apply`: `set_visibility`, or a kind's own that
+    calls it), then back to its page with a message."""
+    noun, name = model._meta.verbose_name, _names(model)
+
+    @owner_action(model)
+    def view(request: HttpRequest, thing: S) -> HttpResponse:
+        try:
+            apply(thing, request.POST.get("visibility", ""))
+        except ValueError as error:
+            return message_reply(str(error), 400)
+        messages.success(request, f"This {noun} is now {thing.get_visibility_display()}.")  # type: ignore[attr-defined]
+        return redirect(f"{name}_detail", thing.pk)
+
+    return view
+
+
+def share_reset_view(model: type[S]) -> Callable[..., HttpResponse]:
+    """The owner's POST that gives a `model` a new share link; the old one stops working."""
+    noun, name = model._meta.verbose_name, _names(model)
+
+    @owner_action(model)
+    def view(request: HttpRequest, thing: S) -> HttpResponse:
+        reset_share_link(thing)  # type: ignore[arg-type]
+        messages.success(request, f"This {noun} has a new share link; the old one no longer works.")
+        return redirect(f"{name}_detail", thing.pk)
+
+    return view

@@ -127,7 +127,6 @@ def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
 
 def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
     state = page_state(debate)
-    share_url = request.build_absolute_uri(reverse("debate_share", args=[debate.share_token]))
     export = reverse("debate_share_export", args=[debate.share_token, "md"])
     if sharing.can_view(request.user, debate):
         export = reverse("debate_export", args=[debate.pk, "md"])
@@ -140,10 +139,9 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
             "is_owner": sharing.is_owner(request.user, debate),
             "can_delete": sharing.can_delete(request.user, debate),
             "ws_url": ws_url,
-            "share_url": share_url,
+            "share": sharing.share_panel(request, debate),
             "export_md": export,
             "export_json": export[: -len("md")] + "json",
-            "visibility_choices": Debate.Visibility.choices,
             "replay_source_url": _replay_source_url(request, debate),
         },
     )
@@ -240,22 +238,8 @@ def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
     return HttpResponse(status=204)
 
 
-@_owner_action
-def debate_visibility(request: HttpRequest, debate: Debate) -> HttpResponse:
-    try:
-        sharing.set_visibility(debate, request.POST.get("visibility", ""))
-    except ValueError as error:
-        return message_reply(str(error), 400)
-    messages.success(request, f"This debate is now {debate.get_visibility_display()}.")
-    return redirect("debate_detail", debate.pk)
-
-
-@_owner_action
-def debate_share_reset(request: HttpRequest, debate: Debate) -> HttpResponse:
-    """A new share link; the old one stops working."""
-    sharing.reset_share_link(debate)
-    messages.success(request, "This debate has a new share link; the old one no longer works.")
-    return redirect("debate_detail", debate.pk)
+debate_visibility = sharing.visibility_view(Debate)
+debate_share_reset = sharing.share_reset_view(Debate)
 
 
 @login_required

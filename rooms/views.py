@@ -6,10 +6,8 @@ import functools
 from collections.abc import Callable
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.messages import success as notify
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 
 from chaoslm import limits, live, sharing
 from chaoslm.http import message_reply, parse_id
@@ -53,8 +51,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
             "personas": selectors.personas_to_add(room),
             "settings_form": SettingsForm(instance=room),
             "ws_url": ws_url,
-            "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])),
-            "visibility_choices": sharing.Visibility.choices,
+            "share": sharing.share_panel(request, room),
         },
     )
 
@@ -174,19 +171,5 @@ def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
     return redirect("room_detail", room.pk)
 
 
-@_owner_action
-def room_visibility(request: HttpRequest, room: Room) -> HttpResponse:
-    try:
-        sharing.set_visibility(room, request.POST.get("visibility", ""))
-    except ValueError as error:
-        return message_reply(str(error), 400)
-    notify(request, f"This room is now {room.get_visibility_display()}.")
-    return redirect("room_detail", room.pk)
-
-
-@_owner_action
-def room_share_reset(request: HttpRequest, room: Room) -> HttpResponse:
-    """A new share link; the old one stops working."""
-    sharing.reset_share_link(room)
-    notify(request, "This room has a new share link; the old one no longer works.")
-    return redirect("room_detail", room.pk)
+room_visibility = sharing.visibility_view(Room)
+room_share_reset = sharing.share_reset_view(Room)

@@ -20,6 +20,7 @@ from debates.management.commands.serve import is_loopback
 from debates.models import Debate
 from rooms import services
 from rooms.models import Room
+from tests.test_tournament_web import make_tournament
 from tests.test_web_access import make_debate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -263,14 +264,15 @@ def test_loopback_addresses():
 # An owner resets a share link.
 
 
-@pytest.mark.parametrize("kind", ["debate", "room"])
+@pytest.mark.parametrize("kind", ["debate", "room", "tournament"])
 def test_the_owner_resets_a_share_link(alice, mallory, kind):
     if kind == "debate":
         thing = make_debate(alice, "unlisted")
-        reset, share, detail = "debate_share_reset", "debate_share", "debate_detail"
-    else:
+    elif kind == "room":
         thing = Room.objects.create(title="R", owner=alice, visibility="unlisted")
-        reset, share, detail = "room_share_reset", "room_share", "room_detail"
+    else:
+        thing = make_tournament(alice, "unlisted")
+    reset, share, detail = f"{kind}_share_reset", f"{kind}_share", f"{kind}_detail"
     old = thing.share_token
     stranger = Client()
     assert stranger.get(reverse(share, args=[old])).status_code == 200

@@ -82,9 +82,9 @@ def test_sockets_close_for_whom_may_no_longer_see_it(people, kind):
 
     closed, still_open = asyncio.run(run())
     close = {"type": "websocket.close", "code": 4403}
-    # Unlisted: a viewer who saw it because it was public loses it; the share link still works. Private: the
-    # share link stops working too. The owner's and staff's pages stay live throughout.
-    assert closed == {"other at its address": ("unlisted", close), "share link": ("private", close)}
+    # Unlisted: a viewer who saw it because it was public loses it, and so does the share link, which every
+    # viewer could copy while it was public (it is replaced). The owner's and staff's pages stay live throughout.
+    assert closed == {"other at its address": ("unlisted", close), "share link": ("unlisted", close)}
     assert still_open == ["owner", "staff"]
 
 

@@ -12,6 +12,7 @@ urlpatterns = [
     path("tournaments/<int:pk>/resume/", views.tournament_resume, name="tournament_resume"),
     path("tournaments/<int:pk>/cancel/", views.tournament_cancel, name="tournament_cancel"),
     path("tournaments/<int:pk>/visibility/", views.tournament_visibility, name="tournament_visibility"),
+    path("tournaments/<int:pk>/share/reset/", views.tournament_share_reset, name="tournament_share_reset"),
     path("ts/<str:token>/", views.tournament_share, name="tournament_share"),
     path("ts/<str:token>/export/<str:name>", views.tournament_share_export, name="tournament_share_export"),
 ]

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q
@@ -16,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from chaoslm import sharing
-from chaoslm.http import message_reply
+from chaoslm.csvsafe import csv_text
 from chaoslm.sharing import Visibility
 from tournaments import broadcast, exports, services
 from tournaments.forms import NewTournamentForm
@@ -81,9 +78,8 @@ def _page(request: HttpRequest, tournament: Tournament, *, ws_url: str, exports_
             "is_owner": sharing.is_owner(request.user, tournament),
             "can_delete": sharing.can_delete(request.user, tournament),
             "ws_url": ws_url,
-            "share_url": request.build_absolute_uri(reverse("tournament_share", args=[tournament.share_token])),
+            "share": sharing.share_panel(request, tournament),
             "exports_base": exports_base,
-            "visibility_choices": Visibility.choices,
             "questions": tournament.questions.count(),
             "entrants": list(tournament.entrants.all()),
         },
@@ -112,11 +108,8 @@ def _export(tournament: Tournament, name: str) -> HttpResponse:
         body = json.dumps(exports.as_json(tournament), indent=2)
         response = HttpResponse(body, content_type="application/json")
     elif name in ("matches.csv", "ratings.csv"):
-        out = io.StringIO()
-        writer = csv.writer(out)
         rows = exports.match_rows(tournament) if name == "matches.csv" else exports.rating_rows(tournament)
-        writer.writerows(rows)
-        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(csv_text(rows), content_type="text/csv; charset=utf-8")
     else:
         return HttpResponse("No such export.", status=404)
     response["Content-Disposition"] = f'attachment; filename="tournament-{tournament.pk}-{name}"'
@@ -152,11 +145,5 @@ def tournament_cancel(request: HttpRequest, tournament: Tournament) -> HttpRespo
     return redirect("tournament_detail", tournament.pk)
 
 
-@_owner_action
-def tournament_visibility(request: HttpRequest, tournament: Tournament) -> HttpResponse:
-    try:
-        services.set_visibility(tournament, request.POST.get("visibility", ""))
-    except ValueError as error:
-        return message_reply(str(error), 400)
-    messages.success(request, f"This tournament is now {tournament.get_visibility_display()}.")
-    return redirect("tournament_detail", tournament.pk)
+tournament_visibility = sharing.visibility_view(Tournament, services.set_visibility)
+tournament_share_reset = sharing.share_reset_view(Tournament)

@@ -10,6 +10,12 @@ document.addEventListener("click", (event) => {
   );
 });
 
+// A form with data-confirm asks first (Delete, New link, Cancel): no inline handlers under the CSP.
+document.addEventListener("submit", (event) => {
+  const form = event.target.closest && event.target.closest("form[data-confirm]");
+  if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
+});
+
 // A speak form that was accepted clears itself; one that was refused shows why (422 carries the message).
 document.addEventListener("htmx:beforeSwap", (event) => {
   if (event.detail.xhr.status === 422) {
@@ -18,7 +24,8 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 document.addEventListener("htmx:afterRequest", (event) => {
-  const form = event.target.closest && event.target.closest("form.speak");
+  // A debate's speak form and a room's say form clear themselves once accepted.
+  const form = event.target.closest && event.target.closest("form.speak, form.say");
   if (form && event.detail.successful && event.detail.xhr.status === 200) form.reset();
   // A refused action whose reply has nowhere to go (hx-swap="none": Retry, auto mode, pause ...) says why
   // in the notice line. The reply is escaped HTML: read its text from an inert document, never run it.
