@@ -177,9 +177,7 @@ def share_panel(request: HttpRequest, thing: models.Model) -> dict[str, Any]:
     }
 
 
-def visibility_view(
-    model: type[S], apply: Callable[[S, str], None] = set_visibility
-) -> Callable[..., HttpResponse]:
+def visibility_view(model: type[S], apply: Callable[[S, str], None] = set_visibility) -> Callable[..., HttpResponse]:
     """The owner's POST that changes who may see a `model` (`apply`: `set_visibility`, or a kind's own that
     calls it), then back to its page with a message."""
     noun, name = model._meta.verbose_name, _names(model)
