@@ -5,6 +5,7 @@ The README's "Settings" table lists each variable; keep the two in agreement.
 
 import os
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "channels",
+    "axes",
     "chaoslm.personas",
     "debates",
     "rooms",
@@ -74,6 +76,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "chaoslm.urls"
@@ -209,6 +213,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Failed logins are throttled by django-axes, per account and per client address apart: after
+# CHAOSLM_LOGIN_FAILURE_LIMIT failures in a row for one username, or from one address, further attempts
+# (the site's login and the admin's alike) get the lockout page (429) until CHAOSLM_LOGIN_COOLOFF_MINUTES
+# pass with no new attempt. Attempts are stored in the database, which every web process shares.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_ENABLED = env_bool("CHAOSLM_LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = int(env_number("CHAOSLM_LOGIN_FAILURE_LIMIT", 5, int))
+AXES_COOLOFF_TIME = timedelta(minutes=env_number("CHAOSLM_LOGIN_COOLOFF_MINUTES", 15.0))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "chaoslm.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "chaoslm.security.client_ip"
+# Axes logs every attempt at INFO and keeps a row for each successful login: the failures are what it needs.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -227,7 +246,8 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_HSTS_SECONDS = int(env_number("CHAOSLM_HSTS_SECONDS", 0, int))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = env_bool("CHAOSLM_HSTS_PRELOAD", False)
-if env_bool("CHAOSLM_BEHIND_PROXY", False):
+CHAOSLM_BEHIND_PROXY = env_bool("CHAOSLM_BEHIND_PROXY", False)
+if CHAOSLM_BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 STATIC_URL = "static/"

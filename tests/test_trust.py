@@ -114,3 +114,60 @@ def test_unlisted_to_private_and_back_keeps_the_link(people, kind):
     thing.refresh_from_db()
     assert thing.share_token == token
     assert Client().get(reverse(f"{kind}_share", args=[token])).status_code == 200
+
+
+# 1. Login throttling.
+
+
+def login(username, password, address="203.0.113.7", url="/accounts/login/"):
+    client = Client(REMOTE_ADDR=address)
+    response = client.post(url, {"username": username, "password": password})
+    return response, client
+
+
+def is_logged_in(client):
+    return "_auth_user_id" in client.session
+
+
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
+def test_failed_logins_for_one_account_are_throttled_even_from_many_addresses(people, settings, url):
+    assert settings.AXES_FAILURE_LIMIT == 5
+    for attempt in range(4):
+        response, _ = login("stella", "wrong", address=f"198.51.100.{attempt}", url=url)
+        assert response.status_code == 200  # the form again, with its error
+    assert login("stella", "wrong", address="198.51.100.4", url=url)[0].status_code == 429  # the fifth
+    response, client = login("stella", "pw-stella-123", address="198.51.100.99", url=url)
+    page = response.content.decode()
+    assert response.status_code == 429 and not is_logged_in(client)
+    assert "Too many failed logins" in page and "paused for 15 minutes" in page
+    # Another account from those addresses is not held back by it.
+    response, client = login("olive", "pw-olive-123", address="198.51.100.98")
+    assert response.status_code == 302 and is_logged_in(client)
+
+
+def test_failed_logins_from_one_address_are_throttled_whatever_the_username(people):
+    for name in ("admin", "root", "olive", "otto"):
+        assert login(name, "guess", address="192.0.2.1")[0].status_code == 200
+    assert login("guest", "guess", address="192.0.2.1")[0].status_code == 429
+    response, client = login("olive", "pw-olive-123", address="192.0.2.1")
+    assert response.status_code == 429 and not is_logged_in(client)
+    response, client = login("olive", "pw-olive-123", address="192.0.2.2")
+    assert response.status_code == 302 and is_logged_in(client)
+
+
+def test_the_lockout_lifts_after_the_cool_off_and_a_success_clears_the_count(people):
+    from axes.models import AccessAttempt
+    from django.utils import timezone
+
+    for _ in range(4):
+        login("olive", "wrong")
+    assert login("olive", "pw-olive-123")[0].status_code == 302  # below the limit: in, and the count restarts
+    for _ in range(4):
+        login("olive", "wrong")
+    assert login("olive", "pw-olive-123")[0].status_code == 302
+    for _ in range(5):
+        login("olive", "wrong")
+    assert login("olive", "pw-olive-123")[0].status_code == 429
+    AccessAttempt.objects.update(attempt_time=timezone.now() - timezone.timedelta(minutes=16))
+    response, client = login("olive", "pw-olive-123")
+    assert response.status_code == 302 and is_logged_in(client)
