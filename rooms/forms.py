@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from chaoslm.personas.models import Persona
-from rooms.models import Room
+from rooms.models import MAX_MESSAGES, Room
 
 
 class NewRoomForm(forms.Form):
@@ -22,3 +22,5 @@ class SettingsForm(forms.ModelForm):
     class Meta:
         model = Room
         fields = ["response_delay", "max_messages", "max_wait"]
+        help_texts = {"max_messages": f"Auto mode stops after this many messages (at most {MAX_MESSAGES}; 0: no limit)."}
+        widgets = {"max_messages": forms.NumberInput(attrs={"min": 0, "max": MAX_MESSAGES})}

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
+
+
+# The most messages an auto-mode run may be set to (besides 0, no limit but the context window's).
+MAX_MESSAGES = 1000
 
 
 class Room(models.Model):
@@ -52,6 +57,12 @@ class Room(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def clean(self) -> None:
+        # Bounded here, where the settings form and the admin both check, rather than by a field validator
+        # (which would need a migration).
+        if self.max_messages is not None and self.max_messages > MAX_MESSAGES:
+            raise ValidationError({"max_messages": f"At most {MAX_MESSAGES} (or 0 for no limit)."})
 
 
 class RoomAgent(models.Model):

@@ -171,3 +171,56 @@ def test_the_lockout_lifts_after_the_cool_off_and_a_success_clears_the_count(peo
     AccessAttempt.objects.update(attempt_time=timezone.now() - timezone.timedelta(minutes=16))
     response, client = login("olive", "pw-olive-123")
     assert response.status_code == 302 and is_logged_in(client)
+
+
+# 4. Bounds on every number a person sets.
+
+
+def test_a_rooms_max_messages_is_bounded_in_its_form_and_the_admin(people):
+    room = Room.objects.create(title="Chat", owner=people["owner"])
+    settings_url = reverse("room_settings", args=[room.pk])
+    fields = {"response_delay": 3, "max_wait": 60}
+    response = logged_in(people["owner"]).post(settings_url, {**fields, "max_messages": 10**9})
+    assert (response.status_code, response.content.decode()) == (422, "max_messages: At most 1000 (or 0 for no limit).")
+    assert logged_in(people["owner"]).post(settings_url, {**fields, "max_messages": 1000}).status_code == 302
+    room.refresh_from_db()
+    assert room.max_messages == 1000
+
+    people["staff"].is_superuser = True
+    people["staff"].save()
+    admin = logged_in(people["staff"])
+    change = reverse("admin:rooms_room_change", args=[room.pk])
+    form = {
+        "title": "Chat",
+        "owner": people["owner"].pk,
+        "visibility": "private",
+        "share_token": room.share_token,
+        "mode": "manual",
+        "queue": "{}",
+        **fields,
+        "max_messages": 10**9,
+        "messages_since_auto": 0,
+        "pause_reason": "",
+        "agents-TOTAL_FORMS": 0,
+        "agents-INITIAL_FORMS": 0,
+    }
+    response = admin.post(change, form)
+    assert response.status_code == 200 and "At most 1000 (or 0 for no limit)." in response.content.decode()
+    room.refresh_from_db()
+    assert room.max_messages == 1000
+
+
+def test_a_providers_context_window_is_bounded_in_the_admin(people):
+    from chaoslm.personas.models import Provider
+
+    people["staff"].is_superuser = True
+    people["staff"].save()
+    form = {"name": "Big", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "", "default_model": "m"}
+    form["json_mode"] = "json_object"
+    admin = logged_in(people["staff"])
+    response = admin.post(reverse("admin:personas_provider_add"), {**form, "context_window": 10**12})
+    assert response.status_code == 200 and "From 1 to 10,000,000 tokens." in response.content.decode()
+    assert admin.post(reverse("admin:personas_provider_add"), {**form, "context_window": 0}).status_code == 200
+    assert not Provider.objects.exists()
+    assert admin.post(reverse("admin:personas_provider_add"), {**form, "context_window": 131072}).status_code == 302
+    assert Provider.objects.get().context_window == 131072

@@ -18,6 +18,10 @@ JSON_MODES = [
 ]
 
 
+# The largest context window a provider may claim (tokens): the biggest models' are around ten million.
+MAX_CONTEXT_WINDOW = 10_000_000
+
+
 class Provider(models.Model):
     name = models.CharField(max_length=100, unique=True)
     base_url = models.URLField(
@@ -49,6 +53,9 @@ class Provider(models.Model):
     def clean(self) -> None:
         if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
             raise ValidationError({"api_key_env": "An environment variable name: letters, digits and _ only."})
+        # Bounded here rather than by a field validator: the same check, without a migration.
+        if not 1 <= self.context_window <= MAX_CONTEXT_WINDOW:
+            raise ValidationError({"context_window": f"From 1 to {MAX_CONTEXT_WINDOW:,} tokens."})
 
     def endpoint(self, model: str = "") -> Endpoint:
         return Endpoint(
