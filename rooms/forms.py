@@ -22,5 +22,5 @@ class SettingsForm(forms.ModelForm):
     class Meta:
         model = Room
         fields = ["response_delay", "max_messages", "max_wait"]
-        help_texts = {"max_messages": f"Auto mode stops after this many messages (at most {MAX_MESSAGES}; 0: no limit)."}
+        help_texts = {"max_messages": f"Auto mode stops after this many messages (0 to {MAX_MESSAGES}; 0: no limit)."}
         widgets = {"max_messages": forms.NumberInput(attrs={"min": 0, "max": MAX_MESSAGES})}

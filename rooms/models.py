@@ -11,7 +11,6 @@ from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
 
-
 # The most messages an auto-mode run may be set to (besides 0, no limit but the context window's).
 MAX_MESSAGES = 1000
 
