@@ -1,12 +1,16 @@
-"""Web latency under load: `GET /` while one user runs the per-user cap's worth of debates.
+"""Web latency under load: `GET /` while one user runs the per-user cap's worth of debates, and while
+strangers upload large bodies.
 
 Starts the test server (streaming tokens), a real ChaosLM server (runserver, daphne, inline runner:
 the debates run on the web server's own event loop, as in the embedded setup), logs a user in, and
 times `GET /` idle; then starts CHAOSLM_MAX_RUNNING_DEBATES judged duels through the real form
 (checking that one more is refused), watches each over its websocket as its owner would, and times
-`GET /` again while they run. Prints p50/p99 both ways and their ratio. Target: ratio <= 3x.
+`GET /` again while they run. Then times `GET /` while two anonymous clients (a process of their own)
+post 30 MB multipart bodies to the tournament form, one after another, each sent whole before its answer
+is read (a 413 from CHAOSLM_MAX_REQUEST_BYTES). Prints p50/p99 each way and their ratio to idle, measured
+in the same run. Target: ratio <= 3x.
 
-    uv run python bench/web_under_load.py [--smoke] [--seconds 20] [--turns 40] [--token-rate 100]
+    uv run python bench/web_under_load.py [--smoke] [--seconds 20] [--turns 40] [--token-rate 100] [--upload-mb 30]
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import asyncio
 import multiprocessing
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +110,37 @@ async def time_home(session: aiohttp.ClientSession, base: str, seconds: float, p
     return times
 
 
+def upload(port: int, megabytes: int, seconds: float, statuses: Any, clients: int = 2) -> None:
+    """`clients` strangers posting `megabytes` MB multipart bodies to the tournament form for `seconds`, each
+    sending its whole body before reading the answer (as a browser uploading a file does); the status of
+    each answer is counted in `statuses` (a dict shared with the bench)."""
+    boundary = "chaoslmbench"
+    part = f'--{boundary}\r\nContent-Disposition: form-data; name="questions_file"; filename="q.csv"\r\n\r\n'
+    body = part.encode() + b"x" * (megabytes * 1024 * 1024) + f"\r\n--{boundary}--\r\n".encode()
+    head = (
+        f"POST /tournaments/new/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+
+    def one_client() -> None:
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            status = "connection error"
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+                    sock.sendall(head)
+                    sock.sendall(body)
+                    answer = sock.recv(64)
+                    status = answer.split(b" ", 2)[1].decode() if answer.startswith(b"HTTP/") else "no answer"
+            except OSError:
+                pass
+            statuses[status] = statuses.get(status, 0) + 1
+
+    with ThreadPoolExecutor(clients) as pool:
+        for _ in range(clients):
+            pool.submit(one_client)
+
+
 def cpu_seconds(pid: int) -> float:
     """User and system CPU time the process used so far (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -169,9 +206,21 @@ async def run(
         watcher.terminate()
         after, after_cpu = await sample(session, base, args, pid)
 
+        statuses = multiprocessing.Manager().dict()
+        port = int(base.rsplit(":", 1)[1])
+        uploads = multiprocessing.get_context("fork").Process(
+            target=upload, args=(port, args.upload_mb, args.seconds + 2.0, statuses)
+        )
+        uploads.start()
+        await asyncio.sleep(1.0)  # both clients mid-upload
+        uploading, upload_cpu = await sample(session, base, args, pid)
+        await asyncio.to_thread(uploads.join)
+
     idle, idle_cpu = before + after, (before_cpu + after_cpu) / 2
     idle50, idle99 = statistics.median(idle), percentile(idle, 0.99)
     load50, load99 = statistics.median(loaded), percentile(loaded, 0.99)
+    up50, up99 = statistics.median(uploading), percentile(uploading, 0.99)
+    answers = ", ".join(f"{n} x {status}" for status, n in sorted(statuses.items()))
     return [
         ("debates running (the per-user cap)", f"{cap}", f"{still_running} still running when sampling ended"),
         ("one more start", "refused", "the form names the cap"),
@@ -184,6 +233,12 @@ async def run(
         ("GET / p99 under load", f"{load99:.1f} ms", ""),
         ("p50 ratio (load / idle)", f"{load50 / idle50:.2f}x", "target <= 3x"),
         ("p99 ratio (load / idle)", f"{load99 / idle99:.2f}x", "target <= 3x"),
+        (f"{args.upload_mb} MB uploads answered", answers, "two clients, one upload after another"),
+        ("web process CPU during uploads", f"{upload_cpu:.0%}", "of one core"),
+        ("GET / p50 during uploads", f"{up50:.1f} ms", f"{len(uploading)} samples"),
+        ("GET / p99 during uploads", f"{up99:.1f} ms", ""),
+        ("p50 ratio (uploads / idle)", f"{up50 / idle50:.2f}x", "target <= 3x"),
+        ("p99 ratio (uploads / idle)", f"{up99 / idle99:.2f}x", "target <= 3x"),
     ]
 
 
@@ -194,6 +249,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40, help="public statements per duel")
     parser.add_argument("--token-rate", type=float, default=100.0, help="tokens a second per streamed reply")
     parser.add_argument("--pause", type=float, default=0.05, help="seconds between two GET /")
+    parser.add_argument("--upload-mb", type=int, default=30, help="the size of each upload (MB)")
     args = parser.parse_args()
     if args.smoke:
         args.seconds, args.turns = 2.0, 4

@@ -14,6 +14,7 @@ from chaoslm.llm.gateway import warm_up  # noqa: E402
 from chaoslm.origins import SameOriginValidator  # noqa: E402
 from chaoslm.routing import websocket_urlpatterns  # noqa: E402
 from chaoslm.runner import sweep_when_serving  # noqa: E402
+from chaoslm.security import BodyLimit, refuse_large_bodies_in_daphne  # noqa: E402
 
 
 def push_without_delay() -> None:
@@ -44,13 +45,14 @@ def push_without_delay() -> None:
 
 
 push_without_delay()
+refuse_large_bodies_in_daphne()
 # Import the LLM client and load its TLS settings now, not on the event loop when the first debate starts.
 warm_up()
 
 application = RecordServingLoop(
     ProtocolTypeRouter(
         {
-            "http": django_asgi_app,
+            "http": BodyLimit(django_asgi_app),
             "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     ),

@@ -254,7 +254,12 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
-DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# The largest request body the site accepts (bytes): a bigger one gets a 413 from its Content-Length before
+# it is read (chaoslm/security.py). Django's own limit on form fields is the same number, a second line.
+CHAOSLM_MAX_REQUEST_BYTES = int(env_number("CHAOSLM_MAX_REQUEST_BYTES", 4 * 1024 * 1024, int))
+DATA_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
+# An uploaded file below this is kept in memory rather than a temporary file: every accepted body fits.
+FILE_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
 
 LOGGING = {
     "version": 1,

@@ -6,8 +6,10 @@ The content security policy is checked in the browser (tests/browser/test_csp.py
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import socket
 
 import pytest
 from django.test import Client
@@ -224,3 +226,137 @@ def test_a_providers_context_window_is_bounded_in_the_admin(people):
     assert not Provider.objects.exists()
     assert admin.post(reverse("admin:personas_provider_add"), {**form, "context_window": 131072}).status_code == 302
     assert Provider.objects.get().context_window == 131072
+
+
+# 5. Large request bodies.
+
+UPLOAD_HEAD = "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\n{length}\r\n"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A real ChaosLM server (daphne, production settings), its port."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from bench._setup import PRODUCTION_LIKE, free_port
+
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path_factory.mktemp("served")
+    env = {**os.environ, **PRODUCTION_LIKE, "DATABASE_URL": f"sqlite:///{folder}/site.sqlite3"}
+    env["CHAOSLM_LOG_LEVEL"] = "WARNING"
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True, timeout=120)
+    port = free_port()
+    with (folder / "site.log").open("wb") as log:
+        site = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--skip-checks"],
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    for _ in range(150):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    yield port
+    site.terminate()
+    site.wait(10)
+
+
+def answer(port, head: bytes, body_parts=(), timeout=5.0) -> bytes:
+    """What the server answers to `head`, then `body_parts` sent one after another, within `timeout`."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head)
+        for part in body_parts:
+            sock.sendall(part)
+        received = b""
+        try:
+            while b"\r\n\r\n" not in received or len(received) < 400:
+                more = sock.recv(65536)
+                if not more:
+                    break
+                received += more
+        except TimeoutError:
+            pass
+        return received
+
+
+@pytest.mark.parametrize("path", ["/accounts/login/", "/tournaments/new/", "/no/such/page/"])
+def test_a_body_declared_over_the_limit_is_refused_before_a_byte_of_it_is_sent(served, path):
+    head = UPLOAD_HEAD.format(path=path, length=f"Content-Length: {30 * 1024 * 1024}\r\n").encode()
+    reply = answer(served, head)
+    assert reply.startswith(b"HTTP/1.1 413 "), reply[:200]
+    assert b"That request is too large" in reply and b"at most 4 MB in one request" in reply
+
+
+def test_a_body_sent_without_a_length_is_cut_off_at_the_limit(served):
+    head = UPLOAD_HEAD.format(path="/accounts/login/", length="Transfer-Encoding: chunked\r\n").encode()
+    chunk = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+    reply = answer(served, head, [chunk] * (4 * 16 + 1) + [b"0\r\n\r\n"])
+    assert reply.startswith(b"HTTP/1.1 413 "), reply[:200]
+
+
+def test_a_body_within_the_limit_reaches_the_site(served):
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="username"\r\n\r\n' + b"x" * (3 * 1024 * 1024) + b"\r\n--b--\r\n"
+    )
+    head = UPLOAD_HEAD.format(path="/accounts/login/", length=f"Content-Length: {len(body)}\r\n").encode()
+    reply = answer(served, head, [body])
+    assert reply.startswith(b"HTTP/1.1 403 "), reply[:200]  # Django's CSRF check: the body was read and parsed
+
+
+async def asgi_post(app, headers, chunks):
+    """POST /accounts/login/ to the ASGI `app` with `chunks` of body; (status, body, chunks read)."""
+    read = 0
+    sent = []
+
+    async def receive():
+        nonlocal read
+        if read < len(chunks):
+            read += 1
+            return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+        await asyncio.Event().wait()  # the client stays until answered, as a real one does
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/accounts/login/",
+        "raw_path": b"/accounts/login/",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/x-www-form-urlencoded"), *headers],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
+    await app(scope, receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], body, read
+
+
+def test_the_asgi_application_refuses_a_large_body_under_any_server(settings):
+    from asgiref.sync import async_to_sync
+
+    from chaoslm.asgi import application
+
+    http = application.app.application_mapping["http"]
+    settings.CHAOSLM_MAX_REQUEST_BYTES = 1000
+    chunks = [b"a=" + b"x" * 598] * 3
+    status, body, read = async_to_sync(asgi_post)(http, [(b"content-length", b"1800")], chunks)
+    assert (status, read) == (413, 0) and b"at most 1000 bytes in one request" in body
+    status, body, read = async_to_sync(asgi_post)(http, [], chunks)
+    assert (status, read) == (413, 2) and b"That request is too large" in body
+    status, _, read = async_to_sync(asgi_post)(http, [], chunks[:1])
+    assert (status, read) == (403, 1)  # within the limit: Django read it (and its CSRF check refused it)
