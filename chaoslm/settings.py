@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "channels",
     "axes",
+    "csp",
     "chaoslm.personas",
     "debates",
     "rooms",
@@ -69,6 +70,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -238,6 +240,28 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("CHAOSLM_TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
+
+# The content security policy every page is sent (django-csp). Scripts only from the site's own files: no
+# inline script, no handler attributes, no eval (htmx's is turned off in base.html). Style sheets only from
+# the site too, but style attributes are allowed: the pages set a card's place in the transcript, a progress
+# bar's widths and a chart's colours that way, numbers and colours the server computed, never model text,
+# and a style attribute cannot run script. Images from the site and data: URLs; connections (fetches and
+# websockets) only to the site's own origin.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # HTTPS and cookies in production (see README "Running at scale"); off while debugging locally.
 SECURE_SSL_REDIRECT = env_bool("CHAOSLM_SSL_REDIRECT", not DEBUG)

@@ -115,19 +115,22 @@ def llm(_llm_server_process):
 
 
 class Pages:
-    """New browser contexts (separate cookies), logged in or not, that record any dialog a page opens."""
+    """New browser contexts (separate cookies), logged in or not, that record any dialog a page opens and
+    every Content Security Policy violation Chromium reports (on its console, which outlives navigations)."""
 
     def __init__(self, browser, base):
         self.browser = browser
         self.base = base
         self.contexts = []
         self.dialogs = []
+        self.csp_violations = []
 
     def new(self, user=None):
         context = self.browser.new_context(viewport={"width": 1300, "height": 900})
         self.contexts.append(context)
         page = context.new_page()
         page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("console", lambda message: self._note_csp(page, message))
         page.set_default_timeout(30_000)
         if user:
             page.goto(self.base + "/accounts/login/")
@@ -136,6 +139,10 @@ class Pages:
             page.click("button[type=submit]")
             page.wait_for_url(self.base + "/")
         return page
+
+    def _note_csp(self, page, message):
+        if "Content Security Policy" in message.text:
+            self.csp_violations.append(f"{page.url}: {message.text}")
 
     def close(self):
         for context in self.contexts:
@@ -147,6 +154,9 @@ def pages(browser, site):
     opened = Pages(browser, site)
     yield opened
     opened.close()
+    # Every page a browser test opens runs under the site's content security policy: nothing it does may
+    # need an inline script, a handler attribute, eval, a <style> block or a foreign origin.
+    assert not opened.csp_violations, "\n".join(opened.csp_violations)
 
 
 def screenshot(page, name: str) -> None:
