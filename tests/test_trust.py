@@ -10,6 +10,7 @@ import asyncio
 import csv
 import io
 import socket
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -360,3 +361,30 @@ def test_the_asgi_application_refuses_a_large_body_under_any_server(settings):
     assert (status, read) == (413, 2) and b"That request is too large" in body
     status, _, read = async_to_sync(asgi_post)(http, [], chunks[:1])
     assert (status, read) == (403, 1)  # within the limit: Django read it (and its CSRF check refused it)
+
+
+def test_the_command_line_holds_the_same_bounds(tmp_path, db):
+    from django.core.management import CommandError, call_command
+
+    duel = [
+        "debate",
+        "duel",
+        "--topic",
+        "Tea?",
+        "--a",
+        "personas/ada-sterling.yaml",
+        "--b",
+        "personas/marcus-vale.yaml",
+    ]
+    with pytest.raises(CommandError, match="Turns must be from 1 to 40"):
+        call_command(*duel, "--turns", str(10**9))
+    with pytest.raises(CommandError, match="Word limit must be from 0 to 5000"):
+        call_command(*duel, "--word-limit", str(10**9))
+    spec = tmp_path / "league.yaml"
+    personas = Path(__file__).resolve().parent.parent / "personas"
+    spec.write_text(
+        f"name: Big\ndebaters: [{personas}/ada-sterling.yaml, {personas}/marcus-vale.yaml]\n"
+        f"judges: [{personas}/judge-okafor.yaml]\nquestions: [Tea or coffee]\nconcurrency: 1000000000\n"
+    )
+    with pytest.raises(CommandError, match="Concurrency must be between 1 and 100"):
+        call_command("tournament", "run", str(spec))
