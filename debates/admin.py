@@ -17,7 +17,11 @@ class DebateAdmin(admin.ModelAdmin):
     list_filter = ["format", "status", "visibility"]
     search_fields = ["topic", "premise"]
     inlines = [SeatInline]
+    # A debate's format and options are fixed when it starts (its transcript is its state, and the form
+    # bounded each option); the admin shows them but does not change them.
     readonly_fields = [
+        "format",
+        "options",
         "share_token",
         "started_at",
         "finished_at",

@@ -388,3 +388,11 @@ def test_the_command_line_holds_the_same_bounds(tmp_path, db):
     )
     with pytest.raises(CommandError, match="Concurrency must be between 1 and 100"):
         call_command("tournament", "run", str(spec))
+
+
+def test_the_admin_shows_a_debates_options_but_does_not_change_them(people):
+    debate = make_debate(people["owner"], "private")
+    people["staff"].is_superuser = True
+    people["staff"].save()
+    page = logged_in(people["staff"]).get(reverse("admin:debates_debate_change", args=[debate.pk])).content.decode()
+    assert "max_turns" in page and 'name="options"' not in page and 'name="format"' not in page
