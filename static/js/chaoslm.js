@@ -11,11 +11,10 @@ document.addEventListener("click", (event) => {
 });
 
 // A speak form that was accepted clears itself; one that was refused shows why (422 carries the message).
+// The refusal stays an error to htmx (isError): a form's reset after a successful request must never run
+// on it, or what the person typed is lost.
 document.addEventListener("htmx:beforeSwap", (event) => {
-  if (event.detail.xhr.status === 422) {
-    event.detail.shouldSwap = true;
-    event.detail.isError = false;
-  }
+  if (event.detail.xhr.status === 422) event.detail.shouldSwap = true;
 });
 document.addEventListener("htmx:afterRequest", (event) => {
   const form = event.target.closest && event.target.closest("form.speak");
@@ -108,3 +107,21 @@ setInterval(() => {
     element.textContent = String(left);
   }
 }, 1000);
+
+// A room's input is off while auto mode runs: really disabled (not just dimmed), with the reason beside it
+// (#say-off, which the textarea names in aria-describedby). The status line is pushed live, so follow it.
+function syncRoomInput() {
+  const form = document.querySelector("#room form.say");
+  const status = document.getElementById("room-status");
+  if (!form || !status) return;
+  const auto = status.classList.contains("mode-auto");
+  for (const control of form.querySelectorAll("textarea, button")) control.disabled = auto;
+  const why = document.getElementById("say-off");
+  if (why) why.hidden = !auto;
+}
+document.addEventListener("DOMContentLoaded", () => {
+  const room = document.getElementById("room");
+  if (!room) return;
+  syncRoomInput();
+  new MutationObserver(syncRoomInput).observe(room, { childList: true });
+});
