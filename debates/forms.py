@@ -78,9 +78,10 @@ class NewDebateForm(FormatOptions):
                 required=spec.required,
                 label=spec.label,
                 empty_label=f"— no {spec.label.lower()} —" if not spec.required else "— choose a persona —",
-                # An optional seat (the duel's judge) starts filled with the first persona made for it: leaving
-                # it out is a choice the person makes, not one the form makes for them.
-                initial=same_role[0] if same_role and not spec.required else None,
+                # An optional judge starts filled with the first judge persona: leaving it out is a choice the
+                # person makes ("— no judge —"), not one the form makes for them. Optional participants and
+                # moderators change what the debate is, so they stay empty until chosen.
+                initial=same_role[0] if same_role and spec.role == "judge" else None,
             )
             self.seat_roles[f"seat_{spec.key}"] = spec.role
             # Choosing a persona shows the exact system prompt it will get in this seat.
