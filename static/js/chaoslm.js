@@ -125,3 +125,23 @@ document.addEventListener("DOMContentLoaded", () => {
   syncRoomInput();
   new MutationObserver(syncRoomInput).observe(room, { childList: true });
 });
+
+// A wide table scrolls in its own box (.table-scroll). A box that does scroll is a named region the
+// keyboard can reach (to scroll it with the arrow keys); one that fits is no extra tab stop.
+function markScrollBoxes() {
+  for (const box of document.querySelectorAll(".table-scroll")) {
+    if (box.scrollWidth > box.clientWidth) {
+      box.setAttribute("role", "region");
+      box.setAttribute("aria-label", box.dataset.label || "Table");
+      box.tabIndex = 0;
+    } else {
+      box.removeAttribute("role");
+      box.removeAttribute("aria-label");
+      box.removeAttribute("tabindex");
+    }
+  }
+}
+document.addEventListener("DOMContentLoaded", markScrollBoxes);
+document.addEventListener("htmx:afterSettle", markScrollBoxes);
+document.addEventListener("htmx:oobAfterSwap", markScrollBoxes);
+window.addEventListener("resize", markScrollBoxes);
