@@ -10,14 +10,15 @@ document.addEventListener("click", (event) => {
   );
 });
 
-// A speak form that was accepted clears itself; one that was refused shows why (422 carries the message).
+// A speak form (a debate's, a room's) that was accepted clears itself; one that was refused shows why (422 carries
+// the message) and keeps what was typed.
 // The refusal stays an error to htmx (isError): a form's reset after a successful request must never run
 // on it, or what the person typed is lost.
 document.addEventListener("htmx:beforeSwap", (event) => {
   if (event.detail.xhr.status === 422) event.detail.shouldSwap = true;
 });
 document.addEventListener("htmx:afterRequest", (event) => {
-  const form = event.target.closest && event.target.closest("form.speak");
+  const form = event.target.closest && event.target.closest("form.speak, form.say");
   if (form && event.detail.successful && event.detail.xhr.status === 200) form.reset();
   // A refused action whose reply has nowhere to go (hx-swap="none": Retry, auto mode, pause ...) says why
   // in the notice line. The reply is escaped HTML: read its text from an inert document, never run it.

@@ -160,3 +160,19 @@ def test_screenshots_at_phone_and_desktop_widths(browser, site, urls, kind):
         page.wait_for_load_state("networkidle")
         screenshot(page, f"{kind}-{width}")
         page.context.close()
+
+
+def test_the_keyboard_skips_the_top_bar_and_sees_where_it_is(browser, site, urls):
+    page = new_page(browser, site, "carol")
+    page.goto(site + urls["debate"][0])
+    page.keyboard.press("Tab")
+    skip = page.locator(":focus")
+    assert skip.inner_text() == "Skip to content" and skip.is_visible()
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline == "solid"  # our own focus ring, not the browser's default
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "content"
+    # The next Tab goes into the page, past the top bar's links.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('main') !== null")
+    page.context.close()

@@ -18,6 +18,7 @@ def test_a_room_refusal_keeps_the_text_and_auto_mode_disables_the_input(pages, s
     page.fill("form.say textarea", "First question")
     page.click("form.say button")
     page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 2")
+    assert page.input_value("form.say textarea") == ""  # accepted: the input is cleared for the next one
     # Manual mode with answers pending: Send is refused, and what was typed stays.
     page.fill("form.say textarea", "A second thought I do not want to lose")
     page.click("form.say button")
