@@ -176,3 +176,18 @@ def test_the_keyboard_skips_the_top_bar_and_sees_where_it_is(browser, site, urls
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.closest('main') !== null")
     page.context.close()
+
+
+def test_the_new_debate_form_by_keyboard(browser, site):
+    page = new_page(browser, site, "carol")
+    page.goto(site + "/debates/new/")
+    assert page.evaluate("document.activeElement.id") == "id_topic"  # type the topic straight away
+    assert page.locator("#id_seat_judge option:checked").inner_text() == "Judge Ines Okafor (judge)"
+    assert page.locator("#preview-judge pre").is_visible()  # the preselected judge's prompt
+    page.select_option("#id_seat_a", label="Ada Sterling (debater)")
+    page.wait_for_selector("#preview-a pre")
+    # From one picker the next Tab reaches the next picker: a preview is no tab stop of its own.
+    page.focus("#id_seat_a")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "id_seat_b"
+    page.context.close()
