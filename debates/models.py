@@ -145,3 +145,8 @@ class Event(models.Model):
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], "html"}
         super().save(*args, **kwargs)
+
+    @property
+    def text_shown(self) -> str:
+        """The text its card shows: a verdict announcement the model wrote as JSON is read for its text."""
+        return announcement_text(self.content) if self.kind == self.Kind.VERDICT else self.content

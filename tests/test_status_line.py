@@ -132,7 +132,7 @@ def test_live_pushes_name_the_seats_even_before_the_state_loads(owner):
     ]
 
 
-def test_a_json_announcement_shows_as_its_text_in_the_verdict_box(client, db):
+def test_a_json_announcement_shows_as_its_text_in_the_verdict_box_and_card(client, db):
     user = get_user_model().objects.create_user("olive", password="pw-olive-123")
     client.force_login(user)
     debate = Debate.objects.create(
@@ -144,7 +144,13 @@ def test_a_json_announcement_shows_as_its_text_in_the_verdict_box(client, db):
         scores={"Ada": 6, "Bob": 8},
         announcement=json.dumps({"announcement": "Bob wins on **evidence** <script>x</script>."}),
     )
+    judge = Seat.objects.create(debate=debate, key="judge", role="judge", name="Jo", order=0)
+    Event.objects.create(
+        debate=debate, ordinal=30, seat=judge, kind="VERDICT", step="announce", content=debate.announcement
+    )
     html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
     verdict = html.split('id="verdict"')[1].split("</section>")[0]
-    assert "Bob wins on <strong>evidence</strong>" in verdict
-    assert "announcement" not in verdict and "{" not in verdict and "<script" not in verdict
+    card = html.split('id="ev-30"')[1].split("</article>")[0]
+    for box in (verdict, card):
+        assert "Bob wins on <strong>evidence</strong>" in box
+        assert "announcement" not in box and "{" not in box and "<script" not in box
