@@ -69,6 +69,10 @@ def urls(browser, site, site_env, _llm_server_process):
     page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 2")
     page.click("#keep-form button")
     page.wait_for_function("() => document.querySelectorAll('#messages .msg-agent').length === 2")
+    page.select_option("select[name=visibility]", "unlisted")
+    page.click("form:has(select[name=visibility]) button")
+    page.wait_for_selector(".share-link")
+    room_share = page.input_value(".share-link")
 
     page.goto(site + "/tournaments/new/")
     page.fill("#id_name", "Phone league")
@@ -76,10 +80,12 @@ def urls(browser, site, site_env, _llm_server_process):
         page.get_by_label(name).check()
     page.set_input_files("#id_questions_file", files=[{"name": "q.csv", "mimeType": "text/csv", "buffer": CSV}])
     page.fill("#id_option_turns", "1")
+    page.select_option("#id_visibility", "unlisted")
     page.click("button.primary")
     page.wait_for_url("**/tournaments/*/")
     tournament = page.url
     page.wait_for_selector("#progress.status-completed", timeout=90_000)
+    tournament_share = page.input_value(".share-link")
     page.context.close()
     llm.reset()
     return {
@@ -91,8 +97,10 @@ def urls(browser, site, site_env, _llm_server_process):
         "share page": (share.removeprefix(site), None),
         "rooms": ("/rooms/", "carol"),
         "room": (room.removeprefix(site), "carol"),
+        "room's share page": (room_share.removeprefix(site), None),
         "tournaments": ("/tournaments/", "carol"),
         "tournament": (tournament.removeprefix(site), "carol"),
+        "tournament's share page": (tournament_share.removeprefix(site), None),
         "tournament form": ("/tournaments/new/", "carol"),
         "persona in the admin": ("/admin/personas/persona/1/change/", "admin"),
     }
@@ -107,8 +115,10 @@ KINDS = [
     "share page",
     "rooms",
     "room",
+    "room's share page",
     "tournaments",
     "tournament",
+    "tournament's share page",
     "tournament form",
     "persona in the admin",
 ]
