@@ -123,7 +123,7 @@ class DebateBroadcaster(Observer):
     def _thinking(self, debate: Debate) -> list[str]:
         """What each seat is doing, in ordinal order: names are read as the line is drawn, once loaded."""
         steps = (self.thinking[ordinal] for ordinal in sorted(self.thinking))
-        return [activity(self._name(step), step, debate.format, debate.options) for step in steps if step.seat]
+        return [activity(self._name(step), step, debate.options) for step in steps if step.seat]
 
     def step_started(self, debate: Debate, step: Step) -> None:
         self.thinking[step.ordinal] = step

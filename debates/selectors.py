@@ -119,7 +119,7 @@ def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
         return []
     names = {s.key: s.name for s in seats}
     return [
-        activity(names.get(step.seat, step.seat), step, debate.format, debate.options)
+        activity(names.get(step.seat, step.seat), step, debate.options)
         for step in plan.steps
         if step.calls_llm and step.seat
     ]

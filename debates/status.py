@@ -44,14 +44,14 @@ DOING_BY_KIND = {
     "VERDICT": "announcing the verdict",
     "INTERNAL": "weighing the verdict",
 }
-# Formats whose ordinals follow the duel's: turn t's think and statement at 4t-1, 4t, its judging at 4t+1, 4t+2.
-DUEL_ORDINALS = frozenset({"duel", "judge"})
 
 
-def activity(name: str, step: Step, fmt: str = "", options: Mapping[str, object] | None = None) -> str:
+def activity(name: str, step: Step, options: Mapping[str, object] | None = None) -> str:
     """One seat's part of the status line: "Ada Sterling is planning (private)".
 
-    `fmt` and `options` are the debate's format and options: they number a duel's turns ("turn 3 of 6").
+    `options` are the debate's: a duel's turns number its turns ("turn 3 of 6"). Only the duel's steps (and
+    the judge replay's, which keeps its ordinals) say {turn}, and there turn t's think and statement are at
+    ordinals 4t-1 and 4t, its judging at 4t+1 and 4t+2.
     """
     number = step.step.rpartition("_")[2]
     if step.step.startswith("question_") and number.isdigit():
@@ -61,13 +61,8 @@ def activity(name: str, step: Step, fmt: str = "", options: Mapping[str, object]
     else:
         doing = DOING.get(step.step) or DOING_BY_KIND.get(step.kind, "working")
     if "{turn}" in doing:
-        if fmt in DUEL_ORDINALS:
-            turns = (options or {}).get("turns")
-            turn = f"{(step.ordinal + 1) // 4}" + (f" of {turns}" if turns else "")
-        else:
-            turn = "this turn"
-            doing = doing.replace("turn {turn}", "{turn}")
-        doing = doing.format(turn=turn)
+        turns = (options or {}).get("turns")
+        doing = doing.format(turn=f"{(step.ordinal + 1) // 4}" + (f" of {turns}" if turns else ""))
     private = " (private)" if step.visibility == PRIVATE else ""
     return f"{name} is {doing}{private}"
 
