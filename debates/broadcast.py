@@ -23,17 +23,20 @@ from debates.engine import Observer
 from debates.formats import Step
 from debates.models import Debate, Event, Seat
 from debates.selectors import page_state, score_chart, usage_context
+from debates.status import activity, status_line
+
+
+def _seat_names(debate: Debate) -> dict[str, str]:
+    return dict(debate.seats.values_list("key", "name"))
 
 
 def card_push(event: Event) -> str:
     return live.upsert(card_html(event), "#transcript")
 
 
-def status_html(debate: Debate, thinking: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:
-    return render_to_string(
-        "partials/status.html",
-        {"debate": debate, "thinking": thinking, "waiting": waiting, "stage": stage, "oob": True},
-    )
+def status_html(debate: Debate, doing: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:
+    line = status_line(debate, doing, stage, waiting)
+    return render_to_string("partials/status.html", {"debate": debate, "status_line": line, "oob": True})
 
 
 def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: dict[str, Any] | None = None) -> str:
@@ -48,7 +51,7 @@ def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: 
         parts.extend(live.upsert(card.filled(), "#transcript") for card in cards)
     for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
         parts.append(render_to_string(template, {**state, "oob": True}))
-    parts.append(status_html(debate, stage=state["stage"]))
+    parts.append(render_to_string("partials/status.html", {**state, "oob": True}))
     return "".join(parts)
 
 
@@ -80,7 +83,7 @@ class DebateBroadcaster(Observer):
     def __init__(self, debate_id: int) -> None:
         self.group = live.debate_group(debate_id)
         self.outbox = live.Outbox(self.group, "#transcript")
-        self.thinking: dict[int, str] = {}
+        self.thinking: dict[int, Step] = {}  # the steps in flight, by ordinal
         self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
         self.scores: list[Event] = []
@@ -114,18 +117,22 @@ class DebateBroadcaster(Observer):
         return render_to_string("partials/usage.html", {**usage_context(seat_usage), "oob": True})
 
     # -- engine hooks -----------------------------------------------------------------------------
-    def _thinking(self) -> list[str]:
-        return sorted(set(self.thinking.values()))
+    def _name(self, step: Step) -> str:
+        return self.seat_names.get(step.seat or "", step.seat or "")
+
+    def _thinking(self, debate: Debate) -> list[str]:
+        """What each seat is doing, in ordinal order: names are read as the line is drawn, once loaded."""
+        steps = (self.thinking[ordinal] for ordinal in sorted(self.thinking))
+        return [activity(self._name(step), step, debate.options) for step in steps if step.seat]
 
     def step_started(self, debate: Debate, step: Step) -> None:
-        name = self.seat_names.get(step.seat or "", step.seat or "")
-        self.thinking[step.ordinal] = name
+        self.thinking[step.ordinal] = step
         if not self._watched():
             return
         if step.kind != "INTERNAL":
-            card = render_to_string("partials/writing_card.html", {"step": step, "name": name})
+            card = render_to_string("partials/writing_card.html", {"step": step, "name": self._name(step)})
             self._send(live.upsert(card, "#transcript"))
-        self._send(status_html(debate, self._thinking(), stage=self.stage))
+        self._send(status_html(debate, self._thinking(debate), stage=self.stage))
 
     def _drawn_as_it_runs(self) -> bool:
         # A debate's page may open at any moment (the owner's opens as the debate starts). A tournament's
@@ -152,7 +159,8 @@ class DebateBroadcaster(Observer):
 
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
         if self._watched():
-            self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s", self.stage))
+            waiting = f"{reason}: trying again in {seconds:.0f}s"
+            self._send(status_html(debate, self._thinking(debate), waiting, self.stage))
 
     async def event_saved(self, debate: Debate, event: Event) -> None:
         self.thinking.pop(event.ordinal, None)
@@ -182,10 +190,13 @@ class DebateBroadcaster(Observer):
         # The seat from the loaded ones: rendering the card then needs no query, so it runs right here.
         event.seat = self.seats.get(event.seat_id)
         self._send(card_push(event))
-        self._send(status_html(debate, self._thinking(), stage=self.stage))
+        self._send(status_html(debate, self._thinking(debate), stage=self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
         self.in_batch = debate.in_batch
+        if not self.seat_names:
+            # The status line names seats even when the first page opens mid-run, before the state loads.
+            self.seat_names = await sync_to_async(_seat_names)(debate)
         if debate.status != Debate.Status.RUNNING:
             self.thinking.clear()
         if self._watched():

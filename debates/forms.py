@@ -49,7 +49,9 @@ class PersonaChoice(forms.ModelChoiceField):
 class NewDebateForm(FormatOptions):
     format = forms.ChoiceField(choices=[(f.name, f.title) for f in LISTED.values()], initial="duel")
     topic = forms.CharField(
-        max_length=500, strip=False, widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?"})
+        max_length=500,
+        strip=False,
+        widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?", "autofocus": True}),
     )
     premise = forms.CharField(
         max_length=500, required=False, help_text="Optional: the claim the first side argues for."
@@ -61,19 +63,27 @@ class NewDebateForm(FormatOptions):
         self.fmt: Format = get_format(format_name if format_name in LISTED else "duel")
         self.fields["format"].initial = self.fmt.name
         personas = list(Persona.objects.all())
+        self.personas = {p.pk: p for p in personas}
+        self.seat_roles: dict[str, str] = {}
         for spec in self.fmt.seat_specs:
             if spec.human_allowed:
                 self.fields[f"seat_{spec.key}"] = forms.BooleanField(
                     label=f"{spec.label}: take this seat yourself", required=False
                 )
                 continue
-            matching = [p.pk for p in personas if p.role == spec.role] or [p.pk for p in personas]
+            same_role = [p.pk for p in personas if p.role == spec.role]
+            matching = same_role or [p.pk for p in personas]
             field = PersonaChoice(
                 queryset=Persona.objects.filter(pk__in=matching),
                 required=spec.required,
                 label=spec.label,
-                empty_label="— none —" if not spec.required else "— choose a persona —",
+                empty_label=f"— no {spec.label.lower()} —" if not spec.required else "— choose a persona —",
+                # An optional judge starts filled with the first judge persona: leaving it out is a choice the
+                # person makes ("— no judge —"), not one the form makes for them. Optional participants and
+                # moderators change what the debate is, so they stay empty until chosen.
+                initial=same_role[0] if same_role and spec.role == "judge" else None,
             )
+            self.seat_roles[f"seat_{spec.key}"] = spec.role
             # Choosing a persona shows the exact system prompt it will get in this seat.
             field.widget.attrs.update(
                 {
@@ -94,3 +104,20 @@ class NewDebateForm(FormatOptions):
 
     def seat_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in self.fields if name.startswith("seat_")]
+
+    def seat_rows(self) -> list[tuple[forms.BoundField, str]]:
+        """Each seat's field and the system prompt its chosen persona gets there ("" if none is chosen).
+
+        The page shows the prompt under the picker as it first loads and after a refused submission, not
+        only after the person changes the choice.
+        """
+        return [(field, self.prompt_for(field)) for field in self.seat_fields()]
+
+    def prompt_for(self, field: forms.BoundField) -> str:
+        role = self.seat_roles.get(field.name)
+        value = field.value()
+        try:
+            persona = self.personas.get(int(value)) if role and value not in (None, "") else None
+        except (TypeError, ValueError):
+            persona = None
+        return persona.spec().system_prompt(role) if persona and role else ""

@@ -11,7 +11,7 @@ from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
 from debates import cards
-from debates.formats.duel import outscored_by
+from debates.formats.duel import announcement_text, outscored_by
 
 
 class Debate(models.Model):
@@ -52,6 +52,11 @@ class Debate(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.format}: {self.topic[:60]}"
+
+    @property
+    def announcement_shown(self) -> str:
+        """The announcement as the verdict box shows it (debates stored before JSON replies were read included)."""
+        return announcement_text(self.announcement)
 
     @property
     def outscored_by(self) -> str | None:
@@ -140,3 +145,8 @@ class Event(models.Model):
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], "html"}
         super().save(*args, **kwargs)
+
+    @property
+    def text_shown(self) -> str:
+        """The text its card shows: a verdict announcement the model wrote as JSON is read for its text."""
+        return announcement_text(self.content) if self.kind == self.Kind.VERDICT else self.content

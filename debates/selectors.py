@@ -10,7 +10,10 @@ from django.db.models import Sum
 from django.utils.safestring import mark_safe
 
 from debates.cards import cards_of
+from debates.engine import record_of
+from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
 from debates.models import Debate, Event, Seat
+from debates.status import activity, status_line
 
 SERIES_COLOURS = ("#1570ef", "#d92d20", "#12b76a", "#f79009")
 
@@ -70,6 +73,7 @@ def page_state(debate: Debate) -> dict[str, Any]:
     events = cards_of(debate.events.exclude(kind=Event.Kind.INTERNAL))
     scores = list(debate.events.filter(kind=Event.Kind.SCORE))
     stage = debate.events.filter(kind=Event.Kind.SYSTEM).order_by("-ordinal").first()
+    stage_text = current_stage([stage] if stage else [])
     return {
         "debate": debate,
         "seats": seats,
@@ -81,9 +85,44 @@ def page_state(debate: Debate) -> dict[str, Any]:
         "chart": score_chart(seats, scores),
         "has_judge": any(s.key == "judge" for s in seats),
         "human_seat": next((s for s in seats if s.is_human), None),
-        "stage": current_stage([stage] if stage else []),
+        "stage": stage_text,
+        "status_line": status_line(debate, doing_now(debate, seats), stage_text),
         **usage(debate, seats),
     }
+
+
+def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
+    """What the seats of a running debate are doing now, as the status line says it ("Ada is planning").
+
+    The transcript is the state: the steps the format finds ready on the stored events are the ones the
+    engine runs, so a page that has just loaded names them as the live pushes do.
+    """
+    if debate.status != Debate.Status.RUNNING:
+        return []
+    keys = {s.pk: s.key for s in seats}
+    records = [record_of(e, keys.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
+    infos = tuple(
+        SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
+        for s in seats
+    )
+    config = DebateConfig(
+        format=debate.format,
+        topic=debate.topic,
+        premise=debate.premise,
+        options=debate.options,
+        seats=infos,
+        is_ending=debate.is_ending,
+    )
+    try:
+        plan = get_format(debate.format).next_steps(config, records)
+    except FormatError:
+        return []
+    names = {s.key: s.name for s in seats}
+    return [
+        activity(names.get(step.seat, step.seat), step, debate.options)
+        for step in plan.steps
+        if step.calls_llm and step.seat
+    ]
 
 
 def usage(debate: Debate, seats: Sequence[Seat]) -> dict[str, Any]:

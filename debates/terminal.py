@@ -151,7 +151,7 @@ def print_verdict(console: Console, debate: Debate) -> None:
     if debate.premise_upheld is not None:
         body.append(f"Premise {'UPHELD' if debate.premise_upheld else 'REJECTED'}\n", style="bold")
     if debate.announcement:
-        body.append("\n" + debate.announcement)
+        body.append("\n" + debate.announcement_shown)
     console.print(Panel(body, title="Verdict", expand=False, border_style="green"))
 
 

@@ -21,7 +21,7 @@ register_converter(ExportKind, "export")
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", views.signup, name="signup"),
     path("debates/new/", views.new_debate, name="debate_new"),

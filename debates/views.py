@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
@@ -54,6 +56,18 @@ def home(request: HttpRequest) -> HttpResponse:
             "local_model_trouble": local_model.trouble() if is_local_model else None,
         },
     )
+
+
+class LoginView(auth_views.LoginView):
+    """Django's, except that a `next` leading back to the login form itself goes home instead.
+
+    Logging in from the login page (its top bar's "Log in", an old bookmark) would otherwise land on the
+    form again, which reads as if the login failed.
+    """
+
+    def get_redirect_url(self) -> str:
+        url = super().get_redirect_url()
+        return "" if url and urlsplit(url).path == reverse("login") else url
 
 
 def signup(request: HttpRequest) -> HttpResponse:

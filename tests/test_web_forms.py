@@ -96,3 +96,41 @@ def test_pickers_offer_personas_of_the_seats_role_and_preview_the_prompt(owner, 
     assert "Jo (judge)" in judge_picker and "Ann (debater)" not in judge_picker
     preview = owner.get(reverse("persona_prompt"), {"seat_a": personas["Ann"], "role": "debater"}).content.decode()
     assert "Ann &lt;b&gt;argues&lt;/b&gt;.\n\nFor." in preview
+
+
+def test_the_judge_starts_chosen_and_no_judge_is_an_explicit_choice(owner, personas):
+    html = owner.get(reverse("debate_new")).content.decode()
+    judge_picker = html.split('name="seat_judge"')[1].split("</select>")[0]
+    assert f'<option value="{personas["Jo"]}" selected>Jo (judge)</option>' in judge_picker
+    assert '<option value="">— no judge —</option>' in judge_picker
+    # The chosen judge's prompt is shown as the page loads; the debaters, not chosen yet, show none.
+    judge_preview = html.split('id="preview-judge"')[1].split("</div>")[0]
+    assert "Jo judges." in judge_preview and "Logic." in judge_preview
+    assert '<div class="prompt-preview" id="preview-a"></div>' in html
+    # The debaters still start unchosen: the form makes no choice for them.
+    debater_picker = html.split('name="seat_a"')[1].split("</select>")[0]
+    assert '<option value="" selected>— choose a persona —</option>' in debater_picker
+    # Choosing "no judge" starts a duel without one.
+    response = owner.post(reverse("debate_new"), duel(personas, seat_judge=""))
+    assert response.status_code == 302
+    assert not Debate.objects.get().seats.filter(key="judge").exists()
+
+
+def test_the_topic_has_focus_and_a_refused_form_keeps_what_was_typed_and_the_previews(owner, personas):
+    html = owner.get(reverse("debate_new")).content.decode()
+    assert 'name="topic"' in html and "autofocus" in html.split('name="topic"')[1].split(">")[0]
+    response = owner.post(reverse("debate_new"), duel(personas, premise="Tea wins", seat_b=personas["Ann"]))
+    html = response.content.decode()
+    assert "Each seat needs a different persona" in html
+    assert 'value="Tea or coffee?"' in html and 'value="Tea wins"' in html
+    for key, text in (
+        ("a", "Ann &lt;b&gt;argues&lt;/b&gt;.\n\nFor."),
+        ("b", "Ann &lt;b&gt;argues&lt;/b&gt;."),
+        ("judge", "Jo judges."),
+    ):
+        preview = html.split(f'id="preview-{key}"')[1].split("</div>")[0]
+        assert "<pre" in preview and text in preview, key
+    # A chosen persona of the other role (tampered) or a bad id shows no preview and no error page.
+    response = owner.post(reverse("debate_new"), duel(personas, seat_a="x", seat_judge=personas["Ann"]))
+    assert response.status_code == 200
+    assert '<div class="prompt-preview" id="preview-a"></div>' in response.content.decode()

@@ -176,6 +176,28 @@ def _json_text(name: str) -> str:
     return json.dumps(name)[1:-1]
 
 
+_FENCED = re.compile(r"\A```(?:json)?\s*(.*?)\s*```\Z", re.DOTALL)
+
+
+def announcement_text(reply: str) -> str:
+    """The verdict announcement to show: the reply itself, or its text when the model answered in JSON.
+
+    The announcement is asked for right after the verdict's JSON extraction, and some models keep answering
+    in JSON ({"announcement": "..."}); a person should read the sentence, not the object around it.
+    """
+    stripped = reply.strip()
+    fenced = _FENCED.match(stripped)
+    try:
+        value = json.loads(fenced.group(1) if fenced else stripped)
+    except json.JSONDecodeError:
+        return reply
+    if isinstance(value, dict):
+        for key in ("announcement", "text"):
+            if isinstance(value.get(key), str) and value[key].strip():
+                return value[key]
+    return reply
+
+
 def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
     """Who the verdict's own scores put above its winner, if anyone: the judge then contradicts itself.
 
@@ -330,7 +352,12 @@ class JudgeChain:
         upheld = None
         if self.premise and winner:
             upheld = sides[winner] == "for"
-        return {"winner": winner or "", "scores": scores, "premise_upheld": upheld, "announcement": announce.content}
+        return {
+            "winner": winner or "",
+            "scores": scores,
+            "premise_upheld": upheld,
+            "announcement": announcement_text(announce.content),
+        }
 
 
 def running_scores(records: Sequence[Record], names: Mapping[str, str]) -> dict[str, int]:

@@ -16,15 +16,14 @@ document.addEventListener("submit", (event) => {
   if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
 });
 
-// A speak form that was accepted clears itself; one that was refused shows why (422 carries the message).
+// A speak form (a debate's, a room's) that was accepted clears itself; one that was refused shows why (422 carries
+// the message) and keeps what was typed.
+// The refusal stays an error to htmx (isError): a form's reset after a successful request must never run
+// on it, or what the person typed is lost.
 document.addEventListener("htmx:beforeSwap", (event) => {
-  if (event.detail.xhr.status === 422) {
-    event.detail.shouldSwap = true;
-    event.detail.isError = false;
-  }
+  if (event.detail.xhr.status === 422) event.detail.shouldSwap = true;
 });
 document.addEventListener("htmx:afterRequest", (event) => {
-  // A debate's speak form and a room's say form clear themselves once accepted.
   const form = event.target.closest && event.target.closest("form.speak, form.say");
   if (form && event.detail.successful && event.detail.xhr.status === 200) form.reset();
   // A refused action whose reply has nowhere to go (hx-swap="none": Retry, auto mode, pause ...) says why
@@ -115,3 +114,41 @@ setInterval(() => {
     element.textContent = String(left);
   }
 }, 1000);
+
+// A room's input is off while auto mode runs: really disabled (not just dimmed), with the reason beside it
+// (#say-off, which the textarea names in aria-describedby). The status line is pushed live, so follow it.
+function syncRoomInput() {
+  const form = document.querySelector("#room form.say");
+  const status = document.getElementById("room-status");
+  if (!form || !status) return;
+  const auto = status.classList.contains("mode-auto");
+  for (const control of form.querySelectorAll("textarea, button")) control.disabled = auto;
+  const why = document.getElementById("say-off");
+  if (why) why.hidden = !auto;
+}
+document.addEventListener("DOMContentLoaded", () => {
+  const room = document.getElementById("room");
+  if (!room) return;
+  syncRoomInput();
+  new MutationObserver(syncRoomInput).observe(room, { childList: true });
+});
+
+// A wide table scrolls in its own box (.table-scroll). A box that does scroll is a named region the
+// keyboard can reach (to scroll it with the arrow keys); one that fits is no extra tab stop.
+function markScrollBoxes() {
+  for (const box of document.querySelectorAll(".table-scroll")) {
+    if (box.scrollWidth > box.clientWidth) {
+      box.setAttribute("role", "region");
+      box.setAttribute("aria-label", box.dataset.label || "Table");
+      box.tabIndex = 0;
+    } else {
+      box.removeAttribute("role");
+      box.removeAttribute("aria-label");
+      box.removeAttribute("tabindex");
+    }
+  }
+}
+document.addEventListener("DOMContentLoaded", markScrollBoxes);
+document.addEventListener("htmx:afterSettle", markScrollBoxes);
+document.addEventListener("htmx:oobAfterSwap", markScrollBoxes);
+window.addEventListener("resize", markScrollBoxes);

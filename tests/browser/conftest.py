@@ -17,7 +17,7 @@ from tests.conftest import XDIST_WORKER, require
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-USERS = {"alice": "pw-alice-123", "bob": "pw-bob-123"}
+USERS = {"alice": "pw-alice-123", "bob": "pw-bob-123", "carol": "pw-carol-123", "dave": "pw-dave-123"}
 
 
 def free_port() -> int:
