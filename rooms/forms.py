@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from chaoslm.personas.models import Persona
@@ -13,9 +15,20 @@ class NewRoomForm(forms.Form):
     personas = forms.ModelMultipleChoiceField(
         queryset=Persona.objects.all(),
         widget=forms.CheckboxSelectMultiple,
-        help_text="They answer in this order; you can add more later.",
+        help_text="They answer in the order you tick them; you can add more later.",
     )
+    # The persona ids in the order they were ticked, kept by static/js/rooms.js; without it, the list's order.
+    order = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
     visibility = forms.ChoiceField(choices=Room.Visibility.choices, initial=Room.Visibility.PRIVATE)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        personas = list(data.get("personas") or ())
+        ticked = [int(part) for part in data.get("order", "").split(",") if part.strip().isdigit()]
+        rank = {persona_id: index for index, persona_id in enumerate(dict.fromkeys(ticked))}
+        # Sorted is stable: personas the order does not name keep the list's order, after the named ones.
+        data["personas"] = sorted(personas, key=lambda p: rank.get(p.pk, len(rank)))
+        return data
 
 
 class SettingsForm(forms.ModelForm):

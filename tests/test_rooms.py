@@ -237,3 +237,29 @@ def test_joining_leaving_and_pausing_keep_the_queue_in_step(room):
     bob = room.agents.get(name="Bob")
     assert services.toggle_participation(bob).participating is False
     assert room.messages.first().content == "[Alice | chat] joined the conversation"
+
+
+def test_a_new_room_s_agents_answer_in_the_order_they_were_ticked(room, client):
+    personas = {p.name: p.pk for p in Persona.objects.all()}
+    client.force_login(room.owner)
+    order = [personas["Charlie"], personas["Alice"], personas["Bob"]]
+    response = client.post(
+        "/rooms/",
+        {
+            "title": "Ticked",
+            "visibility": "private",
+            "personas": list(personas.values()),
+            "order": ",".join(map(str, order)),
+        },
+    )
+    created = Room.objects.get(title="Ticked")
+    assert response.status_code == 302
+    names = {a.pk: a.name for a in created.agents.all()}
+    assert [names[i] for i in created.queue["order"]] == ["Charlie", "Alice", "Bob"]
+    # Without the order (no script), or with ids it does not know, the list's order holds.
+    client.post(
+        "/rooms/", {"title": "Plain", "visibility": "private", "personas": list(personas.values()), "order": "x,999"}
+    )
+    plain = Room.objects.get(title="Plain")
+    names = {a.pk: a.name for a in plain.agents.all()}
+    assert [names[i] for i in plain.queue["order"]] == ["Alice", "Bob", "Charlie"]

@@ -105,3 +105,50 @@ def test_a_skip_is_shown_and_a_rate_limit_shows_a_countdown(pages, site, llm):
     assert int(page.inner_text("#messages .msg-error [data-countdown]")) <= start - 2
     assert "Auto mode paused: Rate limited. Retry in 30s" in page.inner_text("#room-status")
     screenshot(page, "room-rate-limited")
+
+
+def test_agents_answer_in_the_order_ticked_and_the_keep_button_shows_only_when_there_is_something_to_add(
+    pages, site, llm
+):
+    llm.configure(latency=1.5, reply_words=5)
+    page = pages.new("alice")
+    page.goto(site + "/rooms/")
+    page.fill("#id_title", "Ticked")
+    for name in ("Mira", "Marcus Vale", "Ada Sterling"):
+        page.check(f"label:has-text('{name}') input")
+    page.uncheck("label:has-text('Marcus Vale') input")
+    page.check("label:has-text('Marcus Vale') input")
+    assert page.get_attribute("label:has-text('Mira')", "data-place") == "1"
+    assert page.get_attribute("label:has-text('Marcus Vale')", "data-place") == "3"
+    screenshot(page, "room-new-ticked-order")
+    page.click("button.primary")
+    page.wait_for_url("**/rooms/*/")
+    labels = page.locator("#room-status .agent-label button:not(.remove)").all_inner_texts()
+    assert [label.split(" | ")[0] for label in labels] == ["Mira", "Ada Sterling", "Marcus Vale"]
+
+    keep = page.locator("#keep-form button")
+    say(page, "Hello there")
+    page.wait_for_selector("#pending .msg-thinking")
+    assert not keep.is_visible()  # agents still thinking: nothing to add yet
+    page.wait_for_function(
+        "() => document.querySelectorAll('#pending .msg-pending').length === 3"
+        " && !document.querySelector('#pending .msg-thinking')"
+    )
+    assert keep.is_visible()
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    assert not keep.is_visible()
+    page.click("#auto-toggle")
+    page.wait_for_selector("#pending .msg-thinking", timeout=20_000)
+    assert not keep.is_visible()  # auto mode: answers join the chat themselves
+    page.click("#auto-toggle")
+    page.wait_for_selector("#room-status.mode-manual")
+
+    # The side panel's select and number inputs look like the other inputs (not the browser's bare ones).
+    for selector in (".side-panel select[name=persona]", ".side-panel input[type=number]"):
+        style = page.eval_on_selector(
+            selector,
+            "e => { const s = getComputedStyle(e); return [s.borderRadius, s.borderTopColor, s.paddingLeft]; }",
+        )
+        assert style == ["6.4px", "rgb(228, 231, 236)", "8px"], selector
+    screenshot(page, "room-side-panel")
