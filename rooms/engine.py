@@ -70,6 +70,7 @@ def agent_prompt(persona_prompt: str, name: str) -> str:
         for p in (
             persona_prompt,
             q.SKIP_RULE,
+            q.SKIP_REASON_RULE,
             f"You are {name}, one participant in a group chat. Write only your own message; "
             "never write lines for the other participants.",
         )
@@ -202,6 +203,10 @@ def _save(room: Room, kind: str, content: str, agent: RoomAgent | None = None, *
     return RoomMessage.objects.create(room=room, kind=kind, agent=agent, author=author, content=content, **fields)
 
 
+def _save_skip(room: Room, agent: RoomAgent, reason: str) -> RoomMessage:
+    return _save(room, RoomMessage.Kind.SYSTEM, q.skip_line(agent.label, reason), agent, active=False)
+
+
 def _reply_fields(table: RoomTable, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
     others = [a.name for a in table.agents if a.pk != agent.pk] + [m.author for m in table.messages if m.kind == "user"]
     guarded = q.guard_speaker(result.text, agent.name, others)
@@ -317,10 +322,8 @@ async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
             message = await sync_to_async(_failure)(table, agent, result)
         elif isinstance(result, BaseException):
             raise result
-        elif q.is_skip(result.text):
-            message = await sync_to_async(_save)(
-                table.room, "system", f"[{agent.label}] skipped their turn", agent, active=False
-            )
+        elif (reason := q.skip_reason(result.text)) is not None:
+            message = await sync_to_async(_save_skip)(table.room, agent, reason)
         else:
             message = await sync_to_async(_save)(
                 table.room, RoomMessage.Kind.PENDING, agent=agent, **_reply_fields(table, agent, result)
@@ -377,11 +380,9 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
                 return
             if isinstance(result, BaseException):
                 raise result
-            if q.is_skip(result.text):
+            if (reason := q.skip_reason(result.text)) is not None:
                 skipped.append(agent_id)
-                message = await sync_to_async(_save)(
-                    room, "system", f"[{agent.label}] skipped their turn", agent, active=False
-                )
+                message = await sync_to_async(_save_skip)(room, agent, reason)
             else:
                 fields = _reply_fields(table, agent, result)
                 message = await sync_to_async(_save)(room, RoomMessage.Kind.AGENT, agent=agent, **fields)

@@ -140,8 +140,24 @@ def everyone_skipped(queue: Queue, agents: Sequence[Agent]) -> bool:
     return bool(participating) and participating <= set(queue.skipped)
 
 
-def is_skip(text: str) -> bool:
-    return text.strip().strip("\"'`*.!").strip().upper() == "SKIP"
+# Beyond the spec's exact "SKIP": "SKIP: <reason>" on one line (issue 20), the reason shown in the system line.
+SKIP_REASON_RULE = 'To say why you skip, you may write "SKIP: <reason>" on one line instead.'
+MAX_SKIP_REASON = 200
+_SKIP = re.compile(r"[\"'`*_]*SKIP[\"'`*_.!]*(?:[ \t]*[:\u2014-][ \t]*(?P<reason>[^\n]*))?", re.IGNORECASE)
+
+
+def skip_reason(text: str) -> str | None:
+    """None if `text` is an answer; if it skips, the reason it gave ("" for a bare SKIP)."""
+    match = _SKIP.fullmatch(text.strip())
+    if match is None:
+        return None
+    reason = (match.group("reason") or "").strip().strip("\"'`*_").strip()
+    return reason[:MAX_SKIP_REASON] if reason.strip(".!") else ""
+
+
+def skip_line(label: str, reason: str) -> str:
+    """The system line for a skip: the spec's, with the reason after a colon when one was given."""
+    return f"[{label}] skipped their turn" + (f": {reason}" if reason else "")
 
 
 def context_level(tokens: int, window: int) -> Literal["ok", "warning", "critical"]:

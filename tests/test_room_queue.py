@@ -11,10 +11,11 @@ from rooms.queue import (
     everyone_skipped,
     find_mentions,
     guard_speaker,
-    is_skip,
     message_limit_reached,
     next_group,
     remove_agent,
+    skip_line,
+    skip_reason,
     with_mentions,
 )
 
@@ -115,20 +116,33 @@ def test_skips_count_only_participating_agents():
 
 
 @pytest.mark.parametrize(
-    ("text", "skip"),
+    ("text", "reason"),
     [
-        ("SKIP", True),
-        ("skip", True),
-        ('"SKIP"', True),
-        ("SKIP.", True),
-        (" **SKIP** ", True),
-        ("Skipping this one because", False),
-        ("I would not skip this", False),
-        ("", False),
+        ("SKIP", ""),
+        ("skip", ""),
+        ('"SKIP"', ""),
+        ("SKIP.", ""),
+        (" **SKIP** ", ""),
+        ("SKIP:", ""),
+        ("SKIP: nothing to add on pricing", "nothing to add on pricing"),
+        ("**SKIP**: outside my field.", "outside my field."),
+        ("skip \u2014 off topic", "off topic"),
+        ("SKIP - " + "x" * 300, "x" * 200),
+        ("SKIP:\nBob: a line for someone else", None),  # a reason is one line; more is an answer
+        ("Skipping this one because", None),
+        ("I would not skip this", None),
+        ("", None),
     ],
 )
-def test_is_skip(text, skip):
-    assert is_skip(text) == skip
+def test_skip_with_or_without_a_reason(text, reason):
+    assert skip_reason(text) == reason
+
+
+def test_the_skip_line_carries_the_reason_when_there_is_one():
+    assert skip_line("Bob | critic", "") == "[Bob | critic] skipped their turn"
+    assert skip_line("Bob | critic", "nothing to add on pricing") == (
+        "[Bob | critic] skipped their turn: nothing to add on pricing"
+    )
 
 
 @pytest.mark.parametrize(

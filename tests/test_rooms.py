@@ -12,7 +12,7 @@ from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import services
 from rooms.engine import auto_loop, manual_round
 from rooms.models import Room, RoomMessage
-from rooms.queue import SKIP_RULE
+from rooms.queue import SKIP_REASON_RULE, SKIP_RULE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,7 +59,7 @@ def test_every_request_carries_the_skip_rule_and_only_active_messages(room, llm_
     assert len(llm_server.requests) == 3
     for request in llm_server.requests:
         text = str(request.messages)
-        assert SKIP_RULE in request.system
+        assert SKIP_RULE in request.system and SKIP_REASON_RULE in request.system
         assert "PELICAN" not in text
         assert all(m.content not in text for m in dropped)
         assert kept.content in text and "olive: What now?" in text
@@ -68,14 +68,18 @@ def test_every_request_carries_the_skip_rule_and_only_active_messages(room, llm_
 
 
 def test_skips_show_as_system_lines_and_a_full_round_of_skips_stops_auto(room, llm_server):
-    llm_server.configure(rules=[{"reply": "SKIP"}])
+    llm_server.configure(rules=[{"reply": "SKIP", "times": 2}, {"reply": "SKIP: nothing to add on pricing"}])
     services.post_message(room, "olive", "Anything?")
     services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
     room.refresh_from_db()
     assert room.mode == Room.Mode.MANUAL
     lines = list(room.messages.filter(kind="system").values_list("content", flat=True))
-    assert "[Alice | chat] skipped their turn" in lines and "[Charlie | chat] skipped their turn" in lines
+    assert lines[-4:-1] == [
+        "[Alice | chat] skipped their turn",
+        "[Bob | chat] skipped their turn",
+        "[Charlie | chat] skipped their turn: nothing to add on pricing",
+    ]
     assert lines[-1] == "Conversation paused: every agent skipped a full round"
     assert len(llm_server.requests) == 3
 
