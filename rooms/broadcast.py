@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from chaoslm import live
 from rooms import queue as q
-from rooms.engine import ContextMeter, RoomObserver, RoomTable
+from rooms.engine import ContextMeter, RoomObserver, RoomTable, queue_agents
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -37,9 +37,14 @@ def status_context(
 ) -> dict[str, Any]:
     """The status partial's context; `agents` in queue order, `context` as `ContextMeter.state()`."""
     level, tokens, window = context
+    upcoming: list[RoomAgent] = []
+    if room.turn_order == Room.TurnOrder.PICK:
+        by_id = {a.pk: a for a in agents}
+        upcoming = [by_id[i] for i in q.upcoming(q.Queue.from_json(room.queue), queue_agents(agents))]
     return {
         "room": room,
         "agents": agents,
+        "upcoming": upcoming,
         "thinking": list(thinking),
         "note": note,
         "countdown": countdown,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -19,11 +20,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from chaoslm.llm import (
     Callbacks,
+    ChatOptions,
     ChatResult,
     Endpoint,
     LLMError,
@@ -32,6 +35,7 @@ from chaoslm.llm import (
     chat,
 )
 from chaoslm.llm.messages import append_merged
+from chaoslm.personas.calls import LLMSettings
 from rooms import queue as q
 from rooms.models import Room, RoomAgent, RoomMessage
 
@@ -157,6 +161,8 @@ class RoomTable:
     agents: list[RoomAgent]
     messages: list[RoomMessage]
     endpoints: dict[int, Endpoint]
+    # A selector room's selector: the endpoint and options of its persona, or of the default model.
+    selector: tuple[Endpoint, ChatOptions] | None = None
     _meter: ContextMeter | None = None
 
     def meter(self) -> ContextMeter:
@@ -170,16 +176,22 @@ class RoomTable:
 def load_room(room_id: int) -> RoomTable:
     room = Room.objects.get(pk=room_id)
     agents = list(room.agents.all())
+    selector = None
+    if room.turn_order == Room.TurnOrder.SELECTOR:
+        persona = room.selector
+        llm = LLMSettings.of_persona(persona) if persona is not None else LLMSettings()
+        selector = (llm.endpoint(), llm.options())
     return RoomTable(
         room=room,
         agents=agents,
         messages=list(room.messages.exclude(kind=RoomMessage.Kind.PENDING)),
         endpoints={a.pk: a.llm_settings.endpoint() for a in agents},
+        selector=selector,
     )
 
 
 def queue_agents(agents: Sequence[RoomAgent]) -> list[q.Agent]:
-    return [q.Agent(a.pk, a.name, a.participating) for a in agents]
+    return [q.Agent(a.pk, a.name, a.participating, role=a.role, candidate=a.candidate) for a in agents]
 
 
 async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) -> ChatResult:
@@ -363,11 +375,14 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
             return
         agents = queue_agents(table.agents)
         queue = q.Queue.from_json(room.queue)
-        group = q.next_group(queue, agents)
+        group = q.next_group(queue, agents, room.turn_order)
         if not group:
             await _pause(table, observer, "no agent is participating")
             return
         by_id = {a.pk: a for a in table.agents}
+        picked = q.was_picked(queue, agents, group, room.turn_order)
+        if table.selector is not None and not q.mentioned_next(queue, agents):
+            group = await _select(table, queue, agents, group, observer)
         results = await asyncio.gather(*(_answer(table, by_id[i], observer) for i in group), return_exceptions=True)
         skipped, mentioned = [], []
         for agent_id, result in zip(group, results, strict=True):
@@ -389,15 +404,63 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
                 mentioned += q.find_mentions(message.content, agents, author_id=agent_id)
                 room.messages_since_auto += 1
             await observer.message_saved(room, message)
-        queue = q.with_mentions(q.advance(queue, group, skipped), mentioned)
-        room.queue = queue.to_json()
-        await sync_to_async(room.save)(update_fields=["queue", "messages_since_auto", "updated_at"])
+        queue = await sync_to_async(_advance_queue)(room, group, skipped, mentioned, picked)
         if q.everyone_skipped(queue, agents):
             await _pause(table, observer, "every agent skipped a full round")
             return
         # One push: the page counts the seconds down itself (data-countdown).
         await observer.countdown(room, room.response_delay)
         await asyncio.sleep(room.response_delay)
+
+
+def _advance_queue(
+    room: Room, group: Sequence[int], skipped: Sequence[int], mentioned: Sequence[int], picked: bool
+) -> q.Queue:
+    """Move the stored queue on past `group`. The stored one, not the one loaded before the turn: what the owner
+    changed meanwhile (an agent added or removed, one picked to speak next) stays."""
+    with transaction.atomic():
+        stored = Room.objects.select_for_update().only("queue").get(pk=room.pk)
+        queue = q.with_mentions(q.advance(q.Queue.from_json(stored.queue), group, skipped, picked=picked), mentioned)
+        room.queue = queue.to_json()
+        room.save(update_fields=["queue", "messages_since_auto", "updated_at"])
+    return queue
+
+
+async def _select(
+    table: RoomTable, queue: q.Queue, agents: list[q.Agent], fallback: tuple[int, ...], observer: RoomObserver
+) -> tuple[int, ...]:
+    """Ask the selector who speaks next; its choice, or `fallback` (round robin) when it names nobody who may.
+
+    Either way a system line says who is next and why.
+    """
+    room, names = table.room, {a.id: a.name for a in agents}
+    candidates = q.selector_candidates(queue, agents, room.selector_repeat)
+    group, data = fallback, {}
+    if not candidates:
+        line = q.fallback_line(names[fallback[0]], "no agent may be named")
+    else:
+        just_spoke = "" if room.selector_repeat else ", ".join(names[i] for i in queue.last if i in names)
+        newest = itertools.islice((m for m in reversed(table.messages) if in_history(m)), q.SELECTOR_WINDOW)
+        recent = [(m.author, m.content) for m in newest][::-1]
+        assert table.selector is not None
+        endpoint, options = table.selector
+        policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
+        try:
+            result = await chat(endpoint, q.selector_messages(recent, candidates, just_spoke), options, policy=policy)
+        except LLMError as error:
+            line = q.fallback_line(names[fallback[0]], f"the selector failed: {error}")
+        else:
+            data = {"selector_answer": result.text[:500]}
+            selection = q.parse_selection(result.text, candidates)
+            if selection is None:
+                answer = " ".join(result.text.split())[:100]
+                line = q.fallback_line(names[fallback[0]], f'the selector named nobody who may speak ("{answer}")')
+            else:
+                group = (selection.agent_id,)
+                line = q.selection_line(names[selection.agent_id], selection.reason)
+    message = await sync_to_async(_save)(room, RoomMessage.Kind.SYSTEM, line, active=False, data=data)
+    await observer.message_saved(room, message)
+    return group
 
 
 async def _stopped(table: RoomTable, observer: RoomObserver) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from chaoslm.personas.models import Persona
-from rooms.models import Room
+from rooms.models import Room, RoomAgent
 
 
 class NewRoomForm(forms.Form):
@@ -35,3 +35,25 @@ class SettingsForm(forms.ModelForm):
     class Meta:
         model = Room
         fields = ["response_delay", "max_messages", "max_wait"]
+
+
+class TurnOrderForm(forms.ModelForm):
+    candidates = forms.ModelMultipleChoiceField(
+        queryset=RoomAgent.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="The selector may name",
+    )
+
+    class Meta:
+        model = Room
+        fields = ["turn_order", "selector", "selector_repeat"]
+        labels = {"selector": "Selector model", "selector_repeat": "The same agent may speak twice in a row"}
+        help_texts = {"selector_repeat": ""}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        agents = self.instance.agents.all()
+        self.fields["candidates"].queryset = agents
+        self.fields["candidates"].initial = [a.pk for a in agents if a.candidate]
+        self.fields["selector"].empty_label = "the default model"

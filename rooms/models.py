@@ -39,6 +39,23 @@ class Room(models.Model):
         validators=[MinValueValidator(5), MaxValueValidator(600)],
         help_text="Seconds to wait for an agent's answer.",
     )
+
+    class TurnOrder(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "round robin (in the order agents joined)"
+        SELECTOR = "selector", "selector (a model names who speaks next)"
+        PICK = "pick", "pick (you choose who speaks next)"
+
+    # In auto mode (rooms/queue.py); @mentions come first in every order.
+    turn_order = models.CharField(max_length=20, choices=TurnOrder.choices, default=TurnOrder.ROUND_ROBIN)
+    selector = models.ForeignKey(
+        "personas.Persona",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The persona whose model picks the next speaker; empty: the default model.",
+    )
+    selector_repeat = models.BooleanField(default=False, help_text="May the selector name the agent who just spoke?")
     messages_since_auto = models.PositiveIntegerField(default=0)
     pause_reason = models.CharField(max_length=300, blank=True)
     retry_at = models.DateTimeField(null=True, blank=True)
@@ -62,6 +79,8 @@ class RoomAgent(models.Model):
     system_prompt = models.TextField()
     llm = models.JSONField(default=dict, blank=True)
     participating = models.BooleanField(default=True)
+    # Whether a selector room's selector may name this agent.
+    candidate = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["pk"]

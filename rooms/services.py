@@ -121,3 +121,37 @@ def toggle_active(message: RoomMessage) -> RoomMessage:
         message.active = not message.active
         message.save(update_fields=["active"])
     return message
+
+
+def set_turn_order(room: Room, turn_order: str, selector: Persona | None, repeat: bool, candidates: set[int]) -> None:
+    """The room's turn order and its selector's options; `candidates`: the agents the selector may name."""
+    with transaction.atomic():
+        room.turn_order = turn_order
+        room.selector = selector
+        room.selector_repeat = repeat
+        if turn_order != Room.TurnOrder.PICK:
+            room.queue = {**room.queue, "picked": []}
+        room.save(update_fields=["turn_order", "selector", "selector_repeat", "queue", "updated_at"])
+        room.agents.exclude(pk__in=candidates).update(candidate=False)
+        room.agents.filter(pk__in=candidates).update(candidate=True)
+
+
+def speak_next(room: Room, agent: RoomAgent) -> None:
+    """Pick mode: the agent speaks next (after any @mentioned agents)."""
+    if room.turn_order != Room.TurnOrder.PICK:
+        raise RoomError("Choose the turn order 'pick' to say who speaks next.")
+    with transaction.atomic():
+        locked = Room.objects.select_for_update().get(pk=room.pk)
+        room.queue = q.pick(q.Queue.from_json(locked.queue), agent.pk).to_json()
+        room.save(update_fields=["queue", "updated_at"])
+
+
+def move_earlier(room: Room, agent: RoomAgent) -> None:
+    """Pick mode: the agent trades places with the one up just before it."""
+    if room.turn_order != Room.TurnOrder.PICK:
+        raise RoomError("Choose the turn order 'pick' to reorder who speaks next.")
+    with transaction.atomic():
+        locked = Room.objects.select_for_update().get(pk=room.pk)
+        queue = q.move_earlier(q.Queue.from_json(locked.queue), queue_agents(room.agents.all()), agent.pk)
+        room.queue = queue.to_json()
+        room.save(update_fields=["queue", "updated_at"])

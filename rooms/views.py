@@ -17,7 +17,7 @@ from chaoslm.personas.models import Persona
 from rooms import limits as room_limits
 from rooms import selectors, services, work
 from rooms.broadcast import message_html
-from rooms.forms import NewRoomForm, SettingsForm
+from rooms.forms import NewRoomForm, SettingsForm, TurnOrderForm
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -52,6 +52,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
             "is_owner": sharing.is_owner(request.user, room),
             "personas": selectors.personas_to_add(room),
             "settings_form": SettingsForm(instance=room),
+            "turn_order_form": TurnOrderForm(instance=room),
             "ws_url": ws_url,
             "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])),
             "visibility_choices": sharing.Visibility.choices,
@@ -154,6 +155,10 @@ def room_agent(request: HttpRequest, room: Room, agent_id: int, what: str) -> Ht
         services.toggle_participation(agent)
     elif what == "remove":
         _push(room, live.upsert(message_html(services.remove_agent(room, agent)), "#messages"))
+    elif what == "next":
+        services.speak_next(room, agent)
+    elif what == "earlier":
+        services.move_earlier(room, agent)
     elif what == "retry":
         if room.mode == Room.Mode.AUTO:
             work.start_auto(room.pk)
@@ -171,6 +176,19 @@ def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
     if not form.is_valid():
         return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
     form.save()
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_turn_order(request: HttpRequest, room: Room) -> HttpResponse:
+    form = TurnOrderForm(request.POST, instance=room)
+    if not form.is_valid():
+        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
+    data = form.cleaned_data
+    services.set_turn_order(
+        room, data["turn_order"], data["selector"], data["selector_repeat"], {a.pk for a in data["candidates"]}
+    )
+    notify(request, f"Turn order: {room.get_turn_order_display()}.")
     return redirect("room_detail", room.pk)
 
 

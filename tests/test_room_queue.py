@@ -3,6 +3,8 @@
 import pytest
 
 from rooms.queue import (
+    PICK,
+    SELECTOR_SYSTEM,
     Agent,
     Queue,
     add_agent,
@@ -12,10 +14,17 @@ from rooms.queue import (
     find_mentions,
     guard_speaker,
     message_limit_reached,
+    move_earlier,
     next_group,
+    parse_selection,
+    pick,
     remove_agent,
+    selector_candidates,
+    selector_messages,
     skip_line,
     skip_reason,
+    upcoming,
+    was_picked,
     with_mentions,
 )
 
@@ -184,3 +193,81 @@ def test_the_queue_survives_a_round_trip_through_json():
 def test_the_speaker_guard_cuts_where_an_agent_speaks_for_another(text, kept, cut_at):
     guarded = guard_speaker(text, "Alice", ["Alice", "Bob", "Charlie", "You"])
     assert (guarded.text, guarded.cut_at) == (kept, cut_at)
+
+
+ROLED = [Agent(1, "Alice", role="economist"), Agent(2, "Bob", role="critic"), Agent(3, "Charlie Day")]
+
+
+def test_the_selector_may_name_participating_candidates_and_not_the_last_speaker_unless_allowed():
+    agents = [*ROLED[:2], Agent(3, "Charlie Day", candidate=False), Agent(4, "Dee", participating=False)]
+    q = advance(queue(1, 2, 3, 4), (1,))
+    assert [a.id for a in selector_candidates(q, agents, allow_repeat=False)] == [2]
+    assert [a.id for a in selector_candidates(q, agents, allow_repeat=True)] == [1, 2]
+
+
+def test_the_exact_messages_the_selector_receives():
+    recent = [("olive", "What will it cost?"), ("Alice", "x" * 700)]
+    messages = selector_messages(recent, ROLED[1:], just_spoke="Alice")
+    assert messages == [
+        {"role": "system", "content": SELECTOR_SYSTEM},
+        {
+            "role": "user",
+            "content": "Participants who may speak next:\n- Bob (critic)\n- Charlie Day\n\n"
+            "The conversation so far (most recent last):\nolive: What will it cost?\nAlice: " + "x" * 600 + "\u2026\n\n"
+            "Who should speak next? Not Alice, who just spoke.",
+        },
+    ]
+    assert "Mira \u2014 asked about costs" in SELECTOR_SYSTEM
+    # Only the most recent twelve lines: the request does not grow with the conversation.
+    long = selector_messages([("olive", f"line {i}") for i in range(40)], ROLED)[1]["content"]
+    assert "line 27" not in long and "line 28" in long and "line 39" in long
+    assert "(nothing yet)" in selector_messages([], ROLED)[1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "chosen", "reason"),
+    [
+        ("Bob \u2014 asked about costs", 2, "asked about costs"),
+        ("**Bob**: he was asked directly", 2, "he was asked directly"),
+        ("Next: charlie day - to balance the view\nmore text", 3, "to balance the view"),
+        ("Charlie", 3, ""),
+        ("Alice \u2014 she knows", None, ""),  # not a candidate (she just spoke)
+        ("Zed \u2014 anyone", None, ""),
+        ("I think Bob should speak", None, ""),
+        ("", None, ""),
+    ],
+)
+def test_reading_the_selector_s_answer(answer, chosen, reason):
+    selection = parse_selection(answer, ROLED[1:])
+    if chosen is None:
+        assert selection is None
+    else:
+        assert (selection.agent_id, selection.reason) == (chosen, reason)
+
+
+def test_pick_speak_next_goes_first_after_mentions_then_the_rotation_resumes_where_it_was():
+    q = advance(queue(1, 2, 3), (1,))  # Alice spoke; Bob is next in rotation
+    q = pick(pick(q, 1), 3)  # Charlie speaks next, then Alice
+    assert upcoming(q, AGENTS) == (3, 1, 2)
+    assert next_group(q, AGENTS) == (2,)  # round robin ignores the owner's picks
+    mentioned = with_mentions(q, [2])
+    assert next_group(mentioned, AGENTS, PICK) == (2,) and not was_picked(mentioned, AGENTS, (2,), PICK)
+    spoken = []
+    for _ in range(4):
+        group = next_group(q, AGENTS, PICK)
+        spoken.append(group)
+        q = advance(q, group, picked=was_picked(q, AGENTS, group, PICK))
+    assert spoken == [(3,), (1,), (2,), (3,)]
+    assert q.picked == ()
+
+
+def test_pick_reordering_moves_an_agent_up_one_place_and_skips_paused_agents():
+    q = queue(1, 2, 3)
+    q = move_earlier(q, AGENTS, 3)
+    assert upcoming(q, AGENTS) == (1, 3, 2)
+    q = move_earlier(q, AGENTS, 3)
+    assert upcoming(q, AGENTS) == (3, 1, 2) and next_group(q, AGENTS, PICK) == (3,)
+    assert move_earlier(q, AGENTS, 3) == q  # already first
+    paused = [ALICE, Agent(2, "Bob", participating=False), CHARLIE]
+    assert upcoming(q, paused) == (3, 1)
+    assert Queue.from_json(q.to_json()) == q

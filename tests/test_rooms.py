@@ -12,7 +12,7 @@ from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import services
 from rooms.engine import auto_loop, manual_round
 from rooms.models import Room, RoomMessage
-from rooms.queue import SKIP_REASON_RULE, SKIP_RULE
+from rooms.queue import SELECTOR_SYSTEM, SKIP_REASON_RULE, SKIP_RULE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -169,6 +169,10 @@ def test_switching_auto_off_stops_a_loop_that_nobody_cancels(room, llm_server, s
     asyncio.run(run_and_switch_off())
     # The generation in flight was stopped, not waited for: the server was cut off before its 3 s answer.
     (in_flight,) = llm_server.requests
+    # The server notices the closed connection on its own thread, a moment after the loop has returned.
+    deadline = time.monotonic() + 2.0
+    while in_flight.finished is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert in_flight.finished is not None and in_flight.finished - in_flight.started < 3.0
     assert not room.messages.filter(kind__in=["agent", "pending"]).exists()
     room.refresh_from_db()
@@ -267,3 +271,111 @@ def test_a_new_room_s_agents_answer_in_the_order_they_were_ticked(room, client):
     plain = Room.objects.get(title="Plain")
     names = {a.pk: a.name for a in plain.agents.all()}
     assert [names[i] for i in plain.queue["order"]] == ["Alice", "Bob", "Charlie"]
+
+
+def selector_requests(llm_server):
+    return [r for r in llm_server.requests if r.system == SELECTOR_SYSTEM]
+
+
+def agent_authors(room):
+    return list(room.messages.filter(kind="agent").values_list("author", flat=True))
+
+
+def test_a_selector_room_runs_agents_in_the_order_its_selector_names_them(room, llm_server):
+    import_personas([("picker.yaml", "name: Picker\nrole: chat\npersonality: You pick.\nmodel: picker-model\n")])
+    room.turn_order, room.selector, room.max_messages = "selector", Persona.objects.get(name="Picker"), 3
+    room.save()
+    ask = "Who should speak next"
+    llm_server.configure(
+        rules=[
+            {"match": ask, "reply": "Charlie \u2014 asked about costs", "times": 1},
+            {"match": ask, "reply": "**Alice**: to answer Charlie", "times": 1},
+            {"match": ask, "reply": "Bob - the critic's view", "times": 1},
+            {"match": "olive: Go", "reply": "Costs are high.", "times": 1},
+        ]
+    )
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Charlie", "Alice", "Bob"]
+    lines = list(room.messages.filter(kind="system", content__startswith="Next:").values_list("content", flat=True))
+    assert lines == [
+        "Next: Charlie \u2014 asked about costs",
+        "Next: Alice \u2014 to answer Charlie",
+        "Next: Bob \u2014 the critic's view",
+    ]
+    first, second, _ = selector_requests(llm_server)
+    assert first.body["model"] == "picker-model"  # the room's selector persona's model
+    assert first.messages[1]["content"] == (
+        "Participants who may speak next:\n- Alice (chat)\n- Bob (chat)\n- Charlie (chat)\n\n"
+        "The conversation so far (most recent last):\nolive: Go\n\nWho should speak next?"
+    )
+    assert second.messages[1]["content"] == (
+        "Participants who may speak next:\n- Alice (chat)\n- Bob (chat)\n\n"
+        "The conversation so far (most recent last):\nolive: Go\nCharlie: Costs are high.\n\n"
+        "Who should speak next? Not Charlie, who just spoke."
+    )
+    # The agents never see the selector's lines.
+    assert all("Next:" not in str(r.messages) for r in llm_server.requests if r.system != SELECTOR_SYSTEM)
+
+
+def test_a_selector_answer_naming_nobody_valid_falls_back_to_round_robin_and_says_so(room, llm_server):
+    room.turn_order, room.max_messages = "selector", 2
+    room.save()
+    llm_server.configure(rules=[{"match": "Who should speak next", "reply": "Zed \u2014 nobody here"}])
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Alice", "Bob"]
+    lines = list(room.messages.filter(kind="system", content__startswith="Next:").values_list("content", flat=True))
+    assert lines == [
+        'Next: Alice \u2014 round robin, because the selector named nobody who may speak ("Zed \u2014 nobody here")',
+        'Next: Bob \u2014 round robin, because the selector named nobody who may speak ("Zed \u2014 nobody here")',
+    ]
+
+
+def test_a_mention_goes_first_in_a_selector_room_without_asking_the_selector(room, llm_server):
+    room.turn_order, room.max_messages = "selector", 1
+    room.save()
+    services.post_message(room, "olive", "@Charlie, your view?")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Charlie"]
+    assert selector_requests(llm_server) == []
+
+
+def test_in_pick_mode_the_agent_the_owner_puts_next_speaks_next_then_the_rotation_resumes(room, llm_server):
+    room.max_messages = 3
+    room.save()
+    charlie = room.agents.get(name="Charlie")
+    with pytest.raises(services.RoomError, match="turn order 'pick'"):
+        services.speak_next(room, charlie)
+    services.set_turn_order(room, "pick", None, False, {a.pk for a in room.agents.all()})
+    services.speak_next(room, charlie)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Charlie", "Alice", "Bob"]
+
+
+def test_the_turn_order_form_sets_the_order_the_selector_and_its_candidates(room, client):
+    client.force_login(room.owner)
+    bob = room.agents.get(name="Bob")
+    url = f"/rooms/{room.pk}/turn-order/"
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert 'action="' + url + '"' in page and "The same agent may speak twice in a row" in page
+    selector = Persona.objects.get(name="Alice")
+    response = client.post(url, {"turn_order": "selector", "selector": selector.pk, "candidates": [bob.pk]})
+    assert response.status_code == 302
+    room.refresh_from_db()
+    assert (room.turn_order, room.selector, room.selector_repeat) == ("selector", selector, False)
+    assert list(room.agents.filter(candidate=True).values_list("name", flat=True)) == ["Bob"]
+    refused = client.post(url, {"turn_order": "loudest"})
+    assert refused.status_code == 422 and "turn_order" in refused.content.decode()
+    # Pick mode: each agent's label has "speak next", and the queue is shown in the order they are up next.
+    client.post(url, {"turn_order": "pick", "candidates": [bob.pk]})
+    client.post(f"/rooms/{room.pk}/agents/{bob.pk}/next/")
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert page.count(">speak next</button>") == 3
+    up_next = page[page.index('class="up-next"') :]
+    assert up_next.index("Bob") < up_next.index("Alice") < up_next.index("Charlie")

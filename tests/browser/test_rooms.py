@@ -152,3 +152,37 @@ def test_agents_answer_in_the_order_ticked_and_the_keep_button_shows_only_when_t
         )
         assert style == ["6.4px", "rgb(228, 231, 236)", "8px"], selector
     screenshot(page, "room-side-panel")
+
+
+def test_pick_mode_the_owner_says_who_speaks_next_and_reorders_the_queue(pages, site, llm):
+    llm.configure(latency=0.05, reply_words=5)
+    page = pages.new("alice")
+    open_room(page, site, "Pick", ["Ada Sterling", "Marcus Vale", "Mira"])
+    page.select_option(".turn-order select[name=turn_order]", "pick")
+    page.click(".turn-order button[type=submit]")
+    page.wait_for_selector("#room-status .up-next")
+    assert page.locator("#room-status .up-next li").all_inner_texts()[0].startswith("Ada Sterling")
+    page.click("button[aria-label='Mira speaks next']")
+    page.wait_for_function("() => document.querySelector('#room-status .up-next li').textContent.startsWith('Mira')")
+    page.click("button[aria-label='Move Marcus Vale earlier']")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('#room-status .up-next li'),"
+        " li => li.textContent.trim().split(' ')[0]).join(',') === 'Mira,Marcus,Ada'"
+    )
+    screenshot(page, "room-pick")
+    # Slow answers, so the order can be changed while auto mode runs.
+    llm.configure(latency=1.0, reply_words=5)
+    say(page, "Who goes first?")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 3")
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    page.click("#auto-toggle")
+    page.wait_for_function("() => document.querySelectorAll('#messages .msg-agent').length >= 4", timeout=20_000)
+    page.click("button[aria-label='Ada Sterling speaks next']")
+    page.wait_for_function("() => document.querySelectorAll('#messages .msg-agent').length >= 6", timeout=30_000)
+    page.click("#auto-toggle")
+    page.wait_for_selector("#room-status.mode-manual")
+    screenshot(page, "room-pick-auto")
+    authors = page.locator("#messages .msg-agent .who").all_inner_texts()[3:6]
+    # Mira, then Ada (put next while Mira's answer was shown), then Marcus: the owner's order, not the rotation's.
+    assert authors == ["Mira", "Ada Sterling", "Marcus Vale"]
