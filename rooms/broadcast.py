@@ -38,13 +38,14 @@ def status_context(
     """The status partial's context; `agents` in queue order, `context` as `ContextMeter.state()`."""
     level, tokens, window = context
     upcoming: list[RoomAgent] = []
+    queue, by_id = q.Queue.from_json(room.queue), {a.pk: a for a in agents}
     if room.turn_order == Room.TurnOrder.PICK:
-        by_id = {a.pk: a for a in agents}
-        upcoming = [by_id[i] for i in q.upcoming(q.Queue.from_json(room.queue), queue_agents(agents))]
+        upcoming = [by_id[i] for i in q.upcoming(queue, queue_agents(agents))]
     return {
         "room": room,
         "agents": agents,
         "upcoming": upcoming,
+        "passed": [by_id[i] for i in queue.passed if i in by_id] if room.mode == Room.Mode.AUTO else [],
         "thinking": list(thinking),
         "note": note,
         "countdown": countdown,

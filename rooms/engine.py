@@ -191,7 +191,10 @@ def load_room(room_id: int) -> RoomTable:
 
 
 def queue_agents(agents: Sequence[RoomAgent]) -> list[q.Agent]:
-    return [q.Agent(a.pk, a.name, a.participating, role=a.role, candidate=a.candidate) for a in agents]
+    return [
+        q.Agent(a.pk, a.name, a.participating, role=a.role, candidate=a.candidate, talkativeness=a.talkativeness)
+        for a in agents
+    ]
 
 
 async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) -> ChatResult:
@@ -375,9 +378,11 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
             return
         agents = queue_agents(table.agents)
         queue = q.Queue.from_json(room.queue)
-        group = q.next_group(queue, agents, room.turn_order)
+        turn = q.next_turn(queue, agents, room.turn_order, room.seed)
+        group = turn.group
         if not group:
-            await _pause(table, observer, "no agent is participating")
+            quiet = "every agent is quiet (talkativeness 0): @mention one" if turn.passed else ""
+            await _pause(table, observer, quiet or "no agent is participating")
             return
         by_id = {a.pk: a for a in table.agents}
         picked = q.was_picked(queue, agents, group, room.turn_order)
@@ -404,7 +409,7 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
                 mentioned += q.find_mentions(message.content, agents, author_id=agent_id)
                 room.messages_since_auto += 1
             await observer.message_saved(room, message)
-        queue = await sync_to_async(_advance_queue)(room, group, skipped, mentioned, picked)
+        queue = await sync_to_async(_advance_queue)(room, group, skipped, mentioned, picked, turn.passed)
         if q.everyone_skipped(queue, agents):
             await _pause(table, observer, "every agent skipped a full round")
             return
@@ -414,13 +419,20 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
 
 
 def _advance_queue(
-    room: Room, group: Sequence[int], skipped: Sequence[int], mentioned: Sequence[int], picked: bool
+    room: Room,
+    group: Sequence[int],
+    skipped: Sequence[int],
+    mentioned: Sequence[int],
+    picked: bool,
+    passed: Sequence[int],
 ) -> q.Queue:
     """Move the stored queue on past `group`. The stored one, not the one loaded before the turn: what the owner
     changed meanwhile (an agent added or removed, one picked to speak next) stays."""
     with transaction.atomic():
         stored = Room.objects.select_for_update().only("queue").get(pk=room.pk)
-        queue = q.with_mentions(q.advance(q.Queue.from_json(stored.queue), group, skipped, picked=picked), mentioned)
+        queue = q.with_mentions(
+            q.advance(q.Queue.from_json(stored.queue), group, skipped, picked=picked, passed=passed), mentioned
+        )
         room.queue = queue.to_json()
         room.save(update_fields=["queue", "messages_since_auto", "updated_at"])
     return queue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -9,6 +11,10 @@ from django.db import models
 from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
+
+
+def new_seed() -> int:
+    return secrets.randbelow(2**31)
 
 
 class Room(models.Model):
@@ -56,6 +62,8 @@ class Room(models.Model):
         help_text="The persona whose model picks the next speaker; empty: the default model.",
     )
     selector_repeat = models.BooleanField(default=False, help_text="May the selector name the agent who just spoke?")
+    # Seeds the agents' talkativeness draws (rooms/queue.py, `asked`), so a room's run can be replayed.
+    seed = models.PositiveIntegerField(default=new_seed, editable=False)
     messages_since_auto = models.PositiveIntegerField(default=0)
     pause_reason = models.CharField(max_length=300, blank=True)
     retry_at = models.DateTimeField(null=True, blank=True)
@@ -81,6 +89,11 @@ class RoomAgent(models.Model):
     participating = models.BooleanField(default=True)
     # Whether a selector room's selector may name this agent.
     candidate = models.BooleanField(default=True)
+    talkativeness = models.PositiveSmallIntegerField(
+        default=100,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text="The chance (%) it is asked when its turn comes in auto mode; 0: only when @mentioned.",
+    )
 
     class Meta:
         ordering = ["pk"]

@@ -13,6 +13,7 @@ puts agents next, `picked`, and may reorder who is up next).
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -38,6 +39,7 @@ class Agent:
     participating: bool = True
     role: str = ""
     candidate: bool = True  # may the selector name it
+    talkativeness: int = 100  # the chance (%) it is asked when its turn comes; 0: only when @mentioned
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Queue:
     skipped: tuple[int, ...] = ()  # agents that skipped since the last real response
     picked: tuple[int, ...] = ()  # pick: the agents the owner put next, in order
     last: tuple[int, ...] = ()  # the group that spoke last (the selector may not name it again unless allowed)
+    turns: int = 0  # turns taken: with the room's seed, it makes each talkativeness draw reproducible
+    passed: tuple[int, ...] = ()  # who the last turn's draws passed over
 
     def to_json(self) -> dict[str, list[int] | int]:
         return {
@@ -57,6 +61,8 @@ class Queue:
             "skipped": list(self.skipped),
             "picked": list(self.picked),
             "last": list(self.last),
+            "turns": self.turns,
+            "passed": list(self.passed),
         }
 
     @classmethod
@@ -69,6 +75,8 @@ class Queue:
             skipped=tuple(data.get("skipped", ())),
             picked=tuple(data.get("picked", ())),
             last=tuple(data.get("last", ())),
+            turns=int(data.get("turns", 0)),
+            passed=tuple(data.get("passed", ())),
         )
 
 
@@ -92,6 +100,8 @@ def remove_agent(queue: Queue, agent_id: int) -> Queue:
         skipped=tuple(a for a in queue.skipped if a != agent_id),
         picked=tuple(a for a in queue.picked if a != agent_id),
         last=tuple(a for a in queue.last if a != agent_id),
+        turns=queue.turns,
+        passed=tuple(a for a in queue.passed if a != agent_id),
     )
 
 
@@ -140,19 +150,49 @@ def _rotation(queue: Queue, participating: set[int]) -> list[int]:
     return [a for a in turns if a in participating]
 
 
-def next_group(queue: Queue, agents: Sequence[Agent], turn_order: str = ROUND_ROBIN) -> tuple[int, ...]:
+@dataclass(frozen=True)
+class Turn:
+    group: tuple[int, ...]  # who answers (together)
+    passed: tuple[int, ...] = ()  # whose turn came but whose talkativeness draw passed them over
+
+
+def asked(seed: int, turn: int, agent: Agent) -> bool:
+    """Whether `agent` is asked when its turn comes: a draw at its talkativeness, the same for the same room and
+    turn (a redelivered turn, a replayed run). At 0 it is asked only when @mentioned."""
+    if agent.talkativeness >= 100:
+        return True
+    if agent.talkativeness <= 0:
+        return False
+    return random.Random(f"{seed}:{turn}:{agent.id}").random() * 100 < agent.talkativeness
+
+
+def next_turn(queue: Queue, agents: Sequence[Agent], turn_order: str = ROUND_ROBIN, seed: int = 0) -> Turn:
     """Who answers next: the mentioned agents together; in pick mode the first agent the owner put next;
-    else the next participating agent in rotation (for a selector room, the fallback when its answer is invalid)."""
+    else the next participating agent in rotation whose talkativeness draw asks it (for a selector room, the
+    fallback when its answer is invalid)."""
     mentioned = mentioned_next(queue, agents)
     if mentioned:
-        return mentioned
+        return Turn(mentioned)
     participating = {a.id for a in agents if a.participating}
     if turn_order == PICK:
         picked = [a for a in queue.picked if a in participating]
         if picked:
-            return (picked[0],)
+            return Turn((picked[0],))
+    by_id = {a.id: a for a in agents}
     rotation = _rotation(queue, participating)
-    return (rotation[0],) if rotation else ()
+    for index, agent_id in enumerate(rotation):
+        if asked(seed, queue.turns, by_id[agent_id]):
+            return Turn((agent_id,), tuple(rotation[:index]))
+    # Every draw passed: the most talkative agent who talks at all speaks, so bad luck never stalls the room.
+    talkers = [a for a in rotation if by_id[a].talkativeness > 0]
+    if not talkers:
+        return Turn((), tuple(rotation))
+    chosen = max(talkers, key=lambda a: by_id[a].talkativeness)
+    return Turn((chosen,), tuple(a for a in rotation if a != chosen))
+
+
+def next_group(queue: Queue, agents: Sequence[Agent], turn_order: str = ROUND_ROBIN, seed: int = 0) -> tuple[int, ...]:
+    return next_turn(queue, agents, turn_order, seed).group
 
 
 def upcoming(queue: Queue, agents: Sequence[Agent]) -> tuple[int, ...]:
@@ -185,12 +225,26 @@ def was_picked(queue: Queue, agents: Sequence[Agent], group: Sequence[int], turn
     return turn_order == PICK and not mentioned_next(queue, agents) and bool(group) and group[0] in queue.picked
 
 
-def advance(queue: Queue, group: Sequence[int], skipped: Iterable[int] = (), *, picked: bool = False) -> Queue:
-    """The queue after `group` answered (those in `skipped` answered SKIP); `picked`: the owner had put it next."""
+def advance(
+    queue: Queue,
+    group: Sequence[int],
+    skipped: Iterable[int] = (),
+    *,
+    picked: bool = False,
+    passed: Sequence[int] = (),
+) -> Queue:
+    """The queue after `group` answered (those in `skipped` answered SKIP); `picked`: the owner had put it next;
+    `passed`: whose turns the talkativeness draws passed over on the way."""
     skipped = set(skipped)
     answered = [a for a in group if a not in skipped]
     skips = () if answered else tuple(dict.fromkeys((*queue.skipped, *group)))
-    spoke = {"skipped": skips, "last": tuple(group), "picked": tuple(a for a in queue.picked if a not in group)}
+    spoke = {
+        "skipped": skips,
+        "last": tuple(group),
+        "picked": tuple(a for a in queue.picked if a not in group),
+        "turns": queue.turns + 1,
+        "passed": tuple(passed),
+    }
     if picked or (queue.mentioned and tuple(group) == queue.mentioned):
         # After the mentioned or picked agents, the normal order resumes where it was.
         return replace(queue, mentioned=(), **spoke)
@@ -209,8 +263,13 @@ SELECTOR_MESSAGE_CHARS = 600
 
 
 def selector_candidates(queue: Queue, agents: Sequence[Agent], allow_repeat: bool) -> list[Agent]:
-    """Who the selector may name: participating candidates, not the last speaker unless repeats are allowed."""
-    return [a for a in agents if a.participating and a.candidate and (allow_repeat or a.id not in queue.last)]
+    """Who the selector may name: participating candidates who talk at all (talkativeness above 0), not the last
+    speaker unless repeats are allowed."""
+    return [
+        a
+        for a in agents
+        if a.participating and a.candidate and a.talkativeness > 0 and (allow_repeat or a.id not in queue.last)
+    ]
 
 
 def _shortened(text: str) -> str:

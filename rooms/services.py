@@ -155,3 +155,20 @@ def move_earlier(room: Room, agent: RoomAgent) -> None:
         queue = q.move_earlier(q.Queue.from_json(locked.queue), queue_agents(room.agents.all()), agent.pk)
         room.queue = queue.to_json()
         room.save(update_fields=["queue", "updated_at"])
+
+
+def set_talkativeness(room: Room, values: dict[str, str]) -> None:
+    """Each agent's talkativeness from the form's `talk-<agent id>` fields: whole numbers from 0 to 100."""
+    agents = list(room.agents.all())
+    chosen: dict[RoomAgent, int] = {}
+    for agent in agents:
+        raw = values.get(f"talk-{agent.pk}", "").strip()
+        if not raw:
+            continue
+        if not raw.isdigit() or int(raw) > 100:
+            raise RoomError(f"{agent.name}'s talkativeness must be a whole number from 0 to 100, not {raw[:20]!r}.")
+        chosen[agent] = int(raw)
+    with transaction.atomic():
+        for agent, value in chosen.items():
+            agent.talkativeness = value
+            agent.save(update_fields=["talkativeness"])

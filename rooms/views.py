@@ -193,6 +193,14 @@ def room_turn_order(request: HttpRequest, room: Room) -> HttpResponse:
 
 
 @_owner_action
+def room_talkativeness(request: HttpRequest, room: Room) -> HttpResponse:
+    services.set_talkativeness(room, request.POST.dict())
+    _push_status(room)
+    notify(request, "Talkativeness saved.")
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
 def room_visibility(request: HttpRequest, room: Room) -> HttpResponse:
     try:
         sharing.set_visibility(room, request.POST.get("visibility", ""))

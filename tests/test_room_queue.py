@@ -7,8 +7,10 @@ from rooms.queue import (
     SELECTOR_SYSTEM,
     Agent,
     Queue,
+    Turn,
     add_agent,
     advance,
+    asked,
     context_level,
     everyone_skipped,
     find_mentions,
@@ -16,6 +18,7 @@ from rooms.queue import (
     message_limit_reached,
     move_earlier,
     next_group,
+    next_turn,
     parse_selection,
     pick,
     remove_agent,
@@ -105,7 +108,8 @@ def test_new_agents_join_the_end_and_removed_ones_leave_without_disturbing_the_t
     assert q.order == (2, 3) and next_group(q, AGENTS) == (2,)
     q = remove_agent(q, 2)
     assert next_group(q, AGENTS) == (3,)
-    assert remove_agent(remove_agent(q, 3), 3) == Queue()
+    emptied = remove_agent(remove_agent(q, 3), 3)
+    assert (emptied.order, emptied.cursor, next_group(emptied, AGENTS)) == ((), 0, ())
 
 
 def test_a_full_round_of_skips_stops_auto_mode_and_one_answer_resets_it():
@@ -271,3 +275,42 @@ def test_pick_reordering_moves_an_agent_up_one_place_and_skips_paused_agents():
     paused = [ALICE, Agent(2, "Bob", participating=False), CHARLIE]
     assert upcoming(q, paused) == (3, 1)
     assert Queue.from_json(q.to_json()) == q
+
+
+def run_turns(agents, seed, count, q=None):
+    q = q or queue(*(a.id for a in agents))
+    spoken, passed = [], []
+    for _ in range(count):
+        turn = next_turn(q, agents, seed=seed)
+        spoken.append(turn.group[0])
+        passed.append(turn.passed)
+        q = advance(q, turn.group, passed=turn.passed)
+    return spoken, passed, q
+
+
+def test_talkativeness_draws_are_seeded_per_room_so_a_run_replays_exactly():
+    agents = [Agent(1, "Alice", talkativeness=50), Agent(2, "Bob", talkativeness=30), Agent(3, "Charlie")]
+    first, passed, q = run_turns(agents, seed=7, count=30)
+    assert run_turns(agents, seed=7, count=30)[0] == first
+    assert run_turns(agents, seed=8, count=30)[0] != first
+    # Charlie (100 %) is never passed over; the quieter ones speak less, and every pass is recorded.
+    counts = {a: first.count(a) for a in (1, 2, 3)}
+    assert counts[3] > counts[1] > counts[2] > 0
+    assert all(3 not in p for p in passed) and any(2 in p for p in passed)
+    assert q.passed == passed[-1] and q.turns == 30
+
+
+def test_talkativeness_zero_speaks_only_when_mentioned():
+    agents = [Agent(1, "Alice"), Agent(2, "Bob", talkativeness=0), Agent(3, "Charlie")]
+    spoken, passed, q = run_turns(agents, seed=1, count=4)
+    assert spoken == [1, 3, 1, 3] and passed[1] == (2,)
+    assert next_turn(with_mentions(q, [2]), agents).group == (2,)
+    assert [a.id for a in selector_candidates(q, agents, allow_repeat=True)] == [1, 3]
+    silent = [Agent(1, "Alice", talkativeness=0), Agent(2, "Bob", talkativeness=0)]
+    assert next_turn(queue(1, 2), silent) == Turn((), (1, 2))
+
+
+def test_when_every_draw_passes_the_most_talkative_speaks():
+    agents = [Agent(1, "Alice", talkativeness=1), Agent(2, "Bob", talkativeness=2)]
+    seed = next(s for s in range(1000) if not any(asked(s, 0, a) for a in agents))
+    assert next_turn(queue(1, 2), agents, seed=seed) == Turn((2,), (1,))

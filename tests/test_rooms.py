@@ -1,6 +1,7 @@
 """Rooms over the test server: concurrency, what each request holds, auto mode's stops, pauses and mentions."""
 
 import asyncio
+import html
 import time
 from datetime import timedelta
 
@@ -379,3 +380,23 @@ def test_the_turn_order_form_sets_the_order_the_selector_and_its_candidates(room
     assert page.count(">speak next</button>") == 3
     up_next = page[page.index('class="up-next"') :]
     assert up_next.index("Bob") < up_next.index("Alice") < up_next.index("Charlie")
+
+
+def test_a_quiet_agent_is_passed_over_in_auto_mode_and_the_status_says_so(room, client, llm_server):
+    room.max_messages = 4
+    room.save()
+    bob = room.agents.get(name="Bob")
+    client.force_login(room.owner)
+    refused = client.post(f"/rooms/{room.pk}/talkativeness/", {f"talk-{bob.pk}": "150"})
+    assert refused.status_code == 422 and "Bob's talkativeness must be a whole number from 0 to 100" in (
+        html.unescape(refused.content.decode())
+    )
+    client.post(f"/rooms/{room.pk}/talkativeness/", {f"talk-{bob.pk}": "0"})
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Alice", "Charlie", "Alice", "Charlie"]
+    assert all(agent_of(r) != "Bob" for r in llm_server.requests)
+    Room.objects.filter(pk=room.pk).update(mode=Room.Mode.AUTO)
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert "Passed over: Bob (0%)" in page and "Bob | chat · 0%" in page
