@@ -96,12 +96,24 @@ def _entry(message: RoomMessage, agent_id: int) -> tuple[str, str]:
     return "user", f"{message.author}: {message.content}"
 
 
+def sees(message: RoomMessage, agent: RoomAgent) -> bool:
+    """Whether `message` is in `agent`'s context: active, said (not a system line), addressed to it if a whisper,
+    and said since it joined unless the owner lets it see earlier messages. The one rule for every request."""
+    if not in_history(message):
+        return False
+    if message.agent_id == agent.pk:
+        return True
+    if message.audience and agent.pk not in message.audience:
+        return False
+    return agent.sees_earlier or message.pk > agent.joined_after
+
+
 def history(messages: Sequence[RoomMessage], agent: RoomAgent) -> list[dict[str, str]]:
-    """The agent's request: its system prompt, then the active user and agent messages, in order."""
+    """The agent's request: its system prompt, then the messages it sees (`sees`), in order."""
     out: list[dict[str, str]] = [{"role": "system", "content": agent.system_prompt}]
 
     for message in messages:
-        if in_history(message):
+        if sees(message, agent):
             append_merged(out, *_entry(message, agent.pk))
     if out[-1]["role"] != "user":
         append_merged(out, "user", YOUR_TURN)
@@ -121,6 +133,7 @@ class ContextMeter:
 
     def __init__(self, agents: Sequence[RoomAgent], windows: dict[int, int], messages: Sequence[RoomMessage]) -> None:
         self.windows = windows
+        self.agents = {a.pk: a for a in agents}
         self.totals = {a.pk: 3 + _term(len(a.system_prompt)) for a in agents}
         self.last = {a.pk: ("system", len(a.system_prompt)) for a in agents}  # the role and length of the last entry
         for message in messages:
@@ -130,6 +143,8 @@ class ContextMeter:
         if not in_history(message):
             return
         for agent_id, (last_role, last_length) in self.last.items():
+            if not sees(message, self.agents[agent_id]):
+                continue
             role, content = _entry(message, agent_id)
             if role == last_role:  # append_merged: joined to the last entry with a blank line
                 merged = last_length + 2 + len(content)
@@ -313,6 +328,12 @@ async def holding(room_id: int, *, wait: float = 0.0, only_in_auto: bool = False
         await sync_to_async(_release)(room_id)
 
 
+def addressed(messages: Sequence[RoomMessage], agent: RoomAgent) -> bool:
+    """Whether the person's latest message is for `agent`: a whisper asks only the agents it is addressed to."""
+    latest = next((m for m in reversed(messages) if m.kind == RoomMessage.Kind.USER), None)
+    return latest is None or not latest.audience or agent.pk in latest.audience
+
+
 async def manual_round(room_id: int, observer: RoomObserver | None = None) -> list[RoomMessage]:
     """Every participating agent answers at once; the answers wait as pending cards for the person.
 
@@ -329,7 +350,7 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
 async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
     table = await sync_to_async(load_room)(room_id)
     observer.loaded(table)
-    agents = [a for a in table.agents if a.participating]
+    agents = [a for a in table.agents if a.participating and addressed(table.messages, a)]
     results = await asyncio.gather(*(_answer(table, a, observer) for a in agents), return_exceptions=True)
     saved = []
     for agent, result in zip(agents, results, strict=True):
@@ -452,7 +473,8 @@ async def _select(
         line = q.fallback_line(names[fallback[0]], "no agent may be named")
     else:
         just_spoke = "" if room.selector_repeat else ", ".join(names[i] for i in queue.last if i in names)
-        newest = itertools.islice((m for m in reversed(table.messages) if in_history(m)), q.SELECTOR_WINDOW)
+        said = (m for m in reversed(table.messages) if in_history(m) and not m.audience)  # never a whisper
+        newest = itertools.islice(said, q.SELECTOR_WINDOW)
         recent = [(m.author, m.content) for m in newest][::-1]
         assert table.selector is not None
         endpoint, options = table.selector

@@ -89,6 +89,10 @@ class RoomAgent(models.Model):
     participating = models.BooleanField(default=True)
     # Whether a selector room's selector may name this agent.
     candidate = models.BooleanField(default=True)
+    # Presence: an agent sees the messages after `joined_after` (the newest message's id when it joined),
+    # unless the owner lets it see the earlier ones too.
+    joined_after = models.PositiveIntegerField(default=0, editable=False)
+    sees_earlier = models.BooleanField(default=False)
     talkativeness = models.PositiveSmallIntegerField(
         default=100,
         validators=[MinValueValidator(0), MaxValueValidator(100)],
@@ -126,6 +130,8 @@ class RoomMessage(models.Model):
     content = models.TextField(blank=True)
     # Only active messages go into the agents' next requests; any message can be toggled.
     active = models.BooleanField(default=True)
+    # A whisper: the ids of the only agents that ever have it in their context; empty: everyone.
+    audience = models.JSONField(default=list, blank=True)
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)

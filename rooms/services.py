@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Max
 
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.personas.models import Persona
@@ -48,6 +49,8 @@ def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
             role=persona.role,
             system_prompt=agent_prompt(spec.system_prompt("chat"), persona.name),
             llm=LLMSettings.of_spec(spec, provider_id=persona.provider_id).to_json(),
+            # It sees what is said from now on, unless the owner lets it see earlier messages.
+            joined_after=room.messages.aggregate(newest=Max("pk"))["newest"] or 0,
         )
         room.queue = q.add_agent(q.Queue.from_json(room.queue), agent.pk).to_json()
         room.save(update_fields=["queue", "updated_at"])
@@ -70,8 +73,11 @@ def toggle_participation(agent: RoomAgent) -> RoomAgent:
     return agent
 
 
-def post_message(room: Room, author: str, text: str) -> RoomMessage:
-    """The person's message; @mentions put the named agents next in the queue."""
+def post_message(room: Room, author: str, text: str, to: Iterable[int] = ()) -> RoomMessage:
+    """The person's message; @mentions put the named agents next in the queue.
+
+    `to`: a whisper, addressed to these agents only (the only ones that ever have it in their context).
+    """
     text = text.strip()
     if room.mode == Room.Mode.AUTO:
         raise RoomError("Switch to manual mode to type (Ctrl+M).")
@@ -81,9 +87,22 @@ def post_message(room: Room, author: str, text: str) -> RoomMessage:
         raise RoomError(f"Messages may be at most {MAX_MESSAGE_CHARS} characters; this one is {len(text)}.")
     if room.messages.filter(kind=RoomMessage.Kind.PENDING).exists():
         raise RoomError("Keep or drop the pending answers first.")
+    agents = list(room.agents.all())
+    audience = [a for a in agents if a.pk in set(to)]
+    if len(audience) != len(set(to)):
+        raise RoomError("An agent you whispered to has left the room; reload the page.")
+    data = {"audience_names": [a.name for a in audience]} if audience else {}
     with transaction.atomic():
-        message = RoomMessage.objects.create(room=room, kind=RoomMessage.Kind.USER, author=author, content=text)
-        mentioned = q.find_mentions(text, queue_agents(room.agents.all()))
+        message = RoomMessage.objects.create(
+            room=room,
+            kind=RoomMessage.Kind.USER,
+            author=author,
+            content=text,
+            audience=[a.pk for a in audience],
+            data=data,
+        )
+        # A whisper can only call on the agents it is addressed to.
+        mentioned = q.find_mentions(text, queue_agents(audience or agents))
         room.queue = q.with_mentions(q.Queue.from_json(room.queue), mentioned).to_json()
         room.save(update_fields=["queue", "updated_at"])
     return message
@@ -157,8 +176,9 @@ def move_earlier(room: Room, agent: RoomAgent) -> None:
         room.save(update_fields=["queue", "updated_at"])
 
 
-def set_talkativeness(room: Room, values: dict[str, str]) -> None:
-    """Each agent's talkativeness from the form's `talk-<agent id>` fields: whole numbers from 0 to 100."""
+def set_agent_settings(room: Room, values: dict[str, str]) -> None:
+    """Each agent's talkativeness from the form's `talk-<agent id>` fields (whole numbers from 0 to 100), and
+    whether it sees the messages from before it joined (`earlier-<agent id>` present)."""
     agents = list(room.agents.all())
     chosen: dict[RoomAgent, int] = {}
     for agent in agents:
@@ -169,6 +189,7 @@ def set_talkativeness(room: Room, values: dict[str, str]) -> None:
             raise RoomError(f"{agent.name}'s talkativeness must be a whole number from 0 to 100, not {raw[:20]!r}.")
         chosen[agent] = int(raw)
     with transaction.atomic():
-        for agent, value in chosen.items():
-            agent.talkativeness = value
-            agent.save(update_fields=["talkativeness"])
+        for agent in agents:
+            agent.talkativeness = chosen.get(agent, agent.talkativeness)
+            agent.sees_earlier = f"earlier-{agent.pk}" in values
+            agent.save(update_fields=["talkativeness", "sees_earlier"])

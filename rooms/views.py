@@ -40,7 +40,7 @@ def room_list(request: HttpRequest) -> HttpResponse:
 
 
 def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
-    messages, pending = selectors.page_messages(room)
+    messages, pending = selectors.page_messages(room, with_whispers=sharing.is_owner(request.user, room))
     return render(
         request,
         "rooms/detail.html",
@@ -87,9 +87,14 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
 
 @_owner_action
 def room_say(request: HttpRequest, room: Room) -> HttpResponse:
-    message = services.post_message(room, request.user.get_username(), request.POST.get("text", ""))
-    _push(room, live.upsert(message_html(message), "#messages"))
+    to = {number for number in map(parse_id, request.POST.getlist("to")) if number is not None}
+    message = services.post_message(room, request.user.get_username(), request.POST.get("text", ""), to)
     work.start_round(room.pk)
+    card = live.upsert(message_html(message), "#messages")
+    if message.audience:
+        # A whisper is the owner's alone: it goes back to the page that sent it, never to the room's viewers.
+        return HttpResponse(card)
+    _push(room, card)
     return HttpResponse("")
 
 
@@ -193,10 +198,10 @@ def room_turn_order(request: HttpRequest, room: Room) -> HttpResponse:
 
 
 @_owner_action
-def room_talkativeness(request: HttpRequest, room: Room) -> HttpResponse:
-    services.set_talkativeness(room, request.POST.dict())
+def room_agent_settings(request: HttpRequest, room: Room) -> HttpResponse:
+    services.set_agent_settings(room, request.POST.dict())
     _push_status(room)
-    notify(request, "Talkativeness saved.")
+    notify(request, "The agents' settings are saved.")
     return redirect("room_detail", room.pk)
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from chaoslm import runner
 from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import services
 from rooms.engine import auto_loop, manual_round
@@ -387,11 +388,11 @@ def test_a_quiet_agent_is_passed_over_in_auto_mode_and_the_status_says_so(room, 
     room.save()
     bob = room.agents.get(name="Bob")
     client.force_login(room.owner)
-    refused = client.post(f"/rooms/{room.pk}/talkativeness/", {f"talk-{bob.pk}": "150"})
+    refused = client.post(f"/rooms/{room.pk}/agent-settings/", {f"talk-{bob.pk}": "150"})
     assert refused.status_code == 422 and "Bob's talkativeness must be a whole number from 0 to 100" in (
         html.unescape(refused.content.decode())
     )
-    client.post(f"/rooms/{room.pk}/talkativeness/", {f"talk-{bob.pk}": "0"})
+    client.post(f"/rooms/{room.pk}/agent-settings/", {f"talk-{bob.pk}": "0"})
     services.post_message(room, "olive", "Go")
     services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
@@ -400,3 +401,49 @@ def test_a_quiet_agent_is_passed_over_in_auto_mode_and_the_status_says_so(room, 
     Room.objects.filter(pk=room.pk).update(mode=Room.Mode.AUTO)
     page = client.get(f"/rooms/{room.pk}/").content.decode()
     assert "Passed over: Bob (0%)" in page and "Bob | chat · 0%" in page
+
+
+def test_a_whisper_is_answered_and_seen_only_by_its_audience_and_shown_only_to_the_owner(room, client, llm_server):
+    alice = room.agents.get(name="Alice")
+    room.visibility = "public"
+    room.save()
+    client.force_login(room.owner)
+    response = client.post(f"/rooms/{room.pk}/say/", {"text": "Alice, the budget is 5k", "to": [alice.pk]})
+    assert response.status_code == 200 and "seen by Alice only" in response.content.decode()
+    runner.inline.wait_idle()  # the round the message started
+    assert [agent_of(r) for r in llm_server.requests] == ["Alice"]  # only the whisper's audience answers it
+    services.submit_pending(room, {m.pk for m in room.messages.filter(kind="pending")})
+    services.post_message(room, "olive", "Everyone: thoughts?")
+    llm_server.reset()
+    asyncio.run(manual_round(room.pk))
+    seen = {agent_of(r): str(r.messages) for r in llm_server.requests}
+    assert "budget is 5k" in seen["Alice"]
+    assert "budget is 5k" not in seen["Bob"] and "budget is 5k" not in seen["Charlie"]
+    assert "olive: Everyone: thoughts?" in seen["Bob"]
+    # The owner's page shows the whisper and who saw it; anyone else's does not show it at all.
+    assert "seen by Alice only" in client.get(f"/rooms/{room.pk}/").content.decode()
+    stranger = client.__class__()
+    for url in (f"/rooms/{room.pk}/", f"/r/{room.share_token}/"):
+        page = stranger.get(url).content.decode()
+        assert "budget is 5k" not in page and "Everyone: thoughts?" in page
+
+
+def test_an_agent_added_later_sees_from_when_it_joined_unless_the_owner_lets_it_see_earlier(room, client, llm_server):
+    services.post_message(room, "olive", "The code word is HERON")
+    asyncio.run(manual_round(room.pk))
+    services.submit_pending(room, {m.pk for m in room.messages.filter(kind="pending")})
+    import_personas([("dee.yaml", PERSONA.format(n="Dee"))])
+    dee, _ = services.add_agent(room, Persona.objects.get(name="Dee"))
+    services.post_message(room, "olive", "Welcome, Dee")
+    llm_server.reset()
+    asyncio.run(manual_round(room.pk))
+    seen = {agent_of(r): str(r.messages) for r in llm_server.requests}
+    assert "HERON" not in seen["Dee"] and "olive: Welcome, Dee" in seen["Dee"]
+    assert "HERON" in seen["Alice"]
+    services.submit_pending(room, set())
+    client.force_login(room.owner)
+    client.post(f"/rooms/{room.pk}/agent-settings/", {f"talk-{dee.pk}": "100", f"earlier-{dee.pk}": "on"})
+    services.post_message(room, "olive", "Dee, catch up")
+    llm_server.reset()
+    asyncio.run(manual_round(room.pk))
+    assert "HERON" in next(str(r.messages) for r in llm_server.requests if agent_of(r) == "Dee")
