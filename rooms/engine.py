@@ -91,15 +91,21 @@ def in_history(message: RoomMessage) -> bool:
 
 def _entry(message: RoomMessage, agent_id: int) -> tuple[str, str]:
     """How `message` reads in the request of the agent `agent_id`: (role, content)."""
+    if message.kind == RoomMessage.Kind.SUMMARY:
+        return "user", q.SUMMARY_PREFIX + message.content
     if message.agent_id == agent_id:
         return "assistant", message.content
     return "user", f"{message.author}: {message.content}"
 
 
 def sees(message: RoomMessage, agent: RoomAgent) -> bool:
-    """Whether `message` is in `agent`'s context: active, said (not a system line), addressed to it if a whisper,
-    and said since it joined unless the owner lets it see earlier messages. The one rule for every request."""
-    if not in_history(message):
+    """Whether `message` is in `agent`'s context: active, said (not a system line), not folded into a summary,
+    addressed to it if a whisper, and said since it joined unless the owner lets it see earlier messages.
+    A summary is seen like the oldest message it folds. The one rule for every request."""
+    if message.kind == RoomMessage.Kind.SUMMARY:
+        first = message.data.get("first", 0)
+        return message.active and message.folded_into_id is None and (agent.sees_earlier or first > agent.joined_after)
+    if not in_history(message) or message.folded_into_id is not None:
         return False
     if message.agent_id == agent.pk:
         return True
@@ -108,11 +114,27 @@ def sees(message: RoomMessage, agent: RoomAgent) -> bool:
     return agent.sees_earlier or message.pk > agent.joined_after
 
 
+def _in_order(messages: Sequence[RoomMessage]) -> list[RoomMessage]:
+    """The messages as agents read them: each summary where the oldest message it folds was (`data["first"]`)."""
+    summaries: dict[int, list[RoomMessage]] = {}
+    for message in messages:
+        if message.kind == RoomMessage.Kind.SUMMARY:
+            summaries.setdefault(message.data.get("first", 0), []).append(message)
+    if not summaries:
+        return list(messages)
+    out: list[RoomMessage] = []
+    for message in messages:
+        if message.kind != RoomMessage.Kind.SUMMARY:
+            out.extend(summaries.get(message.pk, ()))
+            out.append(message)
+    return out
+
+
 def history(messages: Sequence[RoomMessage], agent: RoomAgent) -> list[dict[str, str]]:
     """The agent's request: its system prompt, then the messages it sees (`sees`), in order."""
     out: list[dict[str, str]] = [{"role": "system", "content": agent.system_prompt}]
 
-    for message in messages:
+    for message in _in_order(messages):
         if sees(message, agent):
             append_merged(out, *_entry(message, agent.pk))
     if out[-1]["role"] != "user":
@@ -136,11 +158,11 @@ class ContextMeter:
         self.agents = {a.pk: a for a in agents}
         self.totals = {a.pk: 3 + _term(len(a.system_prompt)) for a in agents}
         self.last = {a.pk: ("system", len(a.system_prompt)) for a in agents}  # the role and length of the last entry
-        for message in messages:
+        for message in _in_order(messages):
             self.add(message)
 
     def add(self, message: RoomMessage) -> None:
-        if not in_history(message):
+        if not in_history(message) and message.kind != RoomMessage.Kind.SUMMARY:
             return
         for agent_id, (last_role, last_length) in self.last.items():
             if not sees(message, self.agents[agent_id]):
@@ -178,6 +200,8 @@ class RoomTable:
     endpoints: dict[int, Endpoint]
     # A selector room's selector: the endpoint and options of its persona, or of the default model.
     selector: tuple[Endpoint, ChatOptions] | None = None
+    # A summarising room's summarizer, likewise.
+    summarizer: tuple[Endpoint, ChatOptions] | None = None
     _meter: ContextMeter | None = None
 
     def meter(self) -> ContextMeter:
@@ -196,12 +220,18 @@ def load_room(room_id: int) -> RoomTable:
         persona = room.selector
         llm = LLMSettings.of_persona(persona) if persona is not None else LLMSettings()
         selector = (llm.endpoint(), llm.options())
+    summarizer = None
+    if room.memory == Room.Memory.SUMMARIZE:
+        persona = room.summarizer
+        llm = LLMSettings.of_persona(persona) if persona is not None else LLMSettings()
+        summarizer = (llm.endpoint(), llm.options())
     return RoomTable(
         room=room,
         agents=agents,
         messages=list(room.messages.exclude(kind=RoomMessage.Kind.PENDING)),
         endpoints={a.pk: a.llm_settings.endpoint() for a in agents},
         selector=selector,
+        summarizer=summarizer,
     )
 
 
@@ -395,6 +425,12 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
         room = table.room
         if room.mode != Room.Mode.AUTO:
             return
+        if table.summarizer is not None and context_state(table)[0] != "ok":
+            folded = await _fold(table, observer)
+            if folded is None:
+                return
+            if folded:
+                continue  # measured again, with the summary in place of what it folds
         if await _stopped(table, observer):
             return
         agents = queue_agents(table.agents)
@@ -495,6 +531,57 @@ async def _select(
     message = await sync_to_async(_save)(room, RoomMessage.Kind.SYSTEM, line, active=False, data=data)
     await observer.message_saved(room, message)
     return group
+
+
+def _save_summary(room: Room, fold: Sequence[RoomMessage], text: str, model: str) -> RoomMessage:
+    # A summary reads where the oldest message under it was (`_in_order`), even when it folds an earlier summary.
+    first = min(m.data.get("first", m.pk) if m.kind == RoomMessage.Kind.SUMMARY else m.pk for m in fold)
+    with transaction.atomic():
+        summary = _save(
+            room,
+            RoomMessage.Kind.SUMMARY,
+            text,
+            author="Summary",
+            data={"first": first, "folded": len(fold), "model": model},
+        )
+        RoomMessage.objects.filter(pk__in=[m.pk for m in fold]).update(folded_into=summary)
+    return summary
+
+
+async def _fold(table: RoomTable, observer: RoomObserver) -> bool | None:
+    """Fold the oldest half of what agents see into one summary by the room's summarizer. True if it did;
+    False if there is too little to fold; None if the summarizer failed (auto mode is then paused)."""
+    room = table.room
+    foldable = [
+        m
+        for m in _in_order(table.messages)
+        if m.active
+        and m.folded_into_id is None
+        and not m.audience  # a whisper stays its audience's alone: it is never summarised for the others
+        and (in_history(m) or m.kind == RoomMessage.Kind.SUMMARY)
+    ]
+    ids = set(q.to_fold([m.pk for m in foldable]))
+    if not ids:
+        return False
+    fold = [m for m in foldable if m.pk in ids]
+    lines = [("" if m.kind == RoomMessage.Kind.SUMMARY else m.author, m.content) for m in fold]
+    assert table.summarizer is not None
+    endpoint, options = table.summarizer
+    policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
+    try:
+        result = await chat(endpoint, q.summarizer_messages(lines), options, policy=policy)
+    except LLMError as error:
+        await _pause(table, observer, f"the summarizer failed: {error}")
+        return None
+    summary = await sync_to_async(_save_summary)(room, fold, result.text.strip(), result.model)
+    await observer.message_saved(room, summary)
+    agents = {a.pk: a for a in table.agents}
+    for message in fold:
+        message.folded_into_id = summary.pk
+        if message.agent_id is not None:
+            message.agent = agents[message.agent_id]  # the card draws it with no query
+        await observer.message_saved(room, message)  # its card now says it was summarised
+    return True
 
 
 async def _stopped(table: RoomTable, observer: RoomObserver) -> bool:

@@ -57,3 +57,14 @@ class TurnOrderForm(forms.ModelForm):
         self.fields["candidates"].queryset = agents
         self.fields["candidates"].initial = [a.pk for a in agents if a.candidate]
         self.fields["selector"].empty_label = "the default model"
+
+
+class MemoryForm(forms.ModelForm):
+    class Meta:
+        model = Room
+        fields = ["memory", "summarizer"]
+        labels = {"memory": "When the context fills up", "summarizer": "Summarizer model"}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["summarizer"].empty_label = "the default model"

@@ -62,6 +62,20 @@ class Room(models.Model):
         help_text="The persona whose model picks the next speaker; empty: the default model.",
     )
     selector_repeat = models.BooleanField(default=False, help_text="May the selector name the agent who just spoke?")
+
+    class Memory(models.TextChoices):
+        SUMMARIZE = "summarize", "summarise: at 80 % of the context window, fold the oldest messages into a summary"
+        STOP = "stop", "stop: auto mode stops at 95 % of the context window"
+
+    memory = models.CharField(max_length=20, choices=Memory.choices, default=Memory.SUMMARIZE)
+    summarizer = models.ForeignKey(
+        "personas.Persona",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The persona whose model writes the summaries; empty: the default model.",
+    )
     # Seeds the agents' talkativeness draws (rooms/queue.py, `asked`), so a room's run can be replayed.
     seed = models.PositiveIntegerField(default=new_seed, editable=False)
     messages_since_auto = models.PositiveIntegerField(default=0)
@@ -122,6 +136,7 @@ class RoomMessage(models.Model):
         SYSTEM = "system"
         ERROR = "error"
         PENDING = "pending"
+        SUMMARY = "summary"  # the oldest messages folded into one, written by the room's summarizer
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="messages")
     kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -132,6 +147,8 @@ class RoomMessage(models.Model):
     active = models.BooleanField(default=True)
     # A whisper: the ids of the only agents that ever have it in their context; empty: everyone.
     audience = models.JSONField(default=list, blank=True)
+    # Set once the message is folded into a summary: agents then see the summary instead (rooms/engine.py).
+    folded_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)

@@ -326,6 +326,29 @@ def fallback_line(name: str, why: str) -> str:
     return f"Next: {name} \u2014 round robin, because {why}"
 
 
+SUMMARIZER_SYSTEM = (
+    "You summarise the earlier part of a group chat for its participants, so they can go on without it. "
+    "Keep who said what, the decisions, the open questions, and every fact, name and number. "
+    "Write at most 200 words of plain prose."
+)
+SUMMARY_PREFIX = "Summary of the earlier conversation: "
+
+
+def to_fold(ids: Sequence[int]) -> tuple[int, ...]:
+    """Of the messages that may be folded (oldest first), the older half; nothing if fewer than two would fold."""
+    fold = tuple(ids[: len(ids) // 2])
+    return fold if len(fold) >= 2 else ()
+
+
+def summarizer_messages(lines: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    """The summarizer's request: the (author, text) lines to fold, oldest first ("" for an earlier summary)."""
+    text = "\n\n".join(f"{author}: {content}" if author else f"{SUMMARY_PREFIX}{content}" for author, content in lines)
+    return [
+        {"role": "system", "content": SUMMARIZER_SYSTEM},
+        {"role": "user", "content": f"The messages to summarise, oldest first:\n\n{text}\n\nWrite the summary."},
+    ]
+
+
 def everyone_skipped(queue: Queue, agents: Sequence[Agent]) -> bool:
     participating = {a.id for a in agents if a.participating}
     return bool(participating) and participating <= set(queue.skipped)

@@ -136,7 +136,7 @@ def submit_pending(room: Room, keep: set[int]) -> list[RoomMessage]:
 
 
 def toggle_active(message: RoomMessage) -> RoomMessage:
-    if message.kind in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT):
+    if message.kind in (RoomMessage.Kind.USER, RoomMessage.Kind.AGENT, RoomMessage.Kind.SUMMARY):
         message.active = not message.active
         message.save(update_fields=["active"])
     return message

@@ -17,7 +17,7 @@ from chaoslm.personas.models import Persona
 from rooms import limits as room_limits
 from rooms import selectors, services, work
 from rooms.broadcast import message_html
-from rooms.forms import NewRoomForm, SettingsForm, TurnOrderForm
+from rooms.forms import MemoryForm, NewRoomForm, SettingsForm, TurnOrderForm
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -53,6 +53,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
             "personas": selectors.personas_to_add(room),
             "settings_form": SettingsForm(instance=room),
             "turn_order_form": TurnOrderForm(instance=room),
+            "memory_form": MemoryForm(instance=room),
             "ws_url": ws_url,
             "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])),
             "visibility_choices": sharing.Visibility.choices,
@@ -202,6 +203,16 @@ def room_agent_settings(request: HttpRequest, room: Room) -> HttpResponse:
     services.set_agent_settings(room, request.POST.dict())
     _push_status(room)
     notify(request, "The agents' settings are saved.")
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_memory(request: HttpRequest, room: Room) -> HttpResponse:
+    form = MemoryForm(request.POST, instance=room)
+    if not form.is_valid():
+        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
+    form.save()
+    notify(request, f"Memory: {room.get_memory_display()}.")
     return redirect("room_detail", room.pk)
 
 

@@ -12,9 +12,9 @@ from django.utils import timezone
 from chaoslm import runner
 from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import services
-from rooms.engine import auto_loop, manual_round
+from rooms.engine import auto_loop, load_room, manual_round
 from rooms.models import Room, RoomMessage
-from rooms.queue import SELECTOR_SYSTEM, SKIP_REASON_RULE, SKIP_RULE
+from rooms.queue import SELECTOR_SYSTEM, SKIP_REASON_RULE, SKIP_RULE, SUMMARY_PREFIX, summarizer_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -447,3 +447,57 @@ def test_an_agent_added_later_sees_from_when_it_joined_unless_the_owner_lets_it_
     llm_server.reset()
     asyncio.run(manual_round(room.pk))
     assert "HERON" in next(str(r.messages) for r in llm_server.requests if agent_of(r) == "Dee")
+
+
+def test_at_80_percent_the_oldest_messages_fold_into_a_summary_and_auto_mode_goes_on(room, client, llm_server):
+    for number in range(6):
+        services.post_message(room, "olive", f"Point {number}: " + "words " * 30)
+    table = load_room(room.pk)
+    _level, tokens, _window = table.meter().state()
+    provider = Provider.objects.create(
+        name="Small", base_url=llm_server.url, default_model="m", context_window=int(tokens / 0.85)
+    )
+    for agent in room.agents.all():
+        agent.llm = {**agent.llm, "provider_id": provider.pk}
+        agent.save()
+    room.max_messages = 1
+    room.save()
+    llm_server.configure(rules=[{"match": "Write the summary", "reply": "Olive made points 0 to 2."}])
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    summarizer, alice = llm_server.requests
+    assert summarizer.messages == summarizer_messages(
+        [("olive", f"Point {n}: " + ("words " * 30).strip()) for n in range(3)]
+    )
+    summary = room.messages.get(kind="summary")
+    assert summary.content == "Olive made points 0 to 2." and summary.data["folded"] == 3
+    # Alice saw the summary instead of the three oldest messages, and the rest as they were; auto mode went on.
+    text = alice.messages[1]["content"]
+    assert text.startswith(SUMMARY_PREFIX + "Olive made points 0 to 2.\n\nolive: Point 3:")
+    assert "Point 0" not in text and "Point 5" in text
+    assert agent_authors(room) == ["Alice"]
+    room.refresh_from_db()
+    assert room.pause_reason == "the message limit (1) was reached"
+    # The originals stay on the page, marked; the summary is a card that expands and toggles like any message.
+    client.force_login(room.owner)
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert "Point 0: words" in page and page.count("summarised: agents see the summary instead") == 3
+    assert "What agents see instead of those messages" in page
+    client.post(f"/rooms/{room.pk}/messages/{summary.pk}/toggle/")
+    summary.refresh_from_db()
+    assert summary.active is False
+
+
+def test_the_seed_s_stop_at_95_percent_stays_an_option(room, llm_server):
+    room.memory = Room.Memory.STOP
+    room.save()
+    for number in range(6):
+        services.post_message(room, "olive", f"Point {number}: " + "words " * 30)
+    _level, tokens, _window = load_room(room.pk).meter().state()
+    provider = Provider.objects.create(name="Small", base_url=llm_server.url, default_model="m", context_window=tokens)
+    room.agents.update(llm={"provider_id": provider.pk})
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    room.refresh_from_db()
+    assert room.pause_reason == "Conversation approaching model context limit"
+    assert not llm_server.requests and not room.messages.filter(kind="summary").exists()
