@@ -249,13 +249,28 @@ async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) ->
     # Rooms never sit out a rate limit: they pause and show the countdown instead.
     policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
     observer.started(room, agent)
-    return await chat(
-        endpoint,
-        history(table.messages, agent),
-        options,
-        policy=policy,
-        callbacks=Callbacks(on_delta=lambda text: observer.delta(room, agent, text)),
-    )
+    written: list[str] = []
+
+    def delta(text: str) -> None:
+        written.append(text)
+        observer.delta(room, agent, text)
+
+    try:
+        return await chat(
+            endpoint, history(table.messages, agent), options, policy=policy, callbacks=Callbacks(on_delta=delta)
+        )
+    except asyncio.CancelledError:
+        # Stopped. If the owner took the floor (an interrupt), what was written is kept, inactive and marked.
+        partial = await sync_to_async(_keep_interrupted)(room, agent, "".join(written))
+        if partial is not None:
+            await observer.message_saved(room, partial)
+        raise
+
+
+def _keep_interrupted(room: Room, agent: RoomAgent, text: str) -> RoomMessage | None:
+    if not text.strip() or not Room.objects.filter(pk=room.pk, interrupted=True).exists():
+        return None
+    return _save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True})
 
 
 def _save(room: Room, kind: str, content: str, agent: RoomAgent | None = None, **fields: Any) -> RoomMessage:

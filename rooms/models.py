@@ -79,6 +79,8 @@ class Room(models.Model):
     # Seeds the agents' talkativeness draws (rooms/queue.py, `asked`), so a room's run can be replayed.
     seed = models.PositiveIntegerField(default=new_seed, editable=False)
     messages_since_auto = models.PositiveIntegerField(default=0)
+    # The owner took the floor (an interrupt): the answer being written is kept as an inactive partial.
+    interrupted = models.BooleanField(default=False, editable=False)
     pause_reason = models.CharField(max_length=300, blank=True)
     retry_at = models.DateTimeField(null=True, blank=True)
     # Until when a process running this room's round or auto loop holds it (rooms/engine.py, `holding`).

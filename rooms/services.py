@@ -119,7 +119,8 @@ def set_mode(room: Room, mode: str) -> RoomMessage | None:
     fields: list[str] = ["mode", "pause_reason", "retry_at", "updated_at"]
     if mode == Room.Mode.AUTO:
         room.messages_since_auto = 0
-        fields.append("messages_since_auto")
+        room.interrupted = False
+        fields += ["messages_since_auto", "interrupted"]
     room.save(update_fields=fields)
     return system_message(room, "Auto mode started" if mode == Room.Mode.AUTO else "Auto mode stopped")
 
@@ -193,3 +194,16 @@ def set_agent_settings(room: Room, values: dict[str, str]) -> None:
             agent.talkativeness = chosen.get(agent, agent.talkativeness)
             agent.sees_earlier = f"earlier-{agent.pk}" in values
             agent.save(update_fields=["talkativeness", "sees_earlier"])
+
+
+def interrupt(room: Room) -> RoomMessage:
+    """The owner takes the floor in auto mode: auto mode stops at once; the answer being written is kept as an
+    inactive partial marked "interrupted" (rooms/engine.py), and the input opens."""
+    if room.mode != Room.Mode.AUTO:
+        raise RoomError("Auto mode is not running: the floor is yours already.")
+    room.mode = Room.Mode.MANUAL
+    room.interrupted = True
+    room.pause_reason = ""
+    room.retry_at = None
+    room.save(update_fields=["mode", "interrupted", "pause_reason", "retry_at", "updated_at"])
+    return system_message(room, "Auto mode stopped: the owner took the floor")

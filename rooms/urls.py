@@ -8,6 +8,7 @@ urlpatterns = [
     path("rooms/<id:pk>/", views.room_detail, name="room_detail"),
     path("rooms/<id:pk>/say/", views.room_say, name="room_say"),
     path("rooms/<id:pk>/mode/", views.room_mode, name="room_mode"),
+    path("rooms/<id:pk>/interrupt/", views.room_interrupt, name="room_interrupt"),
     path("rooms/<id:pk>/keep/", views.room_keep, name="room_keep"),
     path("rooms/<id:pk>/settings/", views.room_settings, name="room_settings"),
     path("rooms/<id:pk>/turn-order/", views.room_turn_order, name="room_turn_order"),

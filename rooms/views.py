@@ -122,6 +122,16 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
 
 
 @_owner_action
+def room_interrupt(request: HttpRequest, room: Room) -> HttpResponse:
+    note = services.interrupt(room)
+    work.stop(room.pk)  # at once if it runs here; a worker's loop sees the mode change within CHAOSLM_ROOM_POLL
+    _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
+    _push(room, live.upsert(message_html(note), "#messages"))
+    _push_status(room)
+    return HttpResponse(status=204)
+
+
+@_owner_action
 def room_keep(request: HttpRequest, room: Room) -> HttpResponse:
     keep = {number for number in map(parse_id, request.POST.getlist("keep")) if number is not None}
     kept = services.submit_pending(room, keep)

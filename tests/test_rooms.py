@@ -501,3 +501,50 @@ def test_the_seed_s_stop_at_95_percent_stays_an_option(room, llm_server):
     room.refresh_from_db()
     assert room.pause_reason == "Conversation approaching model context limit"
     assert not llm_server.requests and not room.messages.filter(kind="summary").exists()
+
+
+def test_taking_the_floor_keeps_the_partial_answer_inactive_and_marked_and_opens_the_input(room, llm_server, settings):
+    settings.CHAOSLM_ROOM_POLL = 0.1
+    llm_server.configure(token_rate=10, reply_words=60)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+
+    async def run_and_interrupt():
+        task = asyncio.create_task(auto_loop(room.pk))
+        await asyncio.sleep(1.2)
+        await asyncio.to_thread(lambda: services.interrupt(Room.objects.get(pk=room.pk)))
+        await task
+
+    asyncio.run(run_and_interrupt())
+    partial = room.messages.get(kind="agent")
+    assert partial.author == "Alice" and partial.active is False and partial.data == {"interrupted": True}
+    assert 0 < len(partial.content.split()) < 60
+    lines = list(room.messages.filter(kind="system").values_list("content", flat=True))
+    assert lines[-1] == "Auto mode stopped: the owner took the floor"
+    room.refresh_from_db()
+    assert room.mode == Room.Mode.MANUAL and room.held_until is None
+    # The input is open, and no agent ever has the partial in its context.
+    services.post_message(room, "olive", "My turn")
+    llm_server.reset()
+    llm_server.configure(token_rate=0)
+    asyncio.run(manual_round(room.pk))
+    assert len(llm_server.requests) == 3
+    assert all(partial.content not in str(r.messages) for r in llm_server.requests)
+    with pytest.raises(services.RoomError, match="the floor is yours already"):
+        services.interrupt(room)
+
+
+def test_switching_auto_off_without_interrupting_keeps_nothing_of_the_answer(room, llm_server, settings):
+    settings.CHAOSLM_ROOM_POLL = 0.1
+    llm_server.configure(token_rate=10, reply_words=60)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+
+    async def run_and_stop():
+        task = asyncio.create_task(auto_loop(room.pk))
+        await asyncio.sleep(1.2)
+        await asyncio.to_thread(lambda: services.set_mode(Room.objects.get(pk=room.pk), Room.Mode.MANUAL))
+        await task
+
+    asyncio.run(run_and_stop())
+    assert not room.messages.filter(kind="agent").exists()
