@@ -18,6 +18,8 @@ from rooms.engine import agent_prompt, queue_agents
 from rooms.models import Room, RoomAgent, RoomMessage
 
 MAX_MESSAGE_CHARS = 4000
+# The messages an agent's presence counts from: what was said (a system line is in nobody's context).
+SAID = [RoomMessage.Kind.USER, RoomMessage.Kind.AGENT, RoomMessage.Kind.PENDING, RoomMessage.Kind.SUMMARY]
 
 
 class RoomError(ValueError):
@@ -50,7 +52,7 @@ def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
             system_prompt=agent_prompt(spec.system_prompt("chat"), persona.name),
             llm=LLMSettings.of_spec(spec, provider_id=persona.provider_id).to_json(),
             # It sees what is said from now on, unless the owner lets it see earlier messages.
-            joined_after=room.messages.aggregate(newest=Max("pk"))["newest"] or 0,
+            joined_after=room.messages.filter(kind__in=SAID).aggregate(newest=Max("pk"))["newest"] or 0,
         )
         room.queue = q.add_agent(q.Queue.from_json(room.queue), agent.pk).to_json()
         room.save(update_fields=["queue", "updated_at"])

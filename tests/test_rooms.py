@@ -548,3 +548,7 @@ def test_switching_auto_off_without_interrupting_keeps_nothing_of_the_answer(roo
 
     asyncio.run(run_and_stop())
     assert not room.messages.filter(kind="agent").exists()
+
+
+def test_agents_a_room_starts_with_see_everything_and_are_not_late_joiners(room):
+    assert list(room.agents.values_list("joined_after", flat=True)) == [0, 0, 0]
