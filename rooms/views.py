@@ -14,8 +14,8 @@ from django.urls import reverse
 from chaoslm import limits, live, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
+from rooms import exports, selectors, services, work
 from rooms import limits as room_limits
-from rooms import selectors, services, work
 from rooms.broadcast import message_html
 from rooms.forms import MemoryForm, NewRoomForm, SettingsForm, TurnOrderForm
 from rooms.models import Room, RoomAgent, RoomMessage
@@ -39,7 +39,7 @@ def room_list(request: HttpRequest) -> HttpResponse:
     return render(request, "rooms/list.html", {"rooms": selectors.rooms_of(request.user), "form": form})
 
 
-def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
+def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> HttpResponse:
     messages, pending = selectors.page_messages(room, with_whispers=sharing.is_owner(request.user, room))
     return render(
         request,
@@ -55,6 +55,8 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
             "turn_order_form": TurnOrderForm(instance=room),
             "memory_form": MemoryForm(instance=room),
             "ws_url": ws_url,
+            "export_md": export_md,
+            "export_json": export_md.removesuffix("md") + "json",
             "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])),
             "visibility_choices": sharing.Visibility.choices,
         },
@@ -64,12 +66,12 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
 def room_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # A room left in auto mode by a restart is resumed by the sweep (rooms/work.py), not by a page view.
     room = sharing.visible_or_404(Room, request.user, pk=pk)
-    return _page(request, room, f"/ws/rooms/{room.pk}/")
+    return _page(request, room, f"/ws/rooms/{room.pk}/", reverse("room_export_md", args=[room.pk]))
 
 
 def room_share(request: HttpRequest, token: str) -> HttpResponse:
     room = sharing.visible_or_404(Room, request.user, token=token)
-    return _page(request, room, f"/ws/room-share/{token}/")
+    return _page(request, room, f"/ws/room-share/{token}/", reverse("room_share_export_md", args=[token]))
 
 
 def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -84,6 +86,30 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
             return message_reply(str(error), 422)
 
     return wrapped
+
+
+EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
+    "md": (exports.as_markdown, "text/markdown; charset=utf-8"),
+    "json": (exports.as_json, "application/json"),
+}
+
+
+def _export(room: Room, kind: str, *, private: bool) -> HttpResponse:
+    render_as, content_type = EXPORTS[kind]  # the URL patterns admit only these
+    response = HttpResponse(render_as(room, include_private=private), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="room-{int(room.pk)}.{kind}"'
+    return response
+
+
+def room_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    """Everything for the owner (whispers, system prompts); what the page shows them for anyone else."""
+    room = sharing.visible_or_404(Room, request.user, pk=pk)
+    return _export(room, kind, private=sharing.is_owner(request.user, room))
+
+
+def room_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
+    """Always what anyone may see: a share link is for passing on."""
+    return _export(sharing.visible_or_404(Room, request.user, token=token), kind, private=False)
 
 
 @_owner_action
