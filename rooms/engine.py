@@ -115,19 +115,17 @@ def sees(message: RoomMessage, agent: RoomAgent) -> bool:
 
 
 def _in_order(messages: Sequence[RoomMessage]) -> list[RoomMessage]:
-    """The messages as agents read them: each summary where the oldest message it folds was (`data["first"]`)."""
-    summaries: dict[int, list[RoomMessage]] = {}
-    for message in messages:
-        if message.kind == RoomMessage.Kind.SUMMARY:
-            summaries.setdefault(message.data.get("first", 0), []).append(message)
-    if not summaries:
+    """The messages as agents read them: each summary where the oldest message it folds was (`data["first"]`),
+    whether or not the folded messages were loaded."""
+    if not any(m.kind == RoomMessage.Kind.SUMMARY for m in messages):
         return list(messages)
-    out: list[RoomMessage] = []
-    for message in messages:
-        if message.kind != RoomMessage.Kind.SUMMARY:
-            out.extend(summaries.get(message.pk, ()))
-            out.append(message)
-    return out
+
+    def place(message: RoomMessage) -> tuple[int, int, int]:
+        if message.kind == RoomMessage.Kind.SUMMARY:
+            return (message.data.get("first", message.pk), 0, message.pk)
+        return (message.pk, 1, message.pk)
+
+    return sorted(messages, key=place)
 
 
 def history(messages: Sequence[RoomMessage], agent: RoomAgent) -> list[dict[str, str]]:
@@ -228,11 +226,16 @@ def load_room(room_id: int) -> RoomTable:
     return RoomTable(
         room=room,
         agents=agents,
-        messages=list(room.messages.exclude(kind=RoomMessage.Kind.PENDING)),
+        # Only what an agent may see (`sees`): said, active, not folded. With summaries on, that stays within
+        # a context window however long the room grows, and so does a turn's work.
+        messages=list(room.messages.filter(active=True, folded_into__isnull=True, kind__in=SEEABLE)),
         endpoints={a.pk: a.llm_settings.endpoint() for a in agents},
         selector=selector,
         summarizer=summarizer,
     )
+
+
+SEEABLE = [RoomMessage.Kind.USER, RoomMessage.Kind.AGENT, RoomMessage.Kind.SUMMARY]
 
 
 def queue_agents(agents: Sequence[RoomAgent]) -> list[q.Agent]:
