@@ -398,22 +398,43 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
 async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
     table = await sync_to_async(load_room)(room_id)
     observer.loaded(table)
-    agents = [a for a in table.agents if a.participating and addressed(table.messages, a)]
+    addressed_to = [a for a in table.agents if a.participating and addressed(table.messages, a)]
+    agents = await sync_to_async(_unanswered)(room_id, addressed_to)
     results = await asyncio.gather(*(_answer(table, a, observer) for a in agents), return_exceptions=True)
-    saved = []
-    for agent, result in zip(agents, results, strict=True):
-        if isinstance(result, LLMError):
-            message = await sync_to_async(_failure)(table, agent, result)
-        elif isinstance(result, BaseException):
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, LLMError):
             raise result
-        elif (reason := q.skip_reason(result.text)) is not None:
-            message = await sync_to_async(_save_skip)(table.room, agent, reason)
-        else:
-            message = await sync_to_async(_save)(
-                table.room, RoomMessage.Kind.PENDING, agent=agent, **_reply_fields(table, agent, result)
-            )
-        saved.append(message)
+    saved = await sync_to_async(_save_round)(table, list(zip(agents, results, strict=True)))
+    for message in saved:
         await observer.message_saved(table.room, message)
+    return saved
+
+
+def _unanswered(room_id: int, agents: Sequence[RoomAgent]) -> list[RoomAgent]:
+    """Those of `agents` with no answer yet to the person's latest message (a failure is no answer: Retry asks
+    it again). A round run twice (a redelivered task) or retried asks nobody a second time."""
+    latest = RoomMessage.objects.filter(room_id=room_id, kind=RoomMessage.Kind.USER).order_by("-pk").first()
+    if latest is None:
+        return list(agents)
+    since = RoomMessage.objects.filter(room_id=room_id, pk__gt=latest.pk, agent__isnull=False)
+    answered = set(since.exclude(kind=RoomMessage.Kind.ERROR).values_list("agent_id", flat=True))
+    return [a for a in agents if a.pk not in answered]
+
+
+def _save_round(
+    table: RoomTable, outcomes: Sequence[tuple[RoomAgent, ChatResult | BaseException]]
+) -> list[RoomMessage]:
+    """A round's answers as pending cards (skips and failures as their lines), all in one transaction."""
+    saved = []
+    with transaction.atomic():
+        for agent, result in outcomes:
+            if isinstance(result, LLMError):
+                saved.append(_failure(table, agent, result))
+            elif isinstance(result, ChatResult) and (reason := q.skip_reason(result.text)) is not None:
+                saved.append(_save_skip(table.room, agent, reason))
+            elif isinstance(result, ChatResult):
+                fields = _reply_fields(table, agent, result)
+                saved.append(_save(table.room, RoomMessage.Kind.PENDING, agent=agent, **fields))
     return saved
 
 
@@ -464,33 +485,54 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
         if table.selector is not None and not q.mentioned_next(queue, agents):
             group = await _select(table, queue, agents, group, observer)
         results = await asyncio.gather(*(_answer(table, by_id[i], observer) for i in group), return_exceptions=True)
-        skipped, mentioned = [], []
-        for agent_id, result in zip(group, results, strict=True):
-            agent = by_id[agent_id]
-            if isinstance(result, LLMError):
-                await observer.message_saved(room, await sync_to_async(_failure)(table, agent, result))
-                retry = result.retry_after if isinstance(result, LLMRateLimited) else None
-                reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
-                await _pause(table, observer, reason, retry_after=retry)
-                return
-            if isinstance(result, BaseException):
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, LLMError):
                 raise result
-            if (reason := q.skip_reason(result.text)) is not None:
-                skipped.append(agent_id)
-                message = await sync_to_async(_save_skip)(room, agent, reason)
-            else:
-                fields = _reply_fields(table, agent, result)
-                message = await sync_to_async(_save)(room, RoomMessage.Kind.AGENT, agent=agent, **fields)
-                mentioned += q.find_mentions(message.content, agents, author_id=agent_id)
-                room.messages_since_auto += 1
+        failed = next(((by_id[i], r) for i, r in zip(group, results, strict=True) if isinstance(r, LLMError)), None)
+        if failed is not None:
+            # The group is asked again on Retry: none of its answers is kept, so none is kept twice.
+            agent, error = failed
+            await observer.message_saved(room, await sync_to_async(_failure)(table, agent, error))
+            retry = error.retry_after if isinstance(error, LLMRateLimited) else None
+            reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
+            await _pause(table, observer, reason, retry_after=retry)
+            return
+        answers = [(by_id[i], r) for i, r in zip(group, results, strict=True) if isinstance(r, ChatResult)]
+        saved, queue = await sync_to_async(_finish_turn)(table, answers, agents, picked, turn.passed)
+        for message in saved:
             await observer.message_saved(room, message)
-        queue = await sync_to_async(_advance_queue)(room, group, skipped, mentioned, picked, turn.passed)
         if q.everyone_skipped(queue, agents):
             await _pause(table, observer, "every agent skipped a full round")
             return
         # One push: the page counts the seconds down itself (data-countdown).
         await observer.countdown(room, room.response_delay)
         await asyncio.sleep(room.response_delay)
+
+
+def _finish_turn(
+    table: RoomTable,
+    answers: Sequence[tuple[RoomAgent, ChatResult]],
+    agents: Sequence[q.Agent],
+    picked: bool,
+    passed: Sequence[int],
+) -> tuple[list[RoomMessage], q.Queue]:
+    """Save a turn's answers and move the queue on past them, in one transaction: a worker killed at any point
+    leaves either the whole turn or none of it, so the turn run again never has an agent answer twice."""
+    room = table.room
+    saved, skipped, mentioned = [], [], []
+    with transaction.atomic():
+        for agent, result in answers:
+            if (reason := q.skip_reason(result.text)) is not None:
+                skipped.append(agent.pk)
+                saved.append(_save_skip(room, agent, reason))
+            else:
+                message = _save(room, RoomMessage.Kind.AGENT, agent=agent, **_reply_fields(table, agent, result))
+                mentioned += q.find_mentions(message.content, agents, author_id=agent.pk)
+                room.messages_since_auto += 1
+                saved.append(message)
+        group = [agent.pk for agent, _ in answers]
+        queue = _advance_queue(room, group, skipped, mentioned, picked, passed)
+    return saved, queue
 
 
 def _advance_queue(

@@ -552,3 +552,21 @@ def test_switching_auto_off_without_interrupting_keeps_nothing_of_the_answer(roo
 
 def test_agents_a_room_starts_with_see_everything_and_are_not_late_joiners(room):
     assert list(room.agents.values_list("joined_after", flat=True)) == [0, 0, 0]
+
+
+def test_a_round_run_twice_or_retried_asks_no_agent_a_second_time(room, llm_server):
+    alice = room.agents.get(name="Alice")
+    down = Provider.objects.create(name="Down", base_url="http://127.0.0.1:9/v1", default_model="m")
+    alice.llm = {**alice.llm, "provider_id": down.pk}
+    alice.save()
+    services.post_message(room, "olive", "Hello")
+    first = asyncio.run(manual_round(room.pk))  # Alice's endpoint is down
+    assert sorted((m.kind, m.author) for m in first) == [("error", "Alice"), ("pending", "Bob"), ("pending", "Charlie")]
+    alice.llm = {**alice.llm, "provider_id": None}
+    alice.save()
+    llm_server.reset()
+    again = asyncio.run(manual_round(room.pk))  # a redelivered task, or Retry: only the one that failed
+    assert [(m.kind, m.author) for m in again] == [("pending", "Alice")]
+    assert [agent_of(r) for r in llm_server.requests] == ["Alice"]
+    assert asyncio.run(manual_round(room.pk)) == []
+    assert room.messages.filter(kind="pending").count() == 3
