@@ -7,13 +7,20 @@ from typing import Any
 from django import forms
 
 from chaoslm.personas.models import Persona
-from rooms.models import Room, RoomAgent
+from rooms.models import Room, RoomAgent, RoomTemplate
 
 
 class NewRoomForm(forms.Form):
     title = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "A chat about cities"}))
+    template = forms.ModelChoiceField(
+        queryset=RoomTemplate.objects.none(),
+        required=False,
+        empty_label="none: choose the personas below",
+        help_text="A template brings its agents, their order and talkativeness, its turn order and settings.",
+    )
     personas = forms.ModelMultipleChoiceField(
         queryset=Persona.objects.all(),
+        required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="They answer in the order you tick them; you can add more later.",
     )
@@ -21,9 +28,16 @@ class NewRoomForm(forms.Form):
     order = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
     visibility = forms.ChoiceField(choices=Room.Visibility.choices, initial=Room.Visibility.PRIVATE)
 
+    def __init__(self, *args: Any, owner: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if owner is not None:
+            self.fields["template"].queryset = RoomTemplate.objects.filter(owner=owner)
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         personas = list(data.get("personas") or ())
+        if not personas and not data.get("template"):
+            self.add_error("personas", "Choose at least one persona, or a template.")
         ticked = [int(part) for part in data.get("order", "").split(",") if part.strip().isdigit()]
         rank = {persona_id: index for index, persona_id in enumerate(dict.fromkeys(ticked))}
         # Sorted is stable: personas the order does not name keep the list's order, after the named ones.

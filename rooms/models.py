@@ -161,3 +161,20 @@ class RoomMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.author}: {self.content[:40]}"
+
+
+class RoomTemplate(models.Model):
+    """A room's agents (in order, with their talkativeness), its turn order and its settings, to start rooms from."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="room_templates")
+    name = models.CharField(max_length=200)
+    # {"agents": [{"persona": id, "talkativeness": n, "candidate": bool}], "room": {field: value}}
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_room_template_name")]
+
+    def __str__(self) -> str:
+        return self.name

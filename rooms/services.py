@@ -15,7 +15,7 @@ from chaoslm.personas.calls import LLMSettings
 from chaoslm.personas.models import Persona
 from rooms import queue as q
 from rooms.engine import agent_prompt, queue_agents
-from rooms.models import Room, RoomAgent, RoomMessage
+from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate
 
 MAX_MESSAGE_CHARS = 4000
 # The messages an agent's presence counts from: what was said (a system line is in nobody's context).
@@ -209,3 +209,62 @@ def interrupt(room: Room) -> RoomMessage:
     room.retry_at = None
     room.save(update_fields=["mode", "interrupted", "pause_reason", "retry_at", "updated_at"])
     return system_message(room, "Auto mode stopped: the owner took the floor")
+
+
+# What a template keeps of a room, besides its agents.
+TEMPLATE_FIELDS = [
+    "turn_order",
+    "selector_id",
+    "selector_repeat",
+    "memory",
+    "summarizer_id",
+    "response_delay",
+    "max_messages",
+    "max_wait",
+]
+
+
+def save_template(room: Room, name: str) -> RoomTemplate:
+    """The room's agents in queue order (with talkativeness and selector candidacy), turn order and settings."""
+    name = name.strip()
+    if not name:
+        raise RoomError("Give the template a name.")
+    if len(name) > 200:
+        raise RoomError("A template's name may be at most 200 characters.")
+    by_id = {a.pk: a for a in room.agents.all()}
+    order = [by_id[i] for i in q.Queue.from_json(room.queue).order if i in by_id]
+    data = {
+        "agents": [
+            {"persona": a.persona_id, "talkativeness": a.talkativeness, "candidate": a.candidate}
+            for a in order
+            if a.persona_id is not None
+        ],
+        "room": {field: getattr(room, field) for field in TEMPLATE_FIELDS},
+    }
+    template, _ = RoomTemplate.objects.update_or_create(owner=room.owner, name=name, defaults={"data": data})
+    return template
+
+
+def create_from_template(owner: Any, template: RoomTemplate, title: str, visibility: str) -> Room:
+    """A new room as the template has it; personas deleted since are left out."""
+    personas = Persona.objects.in_bulk([a["persona"] for a in template.data.get("agents", [])])
+    with transaction.atomic():
+        room = create_room(owner, title, visibility, [])
+        for spec in template.data.get("agents", []):
+            persona = personas.get(spec["persona"])
+            if persona is None:
+                continue
+            agent, _ = add_agent(room, persona)
+            agent.talkativeness = spec.get("talkativeness", 100)
+            agent.candidate = spec.get("candidate", True)
+            agent.save(update_fields=["talkativeness", "candidate"])
+        settings = template.data.get("room", {})
+        for field in TEMPLATE_FIELDS:
+            if field in settings:
+                setattr(room, field, settings[field])
+        # A selector or summarizer persona deleted since: the default model.
+        live = set(Persona.objects.filter(pk__in=[room.selector_id, room.summarizer_id]).values_list("pk", flat=True))
+        room.selector_id = room.selector_id if room.selector_id in live else None
+        room.summarizer_id = room.summarizer_id if room.summarizer_id in live else None
+        room.save()
+    return room

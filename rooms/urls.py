@@ -14,6 +14,7 @@ urlpatterns = [
     path("rooms/<id:pk>/turn-order/", views.room_turn_order, name="room_turn_order"),
     path("rooms/<id:pk>/agent-settings/", views.room_agent_settings, name="room_agent_settings"),
     path("rooms/<id:pk>/memory/", views.room_memory, name="room_memory"),
+    path("rooms/<id:pk>/template/", views.room_save_template, name="room_save_template"),
     path("rooms/<id:pk>/agents/", views.room_add_agent, name="room_add_agent"),
     path("rooms/<id:pk>/agents/<id:agent_id>/<str:what>/", views.room_agent, name="room_agent"),
     path("rooms/<id:pk>/messages/<id:message_id>/toggle/", views.room_toggle_message, name="room_toggle_message"),

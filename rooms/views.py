@@ -31,10 +31,13 @@ def _push_status(room: Room) -> None:
 
 @login_required
 def room_list(request: HttpRequest) -> HttpResponse:
-    form = NewRoomForm(request.POST or None)
+    form = NewRoomForm(request.POST or None, owner=request.user)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        room = services.create_room(request.user, data["title"], data["visibility"], data["personas"])
+        if data["template"] is not None:
+            room = services.create_from_template(request.user, data["template"], data["title"], data["visibility"])
+        else:
+            room = services.create_room(request.user, data["title"], data["visibility"], data["personas"])
         return redirect("room_detail", room.pk)
     return render(request, "rooms/list.html", {"rooms": selectors.rooms_of(request.user), "form": form})
 
@@ -249,6 +252,13 @@ def room_memory(request: HttpRequest, room: Room) -> HttpResponse:
         return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
     form.save()
     notify(request, f"Memory: {room.get_memory_display()}.")
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_save_template(request: HttpRequest, room: Room) -> HttpResponse:
+    template = services.save_template(room, request.POST.get("name", ""))
+    notify(request, f"Saved as the template “{template.name}”: choose it when you open a new room.")
     return redirect("room_detail", room.pk)
 
 

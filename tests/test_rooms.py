@@ -570,3 +570,47 @@ def test_a_round_run_twice_or_retried_asks_no_agent_a_second_time(room, llm_serv
     assert [agent_of(r) for r in llm_server.requests] == ["Alice"]
     assert asyncio.run(manual_round(room.pk)) == []
     assert room.messages.filter(kind="pending").count() == 3
+
+
+def test_a_room_saved_as_a_template_starts_new_rooms_with_its_agents_order_and_settings(room, client):
+    alice, bob, charlie = (room.agents.get(name=n) for n in ("Alice", "Bob", "Charlie"))
+    services.set_turn_order(room, "selector", Persona.objects.get(name="Bob"), True, {alice.pk, charlie.pk})
+    services.set_agent_settings(room, {f"talk-{alice.pk}": "100", f"talk-{bob.pk}": "30", f"talk-{charlie.pk}": "0"})
+    services.set_turn_order(room, "pick", None, True, {alice.pk, charlie.pk})
+    services.speak_next(room, charlie)  # not a setting: the template does not keep the queue's state
+    room.refresh_from_db()
+    room.response_delay, room.memory = 7, Room.Memory.STOP
+    room.save()
+    client.force_login(room.owner)
+    assert client.post(f"/rooms/{room.pk}/template/", {"name": "Three voices"}).status_code == 302
+    response = client.post("/rooms/", {"title": "From the template", "visibility": "private", "template": ""})
+    assert "Choose at least one persona, or a template." in response.content.decode()
+    template = room.owner.room_templates.get(name="Three voices")
+    response = client.post("/rooms/", {"title": "From the template", "visibility": "private", "template": template.pk})
+    new = Room.objects.get(title="From the template")
+    assert response.status_code == 302 and new.pk != room.pk
+    agents = {a.pk: a for a in new.agents.all()}
+    ordered = [agents[i] for i in new.queue["order"]]
+    assert [(a.name, a.talkativeness, a.candidate) for a in ordered] == [
+        ("Alice", 100, True),
+        ("Bob", 30, False),
+        ("Charlie", 0, True),
+    ]
+    assert (new.turn_order, new.selector_repeat, new.response_delay, new.memory) == ("pick", True, 7, "stop")
+    assert new.queue.get("picked", []) == [] and not new.messages.filter(kind="user").exists()
+    # Someone else cannot start a room from it.
+    other = get_user_model().objects.create_user("otto", password="pw")
+    client.force_login(other)
+    response = client.post("/rooms/", {"title": "Stolen", "visibility": "private", "template": template.pk})
+    assert "Select a valid choice" in response.content.decode() and not Room.objects.filter(title="Stolen").exists()
+
+
+def test_the_admin_opens_a_new_room_from_a_template(room, client):
+    template = services.save_template(room, "Admin's pick")
+    staff = get_user_model().objects.create_superuser("root", password="pw")
+    client.force_login(staff)
+    response = client.post("/admin/rooms/roomtemplate/", {"action": "start_room", "_selected_action": [template.pk]})
+    new = Room.objects.get(owner=staff)
+    assert response.status_code == 302 and response["Location"] == f"/rooms/{new.pk}/"
+    assert list(new.agents.values_list("name", flat=True)) == ["Alice", "Bob", "Charlie"]
+    assert new.title == "Admin's pick" and new.visibility == "private"
