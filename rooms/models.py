@@ -47,9 +47,9 @@ class Room(models.Model):
     )
 
     class TurnOrder(models.TextChoices):
-        ROUND_ROBIN = "round_robin", "round robin (in the order agents joined)"
-        SELECTOR = "selector", "selector (a model names who speaks next)"
-        PICK = "pick", "pick (you choose who speaks next)"
+        ROUND_ROBIN = "round_robin", "round robin (the order they joined)"
+        SELECTOR = "selector", "selector (a model picks who is next)"
+        PICK = "pick", "pick (you choose who is next)"
 
     # In auto mode (rooms/queue.py); @mentions come first in every order.
     turn_order = models.CharField(max_length=20, choices=TurnOrder.choices, default=TurnOrder.ROUND_ROBIN)
@@ -64,8 +64,8 @@ class Room(models.Model):
     selector_repeat = models.BooleanField(default=False, help_text="May the selector name the agent who just spoke?")
 
     class Memory(models.TextChoices):
-        SUMMARIZE = "summarize", "summarise: at 80 % of the context window, fold the oldest messages into a summary"
-        STOP = "stop", "stop: auto mode stops at 95 % of the context window"
+        SUMMARIZE = "summarize", "summarise at 80 % (fold the oldest messages)"
+        STOP = "stop", "stop auto mode at 95 % (the spec's)"
 
     memory = models.CharField(max_length=20, choices=Memory.choices, default=Memory.SUMMARIZE)
     summarizer = models.ForeignKey(
