@@ -4,20 +4,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('rooms', '0008_templates'),
+        ("rooms", "0008_templates"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='room',
-            name='memory',
-            field=models.CharField(choices=[('summarize', 'summarise at 80 % (fold the oldest messages)'), ('stop', "stop auto mode at 95 % (the spec's)")], default='summarize', max_length=20),
+            model_name="room",
+            name="memory",
+            field=models.CharField(
+                choices=[
+                    ("summarize", "summarise at 80 % (fold the oldest messages)"),
+                    ("stop", "stop auto mode at 95 % (the spec's)"),
+                ],
+                default="summarize",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='room',
-            name='turn_order',
-            field=models.CharField(choices=[('round_robin', 'round robin (the order they joined)'), ('selector', 'selector (a model picks who is next)'), ('pick', 'pick (you choose who is next)')], default='round_robin', max_length=20),
+            model_name="room",
+            name="turn_order",
+            field=models.CharField(
+                choices=[
+                    ("round_robin", "round robin (the order they joined)"),
+                    ("selector", "selector (a model picks who is next)"),
+                    ("pick", "pick (you choose who is next)"),
+                ],
+                default="round_robin",
+                max_length=20,
+            ),
         ),
     ]
