@@ -1,6 +1,10 @@
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
-from rooms.models import Room, RoomAgent, RoomMessage
+from rooms import services
+from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate
 
 
 class RoomAgentInline(admin.TabularInline):
@@ -22,3 +26,20 @@ class RoomAdmin(admin.ModelAdmin):
 class RoomMessageAdmin(admin.ModelAdmin):
     list_display = ["room", "kind", "author", "active", "created_at"]
     list_filter = ["kind", "active"]
+
+
+@admin.register(RoomTemplate)
+class RoomTemplateAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "created_at"]
+    search_fields = ["name"]
+    actions = ["start_room"]
+
+    @admin.action(description="Open a new room from this template (yours, private)")
+    def start_room(self, request: HttpRequest, queryset: QuerySet[RoomTemplate]) -> HttpResponse | None:
+        templates = list(queryset)
+        if len(templates) != 1:
+            self.message_user(request, "Choose one template.", level="error")
+            return None
+        template = templates[0]
+        room = services.create_from_template(request.user, template, template.name, Room.Visibility.PRIVATE)
+        return redirect("room_detail", room.pk)

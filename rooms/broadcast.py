@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from chaoslm import live
 from rooms import queue as q
-from rooms.engine import ContextMeter, RoomObserver, RoomTable
+from rooms.engine import ContextMeter, RoomObserver, RoomTable, queue_agents
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -37,9 +37,15 @@ def status_context(
 ) -> dict[str, Any]:
     """The status partial's context; `agents` in queue order, `context` as `ContextMeter.state()`."""
     level, tokens, window = context
+    upcoming: list[RoomAgent] = []
+    queue, by_id = q.Queue.from_json(room.queue), {a.pk: a for a in agents}
+    if room.turn_order == Room.TurnOrder.PICK:
+        upcoming = [by_id[i] for i in q.upcoming(queue, queue_agents(agents))]
     return {
         "room": room,
         "agents": agents,
+        "upcoming": upcoming,
+        "passed": [by_id[i] for i in queue.passed if i in by_id] if room.mode == Room.Mode.AUTO else [],
         "thinking": list(thinking),
         "note": note,
         "countdown": countdown,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -19,11 +20,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from chaoslm.llm import (
     Callbacks,
+    ChatOptions,
     ChatResult,
     Endpoint,
     LLMError,
@@ -32,6 +35,7 @@ from chaoslm.llm import (
     chat,
 )
 from chaoslm.llm.messages import append_merged
+from chaoslm.personas.calls import LLMSettings
 from rooms import queue as q
 from rooms.models import Room, RoomAgent, RoomMessage
 
@@ -70,6 +74,7 @@ def agent_prompt(persona_prompt: str, name: str) -> str:
         for p in (
             persona_prompt,
             q.SKIP_RULE,
+            q.SKIP_REASON_RULE,
             f"You are {name}, one participant in a group chat. Write only your own message; "
             "never write lines for the other participants.",
         )
@@ -86,17 +91,49 @@ def in_history(message: RoomMessage) -> bool:
 
 def _entry(message: RoomMessage, agent_id: int) -> tuple[str, str]:
     """How `message` reads in the request of the agent `agent_id`: (role, content)."""
+    if message.kind == RoomMessage.Kind.SUMMARY:
+        return "user", q.SUMMARY_PREFIX + message.content
     if message.agent_id == agent_id:
         return "assistant", message.content
     return "user", f"{message.author}: {message.content}"
 
 
+def sees(message: RoomMessage, agent: RoomAgent) -> bool:
+    """Whether `message` is in `agent`'s context: active, said (not a system line), not folded into a summary,
+    addressed to it if a whisper, and said since it joined unless the owner lets it see earlier messages.
+    A summary is seen like the oldest message it folds. The one rule for every request."""
+    if message.kind == RoomMessage.Kind.SUMMARY:
+        first = message.data.get("first", 0)
+        return message.active and message.folded_into_id is None and (agent.sees_earlier or first > agent.joined_after)
+    if not in_history(message) or message.folded_into_id is not None:
+        return False
+    if message.agent_id == agent.pk:
+        return True
+    if message.audience and agent.pk not in message.audience:
+        return False
+    return agent.sees_earlier or message.pk > agent.joined_after
+
+
+def _in_order(messages: Sequence[RoomMessage]) -> list[RoomMessage]:
+    """The messages as agents read them: each summary where the oldest message it folds was (`data["first"]`),
+    whether or not the folded messages were loaded."""
+    if not any(m.kind == RoomMessage.Kind.SUMMARY for m in messages):
+        return list(messages)
+
+    def place(message: RoomMessage) -> tuple[int, int, int]:
+        if message.kind == RoomMessage.Kind.SUMMARY:
+            return (message.data.get("first", message.pk), 0, message.pk)
+        return (message.pk, 1, message.pk)
+
+    return sorted(messages, key=place)
+
+
 def history(messages: Sequence[RoomMessage], agent: RoomAgent) -> list[dict[str, str]]:
-    """The agent's request: its system prompt, then the active user and agent messages, in order."""
+    """The agent's request: its system prompt, then the messages it sees (`sees`), in order."""
     out: list[dict[str, str]] = [{"role": "system", "content": agent.system_prompt}]
 
-    for message in messages:
-        if in_history(message):
+    for message in _in_order(messages):
+        if sees(message, agent):
             append_merged(out, *_entry(message, agent.pk))
     if out[-1]["role"] != "user":
         append_merged(out, "user", YOUR_TURN)
@@ -116,15 +153,18 @@ class ContextMeter:
 
     def __init__(self, agents: Sequence[RoomAgent], windows: dict[int, int], messages: Sequence[RoomMessage]) -> None:
         self.windows = windows
+        self.agents = {a.pk: a for a in agents}
         self.totals = {a.pk: 3 + _term(len(a.system_prompt)) for a in agents}
         self.last = {a.pk: ("system", len(a.system_prompt)) for a in agents}  # the role and length of the last entry
-        for message in messages:
+        for message in _in_order(messages):
             self.add(message)
 
     def add(self, message: RoomMessage) -> None:
-        if not in_history(message):
+        if not in_history(message) and message.kind != RoomMessage.Kind.SUMMARY:
             return
         for agent_id, (last_role, last_length) in self.last.items():
+            if not sees(message, self.agents[agent_id]):
+                continue
             role, content = _entry(message, agent_id)
             if role == last_role:  # append_merged: joined to the last entry with a blank line
                 merged = last_length + 2 + len(content)
@@ -156,6 +196,10 @@ class RoomTable:
     agents: list[RoomAgent]
     messages: list[RoomMessage]
     endpoints: dict[int, Endpoint]
+    # A selector room's selector: the endpoint and options of its persona, or of the default model.
+    selector: tuple[Endpoint, ChatOptions] | None = None
+    # A summarising room's summarizer, likewise.
+    summarizer: tuple[Endpoint, ChatOptions] | None = None
     _meter: ContextMeter | None = None
 
     def meter(self) -> ContextMeter:
@@ -169,16 +213,36 @@ class RoomTable:
 def load_room(room_id: int) -> RoomTable:
     room = Room.objects.get(pk=room_id)
     agents = list(room.agents.all())
+    selector = None
+    if room.turn_order == Room.TurnOrder.SELECTOR:
+        persona = room.selector
+        llm = LLMSettings.of_persona(persona) if persona is not None else LLMSettings()
+        selector = (llm.endpoint(), llm.options())
+    summarizer = None
+    if room.memory == Room.Memory.SUMMARIZE:
+        persona = room.summarizer
+        llm = LLMSettings.of_persona(persona) if persona is not None else LLMSettings()
+        summarizer = (llm.endpoint(), llm.options())
     return RoomTable(
         room=room,
         agents=agents,
-        messages=list(room.messages.exclude(kind=RoomMessage.Kind.PENDING)),
+        # Only what an agent may see (`sees`): said, active, not folded. With summaries on, that stays within
+        # a context window however long the room grows, and so does a turn's work.
+        messages=list(room.messages.filter(active=True, folded_into__isnull=True, kind__in=SEEABLE)),
         endpoints={a.pk: a.llm_settings.endpoint() for a in agents},
+        selector=selector,
+        summarizer=summarizer,
     )
 
 
+SEEABLE = [RoomMessage.Kind.USER, RoomMessage.Kind.AGENT, RoomMessage.Kind.SUMMARY]
+
+
 def queue_agents(agents: Sequence[RoomAgent]) -> list[q.Agent]:
-    return [q.Agent(a.pk, a.name, a.participating) for a in agents]
+    return [
+        q.Agent(a.pk, a.name, a.participating, role=a.role, candidate=a.candidate, talkativeness=a.talkativeness)
+        for a in agents
+    ]
 
 
 async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) -> ChatResult:
@@ -188,18 +252,37 @@ async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) ->
     # Rooms never sit out a rate limit: they pause and show the countdown instead.
     policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
     observer.started(room, agent)
-    return await chat(
-        endpoint,
-        history(table.messages, agent),
-        options,
-        policy=policy,
-        callbacks=Callbacks(on_delta=lambda text: observer.delta(room, agent, text)),
-    )
+    written: list[str] = []
+
+    def delta(text: str) -> None:
+        written.append(text)
+        observer.delta(room, agent, text)
+
+    try:
+        return await chat(
+            endpoint, history(table.messages, agent), options, policy=policy, callbacks=Callbacks(on_delta=delta)
+        )
+    except asyncio.CancelledError:
+        # Stopped. If the owner took the floor (an interrupt), what was written is kept, inactive and marked.
+        partial = await sync_to_async(_keep_interrupted)(room, agent, "".join(written))
+        if partial is not None:
+            await observer.message_saved(room, partial)
+        raise
+
+
+def _keep_interrupted(room: Room, agent: RoomAgent, text: str) -> RoomMessage | None:
+    if not text.strip() or not Room.objects.filter(pk=room.pk, interrupted=True).exists():
+        return None
+    return _save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True})
 
 
 def _save(room: Room, kind: str, content: str, agent: RoomAgent | None = None, **fields: Any) -> RoomMessage:
     author = agent.name if agent else fields.pop("author", "")
     return RoomMessage.objects.create(room=room, kind=kind, agent=agent, author=author, content=content, **fields)
+
+
+def _save_skip(room: Room, agent: RoomAgent, reason: str) -> RoomMessage:
+    return _save(room, RoomMessage.Kind.SYSTEM, q.skip_line(agent.label, reason), agent, active=False)
 
 
 def _reply_fields(table: RoomTable, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
@@ -293,6 +376,12 @@ async def holding(room_id: int, *, wait: float = 0.0, only_in_auto: bool = False
         await sync_to_async(_release)(room_id)
 
 
+def addressed(messages: Sequence[RoomMessage], agent: RoomAgent) -> bool:
+    """Whether the person's latest message is for `agent`: a whisper asks only the agents it is addressed to."""
+    latest = next((m for m in reversed(messages) if m.kind == RoomMessage.Kind.USER), None)
+    return latest is None or not latest.audience or agent.pk in latest.audience
+
+
 async def manual_round(room_id: int, observer: RoomObserver | None = None) -> list[RoomMessage]:
     """Every participating agent answers at once; the answers wait as pending cards for the person.
 
@@ -309,24 +398,43 @@ async def manual_round(room_id: int, observer: RoomObserver | None = None) -> li
 async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
     table = await sync_to_async(load_room)(room_id)
     observer.loaded(table)
-    agents = [a for a in table.agents if a.participating]
+    addressed_to = [a for a in table.agents if a.participating and addressed(table.messages, a)]
+    agents = await sync_to_async(_unanswered)(room_id, addressed_to)
     results = await asyncio.gather(*(_answer(table, a, observer) for a in agents), return_exceptions=True)
-    saved = []
-    for agent, result in zip(agents, results, strict=True):
-        if isinstance(result, LLMError):
-            message = await sync_to_async(_failure)(table, agent, result)
-        elif isinstance(result, BaseException):
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, LLMError):
             raise result
-        elif q.is_skip(result.text):
-            message = await sync_to_async(_save)(
-                table.room, "system", f"[{agent.label}] skipped their turn", agent, active=False
-            )
-        else:
-            message = await sync_to_async(_save)(
-                table.room, RoomMessage.Kind.PENDING, agent=agent, **_reply_fields(table, agent, result)
-            )
-        saved.append(message)
+    saved = await sync_to_async(_save_round)(table, list(zip(agents, results, strict=True)))
+    for message in saved:
         await observer.message_saved(table.room, message)
+    return saved
+
+
+def _unanswered(room_id: int, agents: Sequence[RoomAgent]) -> list[RoomAgent]:
+    """Those of `agents` with no answer yet to the person's latest message (a failure is no answer: Retry asks
+    it again). A round run twice (a redelivered task) or retried asks nobody a second time."""
+    latest = RoomMessage.objects.filter(room_id=room_id, kind=RoomMessage.Kind.USER).order_by("-pk").first()
+    if latest is None:
+        return list(agents)
+    since = RoomMessage.objects.filter(room_id=room_id, pk__gt=latest.pk, agent__isnull=False)
+    answered = set(since.exclude(kind=RoomMessage.Kind.ERROR).values_list("agent_id", flat=True))
+    return [a for a in agents if a.pk not in answered]
+
+
+def _save_round(
+    table: RoomTable, outcomes: Sequence[tuple[RoomAgent, ChatResult | BaseException]]
+) -> list[RoomMessage]:
+    """A round's answers as pending cards (skips and failures as their lines), all in one transaction."""
+    saved = []
+    with transaction.atomic():
+        for agent, result in outcomes:
+            if isinstance(result, LLMError):
+                saved.append(_failure(table, agent, result))
+            elif isinstance(result, ChatResult) and (reason := q.skip_reason(result.text)) is not None:
+                saved.append(_save_skip(table.room, agent, reason))
+            elif isinstance(result, ChatResult):
+                fields = _reply_fields(table, agent, result)
+                saved.append(_save(table.room, RoomMessage.Kind.PENDING, agent=agent, **fields))
     return saved
 
 
@@ -356,47 +464,184 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
         room = table.room
         if room.mode != Room.Mode.AUTO:
             return
+        if table.summarizer is not None and context_state(table)[0] != "ok":
+            folded = await _fold(table, observer)
+            if folded is None:
+                return
+            if folded:
+                continue  # measured again, with the summary in place of what it folds
         if await _stopped(table, observer):
             return
         agents = queue_agents(table.agents)
         queue = q.Queue.from_json(room.queue)
-        group = q.next_group(queue, agents)
+        turn = q.next_turn(queue, agents, room.turn_order, room.seed)
+        group = turn.group
         if not group:
-            await _pause(table, observer, "no agent is participating")
+            quiet = "every agent is quiet (talkativeness 0): @mention one" if turn.passed else ""
+            await _pause(table, observer, quiet or "no agent is participating")
             return
         by_id = {a.pk: a for a in table.agents}
+        picked = q.was_picked(queue, agents, group, room.turn_order)
+        if table.selector is not None and not q.mentioned_next(queue, agents):
+            group = await _select(table, queue, agents, group, observer)
         results = await asyncio.gather(*(_answer(table, by_id[i], observer) for i in group), return_exceptions=True)
-        skipped, mentioned = [], []
-        for agent_id, result in zip(group, results, strict=True):
-            agent = by_id[agent_id]
-            if isinstance(result, LLMError):
-                await observer.message_saved(room, await sync_to_async(_failure)(table, agent, result))
-                retry = result.retry_after if isinstance(result, LLMRateLimited) else None
-                reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
-                await _pause(table, observer, reason, retry_after=retry)
-                return
-            if isinstance(result, BaseException):
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, LLMError):
                 raise result
-            if q.is_skip(result.text):
-                skipped.append(agent_id)
-                message = await sync_to_async(_save)(
-                    room, "system", f"[{agent.label}] skipped their turn", agent, active=False
-                )
-            else:
-                fields = _reply_fields(table, agent, result)
-                message = await sync_to_async(_save)(room, RoomMessage.Kind.AGENT, agent=agent, **fields)
-                mentioned += q.find_mentions(message.content, agents, author_id=agent_id)
-                room.messages_since_auto += 1
+        failed = next(((by_id[i], r) for i, r in zip(group, results, strict=True) if isinstance(r, LLMError)), None)
+        if failed is not None:
+            # The group is asked again on Retry: none of its answers is kept, so none is kept twice.
+            agent, error = failed
+            await observer.message_saved(room, await sync_to_async(_failure)(table, agent, error))
+            retry = error.retry_after if isinstance(error, LLMRateLimited) else None
+            reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
+            await _pause(table, observer, reason, retry_after=retry)
+            return
+        answers = [(by_id[i], r) for i, r in zip(group, results, strict=True) if isinstance(r, ChatResult)]
+        saved, queue = await sync_to_async(_finish_turn)(table, answers, agents, picked, turn.passed)
+        for message in saved:
             await observer.message_saved(room, message)
-        queue = q.with_mentions(q.advance(queue, group, skipped), mentioned)
-        room.queue = queue.to_json()
-        await sync_to_async(room.save)(update_fields=["queue", "messages_since_auto", "updated_at"])
         if q.everyone_skipped(queue, agents):
             await _pause(table, observer, "every agent skipped a full round")
             return
         # One push: the page counts the seconds down itself (data-countdown).
         await observer.countdown(room, room.response_delay)
         await asyncio.sleep(room.response_delay)
+
+
+def _finish_turn(
+    table: RoomTable,
+    answers: Sequence[tuple[RoomAgent, ChatResult]],
+    agents: Sequence[q.Agent],
+    picked: bool,
+    passed: Sequence[int],
+) -> tuple[list[RoomMessage], q.Queue]:
+    """Save a turn's answers and move the queue on past them, in one transaction: a worker killed at any point
+    leaves either the whole turn or none of it, so the turn run again never has an agent answer twice."""
+    room = table.room
+    saved, skipped, mentioned = [], [], []
+    with transaction.atomic():
+        for agent, result in answers:
+            if (reason := q.skip_reason(result.text)) is not None:
+                skipped.append(agent.pk)
+                saved.append(_save_skip(room, agent, reason))
+            else:
+                message = _save(room, RoomMessage.Kind.AGENT, agent=agent, **_reply_fields(table, agent, result))
+                mentioned += q.find_mentions(message.content, agents, author_id=agent.pk)
+                room.messages_since_auto += 1
+                saved.append(message)
+        group = [agent.pk for agent, _ in answers]
+        queue = _advance_queue(room, group, skipped, mentioned, picked, passed)
+    return saved, queue
+
+
+def _advance_queue(
+    room: Room,
+    group: Sequence[int],
+    skipped: Sequence[int],
+    mentioned: Sequence[int],
+    picked: bool,
+    passed: Sequence[int],
+) -> q.Queue:
+    """Move the stored queue on past `group`. The stored one, not the one loaded before the turn: what the owner
+    changed meanwhile (an agent added or removed, one picked to speak next) stays."""
+    with transaction.atomic():
+        stored = Room.objects.select_for_update().only("queue").get(pk=room.pk)
+        queue = q.with_mentions(
+            q.advance(q.Queue.from_json(stored.queue), group, skipped, picked=picked, passed=passed), mentioned
+        )
+        room.queue = queue.to_json()
+        room.save(update_fields=["queue", "messages_since_auto", "updated_at"])
+    return queue
+
+
+async def _select(
+    table: RoomTable, queue: q.Queue, agents: list[q.Agent], fallback: tuple[int, ...], observer: RoomObserver
+) -> tuple[int, ...]:
+    """Ask the selector who speaks next; its choice, or `fallback` (round robin) when it names nobody who may.
+
+    Either way a system line says who is next and why.
+    """
+    room, names = table.room, {a.id: a.name for a in agents}
+    candidates = q.selector_candidates(queue, agents, room.selector_repeat)
+    group, data = fallback, {}
+    if not candidates:
+        line = q.fallback_line(names[fallback[0]], "no agent may be named")
+    else:
+        just_spoke = "" if room.selector_repeat else ", ".join(names[i] for i in queue.last if i in names)
+        said = (m for m in reversed(table.messages) if in_history(m) and not m.audience)  # never a whisper
+        newest = itertools.islice(said, q.SELECTOR_WINDOW)
+        recent = [(m.author, m.content) for m in newest][::-1]
+        assert table.selector is not None
+        endpoint, options = table.selector
+        policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
+        try:
+            result = await chat(endpoint, q.selector_messages(recent, candidates, just_spoke), options, policy=policy)
+        except LLMError as error:
+            line = q.fallback_line(names[fallback[0]], f"the selector failed: {error}")
+        else:
+            data = {"selector_answer": result.text[:500]}
+            selection = q.parse_selection(result.text, candidates)
+            if selection is None:
+                answer = " ".join(result.text.split())[:100]
+                line = q.fallback_line(names[fallback[0]], f'the selector named nobody who may speak ("{answer}")')
+            else:
+                group = (selection.agent_id,)
+                line = q.selection_line(names[selection.agent_id], selection.reason)
+    message = await sync_to_async(_save)(room, RoomMessage.Kind.SYSTEM, line, active=False, data=data)
+    await observer.message_saved(room, message)
+    return group
+
+
+def _save_summary(room: Room, fold: Sequence[RoomMessage], text: str, model: str) -> RoomMessage:
+    # A summary reads where the oldest message under it was (`_in_order`), even when it folds an earlier summary.
+    first = min(m.data.get("first", m.pk) if m.kind == RoomMessage.Kind.SUMMARY else m.pk for m in fold)
+    with transaction.atomic():
+        summary = _save(
+            room,
+            RoomMessage.Kind.SUMMARY,
+            text,
+            author="Summary",
+            data={"first": first, "folded": len(fold), "model": model},
+        )
+        RoomMessage.objects.filter(pk__in=[m.pk for m in fold]).update(folded_into=summary)
+    return summary
+
+
+async def _fold(table: RoomTable, observer: RoomObserver) -> bool | None:
+    """Fold the oldest half of what agents see into one summary by the room's summarizer. True if it did;
+    False if there is too little to fold; None if the summarizer failed (auto mode is then paused)."""
+    room = table.room
+    foldable = [
+        m
+        for m in _in_order(table.messages)
+        if m.active
+        and m.folded_into_id is None
+        and not m.audience  # a whisper stays its audience's alone: it is never summarised for the others
+        and (in_history(m) or m.kind == RoomMessage.Kind.SUMMARY)
+    ]
+    ids = set(q.to_fold([m.pk for m in foldable]))
+    if not ids:
+        return False
+    fold = [m for m in foldable if m.pk in ids]
+    lines = [("" if m.kind == RoomMessage.Kind.SUMMARY else m.author, m.content) for m in fold]
+    assert table.summarizer is not None
+    endpoint, options = table.summarizer
+    policy = Policy.from_settings(timeout=float(room.max_wait), wait_on_rate_limit=False)
+    try:
+        result = await chat(endpoint, q.summarizer_messages(lines), options, policy=policy)
+    except LLMError as error:
+        await _pause(table, observer, f"the summarizer failed: {error}")
+        return None
+    summary = await sync_to_async(_save_summary)(room, fold, result.text.strip(), result.model)
+    await observer.message_saved(room, summary)
+    agents = {a.pk: a for a in table.agents}
+    for message in fold:
+        message.folded_into_id = summary.pk
+        if message.agent_id is not None:
+            message.agent = agents[message.agent_id]  # the card draws it with no query
+        await observer.message_saved(room, message)  # its card now says it was summarised
+    return True
 
 
 async def _stopped(table: RoomTable, observer: RoomObserver) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -13,6 +15,10 @@ from chaoslm.sharing import new_share_token
 
 # The most messages an auto-mode run may be set to (besides 0, no limit but the context window's).
 MAX_MESSAGES = 1000
+
+
+def new_seed() -> int:
+    return secrets.randbelow(2**31)
 
 
 class Room(models.Model):
@@ -43,7 +49,42 @@ class Room(models.Model):
         validators=[MinValueValidator(5), MaxValueValidator(600)],
         help_text="Seconds to wait for an agent's answer.",
     )
+
+    class TurnOrder(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "round robin (the order they joined)"
+        SELECTOR = "selector", "selector (a model picks who is next)"
+        PICK = "pick", "pick (you choose who is next)"
+
+    # In auto mode (rooms/queue.py); @mentions come first in every order.
+    turn_order = models.CharField(max_length=20, choices=TurnOrder.choices, default=TurnOrder.ROUND_ROBIN)
+    selector = models.ForeignKey(
+        "personas.Persona",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The persona whose model picks the next speaker; empty: the default model.",
+    )
+    selector_repeat = models.BooleanField(default=False, help_text="May the selector name the agent who just spoke?")
+
+    class Memory(models.TextChoices):
+        SUMMARIZE = "summarize", "summarise at 80 % (fold the oldest messages)"
+        STOP = "stop", "stop auto mode at 95 % (the spec's)"
+
+    memory = models.CharField(max_length=20, choices=Memory.choices, default=Memory.SUMMARIZE)
+    summarizer = models.ForeignKey(
+        "personas.Persona",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The persona whose model writes the summaries; empty: the default model.",
+    )
+    # Seeds the agents' talkativeness draws (rooms/queue.py, `asked`), so a room's run can be replayed.
+    seed = models.PositiveIntegerField(default=new_seed, editable=False)
     messages_since_auto = models.PositiveIntegerField(default=0)
+    # The owner took the floor (an interrupt): the answer being written is kept as an inactive partial.
+    interrupted = models.BooleanField(default=False, editable=False)
     pause_reason = models.CharField(max_length=300, blank=True)
     retry_at = models.DateTimeField(null=True, blank=True)
     # Until when a process running this room's round or auto loop holds it (rooms/engine.py, `holding`).
@@ -72,6 +113,17 @@ class RoomAgent(models.Model):
     system_prompt = models.TextField()
     llm = models.JSONField(default=dict, blank=True)
     participating = models.BooleanField(default=True)
+    # Whether a selector room's selector may name this agent.
+    candidate = models.BooleanField(default=True)
+    # Presence: an agent sees the messages after `joined_after` (the newest message's id when it joined),
+    # unless the owner lets it see the earlier ones too.
+    joined_after = models.PositiveIntegerField(default=0, editable=False)
+    sees_earlier = models.BooleanField(default=False)
+    talkativeness = models.PositiveSmallIntegerField(
+        default=100,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text="The chance (%) it is asked when its turn comes in auto mode; 0: only when @mentioned.",
+    )
 
     class Meta:
         ordering = ["pk"]
@@ -96,6 +148,7 @@ class RoomMessage(models.Model):
         SYSTEM = "system"
         ERROR = "error"
         PENDING = "pending"
+        SUMMARY = "summary"  # the oldest messages folded into one, written by the room's summarizer
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="messages")
     kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -104,6 +157,10 @@ class RoomMessage(models.Model):
     content = models.TextField(blank=True)
     # Only active messages go into the agents' next requests; any message can be toggled.
     active = models.BooleanField(default=True)
+    # A whisper: the ids of the only agents that ever have it in their context; empty: everyone.
+    audience = models.JSONField(default=list, blank=True)
+    # Set once the message is folded into a summary: agents then see the summary instead (rooms/engine.py).
+    folded_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
@@ -114,3 +171,20 @@ class RoomMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.author}: {self.content[:40]}"
+
+
+class RoomTemplate(models.Model):
+    """A room's agents (in order, with their talkativeness), its turn order and its settings, to start rooms from."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="room_templates")
+    name = models.CharField(max_length=200)
+    # {"agents": [{"persona": id, "talkativeness": n, "candidate": bool}], "room": {field: value}}
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_room_template_name")]
+
+    def __str__(self) -> str:
+        return self.name

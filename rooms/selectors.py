@@ -24,9 +24,11 @@ def room_status_html(room: Room) -> str:
     return status_html(table.room, in_queue_order(table.room, table.agents), table.meter().state())
 
 
-def page_messages(room: Room) -> tuple[list[RoomMessage], list[RoomMessage]]:
-    """The room's messages and its pending answers, in order."""
+def page_messages(room: Room, *, with_whispers: bool) -> tuple[list[RoomMessage], list[RoomMessage]]:
+    """The room's messages and its pending answers, in order; whispers only `with_whispers` (the owner's)."""
     messages = list(room.messages.select_related("agent"))
+    if not with_whispers:
+        messages = [m for m in messages if not m.audience]
     return (
         [m for m in messages if m.kind != RoomMessage.Kind.PENDING],
         [m for m in messages if m.kind == RoomMessage.Kind.PENDING],

@@ -6,16 +6,18 @@ import functools
 from collections.abc import Callable
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.messages import success as notify
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from chaoslm import limits, live, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
+from rooms import exports, selectors, services, work
 from rooms import limits as room_limits
-from rooms import selectors, services, work
 from rooms.broadcast import message_html
-from rooms.forms import NewRoomForm, SettingsForm
+from rooms.forms import MemoryForm, NewRoomForm, SettingsForm, TurnOrderForm
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -29,16 +31,19 @@ def _push_status(room: Room) -> None:
 
 @login_required
 def room_list(request: HttpRequest) -> HttpResponse:
-    form = NewRoomForm(request.POST or None)
+    form = NewRoomForm(request.POST or None, owner=request.user)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        room = services.create_room(request.user, data["title"], data["visibility"], data["personas"])
+        if data["template"] is not None:
+            room = services.create_from_template(request.user, data["template"], data["title"], data["visibility"])
+        else:
+            room = services.create_room(request.user, data["title"], data["visibility"], data["personas"])
         return redirect("room_detail", room.pk)
     return render(request, "rooms/list.html", {"rooms": selectors.rooms_of(request.user), "form": form})
 
 
-def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
-    messages, pending = selectors.page_messages(room)
+def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> HttpResponse:
+    messages, pending = selectors.page_messages(room, with_whispers=sharing.is_owner(request.user, room))
     return render(
         request,
         "rooms/detail.html",
@@ -50,8 +55,12 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
             "is_owner": sharing.is_owner(request.user, room),
             "personas": selectors.personas_to_add(room),
             "settings_form": SettingsForm(instance=room),
+            "turn_order_form": TurnOrderForm(instance=room),
+            "memory_form": MemoryForm(instance=room),
             "ws_url": ws_url,
             "share": sharing.share_panel(request, room),
+            "export_md": export_md,
+            "export_json": export_md.removesuffix("md") + "json",
         },
     )
 
@@ -59,12 +68,12 @@ def _page(request: HttpRequest, room: Room, ws_url: str) -> HttpResponse:
 def room_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # A room left in auto mode by a restart is resumed by the sweep (rooms/work.py), not by a page view.
     room = sharing.visible_or_404(Room, request.user, pk=pk)
-    return _page(request, room, f"/ws/rooms/{room.pk}/")
+    return _page(request, room, f"/ws/rooms/{room.pk}/", reverse("room_export_md", args=[room.pk]))
 
 
 def room_share(request: HttpRequest, token: str) -> HttpResponse:
     room = sharing.visible_or_404(Room, request.user, token=token)
-    return _page(request, room, f"/ws/room-share/{token}/")
+    return _page(request, room, f"/ws/room-share/{token}/", reverse("room_share_export_md", args=[token]))
 
 
 def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -81,11 +90,40 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapped
 
 
+EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
+    "md": (exports.as_markdown, "text/markdown; charset=utf-8"),
+    "json": (exports.as_json, "application/json"),
+}
+
+
+def _export(room: Room, kind: str, *, private: bool) -> HttpResponse:
+    render_as, content_type = EXPORTS[kind]  # the URL patterns admit only these
+    response = HttpResponse(render_as(room, include_private=private), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="room-{int(room.pk)}.{kind}"'
+    return response
+
+
+def room_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    """Everything for the owner (whispers, system prompts); what the page shows them for anyone else."""
+    room = sharing.visible_or_404(Room, request.user, pk=pk)
+    return _export(room, kind, private=sharing.is_owner(request.user, room))
+
+
+def room_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
+    """Always what anyone may see: a share link is for passing on."""
+    return _export(sharing.visible_or_404(Room, request.user, token=token), kind, private=False)
+
+
 @_owner_action
 def room_say(request: HttpRequest, room: Room) -> HttpResponse:
-    message = services.post_message(room, request.user.get_username(), request.POST.get("text", ""))
-    _push(room, live.upsert(message_html(message), "#messages"))
+    to = {number for number in map(parse_id, request.POST.getlist("to")) if number is not None}
+    message = services.post_message(room, request.user.get_username(), request.POST.get("text", ""), to)
     work.start_round(room.pk)
+    card = live.upsert(message_html(message), "#messages")
+    if message.audience:
+        # A whisper is the owner's alone: it goes back to the page that sent it, never to the room's viewers.
+        return HttpResponse(card)
+    _push(room, card)
     return HttpResponse("")
 
 
@@ -107,6 +145,16 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
         _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
     if note is not None:
         _push(room, live.upsert(message_html(note), "#messages"))
+    _push_status(room)
+    return HttpResponse(status=204)
+
+
+@_owner_action
+def room_interrupt(request: HttpRequest, room: Room) -> HttpResponse:
+    note = services.interrupt(room)
+    work.stop(room.pk)  # at once if it runs here; a worker's loop sees the mode change within CHAOSLM_ROOM_POLL
+    _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
+    _push(room, live.upsert(message_html(note), "#messages"))
     _push_status(room)
     return HttpResponse(status=204)
 
@@ -151,6 +199,10 @@ def room_agent(request: HttpRequest, room: Room, agent_id: int, what: str) -> Ht
         services.toggle_participation(agent)
     elif what == "remove":
         _push(room, live.upsert(message_html(services.remove_agent(room, agent)), "#messages"))
+    elif what == "next":
+        services.speak_next(room, agent)
+    elif what == "earlier":
+        services.move_earlier(room, agent)
     elif what == "retry":
         if room.mode == Room.Mode.AUTO:
             work.start_auto(room.pk)
@@ -168,6 +220,44 @@ def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
     if not form.is_valid():
         return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
     form.save()
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_turn_order(request: HttpRequest, room: Room) -> HttpResponse:
+    form = TurnOrderForm(request.POST, instance=room)
+    if not form.is_valid():
+        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
+    data = form.cleaned_data
+    services.set_turn_order(
+        room, data["turn_order"], data["selector"], data["selector_repeat"], {a.pk for a in data["candidates"]}
+    )
+    notify(request, f"Turn order: {room.get_turn_order_display()}.")
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_agent_settings(request: HttpRequest, room: Room) -> HttpResponse:
+    services.set_agent_settings(room, request.POST.dict())
+    _push_status(room)
+    notify(request, "The agents' settings are saved.")
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_memory(request: HttpRequest, room: Room) -> HttpResponse:
+    form = MemoryForm(request.POST, instance=room)
+    if not form.is_valid():
+        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
+    form.save()
+    notify(request, f"Memory: {room.get_memory_display()}.")
+    return redirect("room_detail", room.pk)
+
+
+@_owner_action
+def room_save_template(request: HttpRequest, room: Room) -> HttpResponse:
+    template = services.save_template(room, request.POST.get("name", ""))
+    notify(request, f"Saved as the template “{template.name}”: choose it when you open a new room.")
     return redirect("room_detail", room.pk)
 
 

@@ -3,18 +3,31 @@
 import pytest
 
 from rooms.queue import (
+    PICK,
+    SELECTOR_SYSTEM,
     Agent,
     Queue,
+    Turn,
     add_agent,
     advance,
+    asked,
     context_level,
     everyone_skipped,
     find_mentions,
     guard_speaker,
-    is_skip,
     message_limit_reached,
+    move_earlier,
     next_group,
+    next_turn,
+    parse_selection,
+    pick,
     remove_agent,
+    selector_candidates,
+    selector_messages,
+    skip_line,
+    skip_reason,
+    upcoming,
+    was_picked,
     with_mentions,
 )
 
@@ -95,7 +108,8 @@ def test_new_agents_join_the_end_and_removed_ones_leave_without_disturbing_the_t
     assert q.order == (2, 3) and next_group(q, AGENTS) == (2,)
     q = remove_agent(q, 2)
     assert next_group(q, AGENTS) == (3,)
-    assert remove_agent(remove_agent(q, 3), 3) == Queue()
+    emptied = remove_agent(remove_agent(q, 3), 3)
+    assert (emptied.order, emptied.cursor, next_group(emptied, AGENTS)) == ((), 0, ())
 
 
 def test_a_full_round_of_skips_stops_auto_mode_and_one_answer_resets_it():
@@ -115,20 +129,33 @@ def test_skips_count_only_participating_agents():
 
 
 @pytest.mark.parametrize(
-    ("text", "skip"),
+    ("text", "reason"),
     [
-        ("SKIP", True),
-        ("skip", True),
-        ('"SKIP"', True),
-        ("SKIP.", True),
-        (" **SKIP** ", True),
-        ("Skipping this one because", False),
-        ("I would not skip this", False),
-        ("", False),
+        ("SKIP", ""),
+        ("skip", ""),
+        ('"SKIP"', ""),
+        ("SKIP.", ""),
+        (" **SKIP** ", ""),
+        ("SKIP:", ""),
+        ("SKIP: nothing to add on pricing", "nothing to add on pricing"),
+        ("**SKIP**: outside my field.", "outside my field."),
+        ("skip \u2014 off topic", "off topic"),
+        ("SKIP - " + "x" * 300, "x" * 200),
+        ("SKIP:\nBob: a line for someone else", None),  # a reason is one line; more is an answer
+        ("Skipping this one because", None),
+        ("I would not skip this", None),
+        ("", None),
     ],
 )
-def test_is_skip(text, skip):
-    assert is_skip(text) == skip
+def test_skip_with_or_without_a_reason(text, reason):
+    assert skip_reason(text) == reason
+
+
+def test_the_skip_line_carries_the_reason_when_there_is_one():
+    assert skip_line("Bob | critic", "") == "[Bob | critic] skipped their turn"
+    assert skip_line("Bob | critic", "nothing to add on pricing") == (
+        "[Bob | critic] skipped their turn: nothing to add on pricing"
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,3 +197,120 @@ def test_the_queue_survives_a_round_trip_through_json():
 def test_the_speaker_guard_cuts_where_an_agent_speaks_for_another(text, kept, cut_at):
     guarded = guard_speaker(text, "Alice", ["Alice", "Bob", "Charlie", "You"])
     assert (guarded.text, guarded.cut_at) == (kept, cut_at)
+
+
+ROLED = [Agent(1, "Alice", role="economist"), Agent(2, "Bob", role="critic"), Agent(3, "Charlie Day")]
+
+
+def test_the_selector_may_name_participating_candidates_and_not_the_last_speaker_unless_allowed():
+    agents = [*ROLED[:2], Agent(3, "Charlie Day", candidate=False), Agent(4, "Dee", participating=False)]
+    q = advance(queue(1, 2, 3, 4), (1,))
+    assert [a.id for a in selector_candidates(q, agents, allow_repeat=False)] == [2]
+    assert [a.id for a in selector_candidates(q, agents, allow_repeat=True)] == [1, 2]
+
+
+def test_the_exact_messages_the_selector_receives():
+    recent = [("olive", "What will it cost?"), ("Alice", "x" * 700)]
+    messages = selector_messages(recent, ROLED[1:], just_spoke="Alice")
+    assert messages == [
+        {"role": "system", "content": SELECTOR_SYSTEM},
+        {
+            "role": "user",
+            "content": "Participants who may speak next:\n- Bob (critic)\n- Charlie Day\n\n"
+            "The conversation so far (most recent last):\nolive: What will it cost?\nAlice: " + "x" * 600 + "\u2026\n\n"
+            "Who should speak next? Not Alice, who just spoke.",
+        },
+    ]
+    assert "Mira \u2014 asked about costs" in SELECTOR_SYSTEM
+    # Only the most recent twelve lines: the request does not grow with the conversation.
+    long = selector_messages([("olive", f"line {i}") for i in range(40)], ROLED)[1]["content"]
+    assert "line 27" not in long and "line 28" in long and "line 39" in long
+    assert "(nothing yet)" in selector_messages([], ROLED)[1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "chosen", "reason"),
+    [
+        ("Bob \u2014 asked about costs", 2, "asked about costs"),
+        ("**Bob**: he was asked directly", 2, "he was asked directly"),
+        ("Next: charlie day - to balance the view\nmore text", 3, "to balance the view"),
+        ("Charlie", 3, ""),
+        ("Alice \u2014 she knows", None, ""),  # not a candidate (she just spoke)
+        ("Zed \u2014 anyone", None, ""),
+        ("I think Bob should speak", None, ""),
+        ("", None, ""),
+    ],
+)
+def test_reading_the_selector_s_answer(answer, chosen, reason):
+    selection = parse_selection(answer, ROLED[1:])
+    if chosen is None:
+        assert selection is None
+    else:
+        assert (selection.agent_id, selection.reason) == (chosen, reason)
+
+
+def test_pick_speak_next_goes_first_after_mentions_then_the_rotation_resumes_where_it_was():
+    q = advance(queue(1, 2, 3), (1,))  # Alice spoke; Bob is next in rotation
+    q = pick(pick(q, 1), 3)  # Charlie speaks next, then Alice
+    assert upcoming(q, AGENTS) == (3, 1, 2)
+    assert next_group(q, AGENTS) == (2,)  # round robin ignores the owner's picks
+    mentioned = with_mentions(q, [2])
+    assert next_group(mentioned, AGENTS, PICK) == (2,) and not was_picked(mentioned, AGENTS, (2,), PICK)
+    spoken = []
+    for _ in range(4):
+        group = next_group(q, AGENTS, PICK)
+        spoken.append(group)
+        q = advance(q, group, picked=was_picked(q, AGENTS, group, PICK))
+    assert spoken == [(3,), (1,), (2,), (3,)]
+    assert q.picked == ()
+
+
+def test_pick_reordering_moves_an_agent_up_one_place_and_skips_paused_agents():
+    q = queue(1, 2, 3)
+    q = move_earlier(q, AGENTS, 3)
+    assert upcoming(q, AGENTS) == (1, 3, 2)
+    q = move_earlier(q, AGENTS, 3)
+    assert upcoming(q, AGENTS) == (3, 1, 2) and next_group(q, AGENTS, PICK) == (3,)
+    assert move_earlier(q, AGENTS, 3) == q  # already first
+    paused = [ALICE, Agent(2, "Bob", participating=False), CHARLIE]
+    assert upcoming(q, paused) == (3, 1)
+    assert Queue.from_json(q.to_json()) == q
+
+
+def run_turns(agents, seed, count, q=None):
+    q = q or queue(*(a.id for a in agents))
+    spoken, passed = [], []
+    for _ in range(count):
+        turn = next_turn(q, agents, seed=seed)
+        spoken.append(turn.group[0])
+        passed.append(turn.passed)
+        q = advance(q, turn.group, passed=turn.passed)
+    return spoken, passed, q
+
+
+def test_talkativeness_draws_are_seeded_per_room_so_a_run_replays_exactly():
+    agents = [Agent(1, "Alice", talkativeness=50), Agent(2, "Bob", talkativeness=30), Agent(3, "Charlie")]
+    first, passed, q = run_turns(agents, seed=7, count=30)
+    assert run_turns(agents, seed=7, count=30)[0] == first
+    assert run_turns(agents, seed=8, count=30)[0] != first
+    # Charlie (100 %) is never passed over; the quieter ones speak less, and every pass is recorded.
+    counts = {a: first.count(a) for a in (1, 2, 3)}
+    assert counts[3] > counts[1] > counts[2] > 0
+    assert all(3 not in p for p in passed) and any(2 in p for p in passed)
+    assert q.passed == passed[-1] and q.turns == 30
+
+
+def test_talkativeness_zero_speaks_only_when_mentioned():
+    agents = [Agent(1, "Alice"), Agent(2, "Bob", talkativeness=0), Agent(3, "Charlie")]
+    spoken, passed, q = run_turns(agents, seed=1, count=4)
+    assert spoken == [1, 3, 1, 3] and passed[1] == (2,)
+    assert next_turn(with_mentions(q, [2]), agents).group == (2,)
+    assert [a.id for a in selector_candidates(q, agents, allow_repeat=True)] == [1, 3]
+    silent = [Agent(1, "Alice", talkativeness=0), Agent(2, "Bob", talkativeness=0)]
+    assert next_turn(queue(1, 2), silent) == Turn((), (1, 2))
+
+
+def test_when_every_draw_passes_the_most_talkative_speaks():
+    agents = [Agent(1, "Alice", talkativeness=1), Agent(2, "Bob", talkativeness=2)]
+    seed = next(s for s in range(1000) if not any(asked(s, 0, a) for a in agents))
+    assert next_turn(queue(1, 2), agents, seed=seed) == Turn((2,), (1,))

@@ -1,6 +1,7 @@
 """Rooms over the test server: concurrency, what each request holds, auto mode's stops, pauses and mentions."""
 
 import asyncio
+import html
 import time
 from datetime import timedelta
 
@@ -8,11 +9,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from chaoslm import runner
 from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import services
-from rooms.engine import auto_loop, manual_round
+from rooms.engine import auto_loop, load_room, manual_round
 from rooms.models import Room, RoomMessage
-from rooms.queue import SKIP_RULE
+from rooms.queue import SELECTOR_SYSTEM, SKIP_REASON_RULE, SKIP_RULE, SUMMARY_PREFIX, summarizer_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,7 +61,7 @@ def test_every_request_carries_the_skip_rule_and_only_active_messages(room, llm_
     assert len(llm_server.requests) == 3
     for request in llm_server.requests:
         text = str(request.messages)
-        assert SKIP_RULE in request.system
+        assert SKIP_RULE in request.system and SKIP_REASON_RULE in request.system
         assert "PELICAN" not in text
         assert all(m.content not in text for m in dropped)
         assert kept.content in text and "olive: What now?" in text
@@ -68,14 +70,18 @@ def test_every_request_carries_the_skip_rule_and_only_active_messages(room, llm_
 
 
 def test_skips_show_as_system_lines_and_a_full_round_of_skips_stops_auto(room, llm_server):
-    llm_server.configure(rules=[{"reply": "SKIP"}])
+    llm_server.configure(rules=[{"reply": "SKIP", "times": 2}, {"reply": "SKIP: nothing to add on pricing"}])
     services.post_message(room, "olive", "Anything?")
     services.set_mode(room, Room.Mode.AUTO)
     asyncio.run(auto_loop(room.pk))
     room.refresh_from_db()
     assert room.mode == Room.Mode.MANUAL
     lines = list(room.messages.filter(kind="system").values_list("content", flat=True))
-    assert "[Alice | chat] skipped their turn" in lines and "[Charlie | chat] skipped their turn" in lines
+    assert lines[-4:-1] == [
+        "[Alice | chat] skipped their turn",
+        "[Bob | chat] skipped their turn",
+        "[Charlie | chat] skipped their turn: nothing to add on pricing",
+    ]
     assert lines[-1] == "Conversation paused: every agent skipped a full round"
     assert len(llm_server.requests) == 3
 
@@ -165,6 +171,10 @@ def test_switching_auto_off_stops_a_loop_that_nobody_cancels(room, llm_server, s
     asyncio.run(run_and_switch_off())
     # The generation in flight was stopped, not waited for: the server was cut off before its 3 s answer.
     (in_flight,) = llm_server.requests
+    # The server notices the closed connection on its own thread, a moment after the loop has returned.
+    deadline = time.monotonic() + 2.0
+    while in_flight.finished is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert in_flight.finished is not None and in_flight.finished - in_flight.started < 3.0
     assert not room.messages.filter(kind__in=["agent", "pending"]).exists()
     room.refresh_from_db()
@@ -237,3 +247,370 @@ def test_joining_leaving_and_pausing_keep_the_queue_in_step(room):
     bob = room.agents.get(name="Bob")
     assert services.toggle_participation(bob).participating is False
     assert room.messages.first().content == "[Alice | chat] joined the conversation"
+
+
+def test_a_new_room_s_agents_answer_in_the_order_they_were_ticked(room, client):
+    personas = {p.name: p.pk for p in Persona.objects.all()}
+    client.force_login(room.owner)
+    order = [personas["Charlie"], personas["Alice"], personas["Bob"]]
+    response = client.post(
+        "/rooms/",
+        {
+            "title": "Ticked",
+            "visibility": "private",
+            "personas": list(personas.values()),
+            "order": ",".join(map(str, order)),
+        },
+    )
+    created = Room.objects.get(title="Ticked")
+    assert response.status_code == 302
+    names = {a.pk: a.name for a in created.agents.all()}
+    assert [names[i] for i in created.queue["order"]] == ["Charlie", "Alice", "Bob"]
+    # Without the order (no script), or with ids it does not know, the list's order holds.
+    client.post(
+        "/rooms/", {"title": "Plain", "visibility": "private", "personas": list(personas.values()), "order": "x,999"}
+    )
+    plain = Room.objects.get(title="Plain")
+    names = {a.pk: a.name for a in plain.agents.all()}
+    assert [names[i] for i in plain.queue["order"]] == ["Alice", "Bob", "Charlie"]
+
+
+def selector_requests(llm_server):
+    return [r for r in llm_server.requests if r.system == SELECTOR_SYSTEM]
+
+
+def agent_authors(room):
+    return list(room.messages.filter(kind="agent").values_list("author", flat=True))
+
+
+def test_a_selector_room_runs_agents_in_the_order_its_selector_names_them(room, llm_server):
+    import_personas([("picker.yaml", "name: Picker\nrole: chat\npersonality: You pick.\nmodel: picker-model\n")])
+    room.turn_order, room.selector, room.max_messages = "selector", Persona.objects.get(name="Picker"), 3
+    room.save()
+    ask = "Who should speak next"
+    llm_server.configure(
+        rules=[
+            {"match": ask, "reply": "Charlie \u2014 asked about costs", "times": 1},
+            {"match": ask, "reply": "**Alice**: to answer Charlie", "times": 1},
+            {"match": ask, "reply": "Bob - the critic's view", "times": 1},
+            {"match": "olive: Go", "reply": "Costs are high.", "times": 1},
+        ]
+    )
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Charlie", "Alice", "Bob"]
+    lines = list(room.messages.filter(kind="system", content__startswith="Next:").values_list("content", flat=True))
+    assert lines == [
+        "Next: Charlie \u2014 asked about costs",
+        "Next: Alice \u2014 to answer Charlie",
+        "Next: Bob \u2014 the critic's view",
+    ]
+    first, second, _ = selector_requests(llm_server)
+    assert first.body["model"] == "picker-model"  # the room's selector persona's model
+    assert first.messages[1]["content"] == (
+        "Participants who may speak next:\n- Alice (chat)\n- Bob (chat)\n- Charlie (chat)\n\n"
+        "The conversation so far (most recent last):\nolive: Go\n\nWho should speak next?"
+    )
+    assert second.messages[1]["content"] == (
+        "Participants who may speak next:\n- Alice (chat)\n- Bob (chat)\n\n"
+        "The conversation so far (most recent last):\nolive: Go\nCharlie: Costs are high.\n\n"
+        "Who should speak next? Not Charlie, who just spoke."
+    )
+    # The agents never see the selector's lines.
+    assert all("Next:" not in str(r.messages) for r in llm_server.requests if r.system != SELECTOR_SYSTEM)
+
+
+def test_a_selector_answer_naming_nobody_valid_falls_back_to_round_robin_and_says_so(room, llm_server):
+    room.turn_order, room.max_messages = "selector", 2
+    room.save()
+    llm_server.configure(rules=[{"match": "Who should speak next", "reply": "Zed \u2014 nobody here"}])
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Alice", "Bob"]
+    lines = list(room.messages.filter(kind="system", content__startswith="Next:").values_list("content", flat=True))
+    assert lines == [
+        'Next: Alice \u2014 round robin, because the selector named nobody who may speak ("Zed \u2014 nobody here")',
+        'Next: Bob \u2014 round robin, because the selector named nobody who may speak ("Zed \u2014 nobody here")',
+    ]
+
+
+def test_a_mention_goes_first_in_a_selector_room_without_asking_the_selector(room, llm_server):
+    room.turn_order, room.max_messages = "selector", 1
+    room.save()
+    services.post_message(room, "olive", "@Charlie, your view?")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Charlie"]
+    assert selector_requests(llm_server) == []
+
+
+def test_in_pick_mode_the_agent_the_owner_puts_next_speaks_next_then_the_rotation_resumes(room, llm_server):
+    room.max_messages = 3
+    room.save()
+    charlie = room.agents.get(name="Charlie")
+    with pytest.raises(services.RoomError, match="turn order 'pick'"):
+        services.speak_next(room, charlie)
+    services.set_turn_order(room, "pick", None, False, {a.pk for a in room.agents.all()})
+    services.speak_next(room, charlie)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Charlie", "Alice", "Bob"]
+
+
+def test_the_turn_order_form_sets_the_order_the_selector_and_its_candidates(room, client):
+    client.force_login(room.owner)
+    bob = room.agents.get(name="Bob")
+    url = f"/rooms/{room.pk}/turn-order/"
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert 'action="' + url + '"' in page and "The same agent may speak twice in a row" in page
+    selector = Persona.objects.get(name="Alice")
+    response = client.post(url, {"turn_order": "selector", "selector": selector.pk, "candidates": [bob.pk]})
+    assert response.status_code == 302
+    room.refresh_from_db()
+    assert (room.turn_order, room.selector, room.selector_repeat) == ("selector", selector, False)
+    assert list(room.agents.filter(candidate=True).values_list("name", flat=True)) == ["Bob"]
+    refused = client.post(url, {"turn_order": "loudest"})
+    assert refused.status_code == 422 and "turn_order" in refused.content.decode()
+    # Pick mode: each agent's label has "speak next", and the queue is shown in the order they are up next.
+    client.post(url, {"turn_order": "pick", "candidates": [bob.pk]})
+    client.post(f"/rooms/{room.pk}/agents/{bob.pk}/next/")
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert page.count(">speak next</button>") == 3
+    up_next = page[page.index('class="up-next"') :]
+    assert up_next.index("Bob") < up_next.index("Alice") < up_next.index("Charlie")
+
+
+def test_a_quiet_agent_is_passed_over_in_auto_mode_and_the_status_says_so(room, client, llm_server):
+    room.max_messages = 4
+    room.save()
+    bob = room.agents.get(name="Bob")
+    client.force_login(room.owner)
+    refused = client.post(f"/rooms/{room.pk}/agent-settings/", {f"talk-{bob.pk}": "150"})
+    assert refused.status_code == 422 and "Bob's talkativeness must be a whole number from 0 to 100" in (
+        html.unescape(refused.content.decode())
+    )
+    client.post(f"/rooms/{room.pk}/agent-settings/", {f"talk-{bob.pk}": "0"})
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Alice", "Charlie", "Alice", "Charlie"]
+    assert all(agent_of(r) != "Bob" for r in llm_server.requests)
+    Room.objects.filter(pk=room.pk).update(mode=Room.Mode.AUTO)
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert "Passed over: Bob (0%)" in page and "Bob | chat · 0%" in page
+
+
+def test_a_whisper_is_answered_and_seen_only_by_its_audience_and_shown_only_to_the_owner(room, client, llm_server):
+    alice = room.agents.get(name="Alice")
+    room.visibility = "public"
+    room.save()
+    client.force_login(room.owner)
+    response = client.post(f"/rooms/{room.pk}/say/", {"text": "Alice, the budget is 5k", "to": [alice.pk]})
+    assert response.status_code == 200 and "seen by Alice only" in response.content.decode()
+    runner.inline.wait_idle()  # the round the message started
+    assert [agent_of(r) for r in llm_server.requests] == ["Alice"]  # only the whisper's audience answers it
+    services.submit_pending(room, {m.pk for m in room.messages.filter(kind="pending")})
+    services.post_message(room, "olive", "Everyone: thoughts?")
+    llm_server.reset()
+    asyncio.run(manual_round(room.pk))
+    seen = {agent_of(r): str(r.messages) for r in llm_server.requests}
+    assert "budget is 5k" in seen["Alice"]
+    assert "budget is 5k" not in seen["Bob"] and "budget is 5k" not in seen["Charlie"]
+    assert "olive: Everyone: thoughts?" in seen["Bob"]
+    # The owner's page shows the whisper and who saw it; anyone else's does not show it at all.
+    assert "seen by Alice only" in client.get(f"/rooms/{room.pk}/").content.decode()
+    stranger = client.__class__()
+    for url in (f"/rooms/{room.pk}/", f"/r/{room.share_token}/"):
+        page = stranger.get(url).content.decode()
+        assert "budget is 5k" not in page and "Everyone: thoughts?" in page
+
+
+def test_an_agent_added_later_sees_from_when_it_joined_unless_the_owner_lets_it_see_earlier(room, client, llm_server):
+    services.post_message(room, "olive", "The code word is HERON")
+    asyncio.run(manual_round(room.pk))
+    services.submit_pending(room, {m.pk for m in room.messages.filter(kind="pending")})
+    import_personas([("dee.yaml", PERSONA.format(n="Dee"))])
+    dee, _ = services.add_agent(room, Persona.objects.get(name="Dee"))
+    services.post_message(room, "olive", "Welcome, Dee")
+    llm_server.reset()
+    asyncio.run(manual_round(room.pk))
+    seen = {agent_of(r): str(r.messages) for r in llm_server.requests}
+    assert "HERON" not in seen["Dee"] and "olive: Welcome, Dee" in seen["Dee"]
+    assert "HERON" in seen["Alice"]
+    services.submit_pending(room, set())
+    client.force_login(room.owner)
+    client.post(f"/rooms/{room.pk}/agent-settings/", {f"talk-{dee.pk}": "100", f"earlier-{dee.pk}": "on"})
+    services.post_message(room, "olive", "Dee, catch up")
+    llm_server.reset()
+    asyncio.run(manual_round(room.pk))
+    assert "HERON" in next(str(r.messages) for r in llm_server.requests if agent_of(r) == "Dee")
+
+
+def test_at_80_percent_the_oldest_messages_fold_into_a_summary_and_auto_mode_goes_on(room, client, llm_server):
+    for number in range(6):
+        services.post_message(room, "olive", f"Point {number}: " + "words " * 30)
+    table = load_room(room.pk)
+    _level, tokens, _window = table.meter().state()
+    provider = Provider.objects.create(
+        name="Small", base_url=llm_server.url, default_model="m", context_window=int(tokens / 0.85)
+    )
+    for agent in room.agents.all():
+        agent.llm = {**agent.llm, "provider_id": provider.pk}
+        agent.save()
+    room.max_messages = 1
+    room.save()
+    llm_server.configure(rules=[{"match": "Write the summary", "reply": "Olive made points 0 to 2."}])
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    summarizer, alice = llm_server.requests
+    assert summarizer.messages == summarizer_messages(
+        [("olive", f"Point {n}: " + ("words " * 30).strip()) for n in range(3)]
+    )
+    summary = room.messages.get(kind="summary")
+    assert summary.content == "Olive made points 0 to 2." and summary.data["folded"] == 3
+    # Alice saw the summary instead of the three oldest messages, and the rest as they were; auto mode went on.
+    text = alice.messages[1]["content"]
+    assert text.startswith(SUMMARY_PREFIX + "Olive made points 0 to 2.\n\nolive: Point 3:")
+    assert "Point 0" not in text and "Point 5" in text
+    assert agent_authors(room) == ["Alice"]
+    room.refresh_from_db()
+    assert room.pause_reason == "the message limit (1) was reached"
+    # The originals stay on the page, marked; the summary is a card that expands and toggles like any message.
+    client.force_login(room.owner)
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert "Point 0: words" in page and page.count("summarised: agents see the summary instead") == 3
+    assert "What agents see instead of those messages" in page
+    client.post(f"/rooms/{room.pk}/messages/{summary.pk}/toggle/")
+    summary.refresh_from_db()
+    assert summary.active is False
+
+
+def test_the_seed_s_stop_at_95_percent_stays_an_option(room, llm_server):
+    room.memory = Room.Memory.STOP
+    room.save()
+    for number in range(6):
+        services.post_message(room, "olive", f"Point {number}: " + "words " * 30)
+    _level, tokens, _window = load_room(room.pk).meter().state()
+    provider = Provider.objects.create(name="Small", base_url=llm_server.url, default_model="m", context_window=tokens)
+    room.agents.update(llm={"provider_id": provider.pk})
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    room.refresh_from_db()
+    assert room.pause_reason == "Conversation approaching model context limit"
+    assert not llm_server.requests and not room.messages.filter(kind="summary").exists()
+
+
+def test_taking_the_floor_keeps_the_partial_answer_inactive_and_marked_and_opens_the_input(room, llm_server, settings):
+    settings.CHAOSLM_ROOM_POLL = 0.1
+    llm_server.configure(token_rate=10, reply_words=60)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+
+    async def run_and_interrupt():
+        task = asyncio.create_task(auto_loop(room.pk))
+        await asyncio.sleep(1.2)
+        await asyncio.to_thread(lambda: services.interrupt(Room.objects.get(pk=room.pk)))
+        await task
+
+    asyncio.run(run_and_interrupt())
+    partial = room.messages.get(kind="agent")
+    assert partial.author == "Alice" and partial.active is False and partial.data == {"interrupted": True}
+    assert 0 < len(partial.content.split()) < 60
+    lines = list(room.messages.filter(kind="system").values_list("content", flat=True))
+    assert lines[-1] == "Auto mode stopped: the owner took the floor"
+    room.refresh_from_db()
+    assert room.mode == Room.Mode.MANUAL and room.held_until is None
+    # The input is open, and no agent ever has the partial in its context.
+    services.post_message(room, "olive", "My turn")
+    llm_server.reset()
+    llm_server.configure(token_rate=0)
+    asyncio.run(manual_round(room.pk))
+    assert len(llm_server.requests) == 3
+    assert all(partial.content not in str(r.messages) for r in llm_server.requests)
+    with pytest.raises(services.RoomError, match="the floor is yours already"):
+        services.interrupt(room)
+
+
+def test_switching_auto_off_without_interrupting_keeps_nothing_of_the_answer(room, llm_server, settings):
+    settings.CHAOSLM_ROOM_POLL = 0.1
+    llm_server.configure(token_rate=10, reply_words=60)
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+
+    async def run_and_stop():
+        task = asyncio.create_task(auto_loop(room.pk))
+        await asyncio.sleep(1.2)
+        await asyncio.to_thread(lambda: services.set_mode(Room.objects.get(pk=room.pk), Room.Mode.MANUAL))
+        await task
+
+    asyncio.run(run_and_stop())
+    assert not room.messages.filter(kind="agent").exists()
+
+
+def test_agents_a_room_starts_with_see_everything_and_are_not_late_joiners(room):
+    assert list(room.agents.values_list("joined_after", flat=True)) == [0, 0, 0]
+
+
+def test_a_round_run_twice_or_retried_asks_no_agent_a_second_time(room, llm_server):
+    alice = room.agents.get(name="Alice")
+    down = Provider.objects.create(name="Down", base_url="http://127.0.0.1:9/v1", default_model="m")
+    alice.llm = {**alice.llm, "provider_id": down.pk}
+    alice.save()
+    services.post_message(room, "olive", "Hello")
+    first = asyncio.run(manual_round(room.pk))  # Alice's endpoint is down
+    assert sorted((m.kind, m.author) for m in first) == [("error", "Alice"), ("pending", "Bob"), ("pending", "Charlie")]
+    alice.llm = {**alice.llm, "provider_id": None}
+    alice.save()
+    llm_server.reset()
+    again = asyncio.run(manual_round(room.pk))  # a redelivered task, or Retry: only the one that failed
+    assert [(m.kind, m.author) for m in again] == [("pending", "Alice")]
+    assert [agent_of(r) for r in llm_server.requests] == ["Alice"]
+    assert asyncio.run(manual_round(room.pk)) == []
+    assert room.messages.filter(kind="pending").count() == 3
+
+
+def test_a_room_saved_as_a_template_starts_new_rooms_with_its_agents_order_and_settings(room, client):
+    alice, bob, charlie = (room.agents.get(name=n) for n in ("Alice", "Bob", "Charlie"))
+    services.set_turn_order(room, "selector", Persona.objects.get(name="Bob"), True, {alice.pk, charlie.pk})
+    services.set_agent_settings(room, {f"talk-{alice.pk}": "100", f"talk-{bob.pk}": "30", f"talk-{charlie.pk}": "0"})
+    services.set_turn_order(room, "pick", None, True, {alice.pk, charlie.pk})
+    services.speak_next(room, charlie)  # not a setting: the template does not keep the queue's state
+    room.refresh_from_db()
+    room.response_delay, room.memory = 7, Room.Memory.STOP
+    room.save()
+    client.force_login(room.owner)
+    assert client.post(f"/rooms/{room.pk}/template/", {"name": "Three voices"}).status_code == 302
+    response = client.post("/rooms/", {"title": "From the template", "visibility": "private", "template": ""})
+    assert "Choose at least one persona, or a template." in response.content.decode()
+    template = room.owner.room_templates.get(name="Three voices")
+    response = client.post("/rooms/", {"title": "From the template", "visibility": "private", "template": template.pk})
+    new = Room.objects.get(title="From the template")
+    assert response.status_code == 302 and new.pk != room.pk
+    agents = {a.pk: a for a in new.agents.all()}
+    ordered = [agents[i] for i in new.queue["order"]]
+    assert [(a.name, a.talkativeness, a.candidate) for a in ordered] == [
+        ("Alice", 100, True),
+        ("Bob", 30, False),
+        ("Charlie", 0, True),
+    ]
+    assert (new.turn_order, new.selector_repeat, new.response_delay, new.memory) == ("pick", True, 7, "stop")
+    assert new.queue.get("picked", []) == [] and not new.messages.filter(kind="user").exists()
+    # Someone else cannot start a room from it.
+    other = get_user_model().objects.create_user("otto", password="pw")
+    client.force_login(other)
+    response = client.post("/rooms/", {"title": "Stolen", "visibility": "private", "template": template.pk})
+    assert "Select a valid choice" in response.content.decode() and not Room.objects.filter(title="Stolen").exists()
+
+
+def test_the_admin_opens_a_new_room_from_a_template(room, client):
+    template = services.save_template(room, "Admin's pick")
+    staff = get_user_model().objects.create_superuser("root", password="pw")
+    client.force_login(staff)
+    response = client.post("/admin/rooms/roomtemplate/", {"action": "start_room", "_selected_action": [template.pk]})
+    new = Room.objects.get(owner=staff)
+    assert response.status_code == 302 and response["Location"] == f"/rooms/{new.pk}/"
+    assert list(new.agents.values_list("name", flat=True)) == ["Alice", "Bob", "Charlie"]
+    assert new.title == "Admin's pick" and new.visibility == "private"

@@ -36,7 +36,7 @@ def test_room_pages_share_links_and_actions(people, who, visibility):
     assert c.get(reverse("room_detail", args=[room.pk])).status_code == VIEW[who][index]
     assert c.get(reverse("room_share", args=[room.share_token])).status_code == SHARE[who][index]
     if who != "owner":
-        for name in ("room_say", "room_mode", "room_keep", "room_settings", "room_add_agent"):
+        for name in ("room_say", "room_mode", "room_keep", "room_settings", "room_add_agent", "room_turn_order"):
             response = c.post(reverse(name, args=[room.pk]), {"text": "hi"})
             assert response.status_code == ACT[who][index], name
         assert not RoomMessage.objects.filter(room=room).exists()

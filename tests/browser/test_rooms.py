@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import manage, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -105,3 +105,143 @@ def test_a_skip_is_shown_and_a_rate_limit_shows_a_countdown(pages, site, llm):
     assert int(page.inner_text("#messages .msg-error [data-countdown]")) <= start - 2
     assert "Auto mode paused: Rate limited. Retry in 30s" in page.inner_text("#room-status")
     screenshot(page, "room-rate-limited")
+
+
+def test_agents_answer_in_the_order_ticked_and_the_keep_button_shows_only_when_there_is_something_to_add(
+    pages, site, llm
+):
+    llm.configure(latency=1.5, reply_words=5)
+    page = pages.new("alice")
+    page.goto(site + "/rooms/")
+    page.fill("#id_title", "Ticked")
+    for name in ("Mira", "Marcus Vale", "Ada Sterling"):
+        page.check(f"label:has-text('{name}') input")
+    page.uncheck("label:has-text('Marcus Vale') input")
+    page.check("label:has-text('Marcus Vale') input")
+    assert page.get_attribute("label:has-text('Mira')", "data-place") == "1"
+    assert page.get_attribute("label:has-text('Marcus Vale')", "data-place") == "3"
+    screenshot(page, "room-new-ticked-order")
+    page.click("button.primary")
+    page.wait_for_url("**/rooms/*/")
+    labels = page.locator("#room-status .agent-label button:not(.remove)").all_inner_texts()
+    assert [label.split(" | ")[0] for label in labels] == ["Mira", "Ada Sterling", "Marcus Vale"]
+
+    keep = page.locator("#keep-form button")
+    say(page, "Hello there")
+    page.wait_for_selector("#pending .msg-thinking")
+    assert not keep.is_visible()  # agents still thinking: nothing to add yet
+    page.wait_for_function(
+        "() => document.querySelectorAll('#pending .msg-pending').length === 3"
+        " && !document.querySelector('#pending .msg-thinking')"
+    )
+    assert keep.is_visible()
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    assert not keep.is_visible()
+    page.click("#auto-toggle")
+    page.wait_for_selector("#pending .msg-thinking", timeout=20_000)
+    assert not keep.is_visible()  # auto mode: answers join the chat themselves
+    page.click("#auto-toggle")
+    page.wait_for_selector("#room-status.mode-manual")
+
+    # The side panel's select and number inputs look like the other inputs (not the browser's bare ones).
+    for selector in (".side-panel select[name=persona]", ".side-panel input[type=number]"):
+        style = page.eval_on_selector(
+            selector,
+            "e => { const s = getComputedStyle(e); return [s.borderRadius, s.borderTopColor, s.paddingLeft]; }",
+        )
+        assert style == ["6.4px", "rgb(228, 231, 236)", "8px"], selector
+    screenshot(page, "room-side-panel")
+
+
+def test_pick_mode_the_owner_says_who_speaks_next_and_reorders_the_queue(pages, site, llm):
+    llm.configure(latency=0.05, reply_words=5)
+    page = pages.new("alice")
+    open_room(page, site, "Pick", ["Ada Sterling", "Marcus Vale", "Mira"])
+    page.select_option(".turn-order select[name=turn_order]", "pick")
+    page.click(".turn-order button[type=submit]")
+    page.wait_for_selector("#room-status .up-next")
+    assert page.locator("#room-status .up-next li").all_inner_texts()[0].startswith("Ada Sterling")
+    page.click("button[aria-label='Mira speaks next']")
+    page.wait_for_function("() => document.querySelector('#room-status .up-next li').textContent.startsWith('Mira')")
+    page.click("button[aria-label='Move Marcus Vale earlier']")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('#room-status .up-next li'),"
+        " li => li.textContent.trim().split(' ')[0]).join(',') === 'Mira,Marcus,Ada'"
+    )
+    screenshot(page, "room-pick")
+    # Slow answers, so the order can be changed while auto mode runs.
+    llm.configure(latency=1.0, reply_words=5)
+    say(page, "Who goes first?")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 3")
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    page.click("#auto-toggle")
+    page.wait_for_function("() => document.querySelectorAll('#messages .msg-agent').length >= 4", timeout=20_000)
+    page.click("button[aria-label='Ada Sterling speaks next']")
+    page.wait_for_function("() => document.querySelectorAll('#messages .msg-agent').length >= 6", timeout=30_000)
+    page.click("#auto-toggle")
+    page.wait_for_selector("#room-status.mode-manual")
+    screenshot(page, "room-pick-auto")
+    authors = page.locator("#messages .msg-agent .who").all_inner_texts()[3:6]
+    # Mira, then Ada (put next while Mira's answer was shown), then Marcus: the owner's order, not the rotation's.
+    assert authors == ["Mira", "Ada Sterling", "Marcus Vale"]
+
+
+def test_a_whisper_a_summary_card_and_taking_the_floor(pages, site, site_env, llm):
+    llm.configure(latency=0.05, reply_words=12, rules=[{"match": "Write the summary", "reply": "They spoke of cars."}])
+    page = pages.new("alice")
+    open_room(page, site, "Whispers", ["Ada Sterling", "Marcus Vale", "Mira"])
+    room_id = int(page.url.rstrip("/").split("/")[-1])
+    # A whisper to Mira: only she answers, and its card says who saw it.
+    page.click(".whisper-to summary")
+    page.check(".whisper-to label:has-text('Mira') input")
+    say(page, "Mira only: the code word is HERON")
+    page.wait_for_selector("#messages .msg-user.whisper")
+    assert "seen by Mira only" in page.inner_text("#messages .msg-user.whisper")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#pending .msg-pending').length === 1"
+        " && !document.querySelector('#pending .msg-thinking')"
+    )
+    assert page.inner_text("#pending .msg-pending .who") == "Mira"
+    page.click("#keep-form button")
+    say(page, "What about cars in cities?")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#pending .msg-pending').length === 3"
+        " && !document.querySelector('#pending .msg-thinking')"
+    )
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    screenshot(page, "room-whisper")
+    # A context window the room has filled to 85 %: auto mode folds the oldest messages into a summary.
+    manage(
+        site_env,
+        "shell",
+        "-c",
+        "from chaoslm.personas.models import Provider; from rooms.engine import load_room;"
+        " from rooms.models import Room;"
+        f" room = Room.objects.get(pk={room_id}); tokens = load_room(room.pk).meter().state()[1];"
+        f" small = Provider.objects.create(name='Small {room_id}', base_url='{llm.url}', default_model='m',"
+        " context_window=int(tokens / 0.85));"
+        " [a.save() for a in room.agents.all() if not a.llm.update(provider_id=small.pk)]",
+    )
+    llm.configure(token_rate=6, reply_words=80)
+    page.click("#auto-toggle")
+    page.wait_for_selector("#messages .msg-summary", timeout=20_000)
+    summary = page.locator("#messages .msg-summary")
+    assert "of 2 earlier messages" in summary.inner_text()
+    summary.locator("details summary").click()
+    assert "They spoke of cars." in summary.locator("details").inner_text()
+    assert page.locator("#messages .msg.folded").count() == 2  # the originals stay on the page
+    # Take the floor while an answer is being written: it is kept, faded, marked "interrupted"; the input opens.
+    page.wait_for_function(
+        "() => (document.querySelector('#pending .msg-thinking .stream')?.textContent || '').split(' ').length > 3",
+        timeout=30_000,
+    )
+    page.click("#interrupt")
+    page.wait_for_selector("#room-status.mode-manual")
+    page.wait_for_selector("#messages .msg-agent.inactive .interrupted-note", timeout=10_000)
+    assert page.locator("#pending .msg-thinking").count() == 0
+    assert "Auto mode stopped: the owner took the floor" in page.inner_text("#messages")
+    assert page.locator("form.say textarea").is_enabled()
+    screenshot(page, "room-summary-interrupted")

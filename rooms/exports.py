@@ -1,0 +1,90 @@
+"""A room's transcript as Markdown and JSON, like a debate's (debates/transcripts.py).
+
+The owner's export has everything: whispers, the agents' system prompts, the summaries' folded messages.
+Anyone else's (and every share link's) has what the page shows them: no whisper, no system prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rooms.models import Room, RoomMessage
+
+
+def as_dict(room: Room, *, include_private: bool) -> dict[str, Any]:
+    messages = []
+    for message in room.messages.exclude(kind=RoomMessage.Kind.PENDING):
+        if message.audience and not include_private:
+            continue
+        entry: dict[str, Any] = {
+            "id": message.pk,
+            "kind": message.kind,
+            "author": message.author,
+            "content": message.content,
+            "active": message.active,
+            "created_at": message.created_at.isoformat(),
+        }
+        if message.audience:
+            entry["whisper_to"] = message.data.get("audience_names", [])
+        if message.folded_into_id:
+            entry["summarised_in"] = message.folded_into_id
+        if message.data.get("interrupted"):
+            entry["interrupted"] = True
+        if message.kind == RoomMessage.Kind.SUMMARY:
+            entry["folds"] = message.data.get("folded", 0)
+        messages.append(entry)
+    agents = [
+        {
+            "name": a.name,
+            "role": a.role,
+            "participating": a.participating,
+            "talkativeness": a.talkativeness,
+            **({"system_prompt": a.system_prompt, "llm": a.llm} if include_private else {}),
+        }
+        for a in room.agents.all()
+    ]
+    return {
+        "id": room.pk,
+        "title": room.title,
+        "mode": room.mode,
+        "turn_order": room.turn_order,
+        "memory": room.memory,
+        "agents": agents,
+        "messages": messages,
+    }
+
+
+def as_json(room: Room, *, include_private: bool) -> str:
+    return json.dumps(as_dict(room, include_private=include_private), indent=2, ensure_ascii=False)
+
+
+def _line(message: dict[str, Any]) -> str:
+    if message["kind"] in (RoomMessage.Kind.SYSTEM, RoomMessage.Kind.ERROR):
+        return f"*{message['content']}*"
+    notes = []
+    if "whisper_to" in message:
+        notes.append("whisper to " + ", ".join(message["whisper_to"]))
+    if not message["active"]:
+        notes.append("inactive")
+    if message.get("interrupted"):
+        notes.append("interrupted")
+    if "summarised_in" in message:
+        notes.append("summarised")
+    if message["kind"] == RoomMessage.Kind.SUMMARY:
+        head = f"**Summary** of {message['folds']} earlier messages"
+    else:
+        head = f"**{message['author']}**"
+    note = f" ({'; '.join(notes)})" if notes else ""
+    return f"{head}{note}:\n\n{message['content']}"
+
+
+def as_markdown(room: Room, *, include_private: bool) -> str:
+    data = as_dict(room, include_private=include_private)
+    agents = "\n".join(
+        f"- {a['name']}" + (f" | {a['role']}" if a["role"] else "") + ("" if a["participating"] else " (paused)")
+        for a in data["agents"]
+    )
+    lines = "\n\n".join(_line(m) for m in data["messages"])
+    order = room.get_turn_order_display()
+    return f"# {data['title']}\n\nChat room · turn order: {order}\n\n## Agents\n\n{agents}\n\n## Messages\n\n{lines}\n"
