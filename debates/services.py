@@ -47,3 +47,9 @@ def end_debate(debate_id: int) -> Debate:
     """Ask the debate to end: its format brings it to a close (a summary, a verdict) at its next step."""
     Debate.objects.filter(pk=debate_id).update(is_ending=True)
     return Debate.objects.get(pk=debate_id)
+
+
+def set_show_thinking(debate: Debate, show: bool) -> None:
+    """The owner's choice: whether viewers other than the owner and staff see the debaters' private thinking."""
+    debate.show_thinking = show
+    debate.save(update_fields=["show_thinking", "updated_at"])

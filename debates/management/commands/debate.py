@@ -84,6 +84,11 @@ class Command(BaseCommand):
             help="who may watch it in the browser (default: private)",
         )
         parser.add_argument(
+            "--private-thinking",
+            action="store_true",
+            help="keep the private thinking (PLAN, THINK) from viewers other than the owner and staff",
+        )
+        parser.add_argument(
             "--owner",
             metavar="USERNAME",
             help="the user it belongs to (it shows among their debates, and counts against their running cap)",
@@ -163,6 +168,7 @@ class Command(BaseCommand):
                 options=options,
                 owner=owner,
                 visibility=opts["visibility"],
+                show_thinking=not opts["private_thinking"],
             )
         except FormatError as error:
             raise CommandError(str(error)) from None
