@@ -1,5 +1,6 @@
 """Personas: YAML parsing with field-level errors, the admin's import/export/duplicate/preview, the command."""
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,38 @@ def test_import_command_reports_errors_without_importing(tmp_path):
     with pytest.raises(CommandError, match=r"b\.yaml: colour: unknown field.*\(nothing was imported\)"):
         call_command("import_personas", str(tmp_path))
     assert not Persona.objects.exists()
+
+
+def make_run_commands() -> list[list[str]]:
+    """The `manage.py` commands `make run` runs on every start, as argument lists."""
+    lines = (SAMPLES.parent / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0].splitlines()[1:]
+    return [line.split("manage.py", 1)[1].split() for line in lines if "manage.py" in line]
+
+
+def test_make_run_keeps_a_persona_edited_in_the_admin_and_imports_the_missing(staff, tmp_path, monkeypatch):
+    imports = [args for args in make_run_commands() if args[0] == "import_personas"]
+    assert imports == [["import_personas", "personas/", "--missing"]]
+    monkeypatch.chdir(SAMPLES.parent)
+    call_command(*imports[0], stdout=StringIO())  # the first start
+    ada = Persona.objects.get(name="Ada Sterling")
+    url = reverse("admin:personas_persona_change", args=[ada.pk])
+    assert "temperature: 0.8" in ada.yaml
+    assert staff.post(url, {"yaml": ada.yaml.replace("temperature: 0.8", "temperature: 1.7")}).status_code == 302
+    Persona.objects.filter(name="Marcus Vale").delete()
+    out = StringIO()
+    call_command(*imports[0], stdout=out)  # the next start
+    assert Persona.objects.get(name="Ada Sterling").temperature == 1.7
+    assert Persona.objects.filter(name="Marcus Vale").exists()
+    assert "Imported 1 persona(s): Marcus Vale; those already there are kept as they are" in out.getvalue()
+    call_command("import_personas", "personas/", "--update", stdout=StringIO())  # on request, files win
+    assert Persona.objects.get(name="Ada Sterling").temperature != 1.7
+
+
+def test_ensure_admin_says_how_to_set_a_new_password(django_user_model):
+    assert ["ensure_admin"] in make_run_commands()
+    first, second = StringIO(), StringIO()
+    call_command("ensure_admin", "--username", "root", stdout=first)
+    call_command("ensure_admin", "--username", "root", stdout=second)
+    assert "Admin login created: username root" in first.getvalue()
+    assert "its password is unchanged" in second.getvalue()
+    assert "uv run python manage.py changepassword root" in second.getvalue()
