@@ -27,7 +27,7 @@ from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import page_state
-from debates.services import end_debate, post_message, set_show_thinking
+from debates.services import delete_debate, end_debate, post_message, set_show_thinking
 from debates.setup import SeatChoice, create_debate
 
 
@@ -276,6 +276,6 @@ def debate_delete(request: HttpRequest, pk: int) -> HttpResponse:
     debate = _visible_debate(request, pk)
     if not sharing.can_delete(request.user, debate):
         return HttpResponseForbidden("Only the debate's owner can delete it.")
-    debate.delete()
+    delete_debate(debate)
     messages.success(request, "Debate deleted.")
     return redirect("home")

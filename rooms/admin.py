@@ -1,5 +1,8 @@
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from rooms import work
 from rooms.models import Room, RoomAgent, RoomMessage
 
 
@@ -16,6 +19,13 @@ class RoomAdmin(admin.ModelAdmin):
     list_filter = ["mode", "visibility"]
     search_fields = ["title"]
     inlines = [RoomAgentInline]
+
+    def delete_model(self, request: HttpRequest, obj: Room) -> None:
+        work.delete(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Room]) -> None:
+        for room in queryset:
+            work.delete(room)
 
 
 @admin.register(RoomMessage)

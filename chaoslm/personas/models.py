@@ -151,8 +151,14 @@ def import_personas(
     edit made in the admin stays); with neither, that is an error.
     """
     parsed: list[tuple[str, PersonaSpec]] = []
+    errors: list[PersonaYAMLError] = []
     for source, text in files:
-        parsed.extend((source, spec) for spec in parse_personas(text, source))
+        try:
+            parsed.extend((source, spec) for spec in parse_personas(text, source))
+        except PersonaYAMLError as error:
+            errors.append(error)
+    if errors:
+        raise PersonaYAMLError.of(errors)
     seen: dict[str, str] = {}
     for source, spec in parsed:
         if spec.name in seen:
