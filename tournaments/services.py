@@ -117,6 +117,8 @@ def _check(
         if not isinstance(value, int) or not spec.minimum <= value <= spec.maximum:
             raise TournamentError(f"{spec.label} must be a whole number from {spec.minimum} to {spec.maximum}.")
     turns = options.get("turns", known["turns"].default)
+    if turns < design.MIN_TURNS:
+        raise TournamentError(design.TOO_FEW_TURNS)
     size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, turns)
     if size.debates > MAX_DEBATES:
         raise TournamentError(f"That is {size.debates} debates; a tournament runs at most {MAX_DEBATES}.")
