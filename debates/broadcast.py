@@ -10,7 +10,7 @@ the card being written if the page has it and drops them quietly if not (the sav
 A debate's pages listen in one of two groups (debates/privacy.py): its owner's and staff's
 (`live.debate_group`), and everyone else's (`live.debate_viewers_group`). Both get the same pushes but for
 private events: the viewers' group never gets their tokens, and gets their saved card only while the owner
-shows the debaters' thinking (else a placeholder with no text).
+shows the private thinking (else a placeholder with no text).
 """
 
 from __future__ import annotations
@@ -175,9 +175,11 @@ class DebateBroadcaster(Observer):
         if step.kind != "INTERNAL":
             # Private text streams to the owner's and staff's pages only; other viewers read it, if the owner
             # shows it, once it is saved (the choice may change while it is written).
-            for outbox, streamed in ((self.outbox, True), (self.viewers, step.visibility != "private")):
-                context = {"step": step, "name": name, "streamed": streamed}
-                outbox.html(live.upsert(render_to_string("partials/writing_card.html", context), "#transcript"))
+            card = render_to_string("partials/writing_card.html", {"step": step, "name": name, "streamed": True})
+            self.outbox.html(live.upsert(card, "#transcript"))
+            if step.visibility == "private":
+                card = render_to_string("partials/writing_card.html", {"step": step, "name": name, "streamed": False})
+            self.viewers.html(live.upsert(card, "#transcript"))
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     def _drawn_as_it_runs(self) -> bool:

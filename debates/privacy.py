@@ -4,8 +4,8 @@ page and both exports.
 - The owner and staff, at the debate's own address, see everything: private PLAN and THINK events, the exact
   prompts, and the internal calls (a verdict's winner check, its JSON).
 - Everyone else (another user on a public debate, anyone at the share link, the owner and staff included
-  there, since a share link shows what it passes on) sees the debaters' private thinking only when the
-  owner chose to show it (`Debate.show_thinking`), and never a prompt: a prompt may quote its seat's
+  there, since a share link shows what it passes on) sees the private thinking only when the owner
+  chose to show it (`Debate.show_thinking`), and never a prompt: a prompt may quote its seat's
   private notes (a structured opening embeds the preparation).
 """
 
@@ -22,12 +22,8 @@ from debates.models import Debate
 class Access:
     """What one viewer of a debate may read beyond its public events."""
 
-    thinking: bool  # the debaters' private events (PLAN, THINK)
+    thinking: bool  # the private events: the debaters' plans and thoughts, the judge's notes (PLAN, THINK)
     prompts: bool  # every event's exact prompt, and the internal calls
-
-    @property
-    def insider(self) -> bool:
-        return self.prompts
 
 
 EVERYTHING = Access(thinking=True, prompts=True)

@@ -150,7 +150,7 @@ def test_the_owner_and_staff_at_the_share_link_see_what_it_passes_on(people, who
     assert "SECRET-PLAN" not in markdown and "PROMPT-OF" not in markdown
 
 
-async def _collect(communicator, quiet=0.3):
+async def _collect(communicator, quiet=1.0):
     received = []
     while not await communicator.receive_nothing(timeout=quiet):
         received.append(await communicator.receive_from())
