@@ -19,6 +19,14 @@ def private_texts(base, page):
     return [e["content"] for e in data["events"] if e["kind"] in ("PLAN", "THINK")]
 
 
+def axe_violations(page, selector):
+    """axe-core's violations within `selector` (what this feature adds to the page)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, context={"include": [[selector]]})
+    return [(v["id"], v["help"]) for v in results.response["violations"]]
+
+
 def share_export(base, share_url):
     return httpx.get(share_url.rstrip("/") + "/export.md").text
 
@@ -34,6 +42,7 @@ def test_the_share_page_logged_out_follows_the_owners_choice_and_its_export_agre
     owner.fill("#id_option_turns", "2")
     owner.select_option("#id_visibility", "unlisted")
     owner.uncheck("#id_show_thinking")
+    assert axe_violations(owner, "#id_show_thinking") == []
     owner.click("button.primary")
     owner.wait_for_url("**/debates/*/")
     owner.wait_for_selector("#status.status-completed", timeout=60_000)
@@ -51,7 +60,14 @@ def test_the_share_page_logged_out_follows_the_owners_choice_and_its_export_agre
     assert not any(text[:40] in page_html for text in secrets)
     exported = share_export(site, visitor.url)
     assert "(private)" not in exported and not any(text[:40] in exported for text in secrets)
+    assert axe_violations(visitor, "#transcript") == []
     screenshot(visitor, "share-thinking-hidden")
+    assert axe_violations(owner, "form[action$='/thinking/']") == []
+    # By keyboard alone: the owner's box and its button are reachable and work.
+    owner.focus("input[name=show_thinking]")
+    owner.keyboard.press("Space")
+    assert owner.is_checked("input[name=show_thinking]")
+    owner.keyboard.press("Space")
 
     # The owner shows it: the visitor's open page follows without a reload, and so does the export.
     owner.check("input[name=show_thinking]")
@@ -61,6 +77,8 @@ def test_the_share_page_logged_out_follows_the_owners_choice_and_its_export_agre
     assert visitor.locator("#transcript > article.private details").count() == len(secrets)
     visitor.locator("#transcript > article.private summary").first.click()
     assert secrets[0][:40] in visitor.content()
+    visitor.set_viewport_size({"width": 390, "height": 844})
+    assert visitor.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways scrolling on a phone
     exported = share_export(site, visitor.url)
     assert exported.count("(private)") == len(secrets) and all(text[:40] in exported for text in secrets)
     screenshot(visitor, "share-thinking-shown")
