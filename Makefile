@@ -12,7 +12,7 @@ install:
 
 run: install
 	$(UV) run python manage.py migrate --noinput
-	$(UV) run python manage.py import_personas personas/ --update
+	$(UV) run python manage.py import_personas personas/ --missing
 	$(UV) run python manage.py ensure_admin
 	$(UV) run python manage.py serve $(ADDR)
 

@@ -47,6 +47,11 @@ def debate_group(debate_id: int) -> str:
     return f"debate-{debate_id}"
 
 
+def debate_viewers_group(debate_id: int) -> str:
+    """A debate's sockets whose viewers may not read everything its owner does (debates/privacy.py)."""
+    return f"debate-{debate_id}-viewers"
+
+
 def room_group(room_id: int) -> str:
     return f"room-{room_id}"
 

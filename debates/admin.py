@@ -1,6 +1,9 @@
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from debates.models import Debate, Event, Seat
+from debates.services import delete_debate
 
 
 class SeatInline(admin.TabularInline):
@@ -31,6 +34,13 @@ class DebateAdmin(admin.ModelAdmin):
         "announcement",
         "error_text",
     ]
+
+    def delete_model(self, request: HttpRequest, obj: Debate) -> None:
+        delete_debate(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Debate]) -> None:
+        for debate in queryset:
+            delete_debate(debate)
 
 
 @admin.register(Event)

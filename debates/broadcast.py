@@ -6,6 +6,11 @@ idempotent: the page's `upsert` swap (static/js/chaoslm.js) replaces a card with
 appends it, and cards are laid out by their ordinal (CSS `order`), so a page that receives an event
 twice, or late, still shows it once, in place. Tokens go through the `tokens` swap, which appends to
 the card being written if the page has it and drops them quietly if not (the saved card follows).
+
+A debate's pages listen in one of two groups (debates/privacy.py): its owner's and staff's
+(`live.debate_group`), and everyone else's (`live.debate_viewers_group`). Both get the same pushes but for
+private events: the viewers' group never gets their tokens, and gets their saved card only while the owner
+shows the private thinking (else a placeholder with no text).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from django.core.cache import cache
 from django.template.loader import render_to_string
 
 from chaoslm import live
-from debates.cards import card_html
+from debates import privacy
+from debates.cards import card_html, cards_of, hidden_card
 from debates.engine import Observer
 from debates.formats import Step
 from debates.models import Debate, Event, Seat
@@ -39,12 +45,35 @@ def status_html(debate: Debate, doing: Sequence[str] = (), waiting: str = "", st
     return render_to_string("partials/status.html", {"debate": debate, "status_line": line, "oob": True})
 
 
-def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: dict[str, Any] | None = None) -> str:
+def groups(debate_id: int) -> tuple[str, str]:
+    """The owner's and staff's group, and everyone else's."""
+    return live.debate_group(debate_id), live.debate_viewers_group(debate_id)
+
+
+def group_of(debate: Debate, *, insider: bool) -> str:
+    """The group of a page whose viewer is, or is not, the owner or staff at the debate's own address."""
+    return groups(debate.pk)[0 if insider else 1]
+
+
+def push_to_all_sync(debate_id: int, html: str) -> None:
+    """Push `html` (nothing private in it) to every page of the debate: views' pushes."""
+    for group in groups(debate_id):
+        live.push_sync(group, html)
+
+
+def live_parts_html(
+    debate: Debate,
+    with_cards_since: int | None = None,
+    state: dict[str, Any] | None = None,
+    *,
+    thinking: bool = True,
+) -> str:
     """The chart, verdict, usage and controls as they stand, and optionally every card after an event id.
 
-    `state` is the debate's `page_state`, if the caller has just loaded it.
+    `state` is the debate's `page_state`, if the caller has just loaded it; else it is loaded with or
+    without the private events' text (`thinking`).
     """
-    state = page_state(debate) if state is None else state
+    state = page_state(debate, thinking=thinking) if state is None else state
     parts = []
     if with_cards_since is not None:
         cards = (card for card in state["events"] if card.pk > with_cards_since)
@@ -55,20 +84,33 @@ def live_parts_html(debate: Debate, with_cards_since: int | None = None, state: 
     return "".join(parts)
 
 
-def catch_up_html(debate_id: int, since_id: int) -> str:
+def catch_up_html(debate_id: int, since_id: int, *, insider: bool = True) -> str:
     """What a (re)connecting page needs: every card it may have missed, and the live parts as they stand.
 
     Many spectators arriving at once ask for the same thing, so the HTML is cached under a key that
-    changes with every event and every status change.
+    changes with every event and every status change (and with who may read the private thinking).
     """
     debate = Debate.objects.get(pk=debate_id)
+    thinking = (privacy.EVERYTHING if insider else privacy.viewers_access(debate)).thinking
     latest = debate.events.order_by("-pk").values_list("pk", flat=True).first() or 0
-    key = f"catch-up:{debate_id}:{since_id}:{latest}:{debate.status}:{debate.is_ending}:{debate.updated_at.timestamp()}"
+    key = (
+        f"catch-up:{debate_id}:{since_id}:{latest}:{debate.status}:{debate.is_ending}:"
+        f"{debate.updated_at.timestamp()}:{int(thinking)}"
+    )
     html = cache.get(key)
     if html is None:
-        html = live_parts_html(debate, with_cards_since=since_id)
+        html = live_parts_html(debate, with_cards_since=since_id, thinking=thinking)
         cache.set(key, html, 60)
     return html
+
+
+def push_thinking_to_viewers(debate: Debate) -> None:
+    """After the owner shows or hides the thinking: the viewers' pages get every private card again, in full
+    or as placeholders, so what they show follows the choice without a reload."""
+    private = debate.events.filter(visibility=Event.Visibility.PRIVATE).exclude(kind=Event.Kind.INTERNAL)
+    cards = cards_of(private, thinking=privacy.viewers_access(debate).thinking)
+    html = "".join(live.upsert(card.filled(), "#transcript") for card in cards)
+    live.push_sync(live.debate_viewers_group(debate.pk), html)
 
 
 class DebateBroadcaster(Observer):
@@ -81,8 +123,10 @@ class DebateBroadcaster(Observer):
     """
 
     def __init__(self, debate_id: int) -> None:
-        self.group = live.debate_group(debate_id)
+        self.debate_id = debate_id
+        self.group, self.viewers_group = groups(debate_id)
         self.outbox = live.Outbox(self.group, "#transcript")
+        self.viewers = live.Outbox(self.viewers_group, "#transcript")
         self.thinking: dict[int, Step] = {}  # the steps in flight, by ordinal
         self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
@@ -94,13 +138,15 @@ class DebateBroadcaster(Observer):
 
     def _send(self, html: str) -> None:
         self.outbox.html(html)
+        self.viewers.html(html)
 
     def _watched(self) -> bool:
-        return live.has_audience(self.group)
+        return live.has_audience(self.group) or live.has_audience(self.viewers_group)
 
     async def drain(self) -> None:
         """Send what is left; the engine calls this before it returns."""
         await self.outbox.drain()
+        await self.viewers.drain()
 
     def _live_parts(self, debate: Debate) -> str:
         state = page_state(debate)
@@ -116,6 +162,10 @@ class DebateBroadcaster(Observer):
         seat_usage = [(seat, *self.tokens.get(seat.pk, (0, 0))) for seat in self.seats.values() if not seat.is_human]
         return render_to_string("partials/usage.html", {**usage_context(seat_usage), "oob": True})
 
+    def _shows_thinking(self) -> bool:
+        # Read at each private card, not kept from the start: the owner may hide the thinking mid-debate.
+        return bool(Debate.objects.filter(pk=self.debate_id).values_list("show_thinking", flat=True).first())
+
     # -- engine hooks -----------------------------------------------------------------------------
     def _name(self, step: Step) -> str:
         return self.seat_names.get(step.seat or "", step.seat or "")
@@ -130,8 +180,17 @@ class DebateBroadcaster(Observer):
         if not self._watched():
             return
         if step.kind != "INTERNAL":
-            card = render_to_string("partials/writing_card.html", {"step": step, "name": self._name(step)})
-            self._send(live.upsert(card, "#transcript"))
+            # Private text streams to the owner's and staff's pages only; other viewers read it, if the owner
+            # shows it, once it is saved (the choice may change while it is written).
+            card = render_to_string(
+                "partials/writing_card.html", {"step": step, "name": self._name(step), "streamed": True}
+            )
+            self.outbox.html(live.upsert(card, "#transcript"))
+            if step.visibility == "private":
+                card = render_to_string(
+                    "partials/writing_card.html", {"step": step, "name": self._name(step), "streamed": False}
+                )
+            self.viewers.html(live.upsert(card, "#transcript"))
         self._send(status_html(debate, self._thinking(debate), stage=self.stage))
 
     def _drawn_as_it_runs(self) -> bool:
@@ -149,13 +208,18 @@ class DebateBroadcaster(Observer):
         readable = step.json_schema is None and step.kind != "INTERNAL"
         return readable and self._drawn_as_it_runs()
 
+    def _outboxes(self, step: Step) -> tuple[live.Outbox, ...]:
+        return (self.outbox,) if step.visibility == "private" else (self.outbox, self.viewers)
+
     def delta(self, debate: Debate, step: Step, text: str) -> None:
         if self._watched():
-            self.outbox.tokens(f"ev-{step.ordinal}-text", text)
+            for outbox in self._outboxes(step):
+                outbox.tokens(f"ev-{step.ordinal}-text", text)
 
     def restart(self, debate: Debate, step: Step) -> None:
         if self._watched():
-            self.outbox.reset(f"ev-{step.ordinal}-text")
+            for outbox in self._outboxes(step):
+                outbox.reset(f"ev-{step.ordinal}-text")
 
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
         if self._watched():
@@ -189,7 +253,11 @@ class DebateBroadcaster(Observer):
             return
         # The seat from the loaded ones: rendering the card then needs no query, so it runs right here.
         event.seat = self.seats.get(event.seat_id)
-        self._send(card_push(event))
+        card = card_push(event)
+        self.outbox.html(card)
+        if event.visibility == Event.Visibility.PRIVATE and not await sync_to_async(self._shows_thinking)():
+            card = live.upsert(hidden_card(event, event.seat), "#transcript")
+        self.viewers.html(card)
         self._send(status_html(debate, self._thinking(debate), stage=self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:

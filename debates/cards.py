@@ -1,10 +1,11 @@
 """An event card's HTML, rendered once: when the event is saved (`Event.save` stores it in `Event.html`), or,
 for a tournament's match no page watches as it runs, by each page that shows it (`cards_of`).
 
-An event never changes once saved, and its card is the same for every viewer (private events show to
-all as a closed summary; who may act is CSS keyed on the page, not in the card), so a page or a
+An event never changes once saved, and its card is the same for every viewer who may read it (private
+events show as a closed summary; who may act is CSS keyed on the page, not in the card), so a page or a
 catch-up concatenates the stored cards instead of running the template engine per event. Only the
-card being written (partials/writing_card.html) renders live.
+card being written (partials/writing_card.html) renders live, and so does the placeholder a viewer gets
+for a private event the owner keeps from them (`hidden_card`, debates/privacy.py).
 
 The event's id is not known until its row is inserted, so the stored card holds `ID_SLOT` where the
 id goes, and `card_html` fills in its first occurrence: the opening tag's, since nothing before it in the
@@ -27,6 +28,11 @@ def render(event: Any, seat: Any) -> str:
     return render_to_string(TEMPLATE, {"event": event, "seat": seat, "event_id": ID_SLOT})
 
 
+def hidden_card(event: Any, seat: Any) -> str:
+    """The placeholder of a private event for a viewer who may not read it: who thought, at which step, no text."""
+    return render_to_string(TEMPLATE, {"event": event, "seat": seat, "event_id": event.pk, "hidden": True})
+
+
 def card_html(event: Any) -> str:
     """The card as a page shows it. Events stored without it (bulk inserts) render here, live."""
     html = event.html or render(event, event.seat)
@@ -45,11 +51,17 @@ class Card(NamedTuple):
         return self.html.replace(ID_SLOT, str(self.pk), 1)
 
 
-def cards_of(events: QuerySet[Any]) -> list[Card]:
-    """The stored cards of `events`, in order, in one query (two if some were stored without theirs)."""
-    cards = [Card(*row) for row in events.values_list("pk", "ordinal", "kind", "html")]
-    missing = [card.pk for card in cards if not card.html]
+def cards_of(events: QuerySet[Any], *, thinking: bool = True) -> list[Card]:
+    """The stored cards of `events`, in order, in one query (two if some were stored without theirs, or if
+    private events are shown without their text: `thinking` false)."""
+    rows = list(events.values_list("pk", "ordinal", "kind", "html", "visibility"))
+    cards = [Card(pk, ordinal, kind, html) for pk, ordinal, kind, html, _ in rows]
+    hidden = set() if thinking else {pk for pk, *_, visibility in rows if visibility == "private"}
+    missing = [card.pk for card in cards if not card.html or card.pk in hidden]
     if missing:
-        rendered = {e.pk: render(e, e.seat) for e in events.model.objects.select_related("seat").filter(pk__in=missing)}
-        cards = [card._replace(html=rendered[card.pk]) if not card.html else card for card in cards]
+        rendered = {
+            e.pk: hidden_card(e, e.seat) if e.pk in hidden else render(e, e.seat)
+            for e in events.model.objects.select_related("seat").filter(pk__in=missing)
+        }
+        cards = [card._replace(html=rendered[card.pk]) if card.pk in rendered else card for card in cards]
     return cards

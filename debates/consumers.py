@@ -6,21 +6,26 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
-from chaoslm import live
 from chaoslm.consumers import SharedConsumer
 from chaoslm.http import parse_id
-from debates.broadcast import catch_up_html
+from debates import privacy
+from debates.broadcast import catch_up_html, group_of
 from debates.models import Debate
 
 
 class DebateConsumer(SharedConsumer):
     model = Debate
+    insider = False
 
     def group_of(self, thing: Debate) -> str:
-        return live.debate_group(thing.pk)
+        # The owner's and staff's pages and everyone else's listen apart: private thinking the owner keeps
+        # from viewers is never pushed to their group (debates/privacy.py).
+        via_share = bool(self.scope["url_route"]["kwargs"].get("token"))
+        self.insider = privacy.is_insider(self.scope["user"], thing, via_share=via_share)
+        return group_of(thing, insider=self.insider)
 
     async def first_message(self) -> str:
-        return await database_sync_to_async(catch_up_html)(self.thing.pk, self._since())
+        return await database_sync_to_async(catch_up_html)(self.thing.pk, self._since(), insider=self.insider)
 
     def _since(self) -> int:
         """The newest event id the page shows; missing, malformed or out of range means from the start."""

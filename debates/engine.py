@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
 from chaoslm.llm import (
@@ -218,6 +218,23 @@ def _set_status(debate: Debate, status: str) -> None:
     debate.save(update_fields=["status", "updated_at"])
 
 
+class DebateDeleted(Exception):
+    """The debate was deleted while it ran (or before it started): its run stops, with nothing to store."""
+
+
+def _exists(debate_id: int) -> bool:
+    return Debate.objects.filter(pk=debate_id).exists()
+
+
+def _interrupt(debate: Debate) -> None:
+    """A cancelled run leaves its debate resumable, unless cancelled because the debate is being deleted."""
+    try:
+        _set_status(debate, Debate.Status.INTERRUPTED)
+    except DatabaseError:
+        if _exists(debate.pk):
+            raise
+
+
 def _fail(table: _Table, message: str, step: Step | None = None, error_type: str = "") -> Event | None:
     """Mark the debate failed, keeping everything so far; the failed step's place gets an ERROR event."""
     debate = table.debate
@@ -299,7 +316,12 @@ async def run_debate(
 
 async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats: RunStats) -> Debate:
     wall_start, cpu_start = time.perf_counter(), time.process_time()
-    table = await sync_to_async(_load_running)(debate_id)
+    try:
+        table = await sync_to_async(_load_running)(debate_id)
+    except (Debate.DoesNotExist, DatabaseError):
+        if await sync_to_async(_exists)(debate_id):
+            raise
+        raise DebateDeleted(debate_id) from None
     debate = table.debate
     if debate.status == Debate.Status.COMPLETED:
         return debate
@@ -311,12 +333,16 @@ async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats:
         return debate
     except asyncio.CancelledError:
         await _abort(run.running)
-        await sync_to_async(_set_status)(debate, Debate.Status.INTERRUPTED)
+        await sync_to_async(_interrupt)(debate)
         raise
     except Exception as error:
-        # A bug, not a model failure: keep the transcript, say so plainly, and leave the trace to the log.
-        logger.exception("debate %s: internal error", debate_id)
         await _abort(run.running)
+        if not await sync_to_async(_exists)(debate_id):
+            # Deleted under the run (on a worker, which no one can cancel from the web): nothing is wrong.
+            logger.info("debate %s was deleted while it ran; its run stops", debate_id)
+            raise DebateDeleted(debate_id) from None
+        # A bug, not a model failure: keep the transcript, say so plainly, and leave the trace to the log.
+        logger.error("debate %s: internal error", debate_id, exc_info=error)
         await sync_to_async(_fail)(table, f"ChaosLM hit an internal error ({type(error).__name__}); see the log.")
         await observer.debate_changed(debate)
         return debate

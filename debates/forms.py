@@ -57,6 +57,15 @@ class NewDebateForm(FormatOptions):
         max_length=500, required=False, help_text="Optional: the claim the first side argues for."
     )
     visibility = forms.ChoiceField(choices=Debate.Visibility.choices, initial=Debate.Visibility.PRIVATE)
+    show_thinking = forms.BooleanField(
+        label="Viewers see the private thinking",
+        required=False,
+        initial=True,
+        help_text=(
+            "The debaters' plans and thoughts and the judge's notes (PLAN, THINK). "
+            "You and staff always see them; prompts stay yours."
+        ),
+    )
 
     def __init__(self, *args: Any, format_name: str = "duel", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

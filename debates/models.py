@@ -46,6 +46,11 @@ class Debate(models.Model):
     # Started by a batch (a tournament) rather than by a person: the batch's own per-user cap counts it,
     # the personal debate cap does not (debates/limits.py).
     in_batch = models.BooleanField(default=False)
+    # Whether viewers other than the owner and staff see the debaters' private thinking (PLAN, THINK):
+    # the owner's choice, one rule for pages, pushes, share pages and exports (debates/privacy.py).
+    show_thinking = models.BooleanField(
+        default=True, help_text="Viewers other than the owner and staff see the debaters' private thinking."
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -63,14 +63,15 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
     return {"series": series, "width": width, "height": height, "grid": grid, "pad": pad}
 
 
-def page_state(debate: Debate) -> dict[str, Any]:
+def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
     """Everything the debate page draws, in a constant number of queries whatever its length.
 
     The transcript is its stored cards (debates/cards.py); only the scores and the last stage line are
-    loaded as events, for the chart and the status line.
+    loaded as events, for the chart and the status line. Without `thinking` (debates/privacy.py), private
+    events show as placeholders with no text.
     """
     seats = list(debate.seats.all())
-    events = cards_of(debate.events.exclude(kind=Event.Kind.INTERNAL))
+    events = cards_of(debate.events.exclude(kind=Event.Kind.INTERNAL), thinking=thinking)
     scores = list(debate.events.filter(kind=Event.Kind.SCORE))
     stage = debate.events.filter(kind=Event.Kind.SYSTEM).order_by("-ordinal").first()
     stage_text = current_stage([stage] if stage else [])

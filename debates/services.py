@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from chaoslm import runner
 from debates.formats import FormatError
 from debates.models import Debate, Event
 
@@ -47,3 +48,16 @@ def end_debate(debate_id: int) -> Debate:
     """Ask the debate to end: its format brings it to a close (a summary, a verdict) at its next step."""
     Debate.objects.filter(pk=debate_id).update(is_ending=True)
     return Debate.objects.get(pk=debate_id)
+
+
+def set_show_thinking(debate: Debate, show: bool) -> None:
+    """The owner's choice: whether viewers other than the owner and staff see the debaters' private thinking."""
+    debate.show_thinking = show
+    debate.save(update_fields=["show_thinking", "updated_at"])
+
+
+def delete_debate(debate: Debate) -> None:
+    """Delete a debate, stopping its run first: an inline run is cancelled at once (its calls in flight are
+    dropped); a run on a Celery worker finds the debate gone at its next write and stops quietly."""
+    runner.cancel("debate", debate.pk)
+    debate.delete()

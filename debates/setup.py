@@ -52,6 +52,7 @@ def create_debate(
     owner: Any = None,
     visibility: str = Debate.Visibility.PRIVATE,
     in_batch: bool = False,
+    show_thinking: bool = True,
 ) -> Debate:
     """Validate and store a new debate (status pending). Raises FormatError with a message for the user."""
     fmt = get_format(format_name)
@@ -102,6 +103,7 @@ def create_debate(
             owner=owner,
             visibility=visibility,
             in_batch=in_batch,
+            show_thinking=show_thinking,
         )
         for row in rows:
             row.debate = debate

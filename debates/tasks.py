@@ -5,13 +5,16 @@ from celery import shared_task
 
 from chaoslm.runner import run_on_process_loop
 from debates.broadcast import DebateBroadcaster
-from debates.engine import run_debate
+from debates.engine import DebateDeleted, run_debate
 from debates.recovery import recover
 
 
 async def advance(debate_id: int) -> str:
-    """Run (or continue) a debate, pushing it live to its page; returns its status."""
-    debate = await run_debate(debate_id, DebateBroadcaster(debate_id))
+    """Run (or continue) a debate, pushing it live to its page; returns its status ("deleted" if it is gone)."""
+    try:
+        debate = await run_debate(debate_id, DebateBroadcaster(debate_id))
+    except DebateDeleted:
+        return "deleted"
     return debate.status
 
 

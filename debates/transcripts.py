@@ -1,8 +1,9 @@
 """Transcript export as Markdown and JSON, and the `partial-` files written when a debate fails.
 
-A public export (`include_private=False`: `export_transcript --public`, and every web export but the
-owner's and staff's) carries no private text: private events are left out, and so is every prompt,
-since a prompt may quote its seat's private notes (a structured opening embeds the preparation).
+What an export holds follows the page's rule (debates/privacy.py): the owner's and staff's has everything,
+prompts and internal calls included; anyone else's (every export through a share link, and
+`export_transcript --public`) has the debaters' private thinking only while the owner shows it, and never a
+prompt, since a prompt may quote its seat's private notes (a structured opening embeds the preparation).
 """
 
 from __future__ import annotations
@@ -14,20 +15,22 @@ from typing import Any
 from django.conf import settings
 
 from debates.models import Debate, Event
+from debates.privacy import EVERYTHING, Access
 
+# Calls whose answers feed a later step and are not shown: with the prompts, for the owner and staff only.
 HIDDEN_KINDS = {Event.Kind.INTERNAL}
 
 
-def as_dict(debate: Debate, *, include_private: bool = True) -> dict[str, Any]:
+def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
     seats = {s.pk: s for s in debate.seats.all()}
     events = []
     for event in debate.events.all():
-        if event.kind in HIDDEN_KINDS and not include_private:
+        if event.kind in HIDDEN_KINDS and not access.prompts:
             continue
-        if event.visibility == Event.Visibility.PRIVATE and not include_private:
+        if event.visibility == Event.Visibility.PRIVATE and not access.thinking:
             continue
         seat = seats.get(event.seat_id)
-        prompt = {"prompt": event.prompt} if include_private else {}
+        prompt = {"prompt": event.prompt} if access.prompts else {}
         events.append(
             {
                 "ordinal": event.ordinal,
@@ -77,12 +80,12 @@ def as_dict(debate: Debate, *, include_private: bool = True) -> dict[str, Any]:
     }
 
 
-def as_json(debate: Debate, *, include_private: bool = True) -> str:
-    return json.dumps(as_dict(debate, include_private=include_private), indent=2, ensure_ascii=False)
+def as_json(debate: Debate, *, access: Access = EVERYTHING) -> str:
+    return json.dumps(as_dict(debate, access=access), indent=2, ensure_ascii=False)
 
 
-def as_markdown(debate: Debate, *, include_private: bool = True) -> str:
-    data = as_dict(debate, include_private=include_private)
+def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
+    data = as_dict(debate, access=access)
     lines = [f"# {data['topic']}", ""]
     if data["premise"]:
         lines += [f"**Premise:** {data['premise']}", ""]

@@ -32,6 +32,7 @@ urlpatterns = [
     path("debates/<id:pk>/speak/", views.debate_speak, name="debate_speak"),
     path("debates/<id:pk>/retry/", views.debate_retry, name="debate_retry"),
     path("debates/<id:pk>/visibility/", views.debate_visibility, name="debate_visibility"),
+    path("debates/<id:pk>/thinking/", views.debate_thinking, name="debate_thinking"),
     path("debates/<id:pk>/share/reset/", views.debate_share_reset, name="debate_share_reset"),
     path("debates/<id:pk>/delete/", views.debate_delete, name="debate_delete"),
     path("s/<str:token>/", views.debate_share, name="debate_share"),

@@ -18,18 +18,18 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import limits, live, runner, sharing
+from chaoslm import limits, runner, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import limits as debate_limits
-from debates import transcripts
-from debates.broadcast import card_push, live_parts_html
+from debates import privacy, transcripts
+from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers, push_to_all_sync
 from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import page_state
-from debates.services import end_debate, post_message
+from debates.services import delete_debate, end_debate, post_message, set_show_thinking
 from debates.setup import SeatChoice, create_debate
 
 
@@ -106,6 +106,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
                     options=form.options(),
                     owner=request.user,
                     visibility=data["visibility"],
+                    show_thinking=data["show_thinking"],
                 )
                 runner.submit("debate", debate.pk)
         except (FormatError, limits.LimitReached) as error:
@@ -139,8 +140,8 @@ def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
     return reverse("debate_detail", args=[source.pk])
 
 
-def _page(request: HttpRequest, debate: Debate, *, ws_url: str) -> HttpResponse:
-    state = page_state(debate)
+def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool = False) -> HttpResponse:
+    state = page_state(debate, thinking=privacy.access(request.user, debate, via_share=via_share).thinking)
     export = reverse("debate_share_export", args=[debate.share_token, "md"])
     if sharing.can_view(request.user, debate):
         export = reverse("debate_export", args=[debate.pk, "md"])
@@ -172,7 +173,7 @@ def debate_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def debate_share(request: HttpRequest, token: str) -> HttpResponse:
     debate = sharing.visible_or_404(Debate, request.user, token=token)
-    return _page(request, debate, ws_url=f"/ws/share/{token}/")
+    return _page(request, debate, ws_url=f"/ws/share/{token}/", via_share=True)
 
 
 EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
@@ -181,25 +182,26 @@ EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
 }
 
 
-def _export(debate: Debate, kind: str, *, private: bool) -> HttpResponse:
+def _export(debate: Debate, kind: str, access: privacy.Access) -> HttpResponse:
     if kind not in EXPORTS:  # the URL pattern admits only these; never build a header from anything else
         raise Http404("No such export.")
     render_as, content_type = EXPORTS[kind]
-    response = HttpResponse(render_as(debate, include_private=private), content_type=content_type)
+    response = HttpResponse(render_as(debate, access=access), content_type=content_type)
     prefix = "partial-" if debate.status == Debate.Status.ERROR else "debate-"
     response["Content-Disposition"] = f'attachment; filename="{prefix}{int(debate.pk)}.{kind}"'
     return response
 
 
 def debate_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    """The full transcript (private events, prompts) for the owner and staff; the public one for anyone else."""
+    """What the page shows its viewer (debates/privacy.py): everything, prompts included, for the owner and staff."""
     debate = _visible_debate(request, pk)
-    return _export(debate, kind, private=sharing.is_owner(request.user, debate) or request.user.is_staff)
+    return _export(debate, kind, privacy.access(request.user, debate))
 
 
 def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
-    """Always the public transcript: a share link is for passing on."""
-    return _export(sharing.visible_or_404(Debate, request.user, token=token), kind, private=False)
+    """What the share page shows, whoever asks: a share link is for passing on."""
+    debate = sharing.visible_or_404(Debate, request.user, token=token)
+    return _export(debate, kind, privacy.access(request.user, debate, via_share=True))
 
 
 _owner_action = sharing.owner_action(Debate)
@@ -208,7 +210,7 @@ _owner_action = sharing.owner_action(Debate)
 def _push_state(debate: Debate, before: str = "") -> None:
     """Push the live parts as the database has them, after `before` (more HTML, in the same message)."""
     debate.refresh_from_db()
-    live.push_sync(live.debate_group(debate.pk), before + live_parts_html(debate))
+    push_to_all_sync(debate.pk, before + live_parts_html(debate))
 
 
 @_owner_action
@@ -256,12 +258,22 @@ debate_visibility = sharing.visibility_view(Debate)
 debate_share_reset = sharing.share_reset_view(Debate)
 
 
+@_owner_action
+def debate_thinking(request: HttpRequest, debate: Debate) -> HttpResponse:
+    """The owner shows or hides the debaters' private thinking from other viewers; open pages follow."""
+    set_show_thinking(debate, request.POST.get("show_thinking") == "on")
+    push_thinking_to_viewers(debate)
+    shown = "Viewers see" if debate.show_thinking else "Only you (and staff) see"
+    messages.success(request, f"{shown} the private thinking (plans and notes).")
+    return redirect("debate_detail", debate.pk)
+
+
 @login_required
 @require_POST
 def debate_delete(request: HttpRequest, pk: int) -> HttpResponse:
     debate = _visible_debate(request, pk)
     if not sharing.can_delete(request.user, debate):
         return HttpResponseForbidden("Only the debate's owner can delete it.")
-    debate.delete()
+    delete_debate(debate)
     messages.success(request, "Debate deleted.")
     return redirect("home")

@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from rooms import services
+from rooms import services, work
 from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate
 
 
@@ -20,6 +20,13 @@ class RoomAdmin(admin.ModelAdmin):
     list_filter = ["mode", "visibility"]
     search_fields = ["title"]
     inlines = [RoomAgentInline]
+
+    def delete_model(self, request: HttpRequest, obj: Room) -> None:
+        work.delete(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Room]) -> None:
+        for room in queryset:
+            work.delete(room)
 
 
 @admin.register(RoomMessage)

@@ -7,15 +7,15 @@ from celery import shared_task
 from chaoslm.runner import run_on_process_loop
 from rooms.broadcast import RoomBroadcaster
 from rooms.engine import auto_loop, manual_round
-from rooms.work import resume_auto
+from rooms.work import quietly_if_deleted, resume_auto
 
 
 async def run_round(room_id: int) -> None:
-    await manual_round(room_id, RoomBroadcaster(room_id))
+    await quietly_if_deleted(room_id, manual_round(room_id, RoomBroadcaster(room_id)))
 
 
 async def run_auto(room_id: int) -> None:
-    await auto_loop(room_id, RoomBroadcaster(room_id))
+    await quietly_if_deleted(room_id, auto_loop(room_id, RoomBroadcaster(room_id)))
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

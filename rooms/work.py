@@ -3,11 +3,18 @@ resumes auto mode a restarted server or a killed worker stopped."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from asgiref.sync import sync_to_async
 from django.db.models import Q
 from django.utils import timezone
 
 from chaoslm import runner
 from rooms.models import Room
+
+logger = logging.getLogger("chaoslm.rooms")
 
 ROUND = "room-round"
 AUTO = "room-auto"
@@ -27,6 +34,25 @@ def stop(room_id: int) -> None:
     """Stop the room's generation now, if it runs here; a worker's loop stops itself on the mode change."""
     runner.cancel(AUTO, room_id)
     runner.cancel(ROUND, room_id)
+
+
+def delete(room: Room) -> None:
+    """Delete a room, stopping its work first: an inline round or loop is cancelled at once (the answers in
+    flight are dropped); a worker's loop sees the room gone at its next hold renewal and stops quietly."""
+    Room.objects.filter(pk=room.pk).update(mode=Room.Mode.MANUAL)
+    stop(room.pk)
+    room.delete()
+
+
+async def quietly_if_deleted(room_id: int, work: Coroutine[Any, Any, Any]) -> None:
+    """Run a room's work; if the room is deleted under it (a write or read fails and the room is gone), stop
+    without a traceback: it is no error."""
+    try:
+        await work
+    except Exception:
+        if await sync_to_async(Room.objects.filter(pk=room_id).exists)():
+            raise
+        logger.info("room %s was deleted while it ran; its work stops", room_id)
 
 
 def resume_auto() -> list[int]:

@@ -127,10 +127,29 @@ def test_export_transcript(llm_server, tmp_path):
     assert data["topic"] == "Should cities ban private cars?"
     assert len(data["events"]) == 15
     assert data["verdict"]["winner"] == debate.winner
+    assert all("prompt" in event for event in data["events"])
+    target = tmp_path / "t.md"
+    # --public: what the share link exports. The thinking shows (the debate's default), no prompt does.
+    call_command("export_transcript", str(debate.pk), "--output", str(target), "--public", stdout=StringIO())
+    text = target.read_text()
+    assert text.startswith("# Should cities ban private cars?") and "(private)" in text
+    out = StringIO()
+    call_command("export_transcript", str(debate.pk), "--format", "json", "--public", stdout=out)
+    events = json.loads(out.getvalue())["events"]
+    assert events and not any("prompt" in event for event in events)
+    assert {"PLAN", "THINK"} <= {event["kind"] for event in events} and "INTERNAL" not in {e["kind"] for e in events}
+
+
+def test_private_thinking_keeps_plans_and_thoughts_from_viewers(llm_server, tmp_path):
+    run(*DUEL, "--turns", "2", "--private-thinking", "--visibility", "unlisted")
+    debate = Debate.objects.get()
+    assert debate.show_thinking is False
     target = tmp_path / "t.md"
     call_command("export_transcript", str(debate.pk), "--output", str(target), "--public", stdout=StringIO())
     text = target.read_text()
-    assert text.startswith("# Should cities ban private cars?") and "(private)" not in text
+    assert "(private)" not in text and "### Ada Sterling" in text
+    for event in Event.objects.filter(kind__in=["PLAN", "THINK"]):
+        assert event.content not in text
 
 
 FORMAT_RUNS = {

@@ -11,6 +11,7 @@ from chaoslm.llm import ChatResult
 from chaoslm.personas.models import import_personas
 from debates.engine import Observer, run_debate
 from debates.models import Debate, Event
+from debates.privacy import Access
 from debates.setup import SeatChoice, create_debate
 from debates.transcripts import as_markdown
 
@@ -211,8 +212,8 @@ def test_markdown_export_shows_the_debate(llm_server, personas, run_to_rest):
     assert text.startswith("# Should cities ban private cars?")
     assert "**Premise:** Cities should ban private cars" in text
     assert f"**Winner:** {debate.winner}" in text
-    public = as_markdown(debate, include_private=False)
-    assert "(private)" in text and "(private)" not in public
+    hidden = as_markdown(debate, access=Access(thinking=False, prompts=False))
+    assert "(private)" in text and "(private)" not in hidden
 
 
 def test_what_a_watcher_is_pushed_ends_as_what_a_fresh_page_shows(llm_server, personas):

@@ -230,7 +230,7 @@ def test_the_outcome_has_the_duels_shape_and_the_contradiction_shows():
     [
         (lambda o: o["statements"].pop(0), "Statement 1 must be turn 1"),
         (lambda o: o["statements"][1].update(seat="a"), "Turn 2 is spoken by debater 'b'"),
-        (lambda o: o.update(turns=1), "The duel had 1 turns, but there are 2 statements"),
+        (lambda o: o.update(turns=1), "The duel had 1 turn, but there are 2 statements"),
         (lambda o: o["debaters"]["b"].update(name="Ada"), "different names"),
         (lambda o: o["debaters"]["a"].update(side="against"), "Debater 'a' argues FOR"),
         (lambda o: o.pop("statements"), "needs the duel's statements"),

@@ -1,5 +1,6 @@
 """Personas: YAML parsing with field-level errors, the admin's import/export/duplicate/preview, the command."""
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,80 @@ def test_import_command_reports_errors_without_importing(tmp_path):
     with pytest.raises(CommandError, match=r"b\.yaml: colour: unknown field.*\(nothing was imported\)"):
         call_command("import_personas", str(tmp_path))
     assert not Persona.objects.exists()
+
+
+def make_run_commands() -> list[list[str]]:
+    """The `manage.py` commands `make run` runs on every start, as argument lists."""
+    lines = (SAMPLES.parent / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0].splitlines()[1:]
+    return [line.split("manage.py", 1)[1].split() for line in lines if "manage.py" in line]
+
+
+def test_make_run_keeps_a_persona_edited_in_the_admin_and_imports_the_missing(staff, tmp_path, monkeypatch):
+    imports = [args for args in make_run_commands() if args[0] == "import_personas"]
+    assert imports == [["import_personas", "personas/", "--missing"]]
+    monkeypatch.chdir(SAMPLES.parent)
+    call_command(*imports[0], stdout=StringIO())  # the first start
+    ada = Persona.objects.get(name="Ada Sterling")
+    url = reverse("admin:personas_persona_change", args=[ada.pk])
+    assert "temperature: 0.8" in ada.yaml
+    assert staff.post(url, {"yaml": ada.yaml.replace("temperature: 0.8", "temperature: 1.7")}).status_code == 302
+    Persona.objects.filter(name="Marcus Vale").delete()
+    out = StringIO()
+    call_command(*imports[0], stdout=out)  # the next start
+    assert Persona.objects.get(name="Ada Sterling").temperature == 1.7
+    assert Persona.objects.filter(name="Marcus Vale").exists()
+    assert "Imported 1 persona(s): Marcus Vale; those already there are kept as they are" in out.getvalue()
+    call_command("import_personas", "personas/", "--update", stdout=StringIO())  # on request, files win
+    assert Persona.objects.get(name="Ada Sterling").temperature != 1.7
+
+
+def test_ensure_admin_says_how_to_set_a_new_password(django_user_model):
+    assert ["ensure_admin"] in make_run_commands()
+    first, second = StringIO(), StringIO()
+    call_command("ensure_admin", "--username", "root", stdout=first)
+    call_command("ensure_admin", "--username", "root", stdout=second)
+    assert "Admin login created: username root" in first.getvalue()
+    assert "its password is unchanged" in second.getvalue()
+    assert "uv run python manage.py changepassword root" in second.getvalue()
+
+
+def test_the_admin_reports_every_error_in_the_yaml_at_once(staff):
+    (persona,) = import_personas([("a.yaml", GOOD)])
+    url = reverse("admin:personas_persona_change", args=[persona.pk])
+    bad = GOOD.replace("0.5", "hot").replace("200", "0") + "colour: red\n"
+    html = staff.post(url, {"yaml": bad}).content.decode()
+    assert "YAML: colour: unknown field" in html
+    assert "YAML: temperature: must be a number from 0 to 2, not &#x27;hot&#x27;" in html
+    assert "YAML: max_tokens: must be a whole number from 1 to 32768, not 0" in html
+    persona.refresh_from_db()
+    assert persona.temperature == 0.5 and persona.yaml == GOOD
+
+
+def test_a_file_and_a_folder_report_every_error_at_once(tmp_path):
+    with pytest.raises(PersonaYAMLError) as raised:
+        parse_personas("name: Tess\nrole: jester\ncolour: red\ntemperature: hot\n", "bad.yaml")
+    assert [str(e) for e in raised.value.errors] == [
+        "bad.yaml: colour: unknown field; the known fields are instructions, judging_criteria, max_tokens, model, "
+        "name, personality, position, provider, role, temperature",
+        "bad.yaml: role: must be one of debater, judge, moderator, analyzer, solver, chat, not 'jester'",
+        "bad.yaml: temperature: must be a number from 0 to 2, not 'hot'",
+        "bad.yaml: personality: is required",
+    ]
+    (tmp_path / "a.yaml").write_text(GOOD.replace("0.5", "hot"))
+    (tmp_path / "b.yaml").write_text(GOOD.replace("Tess", "Uma") + "colour: red\n")
+    with pytest.raises(CommandError) as raised:
+        call_command("import_personas", str(tmp_path))
+    assert "a.yaml: temperature: must be a number" in str(raised.value)
+    assert "b.yaml: colour: unknown field" in str(raised.value)
+    assert not Persona.objects.exists()
+
+
+def test_the_yaml_help_text_names_the_fields_and_the_fields_below_show_them(staff):
+    (persona,) = import_personas([("a.yaml", GOOD)])
+    html = staff.get(reverse("admin:personas_persona_change", args=[persona.pk])).content.decode()
+    assert "The read-only fields below are read from it when you save." in html
+    assert "judging_criteria, model, provider, temperature (0 to 2), max_tokens (1 to 32768)" in html
+    below = html.split('id="id_yaml"')[1]
+    for label, value in (("Name", "Tess"), ("Role hint", "debater"), ("Temperature", "0.5"), ("Max tokens", "200")):
+        assert f"<label>{label}:</label>" in below
+        assert f'<div class="readonly">{value}</div>' in below

@@ -377,6 +377,12 @@ def test_a_public_export_holds_no_private_text_not_even_in_prompts(scripted_deba
     # The full export has the notes (in the private events and in the opening prompts): the check below can fail.
     full = transcripts.as_json(scripted_debate)
     assert full.count(AFF_NOTES) == 2 and full.count(NEG_NOTES) == 2
+    # While the owner shows the thinking, viewers read the notes where they were written, and only there.
+    for where, text in public_exports(scripted_debate).items():
+        assert text.count(AFF_NOTES) == 1 and text.count(NEG_NOTES) == 1, where
+    # Kept from viewers, they appear nowhere, prompts included.
+    scripted_debate.show_thinking = False
+    scripted_debate.save(update_fields=["show_thinking"])
     texts = public_exports(scripted_debate)
     for where, text in texts.items():
         assert AFF_NOTES not in text and NEG_NOTES not in text, where

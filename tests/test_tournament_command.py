@@ -48,7 +48,7 @@ def test_run_from_a_spec_prints_the_final_report_as_json(tmp_path, llm_server, r
     (tmp_path / "questions.csv").write_text("topic,premise,correct\nTea?,Tea is best,for\nCars?,Ban them,against\n")
     spec = write_spec(
         tmp_path,
-        "name: CLI league\nformat: duel\noptions: {turns: 1}\ndebaters: [Alice, Bob]\n"
+        "name: CLI league\nformat: duel\noptions: {turns: 2}\ndebaters: [Alice, Bob]\n"
         "judges: [Judge Una, yara.yaml]\nquestions_file: questions.csv\nsides: both\nrepeats: 1\nconcurrency: 4\n",
     )
     out, _ = run("run", str(spec), "--json")
@@ -69,11 +69,11 @@ def test_run_shows_the_size_then_the_leaderboard_and_report_reprints_it(tmp_path
     debater("Alice"), debater("Bob"), judge("Judge Una")
     spec = write_spec(
         tmp_path,
-        "name: Small\noptions: {turns: 1}\ndebaters: [Alice, Bob]\njudges: [Judge Una]\n"
+        "name: Small\noptions: {turns: 2}\ndebaters: [Alice, Bob]\njudges: [Judge Una]\n"
         'questions: ["Tea?", {topic: "Cars?", correct: for}]\nsides: once\n',
     )
     out, _ = run("run", str(spec))
-    assert "Small: 2 duels and 0 judge replays: 2 debates, 20 LLM calls." in out
+    assert "Small: 2 duels and 0 judge replays: 2 debates, 28 LLM calls." in out
     assert "Leaderboard" in out and "Judges" in out and "Panel agreement: undefined (" in out
     tournament = Tournament.objects.get()
     again, _ = run("report", str(tournament.pk))

@@ -69,7 +69,7 @@ def test_a_socket_joining_gets_the_rows_of_its_page(owner):
         await communicator.disconnect()
         return first
 
-    last_two = [f"match-{m.order}" for m in Match.objects.filter(tournament=tournament).order_by("order")[50:]]
+    last_two = [f"match-{m.order + 1}" for m in Match.objects.filter(tournament=tournament).order_by("order")[50:]]
     assert sorted(pushed_rows(asyncio.run(run(2)))) == sorted(last_two)
     assert len(pushed_rows(asyncio.run(run(1)))) == broadcast.MATCHES_PER_PAGE
     assert len(pushed_rows(asyncio.run(run("junk")))) == broadcast.MATCHES_PER_PAGE  # not a page: the first
@@ -92,7 +92,7 @@ def test_a_push_carries_the_rows_that_changed_as_the_page_draws_them(owner):
     duel, pushed = asyncio.run(run())
     # The first match's duel just finished; the second's an hour ago (its row went out then); the others have
     # none.
-    row, untouched = f"match-{first.order}", f"match-{third.order}"
+    row, untouched = f"match-{first.order + 1}", f"match-{third.order + 1}"
     assert list(pushed_rows(pushed)) == [row]
     assert f'<a href="/debates/{duel.pk}/">completed</a>' in pushed_rows(pushed)[row]
     page = Client().get(reverse("tournament_share", args=[tournament.share_token])).content.decode()

@@ -49,7 +49,7 @@ def test_a_tournament_never_runs_more_than_concurrency_debates_and_judges_every_
         debaters=contestants([debater(n) for n in NAMES]),
         judges=contestants([judge("Judge Una", bench)]),
         questions=questions(2),
-        options={"turns": 1},
+        options={"turns": 2},
         concurrency=3,
     )
     finished = run_to_end(tournament)
@@ -64,12 +64,12 @@ def test_a_tournament_never_runs_more_than_concurrency_debates_and_judges_every_
     most = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
     assert most <= 3
     assert most >= 2  # and it did run them side by side
-    # 12 duels of one turn: 10 calls each; the judge made 6 of them, on its own server.
-    assert len(llm_server.requests) == 12 * 4
-    assert len(judge_server.requests) == 12 * 6
+    # 12 duels of two turns: 14 calls each; the judge made 8 of them, on its own server.
+    assert len(llm_server.requests) == 12 * 6
+    assert len(judge_server.requests) == 12 * 8
     usage = {u.name: u for u in results.usage(tournament)}
-    assert usage["Judge Una"].calls == 72
-    assert sum(u.calls for u in usage.values()) == 120
+    assert usage["Judge Una"].calls == 96
+    assert sum(u.calls for u in usage.values()) == 168
     figures = state.progress(finished)
     assert (figures.total, figures.done, figures.running, figures.failed) == (12, 12, 0, 0)
 
@@ -89,7 +89,7 @@ def test_a_failed_debate_is_retried_once_then_counted_failed_and_the_tournament_
         debaters=contestants([debater("Alice"), debater("Bob")]),
         judges=contestants([judge("Judge Una")]),
         questions=[QuestionSpec("Flaky?"), QuestionSpec("Doomed?"), QuestionSpec("Fine?")],
-        options={"turns": 1},
+        options={"turns": 2},
         sides="once",
         concurrency=1,
     )
@@ -119,7 +119,7 @@ def test_each_finished_debate_starts_the_next_one_itself_without_waiting_for_the
         debaters=contestants([debater("Alice"), debater("Bob")]),
         judges=contestants([judge("Judge Una"), judge("Judge Vic")]),
         questions=questions(2),
-        options={"turns": 1},
+        options={"turns": 2},
         sides="once",
         concurrency=1,
     )
@@ -138,7 +138,7 @@ def test_a_paused_tournament_starts_nothing_until_resumed(llm_server):
         debaters=contestants([debater("Alice"), debater("Bob")]),
         judges=contestants([judge("Judge Una")]),
         questions=questions(1),
-        options={"turns": 1},
+        options={"turns": 2},
     )
     services.pause(tournament)
     services.advance(tournament.pk)
@@ -154,7 +154,7 @@ def test_a_cancelled_tournament_starts_nothing_more(llm_server):
         debaters=contestants([debater("Alice"), debater("Bob")]),
         judges=contestants([judge("Judge Una")]),
         questions=questions(3),
-        options={"turns": 1},
+        options={"turns": 2},
     )
     services.cancel(tournament)
     services.advance(tournament.pk)
@@ -196,7 +196,7 @@ def test_a_judge_that_always_names_for_wins_every_for_and_with_sides_swapped_all
         debaters=contestants([debater(n) for n in NAMES]),
         judges=contestants(panel),
         questions=questions(2),
-        options={"turns": 1},
+        options={"turns": 2},
         repeats=2,
         concurrency=6,
     )
@@ -229,7 +229,7 @@ def test_a_judge_that_favours_one_debater_ranks_it_first_with_an_interval_clear_
         debaters=contestants([debater(n) for n in NAMES]),
         judges=contestants(panel),
         questions=questions(4),
-        options={"turns": 1},
+        options={"turns": 2},
         concurrency=8,
     )
     assert run_to_end(tournament).status == Tournament.Status.COMPLETED
@@ -252,7 +252,7 @@ def test_two_judges_that_always_disagree_give_a_kappa_below_zero(llm_server, jud
             debaters=contestants([debater(n) for n in NAMES]),
             judges=contestants(panel),
             questions=questions(2),
-            options={"turns": 1},
+            options={"turns": 2},
             concurrency=8,
         )
         assert run_to_end(tournament).status == Tournament.Status.COMPLETED
@@ -280,7 +280,7 @@ def test_one_owner_s_matches_stay_within_their_cap_across_tournaments_and_leave_
             debaters=contestants([debater(n) for n in NAMES]),
             judges=contestants([judge("Judge Una", bench)]),
             questions=questions(1),
-            options={"turns": 1},
+            options={"turns": 2},
             concurrency=3,
             owner=owner,
         )

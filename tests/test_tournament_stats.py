@@ -3,6 +3,7 @@
 import json
 import math
 import random
+import warnings
 
 import choix
 import numpy as np
@@ -323,3 +324,31 @@ def test_the_ridge_is_what_the_note_says():
     # With one win and the prior: d = r_A - r_B solves 1 - expit(d) = RIDGE * d / 2.
     d = by_name(report)["A"].rating - by_name(report)["B"].rating
     assert 1 - 1 / (1 + math.exp(-d)) == pytest.approx(RIDGE * d / 2, abs=1e-6)
+
+
+def _runtime_warnings(compute):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compute()
+    return result, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_judge_who_always_picks_one_side_leaves_kappa_undefined_and_the_terminal_clean():
+    # J1 says FOR every time, J2 varies: statsmodels' kappa is 0 with a variance of zero, and warned of it.
+    rows = [("for", "for"), ("for", "against"), ("for", "for")]
+    report, warned = _runtime_warnings(
+        lambda: build_report(panel_verdicts(rows, ["J1", "J2"]), ["A", "B"], ["J1", "J2"], bootstrap=0)
+    )
+    assert warned == []
+    assert report.panel.agreement.value is None
+    assert report.panel.agreement.why == (
+        "J1 picked FOR every time: with no variation, agreement beyond chance is undefined"
+    )
+
+
+def test_perfect_agreement_of_two_judges_is_one_without_a_warning():
+    rows = [("for", "for"), ("against", "against")]
+    report, warned = _runtime_warnings(
+        lambda: build_report(panel_verdicts(rows, ["J1", "J2"]), ["A", "B"], ["J1", "J2"], bootstrap=0)
+    )
+    assert warned == [] and report.panel.agreement.value == pytest.approx(1.0)

@@ -54,7 +54,7 @@ def make_tournament(owner, visibility="private", names=("Alice", "Bob"), topics=
         debaters=[services.Contestant.of(debater(n)) for n in names],
         judges=[services.Contestant.of(judge("Judge Una"))],
         questions=[QuestionSpec(t) for t in topics] if topics else questions(1),
-        options={"turns": 1},
+        options={"turns": 2},
         owner=owner,
         visibility=visibility,
     )
@@ -158,7 +158,7 @@ def form_data(personas, **extra):
         "repeats": 1,
         "concurrency": 4,
         "visibility": "unlisted",
-        "option_turns": 1,
+        "option_turns": 2,
         "option_word_limit": 0,
     }
     data.update(extra)
@@ -174,8 +174,8 @@ def test_the_form_takes_questions_as_csv_and_says_what_it_will_run(people, perso
     client = client_for("owner", people)
     upload = SimpleUploadedFile("q.csv", b"topic,premise,correct\nTea?,Tea is best,for\nCars?,,\n", "text/csv")
     estimate = client.post(reverse("tournament_estimate"), form_data(personas, questions_file=upload))
-    # 2 questions x 6 ordered pairs = 12 one-turn duels of 10 calls.
-    assert "12 duels and 0 judge replays: 12 debates, 120 LLM calls." in estimate.content.decode()
+    # 2 questions x 6 ordered pairs = 12 two-turn duels of 14 calls.
+    assert "12 duels and 0 judge replays: 12 debates, 168 LLM calls." in estimate.content.decode()
     upload.seek(0)
     response = client.post(reverse("tournament_new"), form_data(personas, questions_file=upload))
     tournament = Tournament.objects.get()
@@ -228,7 +228,7 @@ def test_a_finished_tournament_shows_its_report_and_exports_every_verdict(people
         debaters=[services.Contestant.of(debater(n)) for n in ("Alice", "Bob", "Carol")],
         judges=[services.Contestant.of(judge("Judge Una", provider_for(llm_server, "bench")))],
         questions=questions(1),
-        options={"turns": 1},
+        options={"turns": 2},
         repeats=2,
         owner=people["owner"],
         visibility="public",

@@ -31,6 +31,15 @@ def pairings(questions: int, debaters: int, sides: str) -> list[Pairing]:
     return out
 
 
+# A tournament's duels need both sides to speak: A opens, B answers. With one turn only the FOR side would
+# speak, and the judge would score a side that never spoke.
+MIN_TURNS = 2
+TOO_FEW_TURNS = (
+    f"A duel needs both sides to speak: turns must be at least {MIN_TURNS} "
+    "(with 1, only the FOR side speaks, and the judge would score a silent side)."
+)
+
+
 def duel_calls(turns: int) -> int:
     """A judged duel's LLM calls: two plans, a think and a statement a turn, the judge's evaluation and
     score a turn, and the verdict's four calls (the duel's ordinals 1 ... 4T+6)."""

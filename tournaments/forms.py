@@ -56,7 +56,14 @@ class NewTournamentForm(FormatOptions):
         self.fields["debaters"].queryset = Persona.objects.filter(role="debater")
         self.fields["judges"].queryset = Persona.objects.filter(role="judge")
         self.add_options(get_format("duel").option_specs)
+        self.fields["option_turns"].widget.attrs["min"] = design.MIN_TURNS
         self.parsed_questions: list[QuestionSpec] = []
+
+    def clean_option_turns(self) -> int:
+        turns = self.cleaned_data["option_turns"]
+        if turns < design.MIN_TURNS:
+            raise forms.ValidationError(design.TOO_FEW_TURNS)
+        return turns
 
     def clean_debaters(self) -> Any:
         chosen = self.cleaned_data["debaters"]

@@ -170,7 +170,7 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
             )
         out.append(
             {
-                "match": m.order,
+                "match": m.order + 1,  # as people count: the first match is match 1
                 "question": m.question.index,
                 "topic": m.question.topic,
                 "premise": m.question.premise,

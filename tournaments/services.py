@@ -117,6 +117,8 @@ def _check(
         if not isinstance(value, int) or not spec.minimum <= value <= spec.maximum:
             raise TournamentError(f"{spec.label} must be a whole number from {spec.minimum} to {spec.maximum}.")
     turns = options.get("turns", known["turns"].default)
+    if turns < design.MIN_TURNS:
+        raise TournamentError(design.TOO_FEW_TURNS)
     size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, turns)
     if size.debates > MAX_DEBATES:
         raise TournamentError(f"That is {size.debates} debates; a tournament runs at most {MAX_DEBATES}.")
@@ -361,6 +363,21 @@ def cancel(tournament: Tournament) -> None:
     transaction.on_commit(lambda: broadcast.push(tournament.pk))
 
 
+def delete(tournament: Tournament) -> None:
+    """Delete a tournament and its debates, stopping its run first: nothing new starts (cancelled), its
+    inline loop and inline debates are cancelled at once, and work on Celery workers finds the rows gone and
+    stops quietly (`run_inline`, `tick`, the engine's `DebateDeleted`)."""
+    Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.CANCELLED, updated_at=timezone.now())
+    runner.cancel("tournament", tournament.pk)
+    mine = Q(tournament_match__tournament=tournament) | Q(tournament_judgment__match__tournament=tournament)
+    debate_ids = list(Debate.objects.filter(mine).values_list("pk", flat=True))
+    for debate_id in debate_ids:
+        runner.cancel("debate", debate_id)
+    with transaction.atomic():
+        tournament.delete()
+        Debate.objects.filter(pk__in=debate_ids).delete()
+
+
 # -- the runner (the only code here that knows where tournaments run) ------------------------------
 _wakers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}
 
@@ -398,6 +415,8 @@ def _pass_here(tournament_id: int) -> None:
     chosen: list[int] = []
     try:
         _, settled = _pass(tournament_id, None, chosen.append)
+    except Tournament.DoesNotExist:
+        return  # deleted: its loop is cancelled, nothing to go on with
     except Exception:
         # The debate that finished must not fail for it: the loop's own pass goes on instead.
         logger.exception("tournament %s: a pass after a debate finished failed", tournament_id)
@@ -451,6 +470,8 @@ async def run_inline(tournament_id: int) -> None:
                 await asyncio.wait_for(
                     wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, pushed_at + PUSH_EVERY - loop.time())
                 )
+    except Tournament.DoesNotExist:
+        logger.info("tournament %s was deleted; its loop stops", tournament_id)
     finally:
         _wakers.pop(tournament_id, None)
 
@@ -458,6 +479,13 @@ async def run_inline(tournament_id: int) -> None:
 def tick(tournament_id: int, token: str) -> None:
     """The Celery task's body: a pass; then, if this task carries the current tick token and the
     tournament is not settled, enqueue the next tick (one chain per tournament, whatever is redelivered)."""
+    try:
+        _tick(tournament_id, token)
+    except Tournament.DoesNotExist:
+        logger.info("tournament %s was deleted; its tick chain stops", tournament_id)
+
+
+def _tick(tournament_id: int, token: str) -> None:
     advance(tournament_id)
     broadcast.push(tournament_id)
     if not token:

@@ -77,7 +77,12 @@ def _questions(data: dict[str, Any], base: Path, source: str) -> list[QuestionSp
             path = base / str(data["questions_file"])
             if not path.is_file():
                 raise SpecError(f"{source}: questions_file: no such file {path}")
-            return parse_file(str(path), path.read_bytes())
+            try:
+                return parse_file(str(path), path.read_bytes())
+            except QuestionsError as error:
+                # Its line numbers are the questions file's, not the spec's: name the file each is in.
+                problems = "; ".join(f"{path}: {problem}" for problem in error.problems)
+                raise SpecError(f"{problems} (the questions_file of {source})") from None
         raw = data["questions"]
         if not isinstance(raw, list) or not raw:
             raise SpecError(f"{source}: questions: expected a list of questions")

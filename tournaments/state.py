@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import F, Max
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
+from debates.formats import get_format
 from debates.models import Debate, Event
-from tournaments import schedule
+from tournaments import design, schedule
 from tournaments.models import Judgment, Match, Tournament
 
 
@@ -116,20 +117,51 @@ class ProgressView:
         return f"about {seconds} s left"
 
 
+# Events that are no model call: the rest (plans, thoughts, statements, scores, verdict calls) are one call each.
+NOT_CALLS = ("HEADER", "SYSTEM", "ERROR", "USER")
+
+
 def progress(tournament: Tournament) -> ProgressView:
-    """Done, running and failed debates, from the jobs; the ETA from the pace of the debates finished so far."""
-    decision = schedule.plan(settings_of(tournament), jobs(tournament))
-    figures = decision.progress
+    """Done, running and failed debates, from the jobs; the ETA from the pace of the model calls so far."""
+    every_job = jobs(tournament)
+    figures = schedule.plan(settings_of(tournament), every_job).progress
     eta = None
-    finished = figures.done + figures.failed
-    if finished and figures.remaining and tournament.status == Tournament.Status.RUNNING:
-        first = (
-            Debate.objects.filter(tournament_judgment__match__tournament=tournament, started_at__isnull=False)
-            .order_by("started_at")
-            .values_list("started_at", flat=True)
-            .first()
-        )
-        if first is not None:
-            elapsed = (timezone.now() - first).total_seconds()
-            eta = elapsed / finished * figures.remaining
+    if figures.remaining and tournament.status == Tournament.Status.RUNNING:
+        eta = eta_seconds(tournament, every_job)
     return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
+
+
+def eta_seconds(tournament: Tournament, every_job: list[schedule.Job]) -> float | None:
+    """The time left at the pace of the calls made since the first debate started, from the first call on.
+
+    Counted in calls, not debates: a duel is 4T+6 calls and a replay 2T+4, and the first debates finish
+    only at the very end of their calls, so a pace in finished debates shows no ETA for the whole first
+    round and then one that grows as the debates in flight are not counted. A completed debate made all
+    its calls; the calls of the others are their stored events (two queries, over the debates not
+    completed, at most `concurrency` of them in flight, plus the failed).
+    """
+    turns = tournament.options.get("turns") or get_format("duel").option_specs[0].default
+    planned = {schedule.DUEL: design.duel_calls(turns), schedule.REPLAY: design.replay_calls(turns)}
+    mine = Debate.objects.filter(
+        Q(tournament_match__tournament=tournament) | Q(tournament_judgment__match__tournament=tournament)
+    )
+    first = mine.filter(started_at__isnull=False).order_by("started_at").values_list("started_at", flat=True).first()
+    if first is None:
+        return None
+    made_by_status = dict(
+        Event.objects.filter(debate__in=mine.exclude(status=schedule.COMPLETED))
+        .exclude(kind__in=NOT_CALLS)
+        .values("debate__status")
+        .annotate(calls=Count("id"))
+        .values_list("debate__status", "calls")
+    )
+    finished = sum(planned[job.kind] for job in every_job if job.status == schedule.COMPLETED)
+    made = finished + sum(made_by_status.values())
+    elapsed = (timezone.now() - first).total_seconds()
+    if not made or elapsed <= 0:
+        return None
+    # Calls still to make: those of every job neither completed nor failed, less what the open ones made.
+    open_jobs = [j for j in every_job if j.status != schedule.COMPLETED and j.status != schedule.ERROR]
+    made_open = sum(calls for status, calls in made_by_status.items() if status != schedule.ERROR)
+    left = max(sum(planned[job.kind] for job in open_jobs) - made_open, 0)
+    return left * elapsed / made

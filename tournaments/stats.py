@@ -20,9 +20,11 @@ no winner counts for no one. Intervals resample whole matches (a transcript with
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
+import warnings
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -409,11 +411,28 @@ def _agreement(first: dict[tuple[int, str], Verdict], matches: list[int], judges
         side = SIDES[data[0, 0]].upper()
         return Figure(None, f"every verdict picked {side}: with no variation, agreement beyond chance is undefined")
     if len(judges) == 2:
+        for column, judge in enumerate(judges):
+            if (data[:, column] == data[0, column]).all():
+                side = SIDES[data[0, column]].upper()
+                return Figure(
+                    None, f"{judge} picked {side} every time: with no variation, agreement beyond chance is undefined"
+                )
         table = np.zeros((2, 2))
         np.add.at(table, (data[:, 0], data[:, 1]), 1)
-        return Figure(float(cohens_kappa(table).kappa))
+        return _kappa(lambda: cohens_kappa(table, return_results=False))
     table, _ = aggregate_raters(data, n_cat=2)
-    return Figure(float(fleiss_kappa(table, method="fleiss")))
+    return _kappa(lambda: fleiss_kappa(table, method="fleiss"))
+
+
+def _kappa(compute: Callable[[], Any]) -> Figure:
+    """A kappa from statsmodels, or undefined: a division by zero inside it is a figure that does not exist,
+    said in the report, not a RuntimeWarning printed on the terminal of `tournament report`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        value = float(compute())
+    if caught or not math.isfinite(value):
+        return Figure(None, "the judges' winners vary too little for agreement beyond chance (a division by zero)")
+    return Figure(value)
 
 
 def _score_correlation(first: dict[tuple[int, str], Verdict], matches: list[int], judges: list[str]) -> Figure:

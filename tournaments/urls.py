@@ -11,6 +11,7 @@ urlpatterns = [
     path("tournaments/<int:pk>/pause/", views.tournament_pause, name="tournament_pause"),
     path("tournaments/<int:pk>/resume/", views.tournament_resume, name="tournament_resume"),
     path("tournaments/<int:pk>/cancel/", views.tournament_cancel, name="tournament_cancel"),
+    path("tournaments/<int:pk>/delete/", views.tournament_delete, name="tournament_delete"),
     path("tournaments/<int:pk>/visibility/", views.tournament_visibility, name="tournament_visibility"),
     path("tournaments/<int:pk>/share/reset/", views.tournament_share_reset, name="tournament_share_reset"),
     path("ts/<str:token>/", views.tournament_share, name="tournament_share"),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -143,6 +144,18 @@ def tournament_resume(request: HttpRequest, tournament: Tournament) -> HttpRespo
 def tournament_cancel(request: HttpRequest, tournament: Tournament) -> HttpResponse:
     services.cancel(tournament)
     return redirect("tournament_detail", tournament.pk)
+
+
+@login_required
+@require_POST
+def tournament_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """The owner (or staff) deletes a tournament and its debates; its run stops first."""
+    tournament = sharing.visible_or_404(Tournament, request.user, pk=pk)
+    if not sharing.can_delete(request.user, tournament):
+        return HttpResponseForbidden("Only the tournament's owner can delete it.")
+    services.delete(tournament)
+    messages.success(request, "Tournament deleted, with its debates.")
+    return redirect("tournament_list")
 
 
 tournament_visibility = sharing.visibility_view(Tournament, services.set_visibility)

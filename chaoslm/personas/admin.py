@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from chaoslm.personas.models import Persona, Provider, import_personas
-from chaoslm.personas.yaml_io import PersonaYAMLError, dump_personas, parse_personas
+from chaoslm.personas.yaml_io import ROLES, PersonaYAMLError, dump_personas, parse_personas
 
 
 @admin.register(Provider)
@@ -22,10 +22,18 @@ class ProviderAdmin(admin.ModelAdmin):
     search_fields = ["name", "base_url", "default_model"]
 
 
+YAML_HELP = (
+    "The persona as YAML, the source of truth. Its fields: name, role ({roles}) and personality (required); "
+    "position, instructions, judging_criteria, model, provider, temperature (0 to 2), max_tokens (1 to 32768). "
+    "The read-only fields below are read from it when you save."
+)
+
+
 class PersonaForm(forms.ModelForm):
     class Meta:
         model = Persona
         fields = ["yaml"]
+        help_texts = {"yaml": YAML_HELP.format(roles=", ".join(ROLES))}
         widgets = {
             "yaml": forms.Textarea(
                 attrs={
@@ -43,7 +51,7 @@ class PersonaForm(forms.ModelForm):
         try:
             specs = parse_personas(text, "YAML")
         except PersonaYAMLError as error:
-            raise forms.ValidationError(str(error)) from None
+            raise forms.ValidationError([str(e) for e in error.errors]) from None
         if len(specs) != 1:
             raise forms.ValidationError("This box holds one persona; use Import for several.")
         spec = specs[0]
@@ -84,8 +92,9 @@ class PersonaAdmin(admin.ModelAdmin):
     list_display = ["name", "role", "model_label", "updated_at"]
     list_filter = ["role", "provider"]
     search_fields = ["name", "personality", "position", "instructions", "judging_criteria"]
-    readonly_fields = ["system_prompt_preview"]
-    fields = ["yaml", "system_prompt_preview"]
+    # What the YAML says, as saved: the help text above the box points here.
+    readonly_fields = ["name", "role", "model_label", "temperature", "max_tokens", "system_prompt_preview"]
+    fields = ["yaml", *readonly_fields]
     actions = ["export_yaml", "duplicate"]
     change_list_template = "admin/personas/persona/change_list.html"
 
@@ -142,7 +151,7 @@ class PersonaAdmin(admin.ModelAdmin):
                 files = [(f.name, f.read(self._read_limit() + 1)) for f in form.cleaned_data["files"]]
                 saved = import_personas(files, update=form.cleaned_data["update"])
             except PersonaYAMLError as error:
-                form.add_error("files", str(error))
+                form.add_error("files", [str(e) for e in error.errors])
             else:
                 self.message_user(
                     request,

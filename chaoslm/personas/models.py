@@ -148,21 +148,33 @@ class Persona(models.Model):
         return default_endpoint(self.model)
 
 
-def import_personas(files: list[tuple[str, str | bytes]], *, update: bool = False) -> list[Persona]:
-    """Import personas from (source name, text) pairs, all or nothing.
+def import_personas(
+    files: list[tuple[str, str | bytes]], *, update: bool = False, missing_only: bool = False
+) -> list[Persona]:
+    """Import personas from (source name, text) pairs, all or nothing; return those written.
 
     Every file is parsed and checked first; only then is anything written, in one transaction.
-    With `update`, a persona whose name exists is replaced; without it, that is an error.
+    With `update`, a persona whose name exists is replaced; with `missing_only`, it is kept as it is (an
+    edit made in the admin stays); with neither, that is an error.
     """
     parsed: list[tuple[str, PersonaSpec]] = []
+    errors: list[PersonaYAMLError] = []
     for source, text in files:
-        parsed.extend((source, spec) for spec in parse_personas(text, source))
+        try:
+            parsed.extend((source, spec) for spec in parse_personas(text, source))
+        except PersonaYAMLError as error:
+            errors.append(error)
+    if errors:
+        raise PersonaYAMLError.of(errors)
     seen: dict[str, str] = {}
     for source, spec in parsed:
         if spec.name in seen:
             raise PersonaYAMLError(source, "name", f"{spec.name!r} is also defined in {seen[spec.name]}")
         seen[spec.name] = source
     existing = {p.name: p for p in Persona.objects.filter(name__in=seen)}
+    if missing_only:
+        parsed = [(source, spec) for source, spec in parsed if spec.name not in existing]
+        existing = {}
     if existing and not update:
         name = sorted(existing)[0]
         raise PersonaYAMLError(seen[name], "name", f"a persona named {name!r} already exists")

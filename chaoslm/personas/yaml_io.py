@@ -3,7 +3,7 @@
 A persona file holds one persona, or several as YAML documents separated by `---`. Parsing
 refuses anchors and aliases outright (the "billion laughs" YAML bomb needs them, and personas
 never do), files over CHAOSLM_PERSONA_MAX_BYTES, unknown keys and wrong types, each with an
-error that names the file and the field.
+error that names the file and the field; every field's problem is reported at once.
 """
 
 from __future__ import annotations
@@ -20,12 +20,26 @@ MAX_TEXT = 20_000
 
 
 class PersonaYAMLError(ValueError):
+    """What is wrong with a persona file: one problem, or several (`errors`, each naming its file and field)."""
+
     def __init__(self, source: str, field: str | None, message: str) -> None:
         self.source = source
         self.field = field
         self.message = message
+        self.errors: list[PersonaYAMLError] = [self]
         where = f"{source}: {field}" if field else source
         super().__init__(f"{where}: {message}")
+
+    @classmethod
+    def of(cls, errors: list[PersonaYAMLError]) -> PersonaYAMLError:
+        """Every problem found, at once: a person fixes them all in one go, not one per try."""
+        if len(errors) == 1:
+            return errors[0]
+        first = errors[0]
+        combined = cls(first.source, first.field, first.message)
+        combined.errors = [e for error in errors for e in error.errors]
+        combined.args = ("; ".join(str(e) for e in combined.errors),)
+        return combined
 
 
 @dataclass(frozen=True)
@@ -132,24 +146,32 @@ def _check_type(source: str, key: str, value: Any) -> Any:
 
 
 def spec_from_mapping(data: Any, source: str) -> PersonaSpec:
+    """The persona in `data`; PersonaYAMLError naming every field that is wrong, not only the first."""
     if not isinstance(data, dict):
         raise PersonaYAMLError(source, None, "a persona must be a mapping of fields (name: ..., role: ...)")
-    unknown = sorted(str(k) for k in data if k not in _KNOWN)
-    if unknown:
-        raise PersonaYAMLError(source, unknown[0], f"unknown field; the known fields are {', '.join(sorted(_KNOWN))}")
+    errors = [
+        PersonaYAMLError(source, key, f"unknown field; the known fields are {', '.join(sorted(_KNOWN))}")
+        for key in sorted(str(k) for k in data if k not in _KNOWN)
+    ]
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in _KNOWN or value is None:
+            continue
+        try:
+            values[key] = _check_type(source, key, value)
+        except PersonaYAMLError as error:
+            errors.append(error)
     for key in _REQUIRED:
-        if data.get(key) in (None, ""):
-            raise PersonaYAMLError(source, key, "is required")
-    values = {key: _check_type(source, key, value) for key, value in data.items() if value is not None}
-    if not values["name"]:
-        raise PersonaYAMLError(source, "name", "is required")
-    if not values["personality"].strip():
-        raise PersonaYAMLError(source, "personality", "is required")
+        # A required field left out, empty or blank; one of the wrong type has its own error already.
+        if data.get(key) in (None, "") or (isinstance(values.get(key), str) and not values[key].strip()):
+            errors.append(PersonaYAMLError(source, key, "is required"))
+    if errors:
+        raise PersonaYAMLError.of(errors)
     return PersonaSpec(**values)
 
 
 def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
-    """Parse every persona in a file's text; raise PersonaYAMLError on the first problem."""
+    """Parse every persona in a file's text; PersonaYAMLError with every problem its personas have."""
     limit = settings.CHAOSLM_PERSONA_MAX_BYTES
     size = len(text.encode() if isinstance(text, str) else text)
     if size > limit:
@@ -175,11 +197,17 @@ def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
     except yaml.YAMLError as error:
         raise PersonaYAMLError(source, None, f"is not valid YAML: {error}") from None
     specs: list[PersonaSpec] = []
+    errors: list[PersonaYAMLError] = []
     for index, document in enumerate(documents):
         items = document if isinstance(document, list) else [document]
         for position, item in enumerate(items):
             where = source if len(documents) == 1 and len(items) == 1 else f"{source} (persona {index + position + 1})"
-            specs.append(spec_from_mapping(item, where))
+            try:
+                specs.append(spec_from_mapping(item, where))
+            except PersonaYAMLError as error:
+                errors.append(error)
+    if errors:
+        raise PersonaYAMLError.of(errors)
     if not specs:
         raise PersonaYAMLError(source, None, "holds no persona")
     names = [s.name for s in specs]

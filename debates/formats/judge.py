@@ -136,7 +136,8 @@ def _check_statements(statements: Any, turns: int) -> None:
     if not isinstance(statements, list):
         raise FormatError("The statements must be a list.")
     if len(statements) > turns:
-        raise FormatError(f"The duel had {turns} turns, but there are {len(statements)} statements.")
+        had = f"{turns} turn{'s' if turns != 1 else ''}"
+        raise FormatError(f"The duel had {had}, but there are {len(statements)} statements.")
     for index, statement in enumerate(statements, start=1):
         if not isinstance(statement, Mapping) or set(statement) != {"turn", "seat", "text"}:
             raise FormatError(f"Statement {index} must have exactly a turn, a seat and a text.")

@@ -13,7 +13,7 @@ from chaoslm import limits, runner
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 from debates import limits as debate_limits
-from debates.engine import RunStats, run_debate
+from debates.engine import DebateDeleted, RunStats, run_debate
 from debates.formats import LISTED, FormatError, get_format
 from debates.models import Debate, Event
 from debates.services import post_message
@@ -82,6 +82,11 @@ class Command(BaseCommand):
             choices=["private", "unlisted", "public"],
             default="private",
             help="who may watch it in the browser (default: private)",
+        )
+        parser.add_argument(
+            "--private-thinking",
+            action="store_true",
+            help="keep the private thinking (PLAN, THINK) from viewers other than the owner and staff",
         )
         parser.add_argument(
             "--owner",
@@ -163,6 +168,7 @@ class Command(BaseCommand):
                 options=options,
                 owner=owner,
                 visibility=opts["visibility"],
+                show_thinking=not opts["private_thinking"],
             )
         except FormatError as error:
             raise CommandError(str(error)) from None
@@ -204,6 +210,8 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stderr.write(f"\nStopped. Resume with: python manage.py debate --resume {debate.pk}")
             sys.exit(130)
+        except DebateDeleted:
+            raise CommandError(f"debate {debate.pk} was deleted while it ran") from None
         if json_lines:
             return
         console.print()

@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from debates import transcripts
+from debates import privacy, transcripts
 from debates.models import Debate
 
 
@@ -17,7 +17,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--public",
             action="store_true",
-            help="leave out private events and every prompt (prompts may quote private notes)",
+            help="what a share link exports: no prompt (prompts may quote private notes), and the debaters' "
+            "private thinking only if the owner shows it to viewers",
         )
 
     def handle(self, *args: Any, debate_id: int, format: str, output: str | None, public: bool, **options: Any) -> None:
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         if debate is None:
             raise CommandError(f"there is no debate {debate_id}")
         render = transcripts.as_markdown if format == "md" else transcripts.as_json
-        text = render(debate, include_private=not public)
+        text = render(debate, access=privacy.viewers_access(debate) if public else privacy.EVERYTHING)
         if output:
             Path(output).write_text(text, encoding="utf-8")
             self.stdout.write(f"Wrote {output}")

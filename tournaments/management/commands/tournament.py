@@ -123,6 +123,9 @@ class Command(BaseCommand):
             f"{figures.done} of {figures.total} debates done, {figures.failed} failed.",
             highlight=False,
         )
+        if not report.verdicts:
+            console.print("No verdicts yet: the leaderboard and the judges' figures fill in as they land.")
+            return
         board = Table(title="Leaderboard")
         for column in ("#", "Debater", "Rating", "95% interval", "W", "L", "Win rate FOR", "Win rate AGAINST"):
             board.add_column(column)

@@ -15,7 +15,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, username: str, **options: Any) -> None:
         User = get_user_model()
         if User.objects.filter(username=username).exists():
-            self.stdout.write(f"Admin login: {username} (already exists; its password is unchanged)")
+            self.stdout.write(
+                f"Admin login: {username} (already exists; its password is unchanged. "
+                f"To set a new one: uv run python manage.py changepassword {username})"
+            )
             return
         password = os.environ.get("CHAOSLM_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
         User.objects.create_superuser(username=username, email="", password=password)

@@ -12,9 +12,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", help="YAML files, or folders holding *.yaml / *.yml files")
-        parser.add_argument("--update", action="store_true", help="replace personas that have the same name")
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--update", action="store_true", help="replace personas that have the same name")
+        group.add_argument(
+            "--missing",
+            action="store_true",
+            help="import only personas not in the database yet; keep the others as they are (what `make run` does)",
+        )
 
-    def handle(self, *args: Any, paths: list[str], update: bool, **options: Any) -> None:
+    def handle(self, *args: Any, paths: list[str], update: bool, missing: bool, **options: Any) -> None:
         files: list[Path] = []
         for raw in paths:
             path = Path(raw)
@@ -27,7 +33,9 @@ class Command(BaseCommand):
         if not files:
             raise CommandError("no YAML files found")
         try:
-            saved = import_personas([(str(f), f.read_bytes()) for f in files], update=update)
+            saved = import_personas([(str(f), f.read_bytes()) for f in files], update=update, missing_only=missing)
         except PersonaYAMLError as error:
             raise CommandError(f"{error} (nothing was imported)") from None
-        self.stdout.write(self.style.SUCCESS(f"Imported {len(saved)} persona(s): {', '.join(p.name for p in saved)}"))
+        names = f": {', '.join(p.name for p in saved)}" if saved else ""
+        kept = "; those already there are kept as they are (--update replaces them)" if missing else ""
+        self.stdout.write(self.style.SUCCESS(f"Imported {len(saved)} persona(s){names}{kept}"))
