@@ -259,11 +259,16 @@ def served(tmp_path_factory):
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    for _ in range(150):
+    # Generous: on a loaded two-core machine the server may take most of a minute to start.
+    deadline = time.monotonic() + 180
+    while True:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
             break
         except OSError:
+            log_text = (folder / "site.log").read_text(errors="replace")
+            assert site.poll() is None, f"the server exited: {log_text}"
+            assert time.monotonic() < deadline, f"the server did not start in 180 s: {log_text}"
             time.sleep(0.2)
     yield port
     site.terminate()
