@@ -214,6 +214,18 @@ class Answer:
         return max(LETTERS, key=lambda letter: self.probabilities[letter])  # type: ignore[index]
 
 
+def read_answer(first: str | None, second: str | None) -> Answer | None:
+    """The answer from the judge's first reply and, if that was unreadable, its second; None until it is in."""
+    if first is None:
+        return None
+    parsed = parse_answer(first)
+    if parsed is not None:
+        return Answer(parsed, 1)
+    if second is None:
+        return None
+    return Answer(parse_answer(second), 2)
+
+
 class EvidenceFormat(Format):
     """What the four protocols share: the options (passage, question, answers), validation, the judge's answer."""
 
@@ -283,16 +295,8 @@ class EvidenceFormat(Format):
         """The judge's recorded answer; None until it is in (both attempts, when the first was unreadable)."""
         done = {r.ordinal: r for r in records}
         ordinal = self.answer_ordinal(config)
-        first = done.get(ordinal)
-        if first is None:
-            return None
-        parsed = parse_answer(first.content)
-        if parsed is not None:
-            return Answer(parsed, 1)
-        second = done.get(ordinal + 1)
-        if second is None:
-            return None
-        return Answer(parse_answer(second.content), 2)
+        first, second = done.get(ordinal), done.get(ordinal + 1)
+        return read_answer(first.content if first else None, second.content if second else None)
 
     def finished(self, config: DebateConfig, records: Sequence[Record]) -> bool:
         return self.answer(config, records) is not None
