@@ -3,7 +3,7 @@
 For each question, protocol and judge, every run is made in both answer orders, so a judge's position bias
 is measured (the two runs differ only in the order it reads the answers), not baked into the results:
 
-- evidence debate: every ordered pair of different debaters (a debater with itself when there is one), the
+- evidence debate: every ordered pair of different debaters, the
   first arguing answer 0 and the second answer 1; so each debater argues the correct answer and the
   incorrect one equally often;
 - consultancy: every debater as the consultant, arguing answer 0 and answer 1: the correct one in exactly
@@ -41,8 +41,7 @@ class RunPlan:
 def speakers(protocol: str, debaters: int) -> list[tuple[int | None, int | None, int | None]]:
     """(first, second, assigned) for each arrangement of speakers a protocol makes from `debaters` debaters."""
     if protocol == DEBATE:
-        if debaters == 1:
-            return [(0, 0, None)]
+        # A debate needs two different debaters (a debate's seats are different personas).
         return [(i, j, None) for i in range(debaters) for j in range(debaters) if i != j]
     if protocol == CONSULTANCY:
         return [(k, None, s) for k in range(debaters) for s in (0, 1)]

@@ -96,12 +96,15 @@ def _speakers(run: Run) -> dict[str, str]:
     return {}
 
 
-def report(experiment: Experiment, *, bootstrap: int = stats.BOOTSTRAP) -> stats.Report:
+def report(
+    experiment: Experiment, runs: list[stats.Judged] | None = None, *, bootstrap: int = stats.BOOTSTRAP
+) -> stats.Report:
+    """The report over `runs` (by default, every run judged so far)."""
     names = defaultdict(list)
     for role, name in experiment.participants.order_by("role", "order").values_list("role", "name"):
         names[role].append(name)
     return stats.build_report(
-        judged(experiment),
+        judged(experiment) if runs is None else runs,
         experiment.protocols,
         names[Participant.Role.DEBATER],
         names[Participant.Role.JUDGE],

@@ -46,6 +46,8 @@ def _check(
         raise ExperimentError("Each protocol may be named once.")
     if design.NEEDS_DEBATERS & set(protocols) and not debaters:
         raise ExperimentError("A debate or a consultancy needs at least one debater.")
+    if design.DEBATE in protocols and len(debaters) < 2:
+        raise ExperimentError("An evidence debate needs two debaters: a persona does not argue against itself.")
     if len(debaters) > MAX_DEBATERS:
         raise ExperimentError(f"An experiment takes at most {MAX_DEBATERS} debaters.")
     if not judges:

@@ -38,8 +38,8 @@ def test_each_debater_argues_each_answer_equally_often_and_consultants_are_balan
     assert sorted((r.first, r.assigned) for r in consultancies if not r.swapped) == [
         (0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)
     ]  # fmt: skip
-    # One debater debates itself.
-    assert [(r.first, r.second) for r in design.runs(1, [design.DEBATE], 1, 1)] == [(0, 0), (0, 0)]
+    # A debate needs two different debaters.
+    assert design.runs(1, [design.DEBATE], 1, 1) == []
 
 
 def test_the_seats_and_answers_follow_the_order():
@@ -57,6 +57,7 @@ def test_the_seats_and_answers_follow_the_order():
         ({"protocols": []}, "An experiment needs at least one protocol."),
         ({"protocols": ["duel"]}, "There is no protocol 'duel'"),
         ({"debaters": []}, "A debate or a consultancy needs at least one debater."),
+        ({"debaters": ["Cy"]}, "An evidence debate needs two debaters"),
         ({"judges": []}, "An experiment needs at least one judge."),
         ({"options": {"rounds": 0}}, "Rounds must be a whole number from 1 to 10."),
         ({"options": {"turns": 2}}, "There is no option 'turns'"),
@@ -69,10 +70,11 @@ def test_an_experiment_that_cannot_be_made_says_why(change, message):
         "name": "E",
         "questions": sample()[:1],
         "protocols": [design.DEBATE],
-        "debaters": [Contestant.of(debater("Ada"))],
+        "debaters": ["Ada", "Bob"],
         "judges": [Contestant.of(judge("Judy"))],
         **change,
     }
+    ask["debaters"] = [Contestant.of(debater(name)) for name in ask["debaters"]]
     with pytest.raises(services.ExperimentError, match=message):
         services.create_experiment(**ask)
     assert not Experiment.objects.exists()
