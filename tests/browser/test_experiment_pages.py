@@ -7,7 +7,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from experiments.questions import SAMPLE
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import ARTIFACTS, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -64,6 +64,11 @@ def test_the_sample_set_uploaded_runs_and_its_report_is_read_through_the_share_l
     assert visitor.locator(".tournament-controls").count() == 0
     assert axe_violations(visitor) == []
     screenshot(visitor, "experiment-shared")
+    visitor.locator("#calibration").scroll_into_view_if_needed()
+    visitor.screenshot(
+        path=str(ARTIFACTS / "experiment-shared-charts.png"), clip={"x": 0, "y": 0, "width": 1300, "height": 1400}
+    )
     visitor.set_viewport_size({"width": 390, "height": 844})
     assert visitor.evaluate("document.documentElement.scrollWidth") <= 390 + 1
     screenshot(visitor, "experiment-shared-phone")
+    visitor.screenshot(path=str(ARTIFACTS / "experiment-shared-phone-top.png"))
