@@ -13,6 +13,8 @@ import re
 import pytest
 
 from chaoslm.llm.testserver import TestLLMServer
+from debates.cards import card_html
+from debates.models import Event
 from experiments import selectors, services, stats
 from experiments.questions import sample
 from tests.test_experiment_runs import run_to_end
@@ -112,6 +114,10 @@ def test_debate_with_verified_quotes_makes_a_trusting_judge_right_and_position_b
     )
     ada = trusting_report.debaters[0]
     assert (ada.win_rate_correct.value, ada.win_rate_incorrect.value) == (1.0, 0.0)
+    # The debate's page draws each quote as the judge read it.
+    cards = [card_html(e) for e in Event.objects.filter(kind="TURN", debate__format="evidence_debate")]
+    assert sum('class="quote verified"' in c for c in cards) == sum('class="quote unverified"' in c for c in cards)
+    assert sum('class="quote verified"' in c for c in cards) == len(cards) // 2 > 0
     # The judge never read a passage: the sentences no one quoted never reached either judge's server.
     for server in (trusting_server, first_server):
         seen = json.dumps([r.messages for r in server.requests])

@@ -1,5 +1,6 @@
-"""Quote verification: exact, normalised, partial, fabricated, overlapping and forged quotes. Pure, no Django."""
+"""Quote verification: exact, normalised, partial, fabricated, overlapping and forged quotes; how a card marks them."""
 
+from debates.cards import quoted_html
 from debates.formats.quotes import Quote, in_passage, normalise, verify
 
 PASSAGE = """The lighthouse keeper, Mara Holt, kept the lamp lit for   thirty-one years.
@@ -74,3 +75,20 @@ def test_a_speech_without_quotes_is_unchanged():
     checked = verify(PASSAGE, "No citations here.")
     assert checked.marked == "No citations here."
     assert checked.counts() == {"quotes": 0, "verified": 0, "unverified": 0}
+
+
+def test_a_card_marks_each_quote_as_the_judge_reads_it_and_escapes_the_rest():
+    html = str(
+        quoted_html(
+            "**Look**: <quote>Mara Holt</quote> and <v_quote>she sold the lamp</v_quote> "
+            "<quote><script>alert(1)</script></quote>",
+            PASSAGE,
+        )
+    )
+    assert '<mark class="quote verified" title="Verified: these words are in the passage">Mara Holt</mark>' in html
+    assert (
+        '<mark class="quote unverified" title="Unverified: not found in the passage">she sold the lamp</mark>' in html
+    )
+    assert "<script" not in html and "&lt;script&gt;" in html
+    assert "<strong>Look</strong>" in html
+    assert html.endswith('<p class="quote-counts muted">3 quotes: 1 verified, 2 unverified</p>')
