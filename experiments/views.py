@@ -56,7 +56,7 @@ def new_experiment(request: HttpRequest) -> HttpResponse:
     return render(request, "experiments/new.html", {"form": form})
 
 
-def _page(request: HttpRequest, experiment: Experiment, *, exports_base: str) -> HttpResponse:
+def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_base: str) -> HttpResponse:
     judged = selectors.judged(experiment)
     report = selectors.report(experiment, judged)
     runs = Run.objects.filter(experiment=experiment).select_related("question", "judge", "first", "second", "debate")
@@ -74,6 +74,7 @@ def _page(request: HttpRequest, experiment: Experiment, *, exports_base: str) ->
             "is_owner": sharing.is_owner(request.user, experiment),
             "share_url": request.build_absolute_uri(reverse("experiment_share", args=[experiment.share_token])),
             "exports_base": exports_base,
+            "ws_url": ws_url,
             "questions": experiment.questions.count(),
             "participants": list(experiment.participants.all()),
         },
@@ -82,12 +83,19 @@ def _page(request: HttpRequest, experiment: Experiment, *, exports_base: str) ->
 
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = sharing.visible_or_404(Experiment, request.user, pk=pk)
-    return _page(request, experiment, exports_base=reverse("experiment_detail", args=[pk]))
+    return _page(
+        request, experiment, ws_url=f"/ws/experiments/{pk}/", exports_base=reverse("experiment_detail", args=[pk])
+    )
 
 
 def experiment_share(request: HttpRequest, token: str) -> HttpResponse:
     experiment = sharing.visible_or_404(Experiment, request.user, token=token)
-    return _page(request, experiment, exports_base=reverse("experiment_share", args=[token]))
+    return _page(
+        request,
+        experiment,
+        ws_url=f"/ws/experiment-share/{token}/",
+        exports_base=reverse("experiment_share", args=[token]),
+    )
 
 
 def _export(experiment: Experiment, name: str) -> HttpResponse:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
+from channels.auth import AuthMiddlewareStack
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from experiments import services
 from experiments.models import Experiment
 from experiments.questions import sample
+from experiments.routing import websocket_urlpatterns
 from tests.test_experiment_runs import run_to_end
 from tests.tournament_helpers import debater, judge
 from tournaments.services import Contestant
@@ -112,3 +117,35 @@ def test_only_the_owner_pauses_and_others_cannot_see_a_private_experiment(people
     assert client_for(people["owner"]).post(f"/experiments/{experiment.pk}/pause/").status_code == 302
     experiment.refresh_from_db()
     assert experiment.status == "paused"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_socket_refuses_whom_the_page_refuses_and_sends_the_progress(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+
+    def make(visibility):
+        return services.create_experiment(
+            name=visibility,
+            questions=sample()[:1],
+            protocols=["blind"],
+            debaters=[],
+            judges=[Contestant.of(judge("Judy"))],
+            owner=people["owner"],
+            visibility=visibility,
+        )
+
+    private, unlisted = make("private"), make("unlisted")
+
+    async def attempt(path):
+        communicator = WebsocketCommunicator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)), path)
+        connected, _ = await communicator.connect()
+        first = await communicator.receive_from() if connected else ""
+        await communicator.disconnect()
+        return connected, first
+
+    assert asyncio.run(attempt(f"/ws/experiments/{private.pk}/"))[0] is False
+    assert asyncio.run(attempt(f"/ws/experiment-share/{private.share_token}/"))[0] is False
+    connected, first = asyncio.run(attempt(f"/ws/experiment-share/{unlisted.share_token}/"))
+    assert connected
+    assert 'id="progress"' in first and 'hx-swap-oob="outerHTML"' in first
+    assert 'of <span class="t-total">2</span> runs' in first
