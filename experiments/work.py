@@ -79,6 +79,9 @@ class ExperimentBatch(batches.Batch):
     def debate_of(self, job: schedule.Job) -> int | None:
         return Run.objects.filter(pk=job.id).values_list("debate_id", flat=True).first()
 
+    def give_up(self, job: schedule.Job) -> None:
+        Run.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
+
     def of_debate(self, debate_id: int) -> int | None:
         return Run.objects.filter(debate_id=debate_id).values_list("experiment_id", flat=True).first()
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from chaoslm.llm.testserver import TestLLMServer
+from chaoslm.personas.models import Persona
 from chaoslm.runner import inline
 from debates.models import Debate
 from experiments import design, selectors, services, work
@@ -140,3 +141,25 @@ def test_an_experiment_runs_every_run_once_within_its_concurrency_and_the_judge_
     assert consultancy.debate.options["consultant_answer"] == 1
     figures = selectors.progress(finished)
     assert (figures.total, figures.done, figures.running, figures.failed) == (32, 32, 0, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_judge_cannot_take_its_seat_fails_and_the_experiment_still_settles(llm_server, judge_server):
+    gone = provider_for(judge_server, "gone")
+    experiment = services.create_experiment(
+        name="Lost judge",
+        questions=sample()[:1],
+        protocols=[design.BLIND],
+        debaters=[],
+        judges=[Contestant.of(judge("Judy")), Contestant.of(judge("Vanished", gone))],
+    )
+    # Its persona and provider deleted since: the snapshot names a provider that is no more, so its runs cannot be made.
+    Persona.objects.filter(name="Vanished").delete()
+    gone.delete()
+    finished = run_to_end(experiment, timeout=30)
+    assert finished.status == Experiment.Status.COMPLETED
+    runs = {r.judge.name: r for r in Run.objects.filter(experiment=experiment).select_related("judge", "debate")}
+    assert runs["Judy"].debate.status == Debate.Status.COMPLETED
+    assert runs["Vanished"].debate is None
+    figures = selectors.progress(finished)
+    assert (figures.total, figures.done, figures.failed) == (4, 2, 2)

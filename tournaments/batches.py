@@ -69,6 +69,10 @@ class Batch:
     def debate_of(self, job: schedule.Job) -> int | None:
         raise NotImplementedError
 
+    def give_up(self, job: schedule.Job) -> None:
+        """The job's debate cannot be made (a persona cannot take its seat): count it failed, with no debate."""
+        raise NotImplementedError
+
     def of_debate(self, debate_id: int) -> int | None:
         """The id of the batch of this kind that the debate belongs to, if any."""
         raise NotImplementedError
@@ -125,8 +129,10 @@ def _pass(
             try:
                 debate_id = kind.create(batch, job, memo)
             except FormatError as error:
-                # A persona that cannot take its seat (a provider deleted since): the job fails, the rest go on.
+                # A persona that cannot take its seat (a provider deleted since): the job fails for good, the rest
+                # go on, and the batch can settle (left startable, it would be tried on every pass, for ever).
                 logger.warning("%s %s: %s cannot start: %s", kind.kind, batch_id, job, error)
+                kind.give_up(job)
                 continue
             if debate_id is not None:
                 started.append(debate_id)

@@ -205,6 +205,10 @@ class TournamentBatch(batches.Batch):
         model = Match if job.kind == schedule.DUEL else Judgment
         return model.objects.filter(pk=job.id).values_list("debate_id", flat=True).first()
 
+    def give_up(self, job: schedule.Job) -> None:
+        model = Match if job.kind == schedule.DUEL else Judgment
+        model.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
+
     def of_debate(self, debate_id: int) -> int | None:
         return Judgment.objects.filter(debate_id=debate_id).values_list("match__tournament_id", flat=True).first()
 
