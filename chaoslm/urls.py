@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("debates.urls")),
     path("", include("rooms.urls")),
     path("", include("tournaments.urls")),
+    path("", include("experiments.urls")),
 ]

@@ -16,8 +16,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import nh3
 from django.db.models import QuerySet
 from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+from chaoslm.rendering import ALLOWED_TAGS, markdown_to_html
+from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
 
 TEMPLATE = "partials/event_card.html"
 ID_SLOT = "{event-id}"
@@ -65,3 +70,31 @@ def cards_of(events: QuerySet[Any], *, thinking: bool = True) -> list[Card]:
         }
         cards = [card._replace(html=rendered[card.pk]) if card.pk in rendered else card for card in cards]
     return cards
+
+
+# The quote marks as Markdown leaves them (escaped: raw HTML is off), and what a card draws instead.
+_QUOTE_MARKS = {
+    VERIFIED_OPEN: '<mark class="quote verified" title="Verified: these words are in the passage">',
+    UNVERIFIED_OPEN: '<mark class="quote unverified" title="Unverified: not found in the passage">',
+    VERIFIED_CLOSE: "</mark>",
+    UNVERIFIED_CLOSE: "</mark>",
+}
+
+
+def quoted_html(text: str, passage: str) -> SafeString:
+    """An evidence speech as its card shows it: Markdown, each quote marked verified or unverified as the judge
+    reads it (debates/formats/quotes.py), and the speech's counts. Only the format's marks become tags (a
+    speaker's own are re-checked by `verify`), and the result is sanitized again, so a quote that spans
+    paragraphs cannot leave a tag open."""
+    checked = verify(passage, text)
+    html = str(markdown_to_html(checked.marked))
+    for mark, tag in _QUOTE_MARKS.items():
+        html = html.replace(mark.replace("<", "&lt;").replace(">", "&gt;"), tag)
+    allowed = {"a": {"href", "title"}, "mark": {"class", "title"}}
+    html = nh3.clean(html, tags=ALLOWED_TAGS | {"mark"}, attributes=allowed)
+    if checked.made:
+        html += (
+            f'<p class="quote-counts muted">{checked.made} quote{"s" if checked.made != 1 else ""}: '
+            f"{checked.verified} verified, {checked.unverified} unverified</p>"
+        )
+    return mark_safe(html)  # noqa: S308 - sanitized by nh3 just above; the counts are numbers

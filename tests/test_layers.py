@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("chaoslm", "debates", "rooms", "tournaments")
-APPS = ("debates", "rooms", "tournaments")
+PACKAGES = ("chaoslm", "debates", "rooms", "tournaments", "experiments")
+APPS = ("debates", "rooms", "tournaments", "experiments")
 # The core's wiring: it gathers every app's URLs, websocket routes and settings, so it may import them.
 WIRING = {"chaoslm.urls", "chaoslm.asgi", "chaoslm.routing", "chaoslm.settings", "chaoslm.celery"}
-PURE = ("debates.formats", "rooms.queue")
+PURE = ("debates.formats", "rooms.queue", "experiments.questions", "experiments.design")
 
 
 def _modules() -> dict[str, Path]:
@@ -73,7 +73,19 @@ def test_the_core_imports_no_app():
     assert wrong == set()
 
 
-@pytest.mark.parametrize(("app", "other"), [("debates", "rooms"), ("rooms", "debates"), ("rooms", "tournaments")])
+@pytest.mark.parametrize(
+    ("app", "other"),
+    [
+        ("debates", "rooms"),
+        ("rooms", "debates"),
+        ("rooms", "tournaments"),
+        # Experiments build on tournaments and debates; nothing builds on experiments.
+        ("debates", "experiments"),
+        ("tournaments", "experiments"),
+        ("rooms", "experiments"),
+        ("experiments", "rooms"),
+    ],
+)
 def test_apps_do_not_import_each_other(app, other):
     assert {(m, i) for m, imports in GRAPH.items() for i in imports if _top(m) == app and _top(i) == other} == set()
 

@@ -21,7 +21,7 @@ from tests.tournament_helpers import (
     questions,
     run_to_end,
 )
-from tournaments import results, services, state
+from tournaments import batches, results, services, state
 from tournaments.models import Judgment, Match, Tournament
 from tournaments.questions import QuestionSpec
 
@@ -113,7 +113,7 @@ def test_each_finished_debate_starts_the_next_one_itself_without_waiting_for_the
     # The tick and the page's pushes ten minutes apart: only the pass a finished debate runs at once can start
     # the next match or replay before run_to_end's deadline; the tournament's loop wakes only to hear it settled.
     settings.CHAOSLM_TOURNAMENT_TICK = 600
-    monkeypatch.setattr(services, "PUSH_EVERY", 600)
+    monkeypatch.setattr(batches, "PUSH_EVERY", 600)
     tournament = services.create_tournament(
         name="Back to back",
         debaters=contestants([debater("Alice"), debater("Bob")]),

@@ -19,6 +19,7 @@ INTERRUPTED = "interrupted"
 
 DUEL = "duel"
 REPLAY = "replay"
+MAX_ATTEMPTS = 2  # a failed debate is retried once
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Job:
 class Settings:
     concurrency: int
     active: bool  # False when paused or cancelled: start nothing
-    max_attempts: int = 2  # a failed debate is retried once
+    max_attempts: int = MAX_ATTEMPTS
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,8 @@ class Decision:
 
 
 def _failed_for_good(job: Job, max_attempts: int) -> bool:
-    return job.status == ERROR and job.attempts >= max_attempts
+    """Its debate failed on its last attempt, or it could not be made at all (no debate, attempts used up)."""
+    return job.status in (ERROR, None) and job.attempts >= max_attempts
 
 
 def plan(settings: Settings, jobs: Sequence[Job]) -> Decision:

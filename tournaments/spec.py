@@ -47,7 +47,7 @@ class TournamentSpec:
     visibility: str = Visibility.PRIVATE
 
 
-def _contestant(value: Any, base: Path, where: str) -> Contestant:
+def contestant(value: Any, base: Path, where: str) -> Contestant:
     """A persona's name in the database, or the path (relative to the spec) of a YAML file holding one."""
     if not isinstance(value, str) or not value.strip():
         raise SpecError(f"{where}: expected a persona name or a YAML file path")
@@ -137,7 +137,7 @@ def read_spec(path: Path) -> TournamentSpec:
         values = data.get(key)
         if not isinstance(values, list):
             raise SpecError(f"{source}: {key}: expected a list of persona names or YAML paths")
-        people[key] = [_contestant(v, base, f"{source}: {key}[{i}]") for i, v in enumerate(values, start=1)]
+        people[key] = [contestant(v, base, f"{source}: {key}[{i}]") for i, v in enumerate(values, start=1)]
     return TournamentSpec(
         name=str(data.get("name") or path.stem),
         debaters=people["debaters"],

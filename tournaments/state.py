@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from debates.formats import get_format
@@ -34,6 +34,14 @@ def jobs(tournament: Tournament, stalled_after: float | None = None, *, open_onl
     rows = [(schedule.DUEL, row) for row in matches.values(*fields, job_match=F("id"), job_order=F("order"))] + [
         (schedule.REPLAY, row) for row in replays.values(*fields, job_match=F("match_id"), job_order=F("match__order"))
     ]
+    return jobs_from_rows(rows, stalled_after)
+
+
+def jobs_from_rows(rows: list[tuple[str, dict]], stalled_after: float | None = None) -> list[schedule.Job]:
+    """Jobs from (kind, row) pairs; a row has the job's id, attempts, job_match and job_order, and its debate's
+    debate_id, debate__status, debate__created_at and debate__started_at (any batch's jobs read so: experiments
+    too). With `stalled_after`, one query, the newest event of the debates in flight for longer than that,
+    tells a stalled one (its worker died) from a slow one."""
     cutoff = timezone.now() - timedelta(seconds=stalled_after or 0)
     newest: dict[int, datetime] = {}
     if stalled_after is not None:
@@ -128,6 +136,19 @@ def progress(tournament: Tournament) -> ProgressView:
     eta = None
     if figures.remaining and tournament.status == Tournament.Status.RUNNING:
         eta = eta_seconds(tournament, every_job)
+    return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
+
+
+def progress_view(figures: schedule.Progress, running: bool, debates: QuerySet[Debate]) -> ProgressView:
+    """A batch's progress bar (any batch: experiments too): `debates` are its debates, for the ETA's pace."""
+    eta = None
+    finished = figures.done + figures.failed
+    if finished and figures.remaining and running:
+        started = debates.filter(started_at__isnull=False).order_by("started_at")
+        first = started.values_list("started_at", flat=True).first()
+        if first is not None:
+            elapsed = (timezone.now() - first).total_seconds()
+            eta = elapsed / finished * figures.remaining
     return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
 
 

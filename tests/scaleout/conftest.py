@@ -193,7 +193,13 @@ def stack(_llm_server_process, _migrated_template, tmp_path):
     # A Redis database of this deployment's own: 0 is the PostgreSQL engine run's, 15 the concurrency
     # bench's. Parallel xdist workers must not share one (each flushes it); alone, a random pick keeps
     # clear of another checkout's run on the same Redis.
-    redis_db = 1 + XDIST_WORKER % 14 if XDIST_WORKER is not None else secrets.randbelow(14) + 1
+    # CHAOSLM_TEST_REDIS_URL naming a database of its own (not 0) is used as given when one process runs the
+    # tests: engineers sharing one Redis each name theirs, and a random pick could land on another's.
+    given = urlsplit(redis_url).path.strip("/")
+    if XDIST_WORKER is None and given.isdigit() and given != "0":
+        redis_db = int(given)
+    else:
+        redis_db = 1 + XDIST_WORKER % 14 if XDIST_WORKER is not None else secrets.randbelow(14) + 1
     _llm_server_process.reset()
     env = {
         **os.environ,

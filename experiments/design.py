@@ -1,0 +1,79 @@
+"""Which runs an experiment makes, as a pure function of its size. No Django.
+
+For each question, protocol and judge, every run is made in both answer orders, so a judge's position bias
+is measured (the two runs differ only in the order it reads the answers), not baked into the results:
+
+- evidence debate: every ordered pair of different debaters, the
+  first arguing answer 0 and the second answer 1; so each debater argues the correct answer and the
+  incorrect one equally often;
+- consultancy: every debater as the consultant, arguing answer 0 and answer 1: the correct one in exactly
+  half of a question's runs;
+- blind and oracle: the judge alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar
+
+DEBATE, CONSULTANCY, BLIND, ORACLE = "evidence_debate", "consultancy", "blind", "oracle"
+PROTOCOLS = (DEBATE, CONSULTANCY, BLIND, ORACLE)
+NEEDS_DEBATERS = frozenset({DEBATE, CONSULTANCY})
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    question: int
+    protocol: str
+    judge: int
+    swapped: bool
+    first: int | None = None  # the debater arguing answer 0 (a debate), or the consultant
+    second: int | None = None  # the debater arguing answer 1 (a debate)
+    assigned: int | None = None  # the answer the consultant argues
+
+    @property
+    def pair(self) -> tuple[object, ...]:
+        """What the run's twin in the other answer order shares with it: everything but the order."""
+        return (self.question, self.protocol, self.judge, self.first, self.second, self.assigned)
+
+
+def speakers(protocol: str, debaters: int) -> list[tuple[int | None, int | None, int | None]]:
+    """(first, second, assigned) for each arrangement of speakers a protocol makes from `debaters` debaters."""
+    if protocol == DEBATE:
+        # A debate needs two different debaters (a debate's seats are different personas).
+        return [(i, j, None) for i in range(debaters) for j in range(debaters) if i != j]
+    if protocol == CONSULTANCY:
+        return [(k, None, s) for k in range(debaters) for s in (0, 1)]
+    return [(None, None, None)]
+
+
+def runs(questions: int, protocols: list[str], debaters: int, judges: int) -> list[RunPlan]:
+    """Every run, a question's together (so a cancelled experiment has whole questions), both orders adjacent."""
+    return [
+        RunPlan(q, protocol, judge, swapped, first, second, assigned)
+        for q in range(questions)
+        for protocol in protocols
+        for first, second, assigned in speakers(protocol, debaters)
+        for judge in range(judges)
+        for swapped in (False, True)
+    ]
+
+
+def count(questions: int, protocols: list[str], debaters: int, judges: int) -> int:
+    return questions * judges * 2 * sum(len(speakers(p, debaters)) for p in protocols)
+
+
+def seats(first: T, second: T, swapped: bool) -> tuple[T, T]:
+    """The debaters at seats a (argues the answer shown as A) and b: `first` argues answer 0, `second` answer 1."""
+    return (second, first) if swapped else (first, second)
+
+
+def shown(answers: tuple[str, str] | list[str], swapped: bool) -> list[str]:
+    """The answers in the order the run presents them: A first."""
+    return [answers[1], answers[0]] if swapped else [answers[0], answers[1]]
+
+
+def letter_of(answer: int, swapped: bool) -> int:
+    """Where the question's answer `answer` (0 or 1) is shown: 0 as A, 1 as B."""
+    return 1 - answer if swapped else answer

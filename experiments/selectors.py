@@ -1,0 +1,112 @@
+"""Reading an experiment: its jobs for the scheduler, its progress, and the judged runs the report is built from."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import F
+
+from debates.formats.evidence import read_answer
+from debates.formats.quotes import verify
+from debates.models import Debate, Event
+from experiments import design, stats
+from experiments.models import Experiment, Participant, Run
+from tournaments import batches, schedule, state
+
+RUN = "run"  # the scheduler's kind for an experiment's job: every run stands alone
+
+
+def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
+    """Every run's debate as it stands (see tournaments.state.jobs: the same reading, one query for the runs)."""
+    fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
+    runs = Run.objects.filter(experiment=experiment)
+    if open_only:
+        runs = runs.exclude(debate__status=schedule.COMPLETED)
+    rows = [(RUN, row) for row in runs.values(*fields, job_match=F("id"), job_order=F("order"))]
+    return state.jobs_from_rows(rows, stalled_after)
+
+
+def progress(experiment: Experiment) -> state.ProgressView:
+    decision = schedule.plan(batches.settings_of(experiment), jobs(experiment))
+    return state.progress_view(
+        decision.progress,
+        experiment.status == Experiment.Status.RUNNING,
+        Debate.objects.filter(experiment_run__experiment=experiment),
+    )
+
+
+def judged(experiment: Experiment) -> list[stats.Judged]:
+    """Every run whose debate completed, as the report reads it. Two queries: the runs, then their judges'
+    answers and speakers' speeches."""
+    runs = list(
+        Run.objects.filter(experiment=experiment, debate__status=Debate.Status.COMPLETED)
+        .select_related("question", "judge", "first", "second")
+        .order_by("order")
+    )
+    texts: dict[int, dict[str, str]] = defaultdict(dict)
+    speeches: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    events = (
+        Event.objects.filter(debate_id__in=[r.debate_id for r in runs], kind__in=["VERDICT", "TURN"])
+        .order_by("debate_id", "ordinal")
+        .values_list("debate_id", "kind", "step", "seat__key", "content")
+    )
+    for debate_id, kind, step, seat, content in events:
+        if kind == "VERDICT" and seat == "judge":
+            texts[debate_id][step] = content
+        elif kind == "TURN" and seat != "judge":
+            speeches[debate_id].append((seat, content))
+    out = []
+    for run in runs:
+        answer = read_answer(texts[run.debate_id].get("answer"), texts[run.debate_id].get("answer_again"))
+        probabilities = None
+        if answer is not None and answer.probabilities is not None:
+            shown = (answer.probabilities["A"], answer.probabilities["B"])
+            probabilities = (shown[1], shown[0]) if run.swapped else shown
+        names = _speakers(run)
+        quotes: dict[str, dict[str, int]] = {}
+        for seat, content in speeches[run.debate_id]:
+            counts = quotes.setdefault(names[seat], {"quotes": 0, "verified": 0, "unverified": 0})
+            for key, value in verify(run.question.passage, content).counts().items():
+                counts[key] += value
+        out.append(
+            stats.Judged(
+                run=run.pk,
+                question=run.question.index,
+                protocol=run.protocol,
+                judge=run.judge.name,
+                swapped=run.swapped,
+                correct=run.question.correct,
+                probabilities=probabilities,
+                first=run.first.name if run.first else None,
+                second=run.second.name if run.second else None,
+                assigned=run.assigned,
+                quotes=quotes,
+            )
+        )
+    return out
+
+
+def _speakers(run: Run) -> dict[str, str]:
+    """Seat key -> the speaker's name, for the run's order."""
+    if run.protocol == design.DEBATE and run.first and run.second:
+        a, b = design.seats(run.first, run.second, run.swapped)
+        return {"a": a.name, "b": b.name}
+    if run.protocol == design.CONSULTANCY and run.first:
+        return {"consultant": run.first.name}
+    return {}
+
+
+def report(
+    experiment: Experiment, runs: list[stats.Judged] | None = None, *, bootstrap: int = stats.BOOTSTRAP
+) -> stats.Report:
+    """The report over `runs` (by default, every run judged so far)."""
+    names = defaultdict(list)
+    for role, name in experiment.participants.order_by("role", "order").values_list("role", "name"):
+        names[role].append(name)
+    return stats.build_report(
+        judged(experiment) if runs is None else runs,
+        experiment.protocols,
+        names[Participant.Role.DEBATER],
+        names[Participant.Role.JUDGE],
+        bootstrap=bootstrap,
+    )

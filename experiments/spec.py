@@ -1,0 +1,96 @@
+"""`manage.py experiment run SPEC.yaml`: reading the spec file into the arguments of `create_experiment`.
+
+name: Does debate help?
+questions_file: evidence-sample.jsonl    # or `sample: true` for the project's own set
+protocols: [evidence_debate, consultancy, blind, oracle]
+debaters: [Ada Sterling, personas/marcus-vale.yaml]
+judges: [Judge Okafor]
+options: {rounds: 2, word_limit: 120, simultaneous: 0}
+concurrency: 8
+visibility: unlisted
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from chaoslm.sharing import Visibility
+from experiments.questions import EvidenceQuestion, QuestionsError, parse_file, sample
+from tournaments.services import Contestant
+from tournaments.spec import SpecError, contestant
+
+KEYS = {"name", "questions_file", "sample", "protocols", "debaters", "judges", "options", "concurrency", "visibility"}
+MAX_SPEC_BYTES = 1024 * 1024
+
+
+@dataclass
+class ExperimentSpec:
+    name: str
+    questions: list[EvidenceQuestion]
+    protocols: list[str]
+    debaters: list[Contestant]
+    judges: list[Contestant]
+    options: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 8
+    visibility: str = Visibility.PRIVATE
+
+
+def _questions(data: dict[str, Any], base: Path, source: str) -> list[EvidenceQuestion]:
+    if ("questions_file" in data) == bool(data.get("sample")):
+        raise SpecError(f"{source}: give either questions_file or sample: true")
+    try:
+        if data.get("sample"):
+            return sample()
+        path = base / str(data["questions_file"])
+        if not path.is_file():
+            raise SpecError(f"{source}: questions_file: no such file {path}")
+        return parse_file(str(path), path.read_bytes())
+    except QuestionsError as error:
+        raise SpecError("; ".join(error.problems)) from None
+
+
+def read_spec(path: Path) -> ExperimentSpec:
+    source = str(path)
+    if not path.is_file():
+        raise SpecError(f"{source}: no such file")
+    if path.stat().st_size > MAX_SPEC_BYTES:
+        raise SpecError(f"{source}: larger than {MAX_SPEC_BYTES // 1024} KB")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise SpecError(f"{source}: not valid YAML ({error})") from None
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: expected a mapping of keys (name, protocols, debaters, judges ...)")
+    unknown = sorted(set(map(str, data)) - KEYS)
+    if unknown:
+        raise SpecError(f"{source}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(KEYS))}")
+    options = data.get("options") or {}
+    if not isinstance(options, dict):
+        raise SpecError(f"{source}: options: expected a mapping such as {{rounds: 2}}")
+    protocols = data.get("protocols")
+    if not isinstance(protocols, list) or not all(isinstance(p, str) for p in protocols):
+        raise SpecError(f"{source}: protocols: expected a list such as [evidence_debate, blind]")
+    base = path.parent
+    people = {}
+    for key in ("debaters", "judges"):
+        values = data.get(key, [])
+        if not isinstance(values, list):
+            raise SpecError(f"{source}: {key}: expected a list of persona names or YAML paths")
+        people[key] = [contestant(v, base, f"{source}: {key}[{i}]") for i, v in enumerate(values, start=1)]
+    concurrency = data.get("concurrency", 8)
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool):
+        raise SpecError(f"{source}: concurrency: expected a whole number")
+    return ExperimentSpec(
+        name=str(data.get("name") or path.stem),
+        questions=_questions(data, base, source),
+        protocols=protocols,
+        debaters=people["debaters"],
+        judges=people["judges"],
+        options=dict(options),
+        concurrency=concurrency,
+        visibility=str(data.get("visibility", Visibility.PRIVATE)),
+    )

@@ -1,0 +1,143 @@
+"""Experiment pages and owner actions. The same access rules as debates and tournaments (chaoslm/sharing.py)."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from chaoslm import sharing
+from chaoslm.csvsafe import csv_text
+from chaoslm.sharing import Visibility
+from experiments import charts, exports, selectors, services, work
+from experiments.forms import NewExperimentForm
+from experiments.models import Experiment, Run
+from tournaments.services import Contestant
+
+RUNS_PER_PAGE = 50
+
+
+def experiment_list(request: HttpRequest) -> HttpResponse:
+    visible = Q(visibility=Visibility.PUBLIC)
+    mine = Experiment.objects.none()
+    if request.user.is_authenticated:
+        mine = Experiment.objects.filter(owner=request.user)
+        visible &= ~Q(owner=request.user)
+    page = Paginator(Experiment.objects.filter(visible), 20).get_page(request.GET.get("page"))
+    return render(request, "experiments/list.html", {"mine": mine[:50], "public_page": page})
+
+
+@login_required
+def new_experiment(request: HttpRequest) -> HttpResponse:
+    form = NewExperimentForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            experiment = services.create_experiment(
+                name=data["name"],
+                questions=form.parsed_questions,
+                protocols=data["protocols"],
+                debaters=[Contestant.of(p) for p in data["debaters"]],
+                judges=[Contestant.of(p) for p in data["judges"]],
+                options=form.options(),
+                concurrency=data["concurrency"],
+                owner=request.user,
+                visibility=data["visibility"],
+            )
+        except services.ExperimentError as error:
+            form.add_error(None, str(error))
+        else:
+            work.start(experiment)
+            return redirect("experiment_detail", experiment.pk)
+    return render(request, "experiments/new.html", {"form": form})
+
+
+def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_base: str) -> HttpResponse:
+    judged = selectors.judged(experiment)
+    report = selectors.report(experiment, judged)
+    runs = Run.objects.filter(experiment=experiment).select_related("question", "judge", "first", "second", "debate")
+    page = Paginator(runs.order_by("order"), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "experiments/detail.html",
+        {
+            "experiment": experiment,
+            "progress": selectors.progress(experiment),
+            "report": report,
+            "bars": charts.accuracy_bars(report),
+            "reliability": charts.reliability(report),
+            "run_page": page,
+            "is_owner": sharing.is_owner(request.user, experiment),
+            "share_url": request.build_absolute_uri(reverse("experiment_share", args=[experiment.share_token])),
+            "exports_base": exports_base,
+            "ws_url": ws_url,
+            "questions": experiment.questions.count(),
+            "participants": list(experiment.participants.all()),
+        },
+    )
+
+
+def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = sharing.visible_or_404(Experiment, request.user, pk=pk)
+    return _page(
+        request, experiment, ws_url=f"/ws/experiments/{pk}/", exports_base=reverse("experiment_detail", args=[pk])
+    )
+
+
+def experiment_share(request: HttpRequest, token: str) -> HttpResponse:
+    experiment = sharing.visible_or_404(Experiment, request.user, token=token)
+    return _page(
+        request,
+        experiment,
+        ws_url=f"/ws/experiment-share/{token}/",
+        exports_base=reverse("experiment_share", args=[token]),
+    )
+
+
+def _export(experiment: Experiment, name: str) -> HttpResponse:
+    if name == "report.json":
+        response = HttpResponse(json.dumps(exports.as_json(experiment), indent=2), content_type="application/json")
+    elif name == "runs.csv":
+        body = csv_text(exports.run_rows(selectors.judged(experiment)))
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    elif name == "protocols.csv":
+        body = csv_text(exports.protocol_rows(selectors.report(experiment)))
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    else:
+        return HttpResponse("No such export.", status=404)
+    response["Content-Disposition"] = f'attachment; filename="experiment-{experiment.pk}-{name}"'
+    return response
+
+
+def experiment_export(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    return _export(sharing.visible_or_404(Experiment, request.user, pk=pk), name)
+
+
+def experiment_share_export(request: HttpRequest, token: str, name: str) -> HttpResponse:
+    return _export(sharing.visible_or_404(Experiment, request.user, token=token), name)
+
+
+_owner_action = sharing.owner_action(Experiment)
+
+
+@_owner_action
+def experiment_pause(request: HttpRequest, experiment: Experiment) -> HttpResponse:
+    work.pause(experiment)
+    return redirect("experiment_detail", experiment.pk)
+
+
+@_owner_action
+def experiment_resume(request: HttpRequest, experiment: Experiment) -> HttpResponse:
+    work.resume(experiment)
+    return redirect("experiment_detail", experiment.pk)
+
+
+@_owner_action
+def experiment_cancel(request: HttpRequest, experiment: Experiment) -> HttpResponse:
+    work.cancel(experiment)
+    return redirect("experiment_detail", experiment.pk)

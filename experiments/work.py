@@ -1,0 +1,139 @@
+"""Running experiments: an experiment is a batch (tournaments/batches.py), like a tournament, so one pass, the
+owner's cap, the inline loop, the Celery tick chain, the sweep and resuming after a crash are the same code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import F
+
+from debates.formats import get_format
+from debates.setup import SeatChoice, create_debate
+from experiments import broadcast, design, selectors
+from experiments.models import Experiment, Participant, Run
+from tournaments import batches, schedule
+
+
+def _choice(participant: Participant) -> SeatChoice:
+    return SeatChoice(spec=participant.persona_spec())
+
+
+def run_options(experiment: Experiment, run: Run) -> dict[str, Any]:
+    """The run's debate options: its question with the answers in the run's order, and the experiment's
+    options that its protocol has."""
+    question = run.question
+    known = {o.name for o in get_format(run.protocol).option_specs}
+    options: dict[str, Any] = {
+        "passage": question.passage,
+        "question": question.question,
+        "answers": design.shown(question.answers, run.swapped),
+        **{k: v for k, v in experiment.options.items() if k in known},
+    }
+    if run.protocol == design.CONSULTANCY:
+        assert run.assigned is not None
+        options["consultant_answer"] = design.letter_of(run.assigned, run.swapped)
+    return options
+
+
+def _create_debate(experiment: Experiment, run_id: int) -> int | None:
+    run = Run.objects.select_related("question", "judge", "first", "second").get(pk=run_id)
+    seats = {"judge": _choice(run.judge)}
+    if run.protocol == design.DEBATE:
+        a, b = design.seats(run.first, run.second, run.swapped)
+        assert a is not None and b is not None
+        seats |= {"a": _choice(a), "b": _choice(b)}
+    elif run.protocol == design.CONSULTANCY:
+        assert run.first is not None
+        seats["consultant"] = _choice(run.first)
+    debate = create_debate(
+        format_name=run.protocol,
+        topic=run.question.question,
+        seats=seats,
+        options=run_options(experiment, run),
+        owner=experiment.owner,
+        visibility=experiment.visibility,
+        in_batch=True,
+    )
+    if not Run.objects.filter(pk=run_id, debate__isnull=True).update(debate=debate, attempts=1):
+        debate.delete()  # another pass made it first
+        return None
+    return debate.pk
+
+
+class ExperimentBatch(batches.Batch):
+    kind = "experiment"
+    task = "experiments.tasks.advance_experiment"
+    model = Experiment
+
+    def jobs(
+        self, batch: Experiment, stalled_after: float | None = None, *, open_only: bool = False
+    ) -> list[schedule.Job]:
+        return selectors.jobs(batch, stalled_after, open_only=open_only)
+
+    def create(self, batch: Experiment, job: schedule.Job, memo: dict[str, Any]) -> int | None:
+        return _create_debate(batch, job.id)
+
+    def retry(self, job: schedule.Job) -> bool:
+        return bool(Run.objects.filter(pk=job.id, attempts=job.attempts).update(attempts=F("attempts") + 1))
+
+    def debate_of(self, job: schedule.Job) -> int | None:
+        return Run.objects.filter(pk=job.id).values_list("debate_id", flat=True).first()
+
+    def give_up(self, job: schedule.Job) -> None:
+        Run.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
+
+    def of_debate(self, debate_id: int) -> int | None:
+        return Run.objects.filter(debate_id=debate_id).values_list("experiment_id", flat=True).first()
+
+    def group(self, batch_id: int) -> str:
+        return broadcast.group(batch_id)
+
+    def live_html(self, batch_id: int) -> str:
+        return broadcast.live_html_of(batch_id)
+
+
+EXPERIMENT = ExperimentBatch()
+batches.register(EXPERIMENT)
+
+
+def advance(experiment_id: int, *, stalled_after: float | None = None) -> schedule.Decision:
+    return batches.advance(EXPERIMENT, experiment_id, stalled_after=stalled_after)
+
+
+def is_settled(experiment_id: int) -> bool:
+    return batches.is_settled(EXPERIMENT, experiment_id)
+
+
+def start(experiment: Experiment) -> None:
+    """Run (or go on running) the experiment on the configured runner."""
+    batches.submit(EXPERIMENT, experiment.pk)
+
+
+def pause(experiment: Experiment) -> None:
+    batches.pause(EXPERIMENT, experiment.pk)
+
+
+def resume(experiment: Experiment, *, stalled_after: float | None = None) -> None:
+    """Go on with a paused experiment, or a running one whose process died (`stalled_after=0`: restart each
+    of its debates in flight at once)."""
+    batches.resume(EXPERIMENT, experiment.pk, stalled_after=stalled_after)
+
+
+def cancel(experiment: Experiment) -> None:
+    batches.cancel(EXPERIMENT, experiment.pk)
+
+
+async def run_inline(experiment_id: int) -> None:
+    await batches.run_inline(EXPERIMENT, experiment_id)
+
+
+def tick(experiment_id: int, token: str) -> None:
+    batches.tick(EXPERIMENT, experiment_id, token)
+
+
+def sweep() -> list[int]:
+    return batches.sweep(EXPERIMENT)
+
+
+def connect_signals() -> None:
+    batches.connect_signals()

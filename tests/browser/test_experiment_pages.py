@@ -1,0 +1,74 @@
+"""An experiment in a real browser: the sample set uploaded through the form, run, its report read logged out
+through the share link, at desktop and phone widths, checked with axe-core."""
+
+import time
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+from experiments.questions import SAMPLE
+from tests.browser.conftest import ARTIFACTS, screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def axe_violations(page) -> list[str]:
+    return [f"{v['id']}: {v['help']}" for v in Axe().run(page).response["violations"]]
+
+
+def test_the_sample_set_uploaded_runs_and_its_report_is_read_through_the_share_link(pages, site, llm):
+    owner = pages.new("alice")
+    owner.goto(site + "/experiments/new/")
+    # A bad file first: refused naming its line, nothing lost of what was typed.
+    owner.fill("#id_name", "Does debate help?")
+    owner.set_input_files(
+        "#id_questions_file", files=[{"name": "bad.jsonl", "mimeType": "application/jsonl", "buffer": b"[1]\n"}]
+    )
+    owner.get_by_label("Ada Sterling").check()
+    owner.get_by_label("Marcus Vale").check()
+    owner.get_by_label("Judge Ines Okafor").check()
+    owner.click("button.primary")
+    assert "bad.jsonl line 1: expected a JSON object" in owner.inner_text("form.new-debate")
+    assert owner.input_value("#id_name") == "Does debate help?"
+    assert axe_violations(owner) == []
+    # Then the sample set, as a file.
+    owner.set_input_files(
+        "#id_questions_file",
+        files=[{"name": SAMPLE.name, "mimeType": "application/jsonl", "buffer": SAMPLE.read_bytes()}],
+    )
+    owner.get_by_label("Ada Sterling").check()
+    owner.get_by_label("Marcus Vale").check()
+    owner.get_by_label("Judge Ines Okafor").check()
+    owner.get_by_label("Consultancy: one consultant argues one answer; the judge asks questions").uncheck()
+    owner.fill("#id_rounds", "1")
+    owner.select_option("#id_visibility", "unlisted")
+    owner.click("button.primary")
+    owner.wait_for_url("**/experiments/*/")
+    deadline = time.monotonic() + 180
+    while "status-completed" not in (owner.get_attribute("#progress", "class") or ""):
+        assert time.monotonic() < deadline, "the experiment did not finish"
+        time.sleep(1)
+        owner.reload()
+    assert owner.inner_text("#progress .t-done") == "72"
+    screenshot(owner, "experiment-owner")
+    share_url = owner.input_value(".share-link")
+
+    visitor = pages.new()
+    visitor.goto(share_url)
+    rows = visitor.eval_on_selector_all("#accuracy tbody td.name", "els => els.map(e => e.innerText)")
+    assert rows == ["evidence_debate", "blind"]
+    # The test server's judge answers 50-50: half right by the rule, with an interval.
+    assert visitor.locator("#accuracy tbody tr").first.locator("td").nth(3).inner_text() == "50%"
+    assert visitor.locator("svg.accuracy-chart rect.bar").count() == 2
+    assert "undefined (" in visitor.inner_text("#judges")  # the flip rate of a 50-50 judge, and why
+    assert visitor.locator(".tournament-controls").count() == 0
+    assert axe_violations(visitor) == []
+    screenshot(visitor, "experiment-shared")
+    visitor.locator("#calibration").scroll_into_view_if_needed()
+    visitor.screenshot(
+        path=str(ARTIFACTS / "experiment-shared-charts.png"), clip={"x": 0, "y": 0, "width": 1300, "height": 1400}
+    )
+    visitor.set_viewport_size({"width": 390, "height": 844})
+    assert visitor.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    screenshot(visitor, "experiment-shared-phone")
+    visitor.screenshot(path=str(ARTIFACTS / "experiment-shared-phone-top.png"))

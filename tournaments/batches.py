@@ -1,0 +1,360 @@
+"""Running a batch of debates (a tournament, an experiment): one pass starts what the scheduler says, within the
+owner's cap; the inline loop, the Celery tick chain, the sweep, and the wake when one of its debates finishes.
+
+A kind of batch (`Batch`) says how its jobs are read and its debates made; everything else here is the same
+for every kind. Where a batch runs is decided in `submit`, `_wake` and the inline loop alone (the only code
+here that touches a runner), so moving to another runner API changes those functions only:
+
+- inline: a loop on the runner's event loop runs a pass and pushes the page, then waits (PUSH_EVERY or
+  CHAOSLM_TOURNAMENT_TICK seconds, the sooner), until the batch settles; each of its debates that finishes
+  runs a pass at once, in the thread that stored it, and starts what that pass chose;
+- celery: the kind's task runs one pass (`tick`); the task carrying the batch's current tick token
+  re-enqueues itself with a countdown until the batch settles, and every debate that finishes enqueues a
+  pass at once (so a batch never waits a whole tick to go on).
+
+Passes are serialized by the batch's row lock; a debate is created for a job only while the job has none
+(one-to-one links, a guarded update), so redelivered tasks and double starts are harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import dataclasses
+import logging
+import math
+import secrets
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any, ClassVar
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
+from django.db import models, transaction
+from django.db.models import Q
+from django.db.models.signals import post_save
+from django.utils import timezone
+
+from chaoslm import limits, live, runner
+from debates import limits as debate_limits
+from debates.formats import FormatError
+from debates.models import Debate
+from tournaments import schedule
+
+logger = logging.getLogger("chaoslm.tournaments")
+
+# A batch's statuses (Tournament.Status, Experiment.Status), as plain strings.
+RUNNING, PAUSED, CANCELLED, COMPLETED = "running", "paused", "cancelled", "completed"
+
+
+class Batch:
+    """A kind of batch. Its model has: owner, status, concurrency, finished_at, updated_at, tick_token, ticked_at."""
+
+    kind: ClassVar[str]  # the runner's kind for its inline loop
+    task: ClassVar[str]  # the Celery task running one tick: task(batch_id, token)
+    model: ClassVar[type[models.Model]]
+
+    def jobs(self, batch: Any, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
+        raise NotImplementedError
+
+    def create(self, batch: Any, job: schedule.Job, memo: dict[str, Any]) -> int | None:
+        """Make the job's debate (None if another pass made it first); `memo` lasts one pass. May raise FormatError."""
+        raise NotImplementedError
+
+    def retry(self, job: schedule.Job) -> bool:
+        """One attempt more for a failed job, if no other pass gave it one (its attempts are still `job.attempts`)."""
+        raise NotImplementedError
+
+    def debate_of(self, job: schedule.Job) -> int | None:
+        raise NotImplementedError
+
+    def give_up(self, job: schedule.Job) -> None:
+        """The job's debate cannot be made (a persona cannot take its seat): count it failed, with no debate."""
+        raise NotImplementedError
+
+    def of_debate(self, debate_id: int) -> int | None:
+        """The id of the batch of this kind that the debate belongs to, if any."""
+        raise NotImplementedError
+
+    def group(self, batch_id: int) -> str:
+        raise NotImplementedError
+
+    def live_html(self, batch_id: int) -> str:
+        """The batch's live parts to push; nothing while no page shows it."""
+        raise NotImplementedError
+
+    def push(self, batch_id: int) -> None:
+        """Send the live parts, as they stand, to every page showing the batch (from synchronous code)."""
+        live.push_sync(self.group(batch_id), self.live_html(batch_id))
+
+
+KINDS: dict[str, Batch] = {}
+
+
+def register(batch: Batch) -> None:
+    KINDS[batch.kind] = batch
+
+
+def settings_of(batch: Any) -> schedule.Settings:
+    return schedule.Settings(concurrency=batch.concurrency, active=batch.status == RUNNING)
+
+
+# -- one pass ------------------------------------------------------------------------------------
+def advance(
+    kind: Batch, batch_id: int, *, stalled_after: float | None = None, start: Callable[[int], None] | None = None
+) -> schedule.Decision:
+    """One pass: start what the scheduler says now; mark the batch completed once it settles.
+
+    `stalled_after` (default CHAOSLM_STALLED_AFTER): a debate in flight with no progress for that long
+    is started again (its worker died); a `resume` command passes 0 to restart every one at once.
+    `start(debate_id)` runs a debate (by default on the configured runner, once the pass commits).
+    """
+    return _pass(kind, batch_id, stalled_after, start)[0]
+
+
+def _pass(
+    kind: Batch, batch_id: int, stalled_after: float | None, start: Callable[[int], None] | None
+) -> tuple[schedule.Decision, bool]:
+    """`advance`, and whether the batch is settled after it (as `is_settled` would say, without asking)."""
+    stalled_after = settings.CHAOSLM_STALLED_AFTER if stalled_after is None else stalled_after
+    start = start or _start_debate
+    with transaction.atomic():
+        batch = kind.model.objects.select_for_update().get(pk=batch_id)
+        jobs = kind.jobs(batch, stalled_after, open_only=True)
+        decision = schedule.plan(within_owner_cap(batch.owner, settings_of(batch), jobs), jobs)
+        memo: dict[str, Any] = {}
+        started: list[int] = []
+        for job in decision.create:
+            try:
+                debate_id = kind.create(batch, job, memo)
+            except FormatError as error:
+                # A persona that cannot take its seat (a provider deleted since): the job fails for good, the rest
+                # go on, and the batch can settle (left startable, it would be tried on every pass, for ever).
+                logger.warning("%s %s: %s cannot start: %s", kind.kind, batch_id, job, error)
+                kind.give_up(job)
+                continue
+            if debate_id is not None:
+                started.append(debate_id)
+        for job in decision.retry:
+            if kind.retry(job):
+                started.append(kind.debate_of(job) or 0)
+        started += [kind.debate_of(job) or 0 for job in decision.resume]
+        for debate_id in started:
+            if debate_id:
+                start(debate_id)
+        if decision.settled and batch.status == RUNNING:
+            batch.status = COMPLETED
+            batch.finished_at = timezone.now()
+            batch.save(update_fields=["status", "finished_at", "updated_at"])
+    # As `is_settled` would say now (the decision is the plan on this pass's rows), without another query.
+    return decision, _settled(batch.status, lambda: decision.settled)
+
+
+def within_owner_cap(owner: Any, wanted: schedule.Settings, jobs: Sequence[schedule.Job]) -> schedule.Settings:
+    """The batch's concurrency, less what the owner's other batches already run, so that one person's debates
+    in batches stay within CHAOSLM_MAX_RUNNING_MATCHES whatever number of tournaments and experiments they start."""
+    if owner is None or limits.exempt(owner):
+        return wanted
+    here = sum(1 for job in jobs if job.status in schedule.IN_FLIGHT)
+    elsewhere = max(0, debate_limits.running_in_batches(owner) - here)
+    free = max(0, settings.CHAOSLM_MAX_RUNNING_MATCHES - elsewhere)
+    return dataclasses.replace(wanted, concurrency=min(wanted.concurrency, free))
+
+
+def is_settled(kind: Batch, batch_id: int) -> bool:
+    """Whether no pass has anything more to do: completed, paused, or cancelled with nothing in flight."""
+    batch = kind.model.objects.get(pk=batch_id)
+    return _settled(batch.status, lambda: schedule.plan(settings_of(batch), kind.jobs(batch)).settled)
+
+
+def _settled(status: str, nothing_in_flight: Callable[[], bool]) -> bool:
+    """The rule of `is_settled`, given the status and how to tell whether a cancelled one has work in flight."""
+    if status == RUNNING:
+        return False
+    if status == CANCELLED:
+        return nothing_in_flight()
+    return True
+
+
+# -- owner actions -------------------------------------------------------------------------------
+def pause(kind: Batch, batch_id: int) -> None:
+    """Start nothing new; the debates in flight finish."""
+    kind.model.objects.filter(pk=batch_id, status=RUNNING).update(status=PAUSED, updated_at=timezone.now())
+    transaction.on_commit(lambda: kind.push(batch_id))
+
+
+def resume(kind: Batch, batch_id: int, *, stalled_after: float | None = None) -> None:
+    """Go on with a paused batch, or a running one whose process died (`stalled_after=0` then restarts each of
+    its debates in flight at once rather than after CHAOSLM_STALLED_AFTER)."""
+    kind.model.objects.filter(pk=batch_id, status=PAUSED).update(status=RUNNING, updated_at=timezone.now())
+    if stalled_after is not None:
+        advance(kind, batch_id, stalled_after=stalled_after)
+    submit(kind, batch_id)
+
+
+def cancel(kind: Batch, batch_id: int) -> None:
+    """Start nothing more, for good; the debates in flight finish and count."""
+    now = timezone.now()
+    kind.model.objects.filter(pk=batch_id, status__in=[RUNNING, PAUSED]).update(
+        status=CANCELLED, finished_at=now, updated_at=now
+    )
+    transaction.on_commit(lambda: kind.push(batch_id))
+
+
+# -- the runner (the only code here that knows where batches run) ---------------------------------
+_wakers: dict[tuple[str, int], tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}
+
+
+def submit(kind: Batch, batch_id: int) -> None:
+    """Advance the batch on the configured runner until it settles, once the transaction commits."""
+    if settings.CHAOSLM_RUNNER == "celery":
+        token = secrets.token_hex(8)
+        kind.model.objects.filter(pk=batch_id).update(tick_token=token, ticked_at=timezone.now())
+        transaction.on_commit(lambda: _send(kind, batch_id, token))
+    else:
+        runner.submit(kind.kind, batch_id)
+
+
+def _start_debate(debate_id: int) -> None:
+    runner.submit("debate", debate_id)
+
+
+def _wake(kind: Batch, batch_id: int) -> None:
+    """One of the batch's debates finished: go on now rather than at the next tick."""
+    if settings.CHAOSLM_RUNNER == "celery":
+        transaction.on_commit(lambda: _send(kind, batch_id, ""))
+    elif (kind.kind, batch_id) in _wakers:
+        transaction.on_commit(lambda: _pass_here(kind, batch_id))
+
+
+def _pass_here(kind: Batch, batch_id: int) -> None:
+    """Inline: the pass runs right here, in the thread that stored the finished debate (the engine's database
+    thread), and the debates it starts go straight to the runner's loop: the next one starts without a trip
+    through the batch's loop and back. The loop itself wakes only when the batch settles."""
+    found = _wakers.get((kind.kind, batch_id))
+    if found is None:
+        return
+    loop, wake = found
+    chosen: list[int] = []
+    try:
+        _, settled = _pass(kind, batch_id, None, chosen.append)
+    except ObjectDoesNotExist:
+        return  # deleted: its loop is cancelled, nothing to go on with
+    except Exception:
+        # The debate that finished must not fail for it: the loop's own pass goes on instead.
+        logger.exception("%s %s: a pass after a debate finished failed", kind.kind, batch_id)
+        settled = True
+    for debate_id in chosen:
+        # Submitted from here, its task is queued before the finished debate's own last steps (and asks the database
+        # thread for its first before they do). From an empty context: with this thread's, the task would inherit
+        # its "sync call in progress" and could make no sync call.
+        contextvars.Context().run(runner.inline.submit, "debate", debate_id)
+    if settled:
+        loop.call_soon_threadsafe(wake.set)
+
+
+def _send(kind: Batch, batch_id: int, token: str, countdown: float = 0) -> None:
+    from chaoslm.celery import app
+
+    app.send_task(kind.task, args=[batch_id, token], countdown=countdown)
+
+
+# The inline loop pushes the batch's page at most this often (seconds) while it runs, and once as it settles:
+# drawing the page costs more than a pass, and a pass runs each time one of its debates finishes.
+PUSH_EVERY = 1.0
+
+
+async def run_inline(kind: Batch, batch_id: int) -> None:
+    """The inline runner's loop for one batch: a pass and a push of its page, then wait for the next push (or
+    tick, if sooner), or for a debate's pass (`_pass_here`) to say the batch settled."""
+    loop = asyncio.get_running_loop()
+    wake = asyncio.Event()
+    _wakers[(kind.kind, batch_id)] = (loop, wake)
+    pushed_at = -math.inf
+    try:
+        while True:
+            wake.clear()
+            # The debates start from here, not from inside the pass: a task created in the loop's sync
+            # thread would inherit its "sync call in progress" context and could make no sync call.
+            chosen: list[int] = []
+            _, settled = await sync_to_async(_pass)(kind, batch_id, None, chosen.append)
+            for debate_id in chosen:
+                runner.inline.submit("debate", debate_id)
+            if settled or loop.time() - pushed_at >= PUSH_EVERY:
+                # Pushed from the loop, not from inside the pass: a pass runs in the loop's one sync thread.
+                await live.push(kind.group(batch_id), await sync_to_async(kind.live_html)(batch_id))
+                pushed_at = loop.time()
+            if settled:
+                return
+            # Its debates finish, and start the next ones, outside this loop: it comes again when a push is due.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, pushed_at + PUSH_EVERY - loop.time())
+                )
+    except ObjectDoesNotExist:
+        logger.info("%s %s was deleted; its loop stops", kind.kind, batch_id)
+    finally:
+        _wakers.pop((kind.kind, batch_id), None)
+
+
+def tick(kind: Batch, batch_id: int, token: str) -> None:
+    """The Celery task's body: a pass; then, if this task carries the current tick token and the batch is not
+    settled, enqueue the next tick (one chain per batch, whatever is redelivered)."""
+    try:
+        _tick(kind, batch_id, token)
+    except ObjectDoesNotExist:
+        logger.info("%s %s was deleted; its tick chain stops", kind.kind, batch_id)
+
+
+def _tick(kind: Batch, batch_id: int, token: str) -> None:
+    advance(kind, batch_id)
+    kind.push(batch_id)
+    if not token:
+        return
+    with transaction.atomic():
+        batch = kind.model.objects.select_for_update().get(pk=batch_id)
+        if batch.tick_token != token:
+            return
+        batch.ticked_at = timezone.now()
+        if is_settled(kind, batch_id):
+            batch.tick_token = ""
+            batch.save(update_fields=["tick_token", "ticked_at"])
+            return
+        batch.tick_token = secrets.token_hex(8)
+        batch.save(update_fields=["tick_token", "ticked_at"])
+        following = batch.tick_token
+        transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_TOURNAMENT_TICK))
+
+
+def sweep(kind: Batch) -> list[int]:
+    """The periodic sweep (Celery beat): batches still running whose tick chain stopped (its message was lost
+    with a killed worker) get a new one."""
+    limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_TOURNAMENT_TICK, 30))
+    ids = list(
+        kind.model.objects.filter(status=RUNNING)
+        .filter(Q(ticked_at__lt=limit) | Q(ticked_at__isnull=True, created_at__lt=limit))
+        .values_list("pk", flat=True)
+    )
+    for batch_id in ids:
+        submit(kind, batch_id)
+    return ids
+
+
+def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = None, **_: Any) -> None:
+    if update_fields is not None and "status" not in update_fields:
+        return
+    if not instance.in_batch:
+        return  # not a batch's debate: no query to find out
+    if instance.status not in (Debate.Status.COMPLETED, Debate.Status.ERROR, Debate.Status.INTERRUPTED):
+        return
+    for kind in KINDS.values():
+        batch_id = kind.of_debate(instance.pk)
+        if batch_id is not None:
+            _wake(kind, batch_id)
+            return
+
+
+def connect_signals() -> None:
+    post_save.connect(_debate_saved, sender=Debate, dispatch_uid="tournaments.batches.debate_saved")
