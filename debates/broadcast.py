@@ -81,6 +81,7 @@ class DebateBroadcaster(Observer):
         self.group = live.debate_group(debate_id)
         self.outbox = live.Outbox(self.group, "#transcript")
         self.thinking: dict[int, str] = {}
+        self.ahead: dict[int, int] = {}  # ordinal -> calls ahead of its call, waiting for the embedded model
         self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
         self.scores: list[Event] = []
@@ -125,7 +126,7 @@ class DebateBroadcaster(Observer):
         if step.kind != "INTERNAL":
             card = render_to_string("partials/writing_card.html", {"step": step, "name": name})
             self._send(live.upsert(card, "#transcript"))
-        self._send(status_html(debate, self._thinking(), stage=self.stage))
+        self._send(status_html(debate, self._thinking(), self._queue_note(), self.stage))
 
     def _drawn_as_it_runs(self) -> bool:
         # A debate's page may open at any moment (the owner's opens as the debate starts). A tournament's
@@ -154,8 +155,21 @@ class DebateBroadcaster(Observer):
         if self._watched():
             self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s", self.stage))
 
+    def queued(self, debate: Debate, step: Step, ahead: int) -> None:
+        if ahead:
+            self.ahead[step.ordinal] = ahead
+        else:
+            self.ahead.pop(step.ordinal, None)
+        if self._watched():
+            self._send(status_html(debate, self._thinking(), self._queue_note(), self.stage))
+
+    def _queue_note(self) -> str:
+        # The step nearest the front speaks for the debate: it is the next to be answered.
+        return f"waiting for the embedded model ({min(self.ahead.values())} ahead)" if self.ahead else ""
+
     async def event_saved(self, debate: Debate, event: Event) -> None:
         self.thinking.pop(event.ordinal, None)
+        self.ahead.pop(event.ordinal, None)
         if event.kind == Event.Kind.SYSTEM:
             self.stage = event.data.get("status", "")
         watched = self._watched()
@@ -182,11 +196,12 @@ class DebateBroadcaster(Observer):
         # The seat from the loaded ones: rendering the card then needs no query, so it runs right here.
         event.seat = self.seats.get(event.seat_id)
         self._send(card_push(event))
-        self._send(status_html(debate, self._thinking(), stage=self.stage))
+        self._send(status_html(debate, self._thinking(), self._queue_note(), self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
         self.in_batch = debate.in_batch
         if debate.status != Debate.Status.RUNNING:
             self.thinking.clear()
+            self.ahead.clear()
         if self._watched():
             self._send(await sync_to_async(self._live_parts)(debate))

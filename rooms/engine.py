@@ -47,6 +47,9 @@ class RoomObserver:
     def delta(self, room: Room, agent: RoomAgent, text: str) -> None:
         pass
 
+    def queued(self, room: Room, agent: RoomAgent, ahead: int) -> None:
+        """The agent's call waits for the embedded model, `ahead` calls before it; 0 once it is being answered."""
+
     async def message_saved(self, room: Room, message: RoomMessage) -> None:
         pass
 
@@ -193,7 +196,10 @@ async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) ->
         history(table.messages, agent),
         options,
         policy=policy,
-        callbacks=Callbacks(on_delta=lambda text: observer.delta(room, agent, text)),
+        callbacks=Callbacks(
+            on_delta=lambda text: observer.delta(room, agent, text),
+            on_queued=lambda ahead: observer.queued(room, agent, ahead),
+        ),
     )
 
 

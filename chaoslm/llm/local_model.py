@@ -31,6 +31,9 @@ MODEL_ALIAS = "smollm2-135m"
 REQUIRED_CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "bmi2")
 CPUINFO = Path("/proc/cpuinfo")
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# llama-cpp-python's server answers one request at a time (one model behind a lock): calls wait for it in
+# chaoslm/llm/slots.py, where the wait does not count against their timeout.
+SLOTS = 1
 
 
 class LocalModelMissing(RuntimeError):

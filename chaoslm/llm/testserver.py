@@ -126,6 +126,8 @@ class Config:
     token_rate: float = 0.0  # chunks a second after the first; 0 sends them all at once
     reply_words: int = 40
     hang_seconds: float = 3600.0
+    # Answer one request at a time, the others waiting in the server's queue, as llama-cpp-python's server does.
+    one_at_a_time: bool = False
     seed: int = 0
     # Each streamed chunk carries the moment it left the server, "[t<microseconds>] ", for latency benchmarks.
     stamp_tokens: bool = False
@@ -149,6 +151,8 @@ class RecordedRequest:
     started: float
     finished: float | None = None
     outcome: str = ""
+    # With `one_at_a_time`: when the server began on it, after any wait in its queue.
+    served: float | None = None
     # The client's address and port: requests sharing one are on the same (kept-alive) connection.
     peer: str = ""
 
@@ -269,6 +273,7 @@ class TestLLMServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
+        self._one_at_a_time: asyncio.Lock | None = None  # made on the server's loop
 
     # -- control -------------------------------------------------------------------------------
     @property
@@ -366,7 +371,13 @@ class TestLLMServer:
         reply, fault, retry_after, model = self._choose(record.last_user)
         model = model or body.get("model", "test-model")
         try:
-            return await self._answer(request, body, config, reply, fault, retry_after, model)
+            if not config.one_at_a_time:
+                return await self._answer(request, body, config, reply, fault, retry_after, model)
+            if self._one_at_a_time is None:
+                self._one_at_a_time = asyncio.Lock()
+            async with self._one_at_a_time:
+                record.served = time.monotonic()
+                return await self._answer(request, body, config, reply, fault, retry_after, model)
         finally:
             record.finished = time.monotonic()
             record.outcome = fault or "ok"
@@ -474,11 +485,16 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before the first token")
     parser.add_argument("--token-rate", type=float, default=0.0, help="chunks a second; 0 = all at once")
     parser.add_argument("--reply-words", type=int, default=40, help="length of the default replies")
+    parser.add_argument("--one-at-a-time", action="store_true", help="answer one request at a time, as llama.cpp")
     parser.add_argument("--stamp-tokens", action="store_true", help="stream send timestamps instead of words")
     parser.add_argument("--config", help="a JSON file with a full Config (rules, fault_rates, ...)")
     args = parser.parse_args()
     config = Config(
-        latency=args.latency, token_rate=args.token_rate, reply_words=args.reply_words, stamp_tokens=args.stamp_tokens
+        latency=args.latency,
+        token_rate=args.token_rate,
+        reply_words=args.reply_words,
+        stamp_tokens=args.stamp_tokens,
+        one_at_a_time=args.one_at_a_time,
     )
     if args.config:
         with open(args.config) as handle:

@@ -79,6 +79,7 @@ def default_endpoint(model: str = "") -> Endpoint:
         model=local_model.MODEL_ALIAS,
         context_window=settings.CHAOSLM_LOCAL_MODEL_CONTEXT,
         json_mode="json_object",
+        slots=local_model.SLOTS,
     )
 
 
