@@ -60,6 +60,30 @@ def test_calls_waiting_for_the_model_do_not_time_out_and_hear_how_many_are_ahead
     assert len(llm_server.requests) == 4 and served_one_at_a_time(llm_server.requests)
 
 
+def test_a_call_that_timed_out_keeps_the_model_until_it_has_finished_the_abandoned_reply(llm_server):
+    # The first request takes 2 s; the server writes it to its end though its caller gives up at 0.5 s.
+    llm_server.configure(one_at_a_time=True, hang_seconds=2.0, rules=[{"match": "Slow", "fault": "hang", "times": 1}])
+    heard = []
+
+    async def slow_then_quick():
+        slow = asyncio.create_task(
+            chat(embedded(llm_server), [{"role": "user", "content": "Slow"}], policy=Policy(0.5))
+        )
+        await asyncio.sleep(0.1)  # the slow call has the model
+        callbacks = Callbacks(on_queued=heard.append)
+        quick = await chat(embedded(llm_server), HELLO, policy=Policy(timeout=0.5), callbacks=callbacks)
+        return await slow, quick
+
+    slow, quick = asyncio.run(slow_then_quick())
+    assert slow.text and quick.text and heard == [1, 0]
+    # The quick call was sent once the abandoned reply was done, not into the server's queue behind it
+    # (where it timed out twice: 0.5 s, then 0.75 s), and answered at once; the slow call's retry came after it.
+    abandoned, quick_request, retry = llm_server.requests
+    assert (abandoned.last_user, quick_request.last_user, retry.last_user) == ("Slow", "Hello", "Slow")
+    assert quick_request.started >= abandoned.served + 2.0
+    assert retry.started >= quick_request.finished
+
+
 def test_an_endpoint_without_slots_sends_everything_at_once(llm_server):
     llm_server.configure(latency=0.3)
     heard = []

@@ -4,7 +4,9 @@ llama-cpp-python's server answers one, behind a lock).
 Without it the calls queue inside the server, where the wait counts against the read timeout: a duel's
 judge call timed out twice (60 s, then 90 s) while a room used the model. Here a call waits for a slot before
 it sends anything, so the timeout starts when it has one, and it knows how many calls are ahead of it: those
-being answered and those that joined the line before it.
+being answered and those that joined the line before it. A call that ends early (its timeout, a dropped
+connection) keeps its slot until the server has finished what it asked for: llama.cpp writes a reply asked
+for whole to its end even when nobody waits for it any more.
 
 Every process on this machine that calls the server shares one line (the web server, `manage.py debate`,
 Celery workers): a small JSON file in the temp directory, next to the supervisor's status file, read and
@@ -33,8 +35,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2 as httpx
+
 # Seconds between two looks at the line while waiting: the longest a slot freed by another process stays idle.
 POLL = 0.2
+# The longest a call that ended early keeps its slot while the server finishes what it had asked for.
+IDLE_WAIT = 300.0
 
 _NO_GATE: AbstractAsyncContextManager[None] = contextlib.nullcontext()
 
@@ -164,9 +170,22 @@ async def _held(base_url: str, slots: int, on_queued: Callable[[int], None] | No
         ahead = _look(base_url, slots, ticket)
         if ahead:
             await _wait(base_url, slots, ticket, ahead, on_queued)
-        yield
+        try:
+            yield
+        except Exception:
+            await _until_idle(base_url)
+            raise
     finally:
         _leave(base_url, ticket)
+
+
+async def _until_idle(base_url: str) -> None:
+    """After a call that ended early (a timeout, a dropped connection): wait, holding its slot, until the server
+    is done with it. llama.cpp writes a reply asked for whole to its end even when its caller has left, and the
+    next call's timeout would run meanwhile. Its /v1/models waits for the model as a completion does."""
+    with contextlib.suppress(httpx.HTTPError):
+        async with httpx.AsyncClient(timeout=IDLE_WAIT) as client:
+            await client.get(f"{base_url}/models")
 
 
 async def _wait(base_url: str, slots: int, ticket: int, ahead: int, on_queued: Callable[[int], None] | None) -> None:

@@ -373,14 +373,41 @@ class TestLLMServer:
         try:
             if not config.one_at_a_time:
                 return await self._answer(request, body, config, reply, fault, retry_after, model)
-            if self._one_at_a_time is None:
-                self._one_at_a_time = asyncio.Lock()
-            async with self._one_at_a_time:
-                record.served = time.monotonic()
-                return await self._answer(request, body, config, reply, fault, retry_after, model)
+            return await self._answer_in_turn(request, record, body, config, reply, fault, retry_after, model)
         finally:
             record.finished = time.monotonic()
             record.outcome = fault or "ok"
+
+    def _turn(self) -> asyncio.Lock:
+        if self._one_at_a_time is None:
+            self._one_at_a_time = asyncio.Lock()  # on the server's loop
+        return self._one_at_a_time
+
+    async def _answer_in_turn(
+        self,
+        request: web.Request,
+        record: RecordedRequest,
+        body: dict[str, Any],
+        config: Config,
+        reply: str | None,
+        fault: str | None,
+        retry_after: int,
+        model: str,
+    ) -> web.StreamResponse:
+        """One request at a time, as llama-cpp-python's server: a request whose client left while it waited is
+        dropped, a stream stops when its client leaves, and a reply asked for whole is written to its end
+        even after its client has left (llama.cpp writes it in a thread nothing interrupts)."""
+
+        async def in_turn() -> web.StreamResponse:
+            async with self._turn():
+                if request.transport is None or request.transport.is_closing():
+                    return web.json_response({"error": {"message": "Client closed request"}}, status=400)
+                record.served = time.monotonic()
+                return await self._answer(request, body, config, reply, fault, retry_after, model)
+
+        if body.get("stream"):
+            return await in_turn()
+        return await asyncio.shield(asyncio.ensure_future(in_turn()))
 
     async def _answer(
         self,
@@ -459,6 +486,9 @@ class TestLLMServer:
         return response
 
     async def _models(self, request: web.Request) -> web.Response:
+        if self.config.one_at_a_time:
+            async with self._turn():  # as llama-cpp-python's: it waits for the model like a completion does
+                pass
         return web.json_response({"object": "list", "data": [{"id": "test-model", "object": "model"}]})
 
     async def _control_config(self, request: web.Request) -> web.Response:
