@@ -33,7 +33,7 @@ TIMEOUT = 120
 @pytest.mark.usefixtures("local_endpoint")
 def test_a_room_in_auto_mode_a_duel_and_a_tournament_started_together_all_complete(settings):
     settings.CHAOSLM_LLM_TIMEOUT = TIMEOUT
-    cast = [("Pat", "debater", 48), ("Cy", "debater", 48), ("Jo", "judge", 160), ("Al", "chat", 40), ("Bo", "chat", 40)]
+    cast = [("Pat", "debater", 32), ("Cy", "debater", 32), ("Jo", "judge", 160), ("Al", "chat", 32), ("Bo", "chat", 32)]
     import_personas(
         [(f"{name}.yaml", SHORT.format(name=name, role=role).replace("48", str(tokens))) for name, role, tokens in cast]
     )
@@ -65,8 +65,9 @@ def test_a_room_in_auto_mode_a_duel_and_a_tournament_started_together_all_comple
     runner.submit("debate", duel.pk)
     tournaments.start(cup)
 
-    # No deadline of ours beyond a generous one: on a busy two-core machine this takes minutes.
-    deadline = time.monotonic() + 1800
+    # A deadline only against a hang: alone on two cores this takes a few minutes, on a shared machine under
+    # a load of 10 it took over half an hour.
+    deadline = time.monotonic() + 7200
     while not (
         Room.objects.get(pk=room.pk).mode == Room.Mode.MANUAL
         and Debate.objects.get(pk=duel.pk).status not in (Debate.Status.PENDING, Debate.Status.RUNNING)
