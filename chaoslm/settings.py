@@ -198,6 +198,8 @@ CHAOSLM_PRELOAD_REPORT_LIBRARIES = env_bool("CHAOSLM_PRELOAD_REPORT_LIBRARIES", 
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 CHAOSLM_DEFAULT_MODEL = env_str("CHAOSLM_DEFAULT_MODEL", "gpt-4o-mini")
+# The GGUF the embedded model serves: empty for the shipped SmolLM2-135M, else a path or `owner/repo:file.gguf`.
+CHAOSLM_LOCAL_MODEL = env_str("CHAOSLM_LOCAL_MODEL", "")
 CHAOSLM_LOCAL_MODEL_HOST = env_str("CHAOSLM_LOCAL_MODEL_HOST", "127.0.0.1")
 CHAOSLM_LOCAL_MODEL_PORT = int(env_number("CHAOSLM_LOCAL_MODEL_PORT", 8081, int))
 CHAOSLM_LOCAL_MODEL_THREADS = int(env_number("CHAOSLM_LOCAL_MODEL_THREADS", 2, int))

@@ -128,6 +128,7 @@ class DebateBroadcaster(Observer):
         self.outbox = live.Outbox(self.group, "#transcript")
         self.viewers = live.Outbox(self.viewers_group, "#transcript")
         self.thinking: dict[int, Step] = {}  # the steps in flight, by ordinal
+        self.ahead: dict[int, int] = {}  # ordinal -> calls ahead of its call, waiting for the embedded model
         self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
         self.scores: list[Event] = []
@@ -191,7 +192,7 @@ class DebateBroadcaster(Observer):
                     "partials/writing_card.html", {"step": step, "name": self._name(step), "streamed": False}
                 )
             self.viewers.html(live.upsert(card, "#transcript"))
-        self._send(status_html(debate, self._thinking(debate), stage=self.stage))
+        self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
 
     def _drawn_as_it_runs(self) -> bool:
         # A debate's page may open at any moment (the owner's opens as the debate starts). A tournament's
@@ -226,8 +227,21 @@ class DebateBroadcaster(Observer):
             waiting = f"{reason}: trying again in {seconds:.0f}s"
             self._send(status_html(debate, self._thinking(debate), waiting, self.stage))
 
+    def queued(self, debate: Debate, step: Step, ahead: int) -> None:
+        if ahead:
+            self.ahead[step.ordinal] = ahead
+        else:
+            self.ahead.pop(step.ordinal, None)
+        if self._watched():
+            self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
+
+    def _queue_note(self) -> str:
+        # The step nearest the front speaks for the debate: it is the next to be answered.
+        return f"waiting for the embedded model ({min(self.ahead.values())} ahead)" if self.ahead else ""
+
     async def event_saved(self, debate: Debate, event: Event) -> None:
         self.thinking.pop(event.ordinal, None)
+        self.ahead.pop(event.ordinal, None)
         if event.kind == Event.Kind.SYSTEM:
             self.stage = event.data.get("status", "")
         watched = self._watched()
@@ -258,7 +272,7 @@ class DebateBroadcaster(Observer):
         if event.visibility == Event.Visibility.PRIVATE and not await sync_to_async(self._shows_thinking)():
             card = live.upsert(hidden_card(event, event.seat), "#transcript")
         self.viewers.html(card)
-        self._send(status_html(debate, self._thinking(debate), stage=self.stage))
+        self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
         self.in_batch = debate.in_batch
@@ -267,5 +281,6 @@ class DebateBroadcaster(Observer):
             self.seat_names = await sync_to_async(_seat_names)(debate)
         if debate.status != Debate.Status.RUNNING:
             self.thinking.clear()
+            self.ahead.clear()
         if self._watched():
             self._send(await sync_to_async(self._live_parts)(debate))

@@ -65,6 +65,9 @@ class Observer:
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
         pass
 
+    def queued(self, debate: Debate, step: Step, ahead: int) -> None:
+        """The step waits for the embedded model, `ahead` calls before it; 0 once the model is answering it."""
+
     async def event_saved(self, debate: Debate, event: Event) -> None:
         pass
 
@@ -286,6 +289,7 @@ async def _call(
         on_delta=(lambda text: observer.delta(debate, step, text)) if observer.wants_deltas(step) else None,
         on_restart=lambda: observer.restart(debate, step),
         on_wait=lambda seconds, reason: observer.waiting(debate, step, seconds, reason),
+        on_queued=lambda ahead: observer.queued(debate, step, ahead),
     )
     observer.step_started(debate, step)
     try:

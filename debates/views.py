@@ -52,7 +52,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "public_page": page,
             "persona_count": Persona.objects.count(),
             "endpoint": endpoint,
-            "is_local_model": is_local_model,
+            "local_model": local_model.chosen() if is_local_model else None,
             "local_model_trouble": local_model.trouble() if is_local_model else None,
         },
     )

@@ -34,6 +34,7 @@ def status_context(
     thinking: Sequence[str] = (),
     note: str = "",
     countdown: int = 0,
+    ahead: int = 0,
 ) -> dict[str, Any]:
     """The status partial's context; `agents` in queue order, `context` as `ContextMeter.state()`."""
     level, tokens, window = context
@@ -49,6 +50,7 @@ def status_context(
         "thinking": list(thinking),
         "note": note,
         "countdown": countdown,
+        "ahead": ahead,
         "waiting": max(0, len([a for a in agents if a.participating]) - len(thinking)),
         "context_level": level,
         "context_tokens": tokens,
@@ -65,6 +67,7 @@ class RoomBroadcaster(RoomObserver):
     def __init__(self, room_id: int) -> None:
         self.outbox = live.Outbox(live.room_group(room_id), "#messages")
         self.thinking: dict[int, str] = {}
+        self.ahead: dict[int, int] = {}  # agent id -> calls ahead of its call, waiting for the embedded model
         self.agents: list[RoomAgent] = []
         self.meter: ContextMeter | None = None
 
@@ -76,7 +79,9 @@ class RoomBroadcaster(RoomObserver):
 
     def _status(self, room: Room, **extra: Any) -> str:
         context = self.meter.state() if self.meter is not None else ("ok", 0, 0)
-        return status_html(room, self.agents, context, **extra)
+        # The call nearest the front speaks for the room: it is the next to be answered.
+        ahead = min(self.ahead.values(), default=0)
+        return status_html(room, self.agents, context, ahead=ahead, **extra)
 
     def started(self, room: Room, agent: RoomAgent) -> None:
         self.thinking[agent.pk] = agent.name
@@ -86,11 +91,19 @@ class RoomBroadcaster(RoomObserver):
     def delta(self, room: Room, agent: RoomAgent, text: str) -> None:
         self.outbox.tokens(f"think-{agent.pk}-text", text)
 
+    def queued(self, room: Room, agent: RoomAgent, ahead: int) -> None:
+        if ahead:
+            self.ahead[agent.pk] = ahead
+        else:
+            self.ahead.pop(agent.pk, None)
+        self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
+
     async def message_saved(self, room: Room, message: RoomMessage) -> None:
         if self.meter is not None:
             self.meter.add(message)
         if message.agent_id is not None:
             self.thinking.pop(message.agent_id, None)
+            self.ahead.pop(message.agent_id, None)
             self.outbox.html(live.remove(f"think-{message.agent_id}", "#messages"))
         into = "#pending" if message.kind == RoomMessage.Kind.PENDING else "#messages"
         # The message's agent is the engine's own object: rendering needs no query, so it runs right here.

@@ -51,6 +51,9 @@ class RoomObserver:
     def delta(self, room: Room, agent: RoomAgent, text: str) -> None:
         pass
 
+    def queued(self, room: Room, agent: RoomAgent, ahead: int) -> None:
+        """The agent's call waits for the embedded model, `ahead` calls before it; 0 once it is being answered."""
+
     async def message_saved(self, room: Room, message: RoomMessage) -> None:
         pass
 
@@ -260,7 +263,11 @@ async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) ->
 
     try:
         return await chat(
-            endpoint, history(table.messages, agent), options, policy=policy, callbacks=Callbacks(on_delta=delta)
+            endpoint,
+            history(table.messages, agent),
+            options,
+            policy=policy,
+            callbacks=Callbacks(on_delta=delta, on_queued=lambda ahead: observer.queued(room, agent, ahead)),
         )
     except asyncio.CancelledError:
         # Stopped. If the owner took the floor (an interrupt), what was written is kept, inactive and marked.

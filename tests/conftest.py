@@ -21,6 +21,7 @@ SMOLLM2_FILES = {
     "tests/test_local_model.py",
     "tests/test_local_model_serve.py",
     "tests/test_local_model_supervision.py",
+    "tests/test_local_model_together.py",
 }
 
 

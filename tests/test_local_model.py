@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from chaoslm.llm import ChatOptions, Endpoint, Policy, chat, local_model
+from chaoslm.personas.models import default_endpoint
 from debates.models import Debate, Event
 from tests.conftest import require
 
@@ -69,6 +70,28 @@ def test_smollm2_answers_in_text_and_in_schema_constrained_json(local_endpoint):
         )
     )
     assert 0 <= result.data["score"] <= 10 and isinstance(result.data["reasoning"], str)
+
+
+def test_a_gguf_named_by_path_is_served_in_its_place_under_its_own_name(settings, tmp_path):
+    """CHAOSLM_LOCAL_MODEL as a path, with the shipped file standing in for a better model of one's own."""
+    require_smollm2()
+    own = tmp_path / "Tiny-Chat.Q4_1.gguf"
+    own.symlink_to(local_model.model_path())
+    settings.CHAOSLM_LOCAL_MODEL = str(own)
+    settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_MODEL_PORT = free_port()
+    assert str(own) in local_model.command()
+    process = local_model.start(wait=120)
+    try:
+        endpoint = default_endpoint()
+        messages = [{"role": "user", "content": "Name a colour."}]
+        result = asyncio.run(chat(endpoint, messages, ChatOptions(max_tokens=20), policy=Policy(timeout=120)))
+    finally:
+        process.terminate()
+        process.wait(10)
+        local_model.log_path().unlink(missing_ok=True)
+    assert (endpoint.name, endpoint.model) == ("local Tiny-Chat.Q4_1.gguf", "tiny-chat.q4_1")
+    assert result.model == "tiny-chat.q4_1" and result.text.strip()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -27,7 +27,7 @@ import httpx2 as httpx
 import jsonschema
 import openai
 
-from chaoslm.llm import local_status
+from chaoslm.llm import local_status, slots
 from chaoslm.llm.errors import (
     LLMBadResponse,
     LLMConfigError,
@@ -57,6 +57,9 @@ class Endpoint:
     model: str
     context_window: int = 8192
     json_mode: JsonMode = "json_object"
+    # A server that answers this many requests at a time (the embedded model: 1): calls wait for a slot in
+    # chaoslm/llm/slots.py, before their timeout starts. 0: no line, the server copes with any number.
+    slots: int = 0
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ class Callbacks:
     on_restart: Callable[[], None] | None = None
     # The gateway is about to wait `seconds` before trying again, for `reason`.
     on_wait: Callable[[float, str], None] | None = None
+    # The call waits for a slot of the endpoint (Endpoint.slots), this many calls ahead; 0 once it has one.
+    on_queued: Callable[[int], None] | None = None
 
 
 NO_CALLBACKS = Callbacks()
@@ -466,7 +471,8 @@ async def _call_with_retries(
     retries = _Retries(endpoint, policy, callbacks)
     while True:
         try:
-            return await _ask_once(endpoint, messages, options, retries.timeout, retries.tracked)
+            async with slots.slot(endpoint.base_url, endpoint.slots, callbacks.on_queued):
+                return await _ask_once(endpoint, messages, options, retries.timeout, retries.tracked)
         except (openai.APITimeoutError, httpx.TimeoutException, TimeoutError):
             retries.after_timeout()
         except openai.RateLimitError as error:

