@@ -32,6 +32,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -92,8 +93,16 @@ def wait_ready(workers: list[subprocess.Popen[bytes]], logs: Path, timeout: floa
             time.sleep(0.1)
 
 
-def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None:
-    """(wall, worker CPU seconds, LLM calls, peak worker RSS KiB) for `count` duels on two workers."""
+def database_work(connection: Any, name: str) -> tuple[int, int]:
+    """(transactions committed, rows written) so far in database `name`, as PostgreSQL counts them."""
+    time.sleep(1.5)  # backends report their counts at most once a second
+    query = "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted FROM pg_stat_database WHERE datname = %s"
+    return connection.execute(query, [name]).fetchone()
+
+
+def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int, tuple[int, int]] | None:
+    """(wall, worker CPU seconds, LLM calls, peak worker RSS KiB, (transactions, rows written) in PostgreSQL)
+    for `count` duels on two workers; the database figures include creating the duels."""
     base_db, redis = os.environ.get("CHAOSLM_TEST_DATABASE_URL"), os.environ.get("CHAOSLM_TEST_REDIS_URL")
     if not (base_db and redis):
         return None
@@ -154,6 +163,8 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
         setup = "from django.core.management import call_command as c; c('migrate', verbosity=0); "
         manage("shell", "-c", setup + "c('import_personas', 'personas/', verbosity=0)")
         wait_ready(workers, logs)  # worker start-up is not part of the figure
+        with psycopg.connect(base_db, autocommit=True) as connection:
+            work_before = database_work(connection, name)
         before = sum(proc_cpu_and_peak(w.pid)[0] for w in workers)
         started = time.perf_counter()
         script = (
@@ -171,7 +182,9 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int] | None
                 raise RuntimeError(f"{failed} of {count} duels on the Celery workers ended in an error")
             calls = connection.execute("SELECT count(*) FROM debates_event WHERE kind <> 'HEADER'").fetchone()[0]
         usage = [proc_cpu_and_peak(w.pid) for w in workers]
-        return wall, sum(u[0] for u in usage) - before, calls, max(u[1] for u in usage)
+        with psycopg.connect(base_db, autocommit=True) as connection:
+            work = [after - before for after, before in zip(database_work(connection, name), work_before, strict=True)]
+        return wall, sum(u[0] for u in usage) - before, calls, max(u[1] for u in usage), (work[0], work[1])
     finally:
         for worker in workers:
             worker.kill()
@@ -256,7 +269,7 @@ def main() -> None:
         if scaled is None:
             rows.append(("celery", "left out", "needs CHAOSLM_TEST_DATABASE_URL and CHAOSLM_TEST_REDIS_URL"))
         else:
-            c_wall, c_cpu, c_calls, c_peak = scaled
+            c_wall, c_cpu, c_calls, c_peak, (transactions, rows_written) = scaled
             celery_cpu = c_cpu / max(c_calls, 1)
             rows += [
                 ("celery (2 workers): all duels, wall", f"{c_wall:.2f} s", ""),
@@ -265,6 +278,8 @@ def main() -> None:
                 ("celery: worker CPU per call", f"{celery_cpu * 1000:.2f} ms", ""),
                 ("celery: CPU per call / floor", f"{celery_cpu / floor_cpu:.2f}x", "target <= 3.0x"),
                 ("celery: peak worker memory", f"{c_peak / 1024:.0f} MiB", ""),
+                ("celery: PostgreSQL transactions per call", f"{transactions / c_calls:.1f}", "polling included"),
+                ("celery: PostgreSQL rows written per call", f"{rows_written / c_calls:.1f}", "creation included"),
             ]
         conversations.unlink()
     finally:

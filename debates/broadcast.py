@@ -166,6 +166,7 @@ class DebateBroadcaster(Observer):
             self._send(status_html(debate, self._thinking(), f"{reason}: trying again in {seconds:.0f}s", self.stage))
 
     async def event_saved(self, debate: Debate, event: Event) -> None:
+        await live.look_for_audience(self.group)
         self.thinking.pop(event.ordinal, None)
         if event.kind == Event.Kind.SYSTEM:
             self.stage = event.data.get("status", "")
@@ -196,6 +197,7 @@ class DebateBroadcaster(Observer):
         self._send(status_html(debate, self._thinking(), stage=self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
+        await live.look_for_audience(self.group)
         if not self.started:
             self.started = True
             if debate.owner_id is not None and not debate.in_batch:
