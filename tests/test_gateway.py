@@ -239,6 +239,21 @@ async def test_a_cancelled_call_is_not_retried_and_its_run_closes_its_connection
     assert len(llm_server.requests) == 1
 
 
+async def test_calls_go_through_the_proxy_the_environment_names(llm_server, monkeypatch):
+    """HTTP_PROXY and NO_PROXY apply, as they did under the client's default transport."""
+    llm_server.configure(rules=[{"reply": "Through the proxy."}])
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.setenv("HTTP_PROXY", llm_server.url.rsplit("/v1", 1)[0])  # the test server takes proxy requests
+    behind = Endpoint(name="proxied", base_url="http://llm.invalid/v1", api_key="k", model="test-model")
+    async with own_connections():
+        assert (await chat(behind, USER, policy=FAST)).text == "Through the proxy."
+    monkeypatch.setenv("NO_PROXY", "llm.invalid")
+    async with own_connections():
+        with pytest.raises(LLMUnavailable):
+            await chat(behind, USER, policy=Policy(timeout=2, max_retries=0, backoff=0.01))
+
+
 async def test_unreachable_endpoint_is_unavailable():
     dead = Endpoint(name="nowhere", base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
     with pytest.raises(LLMUnavailable) as caught:

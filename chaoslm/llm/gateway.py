@@ -166,7 +166,7 @@ def _new_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
         api_key=endpoint.api_key or "not-needed",
         max_retries=0,  # the retry policy is ours, below
         # aiohttp under the client's httpx interface: a fraction of the CPU of the default transport
-        # (chaoslm/llm/transport.py). trust_env is the transport's: the client mounts no proxy of its own.
+        # (chaoslm/llm/transport.py). The environment's proxies are the transport's: the client mounts none.
         http_client=openai.DefaultAsyncHttpxClient(
             transport=AiohttpTransport(_ssl_context(), max_connections=2000), trust_env=False
         ),
