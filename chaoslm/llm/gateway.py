@@ -491,6 +491,11 @@ async def chat(
     callbacks: Callbacks = NO_CALLBACKS,
 ) -> ChatResult:
     """Send `messages`; stream deltas to `callbacks.on_delta` if given; return the finished, validated result."""
+    if _scoped_clients.get() is None:
+        # A call outside a run (a management command): connections of its own, closed when it ends. An
+        # aiohttp pool still open when its event loop ends warns "Unclosed client session".
+        async with own_connections():
+            return await chat(endpoint, messages, options, policy=policy, callbacks=callbacks)
     options = options or ChatOptions()
     policy = policy or Policy.from_settings()
     started = time.perf_counter()
