@@ -119,6 +119,9 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int, tuple[
         "CHAOSLM_RUNNER": "celery",
         "OPENAI_BASE_URL": llm_url,
         "CHAOSLM_LOG_LEVEL": "WARNING",
+        # Start-up is not part of the figure: a worker's background import of the report libraries (seconds
+        # of CPU, once ready) would be counted in its first duels' calls. These workers draw no report.
+        "CHAOSLM_PRELOAD_REPORT_LIBRARIES": "false",
     }
     workers: list[subprocess.Popen[bytes]] = []
     logs = Path(tempfile.mkdtemp(prefix="chaoslm-bench-workers-"))
