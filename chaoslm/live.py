@@ -6,11 +6,13 @@ Pages join one group each (a debate's, a room's); consumers forward what arrives
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from channels_redis.core import RedisChannelLayer
 from django.utils.html import escape
 
 from chaoslm.embedded_layer import EmbeddedChannelLayer
@@ -60,12 +62,41 @@ def tournament_group(tournament_id: int) -> str:
     return f"tournament-{tournament_id}"
 
 
+# What `look_for_audience` last heard of a group on a layer shared between processes: (anyone there, until).
+_heard: dict[str, tuple[bool, float]] = {}
+# An answer older than this is not trusted: the group is taken to have an audience until asked again. Those
+# who ask (a debate's broadcaster, at each event) ask far more often.
+HEARD_SECONDS = 60.0
+
+
 def has_audience(group: str) -> bool:
-    """Whether a socket may be listening to `group`. Only the embedded layer knows (its groups are in this
-    process), and there a group nobody has joined needs no pushes, nor the drawing of them: a page that
-    joins later gets a catch-up from the database. Other layers always may have an audience."""
+    """Whether a socket may be listening to `group`. A group nobody has joined needs no pushes, nor the
+    drawing of them: a page that joins later gets a catch-up from the database. The embedded layer knows at
+    once (its groups are in this process); for a layer shared between processes (Redis), this is what
+    `look_for_audience` last heard, and a group not asked about lately may have an audience."""
     layer = get_channel_layer()
-    return not isinstance(layer, EmbeddedChannelLayer) or layer.has_members(group)
+    if isinstance(layer, EmbeddedChannelLayer):
+        return layer.has_members(group)
+    heard = _heard.get(group)
+    return heard is None or heard[0] or heard[1] < time.monotonic()
+
+
+async def look_for_audience(group: str) -> None:
+    """Ask a Redis channel layer whether any socket is in `group`, for `has_audience` (one round trip).
+
+    The membership is the layer's own (channels_redis keeps each group as a sorted set of channel names
+    by the time they joined, expiring after its group_expiry): the same set its `group_send` reads."""
+    layer = get_channel_layer()
+    if not isinstance(layer, RedisChannelLayer):
+        return
+    connection = layer.connection(layer.consistent_hash(group))
+    members = await connection.zcount(layer._group_key(group), time.time() - layer.group_expiry, "+inf")
+    now = time.monotonic()
+    if len(_heard) > 1000:  # forget the groups of debates long over
+        for name, (_, until) in list(_heard.items()):  # a copy: other threads' loops ask too
+            if until < now:
+                _heard.pop(name, None)
+    _heard[group] = (members > 0, now + HEARD_SECONDS)
 
 
 async def push(group: str, html: str) -> None:

@@ -293,5 +293,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"chaoslm": {"handlers": ["console"], "level": env_str("CHAOSLM_LOG_LEVEL", "INFO")}},
+    "loggers": {
+        "chaoslm": {"handlers": ["console"], "level": env_str("CHAOSLM_LOG_LEVEL", "INFO")},
+        # The HTTP client logs every request at INFO: a line an LLM call on a worker logging at INFO, with
+        # nothing the gateway's own warnings (retries, failures) do not say.
+        "httpx2": {"level": "WARNING"},
+    },
 }

@@ -15,6 +15,7 @@ shows the private thinking (else a placeholder with no text).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -113,6 +114,11 @@ def push_thinking_to_viewers(debate: Debate) -> None:
     live.push_sync(live.debate_viewers_group(debate.pk), html)
 
 
+# How long after a run starts the owner's page is taken to be opening: the redirect after the form, the page,
+# its websocket; a phone on a slow network included.
+PAGE_OPENING_SECONDS = 10.0
+
+
 class DebateBroadcaster(Observer):
     """An engine observer that pushes a running debate to its page's websocket group, in order.
 
@@ -135,7 +141,10 @@ class DebateBroadcaster(Observer):
         self.tokens: dict[int, list[int]] = {}  # seat id -> [in, out]
         self.stage = ""
         self.loaded = False
-        self.in_batch = False  # a tournament's match (from the debate, when the run starts)
+        # Until then (time.monotonic()), the page of whoever started the debate may be opening: set as a run
+        # starts, for a debate with an owner that is not a tournament's match.
+        self.page_opening_until = 0.0
+        self.started = False
 
     def _send(self, html: str) -> None:
         self.outbox.html(html)
@@ -195,10 +204,12 @@ class DebateBroadcaster(Observer):
         self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
 
     def _drawn_as_it_runs(self) -> bool:
-        # A debate's page may open at any moment (the owner's opens as the debate starts). A tournament's
-        # match, mostly unwatched, is drawn only while a page watches it: it keeps the CPU, and the database
-        # thread every debate of the runner shares, for the debates; a page that opens later draws its cards.
-        return not self.in_batch or self._watched()
+        # A debate no page watches (a tournament's match, a command-line run, a page closed) is neither
+        # streamed nor drawn: its replies are asked for whole (reading a stream costs about twice the CPU),
+        # the CPU and the database thread the runner's debates share stay theirs, and a page that opens
+        # later gets the cards from its catch-up. The owner's page opens as their debate starts, just after
+        # the first steps: those are shown as they are written.
+        return self._watched() or time.monotonic() < self.page_opening_until
 
     def cards_when_saved(self) -> bool:
         return self._drawn_as_it_runs()
@@ -239,7 +250,12 @@ class DebateBroadcaster(Observer):
         # The step nearest the front speaks for the debate: it is the next to be answered.
         return f"waiting for the embedded model ({min(self.ahead.values())} ahead)" if self.ahead else ""
 
+    async def _look_for_audience(self) -> None:
+        for group in (self.group, self.viewers_group):
+            await live.look_for_audience(group)
+
     async def event_saved(self, debate: Debate, event: Event) -> None:
+        await self._look_for_audience()
         self.thinking.pop(event.ordinal, None)
         self.ahead.pop(event.ordinal, None)
         if event.kind == Event.Kind.SYSTEM:
@@ -275,7 +291,11 @@ class DebateBroadcaster(Observer):
         self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
-        self.in_batch = debate.in_batch
+        await self._look_for_audience()
+        if not self.started:
+            self.started = True
+            if debate.owner_id is not None and not debate.in_batch:
+                self.page_opening_until = time.monotonic() + PAGE_OPENING_SECONDS
         if not self.seat_names:
             # The status line names seats even when the first page opens mid-run, before the state loads.
             self.seat_names = await sync_to_async(_seat_names)(debate)

@@ -268,7 +268,6 @@ def test_an_unwatched_debate_draws_nothing_and_a_page_joining_midway_ends_as_a_f
     from django.template.loader import render_to_string
 
     from chaoslm import live
-    from chaoslm.embedded_layer import EmbeddedChannelLayer
     from debates import broadcast
     from debates.selectors import page_state
 
@@ -302,10 +301,7 @@ def test_an_unwatched_debate_draws_nothing_and_a_page_joining_midway_ends_as_a_f
                 return "".join(pushes)
 
     html = asyncio.run(run())
-    if isinstance(layer, EmbeddedChannelLayer):
-        assert drawn_unwatched == []  # five events in, with no page watching: no chart, usage or status drawn
-    else:
-        assert drawn_unwatched  # a shared layer (Redis) cannot tell who listens: every push is drawn
+    assert drawn_unwatched == []  # five events in, with no page watching: no chart, usage or status drawn
     state = page_state(Debate.objects.get(pk=debate.pk))
     fresh_chart = render_to_string("partials/score_chart.html", {**state, "oob": True}).split("</section>")[0]
     fresh_usage = render_to_string("partials/usage.html", {**state, "oob": True}).split("</section>")[0]
@@ -315,19 +311,25 @@ def test_an_unwatched_debate_draws_nothing_and_a_page_joining_midway_ends_as_a_f
     assert f"{state['tokens_out']} out" in fresh_usage and state["tokens_out"] > 0
 
 
-@pytest.mark.parametrize("in_batch", [False, True])
-def test_what_is_streamed_is_what_a_page_could_show_as_it_is_written(llm_server, personas, in_batch):
+@pytest.mark.parametrize(
+    ("in_batch", "with_owner"),
+    [(False, True), (False, False), (True, True)],
+    ids=["owners-page-opening", "nobody-watching", "tournament-match"],
+)
+def test_what_is_streamed_is_what_a_page_could_show_as_it_is_written(
+    llm_server, personas, django_user_model, in_batch, with_owner
+):
     """A debate's page shows a step as it is written, except the judge's internal notes and JSON scores:
-    those are asked for whole, which costs less than half the CPU of reading a stream. A tournament's
-    match that no page watches streams nothing, and draws no card."""
-    from channels.layers import get_channel_layer
+    those are asked for whole, which costs less than half the CPU of reading a stream. A debate no page
+    watches streams nothing and draws no card (a tournament's match, a command-line run), except while the
+    page of the owner who just started it is opening."""
 
     from chaoslm import live
-    from chaoslm.embedded_layer import EmbeddedChannelLayer
     from debates.broadcast import DebateBroadcaster
 
     debate = new_duel(personas, turns=2)
-    Debate.objects.filter(pk=debate.pk).update(in_batch=in_batch)
+    owner = django_user_model.objects.create_user("owner", password="x") if with_owner else None
+    Debate.objects.filter(pk=debate.pk).update(in_batch=in_batch, owner=owner)
     assert asyncio.run(run_debate(debate.pk, DebateBroadcaster(debate.pk))).status == Debate.Status.COMPLETED
     streamed = {request.last_user: bool(request.body.get("stream")) for request in llm_server.requests}
     calls = Event.objects.filter(debate=debate, seat__isnull=False).exclude(prompt="").select_related("seat")
@@ -335,11 +337,10 @@ def test_what_is_streamed_is_what_a_page_could_show_as_it_is_written(llm_server,
     shown = {("PLAN", "a"), ("PLAN", "b"), ("THINK", "a"), ("THINK", "b"), ("TURN", "a"), ("TURN", "b")}
     shown |= {("THINK", "judge"), ("VERDICT", "judge")}
     hidden = {("SCORE", "judge"), ("INTERNAL", "judge")}
-    # A shared layer (Redis) cannot tell who listens, so there a match is always taken to be watched.
-    unwatched = in_batch and not live.has_audience(live.debate_group(debate.pk))
+    # On the embedded layer and on Redis alike, the broadcaster knows that no page is in the debate's group.
+    assert not live.has_audience(live.debate_group(debate.pk))
+    unwatched = in_batch or not with_owner
     assert seen == {(*call, not unwatched) for call in shown} | {(*call, False) for call in hidden}
-    if in_batch and isinstance(get_channel_layer(), EmbeddedChannelLayer):
-        assert unwatched
     # Nor are its cards drawn as its events are saved: the first page that shows them draws them.
     assert {bool(html) for html in Event.objects.filter(debate=debate).values_list("html", flat=True)} == {
         not unwatched

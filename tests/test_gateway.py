@@ -1,5 +1,6 @@
 """The gateway over real HTTP: the openai client against the test server, nothing mocked."""
 
+import asyncio
 import logging
 
 import pytest
@@ -201,6 +202,56 @@ async def test_dropped_stream_is_retried_and_the_display_told_to_restart(llm_ser
     assert result.text == "alpha beta gamma delta"
     assert restarts == [1]
     assert "".join(deltas).endswith("alpha beta gamma delta")
+
+
+async def test_a_whole_reply_cut_off_is_retried_as_a_server_failure(llm_server):
+    llm_server.configure(rules=[{"fault": "drop", "times": 1, "reply": "Whole at last."}, {"reply": "Whole at last."}])
+    waits = []
+    result = await chat(
+        endpoint(llm_server), USER, policy=FAST, callbacks=Callbacks(on_wait=lambda s, r: waits.append((s, r)))
+    )
+    assert result.text == "Whole at last."
+    assert waits == [(0.01, "server error")]
+    assert [r.outcome for r in llm_server.requests] == ["drop", "ok"]
+    assert "stream" not in llm_server.requests[0].body
+
+
+async def test_a_server_that_keeps_cutting_replies_off_is_unavailable_not_slow(llm_server):
+    """A dropped connection is a failure to back off from, with every retry, not a timeout tried once more."""
+    llm_server.configure(rules=[{"fault": "drop"}])
+    with pytest.raises(LLMUnavailable):
+        await chat(endpoint(llm_server), USER, policy=Policy(timeout=2, max_retries=2, backoff=0.01))
+    assert len(llm_server.requests) == 3
+
+
+async def test_a_cancelled_call_is_not_retried_and_its_run_closes_its_connections(llm_server):
+    llm_server.configure(rules=[{"fault": "hang"}])
+    async with own_connections():
+        call = asyncio.create_task(chat(endpoint(llm_server), USER, policy=Policy(timeout=0.3, backoff=0.01)))
+        while not llm_server.requests:
+            await asyncio.sleep(0.02)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        run_client = client_for(endpoint(llm_server))
+    assert run_client.is_closed()
+    await asyncio.sleep(0.6)  # past the timeout and its retry: nothing more was sent
+    assert len(llm_server.requests) == 1
+
+
+async def test_calls_go_through_the_proxy_the_environment_names(llm_server, monkeypatch):
+    """HTTP_PROXY and NO_PROXY apply, as they did under the client's default transport."""
+    llm_server.configure(rules=[{"reply": "Through the proxy."}])
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.setenv("HTTP_PROXY", llm_server.url.rsplit("/v1", 1)[0])  # the test server takes proxy requests
+    behind = Endpoint(name="proxied", base_url="http://llm.invalid/v1", api_key="k", model="test-model")
+    async with own_connections():
+        assert (await chat(behind, USER, policy=FAST)).text == "Through the proxy."
+    monkeypatch.setenv("NO_PROXY", "llm.invalid")
+    async with own_connections():
+        with pytest.raises(LLMUnavailable):
+            await chat(behind, USER, policy=Policy(timeout=2, max_retries=0, backoff=0.01))
 
 
 async def test_unreachable_endpoint_is_unavailable():

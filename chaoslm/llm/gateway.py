@@ -36,6 +36,7 @@ from chaoslm.llm.errors import (
     LLMTimeout,
     LLMUnavailable,
 )
+from chaoslm.llm.transport import AiohttpTransport
 
 logger = logging.getLogger("chaoslm.llm")
 
@@ -126,7 +127,7 @@ class Callbacks:
 
 NO_CALLBACKS = Callbacks()
 
-# One AsyncOpenAI client per event loop and endpoint: httpx pools are bound to the loop they were made in.
+# One AsyncOpenAI client per event loop and endpoint: connection pools are bound to the loop they were made in.
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], openai.AsyncOpenAI]] = (
     weakref.WeakKeyDictionary()
 )
@@ -151,10 +152,8 @@ def warm_up() -> None:
 async def own_connections() -> AsyncIterator[None]:
     """Give the calls made inside this block, and in tasks it starts, a connection pool of their own.
 
-    httpcore probes every idle connection of a pool (a poll() and a getpeername()) each time a
-    request starts or ends, so one pool shared by a hundred concurrent debates costs a hundred
-    probes a call: over a millisecond of CPU, more than everything else a call costs. A debate run
-    or a room's auto loop holds a few connections of its own, reused for its calls, closed at its end.
+    A debate run or a room's auto loop holds a few connections of its own, reused for its calls, closed
+    at its end: a run that ends (or is cancelled) leaves nothing open, and no run waits on another's pool.
     """
     clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
     token = _scoped_clients.set(clients)
@@ -171,8 +170,10 @@ def _new_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
         base_url=endpoint.base_url,
         api_key=endpoint.api_key or "not-needed",
         max_retries=0,  # the retry policy is ours, below
+        # aiohttp under the client's httpx interface: a fraction of the CPU of the default transport
+        # (chaoslm/llm/transport.py). The environment's proxies are the transport's: the client mounts none.
         http_client=openai.DefaultAsyncHttpxClient(
-            limits=httpx.Limits(max_connections=2000, max_keepalive_connections=500), verify=_ssl_context()
+            transport=AiohttpTransport(_ssl_context(), max_connections=2000), trust_env=False
         ),
     )
 
@@ -496,6 +497,11 @@ async def chat(
     callbacks: Callbacks = NO_CALLBACKS,
 ) -> ChatResult:
     """Send `messages`; stream deltas to `callbacks.on_delta` if given; return the finished, validated result."""
+    if _scoped_clients.get() is None:
+        # A call outside a run (a management command): connections of its own, closed when it ends. An
+        # aiohttp pool still open when its event loop ends warns "Unclosed client session".
+        async with own_connections():
+            return await chat(endpoint, messages, options, policy=policy, callbacks=callbacks)
     options = options or ChatOptions()
     policy = policy or Policy.from_settings()
     started = time.perf_counter()

@@ -446,6 +446,8 @@ class TestLLMServer:
             if config.token_rate:
                 # A model takes as long to write a reply it sends whole as one it streams.
                 await asyncio.sleep((len(chunks) - 1) / config.token_rate)
+            if fault == "drop":
+                return await self._drop_whole(request, reply_to.completion(text))
             return web.json_response(reply_to.completion(text))
         return await self._stream(request, body, config, fault, chunks, reply_to)
 
@@ -483,6 +485,18 @@ class TestLLMServer:
             await send(reply.usage_chunk())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
+        return response
+
+    @staticmethod
+    async def _drop_whole(request: web.Request, reply: dict[str, Any]) -> web.StreamResponse:
+        """Half of a whole reply, then the connection closed, as a crashed or restarted server would."""
+        payload = json.dumps(reply).encode()
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.content_length = len(payload)
+        await response.prepare(request)
+        await response.write(payload[: len(payload) // 2])
+        if request.transport is not None:
+            request.transport.close()
         return response
 
     async def _models(self, request: web.Request) -> web.Response:
