@@ -56,7 +56,8 @@ def test_a_room_in_auto_mode_a_duel_and_a_tournament_started_together_all_comple
         debaters=[tournaments.Contestant.of(persona["Pat"]), tournaments.Contestant.of(persona["Cy"])],
         judges=[tournaments.Contestant.of(persona["Jo"])],
         questions=[QuestionSpec("Should schools start later?", "Schools should start later", "for")],
-        options={"turns": 1, "word_limit": 40},
+        # A tournament's duel needs both sides to speak: two turns at least.
+        options={"turns": 2, "word_limit": 40},
         concurrency=2,
     )
 
