@@ -107,13 +107,6 @@ class LocalModel:
             cached = hub_cached_file(self.repo, self.file)
             if cached is not None:  # fetched by an earlier start: no network needed
                 return ["--model", str(cached)]
-            if importlib.util.find_spec("huggingface_hub") is None:
-                raise LocalModelMissing(
-                    f"CHAOSLM_LOCAL_MODEL names {self.label} on Hugging Face, and llama.cpp's loader needs the "
-                    "huggingface-hub package to fetch it, which is not installed. Install it "
-                    "(`uv pip install huggingface-hub`), or download the file yourself and set "
-                    "CHAOSLM_LOCAL_MODEL to its path."
-                )
             return ["--model", self.file, "--hf_model_repo_id", self.repo]
         return ["--model", str(checked_gguf(Path(self.file).expanduser()))]
 
