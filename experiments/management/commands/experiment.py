@@ -1,69 +1,41 @@
-import json
-import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from experiments import design, exports, selectors, services, work
 from experiments.models import Experiment
 from experiments.spec import read_spec
+from tournaments.batch_command import BatchCommand
 from tournaments.spec import SpecError
+from tournaments.state import ProgressView
 from tournaments.templatetags.tournament_tags import figure, number
 
 
-class Command(BaseCommand):
+class Command(BatchCommand):
     help = "Run an experiment from a YAML spec with a live progress bar, resume one, or print its report."
+    noun = "experiment"
+    model = Experiment
+    report_help = "print an experiment's accuracy, calibration, debaters and judges"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="action", required=True)
-        run = sub.add_parser("run", help="create an experiment from SPEC.yaml and run it")
-        run.add_argument("spec", type=Path)
-        run.add_argument("--json", action="store_true", help="print the final report as JSON")
-        run.add_argument("--enqueue", action="store_true", help="start it on the runner, print its id and return")
-        resume = sub.add_parser("resume", help="go on with a stopped, paused or crashed experiment")
-        resume.add_argument("id", type=int)
-        resume.add_argument("--json", action="store_true")
-        resume.add_argument("--enqueue", action="store_true")
-        resume.add_argument(
-            "--stalled-after",
-            type=float,
-            default=0.0,
-            help="restart its debates in flight that made no progress for this many seconds "
-            "(default 0: all of them, as after a crash)",
-        )
-        report = sub.add_parser("report", help="print an experiment's accuracy, calibration, debaters and judges")
-        report.add_argument("id", type=int)
-        report.add_argument("--json", action="store_true")
+    def start(self, batch: Experiment) -> None:
+        work.start(batch)
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        # With --json, stdout carries the JSON alone; the size and the progress bar go to stderr.
-        console = Console(file=(self.stderr if options.get("json") else self.stdout)._out)
-        action = options["action"]
-        if action == "run":
-            experiment = self._create(options["spec"], console)
-            work.start(experiment)
-        else:
-            experiment = Experiment.objects.filter(pk=options["id"]).first()
-            if experiment is None:
-                raise CommandError(f"there is no experiment {options['id']}")
-            if action == "resume":
-                work.resume(experiment, stalled_after=options["stalled_after"])
-        if action in ("run", "resume"):
-            if options["enqueue"]:
-                self.stdout.write(str(experiment.pk))
-                return
-            self._watch(experiment, console)
-        experiment.refresh_from_db()
-        if options["json"]:
-            self.stdout.write(json.dumps(exports.as_json(experiment), indent=2))
-        else:
-            self._print_report(experiment, console)
+    def resume(self, batch: Experiment, stalled_after: float) -> None:
+        work.resume(batch, stalled_after=stalled_after)
 
-    def _create(self, path: Path, console: Console) -> Experiment:
+    def progress(self, batch: Experiment) -> ProgressView:
+        return selectors.progress(batch)
+
+    def is_settled(self, batch_id: int) -> bool:
+        return work.is_settled(batch_id)
+
+    def as_json(self, batch: Experiment) -> dict[str, Any]:
+        return exports.as_json(batch)
+
+    def create(self, path: Path, console: Console) -> Experiment:
         try:
             spec = read_spec(path)
             size = design.count(len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))
@@ -85,34 +57,7 @@ class Command(BaseCommand):
         except (SpecError, services.ExperimentError) as error:
             raise CommandError(str(error)) from None
 
-    def _watch(self, experiment: Experiment, console: Console) -> None:
-        """The live progress bar, until the experiment settles (Ctrl-C leaves it resumable)."""
-        columns = (
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}"),
-            TimeElapsedColumn(),
-        )
-        try:
-            with Progress(*columns, console=console, transient=False) as bar:
-                task = bar.add_task(experiment.name, total=None, detail="")
-                while True:
-                    experiment.refresh_from_db()
-                    figures = selectors.progress(experiment)
-                    detail = f"{figures.running} running · {figures.failed} failed"
-                    if figures.eta_text:
-                        detail += f" · {figures.eta_text}"
-                    bar.update(task, total=figures.total, completed=figures.done + figures.failed, detail=detail)
-                    if work.is_settled(experiment.pk):
-                        break
-                    time.sleep(0.3)
-        except KeyboardInterrupt:
-            raise CommandError(
-                f"stopped; the experiment goes on with `manage.py experiment resume {experiment.pk}`"
-            ) from None
-
-    def _print_report(self, experiment: Experiment, console: Console) -> None:
+    def print_report(self, experiment: Experiment, console: Console) -> None:
         report = selectors.report(experiment)
         figures = selectors.progress(experiment)
         console.print(

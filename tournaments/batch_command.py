@@ -1,0 +1,116 @@
+"""The command line of a batch of debates (`manage.py tournament`, `manage.py experiment`): run a spec with a live
+progress bar, resume one, print its report. Each command says how to create, start, resume and report its own kind."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import models
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tournaments.state import ProgressView
+
+
+class BatchCommand(BaseCommand):
+    noun: str  # "tournament", "experiment"
+    model: type[models.Model]
+    report_help: str
+
+    def create(self, path: Path, console: Console) -> Any:
+        raise NotImplementedError
+
+    def start(self, batch: Any) -> None:
+        raise NotImplementedError
+
+    def resume(self, batch: Any, stalled_after: float) -> None:
+        raise NotImplementedError
+
+    def progress(self, batch: Any) -> ProgressView:
+        raise NotImplementedError
+
+    def is_settled(self, batch_id: int) -> bool:
+        raise NotImplementedError
+
+    def as_json(self, batch: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def print_report(self, batch: Any, console: Console) -> None:
+        raise NotImplementedError
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        noun = self.noun
+        sub = parser.add_subparsers(dest="action", required=True)
+        run = sub.add_parser("run", help=f"create a {noun} from SPEC.yaml and run it")
+        run.add_argument("spec", type=Path)
+        run.add_argument("--json", action="store_true", help="print the final report as JSON")
+        run.add_argument("--enqueue", action="store_true", help="start it on the runner, print its id and return")
+        resume = sub.add_parser("resume", help=f"go on with a stopped, paused or crashed {noun}")
+        resume.add_argument("id", type=int)
+        resume.add_argument("--json", action="store_true")
+        resume.add_argument("--enqueue", action="store_true")
+        resume.add_argument(
+            "--stalled-after",
+            type=float,
+            default=0.0,
+            help=f"restart the {noun}'s debates in flight that made no progress for this many seconds "
+            "(default 0: all of them, as after a crash)",
+        )
+        report = sub.add_parser("report", help=self.report_help)
+        report.add_argument("id", type=int)
+        report.add_argument("--json", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        # With --json, stdout carries the JSON alone; the size and the progress bar go to stderr.
+        console = Console(file=(self.stderr if options.get("json") else self.stdout)._out)
+        action = options["action"]
+        if action == "run":
+            batch = self.create(options["spec"], console)
+            self.start(batch)
+        else:
+            batch = self.model.objects.filter(pk=options["id"]).first()
+            if batch is None:
+                raise CommandError(f"there is no {self.noun} {options['id']}")
+            if action == "resume":
+                self.resume(batch, options["stalled_after"])
+        if action in ("run", "resume"):
+            if options["enqueue"]:
+                self.stdout.write(str(batch.pk))
+                return
+            self._watch(batch, console)
+        batch.refresh_from_db()
+        if options["json"]:
+            self.stdout.write(json.dumps(self.as_json(batch), indent=2))
+        else:
+            self.print_report(batch, console)
+
+    def _watch(self, batch: Any, console: Console) -> None:
+        """The live progress bar, until the batch settles (Ctrl-C leaves it resumable)."""
+        columns = (
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+        )
+        try:
+            with Progress(*columns, console=console, transient=False) as bar:
+                task = bar.add_task(batch.name, total=None, detail="")
+                while True:
+                    batch.refresh_from_db()
+                    figures = self.progress(batch)
+                    detail = f"{figures.running} running · {figures.failed} failed"
+                    if figures.eta_text:
+                        detail += f" · {figures.eta_text}"
+                    bar.update(task, total=figures.total, completed=figures.done + figures.failed, detail=detail)
+                    if self.is_settled(batch.pk):
+                        break
+                    time.sleep(0.3)
+        except KeyboardInterrupt:
+            raise CommandError(
+                f"stopped; the {self.noun} goes on with `manage.py {self.noun} resume {batch.pk}`"
+            ) from None
