@@ -21,7 +21,6 @@ Counting rules (docs/evidence-protocols.md has them for readers):
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from tournaments import stats as tournament_stats
-from tournaments.stats import Figure
+from tournaments.stats import Figure, plain
 
 DEBATE, CONSULTANCY = "evidence_debate", "consultancy"
 BINS = 10
@@ -142,18 +141,6 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON: every undefined figure as null with its reason."""
-
-        def plain(value: Any) -> Any:
-            if isinstance(value, Figure):
-                return value.as_dict()
-            if dataclasses.is_dataclass(value) and not isinstance(value, type):
-                return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-            if isinstance(value, dict):
-                return {k: plain(v) for k, v in value.items()}
-            if isinstance(value, list | tuple):
-                return [plain(v) for v in value]
-            return value
-
         return plain(self)
 
 

@@ -129,6 +129,19 @@ class PanelFigures:
     score_correlation: Figure
 
 
+def plain(value: Any) -> Any:
+    """A report (any dataclass of figures) as plain JSON: every Figure as {"value": x or null, "why": "..."}."""
+    if isinstance(value, Figure):
+        return value.as_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Report:
     ratings: list[Rating]
@@ -143,18 +156,6 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON: every Figure as {"value": x or null, "why": "..."}."""
-
-        def plain(value: Any) -> Any:
-            if isinstance(value, Figure):
-                return value.as_dict()
-            if dataclasses.is_dataclass(value) and not isinstance(value, type):
-                return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-            if isinstance(value, dict):
-                return {k: plain(v) for k, v in value.items()}
-            if isinstance(value, list | tuple):
-                return [plain(v) for v in value]
-            return value
-
         return plain(self)
 
 
