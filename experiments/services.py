@@ -7,8 +7,10 @@ from typing import Any
 
 from django.db import transaction
 
+from chaoslm import sharing
 from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, SIMULTANEOUS, WORD_LIMIT
+from debates.models import Debate
 from experiments import design
 from experiments.models import Experiment, Participant, Question, Run
 from experiments.questions import EvidenceQuestion
@@ -155,3 +157,11 @@ def create_experiment(
             batch_size=2000,
         )
     return experiment
+
+
+def set_visibility(experiment: Experiment, value: str) -> None:
+    """The experiment's visibility (ValueError if unknown), and its runs' debates' with it: a run is seen where
+    its experiment is, and sockets that lose the right close (sharing.set_visibility)."""
+    sharing.set_visibility(experiment, value)
+    for debate in Debate.objects.filter(experiment_run__experiment=experiment).exclude(visibility=value):
+        sharing.set_visibility(debate, value)

@@ -73,7 +73,7 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
             "reliability": charts.reliability(report),
             "run_page": page,
             "is_owner": sharing.is_owner(request.user, experiment),
-            "share_url": request.build_absolute_uri(reverse("experiment_share", args=[experiment.share_token])),
+            "share": sharing.share_panel(request, experiment),
             "exports_base": exports_base,
             "ws_url": ws_url,
             "questions": experiment.questions.count(),
@@ -141,3 +141,7 @@ def experiment_resume(request: HttpRequest, experiment: Experiment) -> HttpRespo
 def experiment_cancel(request: HttpRequest, experiment: Experiment) -> HttpResponse:
     work.cancel(experiment)
     return redirect("experiment_detail", experiment.pk)
+
+
+experiment_visibility = sharing.visibility_view(Experiment, services.set_visibility)
+experiment_share_reset = sharing.share_reset_view(Experiment)

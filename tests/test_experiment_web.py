@@ -149,3 +149,40 @@ def test_the_socket_refuses_whom_the_page_refuses_and_sends_the_progress(people,
     assert connected
     assert 'id="progress"' in first and 'hx-swap-oob="outerHTML"' in first
     assert 'of <span class="t-total">2</span> runs' in first
+
+
+def public_experiment(owner):
+    return services.create_experiment(
+        name="Open",
+        questions=sample()[:1],
+        protocols=["blind"],
+        debaters=[],
+        judges=[Contestant.of(judge("Judy"))],
+        owner=owner,
+        visibility="public",
+    )
+
+
+@pytest.mark.django_db
+def test_leaving_public_gives_an_experiment_a_new_share_link(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    experiment = public_experiment(people["owner"])
+    old = experiment.share_token
+    response = client_for(people["owner"]).post(f"/experiments/{experiment.pk}/visibility/", {"visibility": "unlisted"})
+    assert response.status_code == 302
+    experiment.refresh_from_db()
+    assert (experiment.visibility, experiment.share_token != old) == ("unlisted", True)
+    assert Client().get(f"/xs/{old}/").status_code == 404
+    assert Client().get(f"/xs/{experiment.share_token}/").status_code == 200
+    assert client_for(people["other"]).post(f"/experiments/{experiment.pk}/visibility/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_only_the_owner_is_shown_an_experiments_share_link(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    experiment = public_experiment(people["owner"])
+    for viewer in (Client(), client_for(people["other"])):
+        page = viewer.get(f"/experiments/{experiment.pk}/")
+        assert page.status_code == 200
+        assert experiment.share_token not in page.content.decode()
+    assert experiment.share_token in client_for(people["owner"]).get(f"/experiments/{experiment.pk}/").content.decode()
