@@ -130,7 +130,14 @@ document.addEventListener("DOMContentLoaded", () => {
   const room = document.getElementById("room");
   if (!room) return;
   syncRoomInput();
-  new MutationObserver(syncRoomInput).observe(room, { childList: true });
+  // The class too, not only the swap: htmx first gives a swapped-in status the old one's classes and puts
+  // its own back once it settles (20 ms later), so a swap alone would read the mode that just ended.
+  new MutationObserver(syncRoomInput).observe(room, {
+    childList: true,
+    subtree: true,
+    attributes: true,
+    attributeFilter: ["class"],
+  });
 });
 
 // A wide table scrolls in its own box (.table-scroll). A box that does scroll is a named region the

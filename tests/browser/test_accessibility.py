@@ -79,7 +79,7 @@ def urls(browser, site, site_env, _llm_server_process):
     for name in ("Ada Sterling", "Marcus Vale", "Judge Ines Okafor"):
         page.get_by_label(name).check()
     page.set_input_files("#id_questions_file", files=[{"name": "q.csv", "mimeType": "text/csv", "buffer": CSV}])
-    page.fill("#id_option_turns", "1")
+    page.fill("#id_option_turns", "2")
     page.select_option("#id_visibility", "unlisted")
     page.click("button.primary")
     page.wait_for_url("**/tournaments/*/")

@@ -108,7 +108,7 @@ def test_every_kind_of_page_works_under_the_policy_with_no_violation(pages, site
     owner.get_by_label("Marcus Vale").check()
     owner.get_by_label("Judge Ines Okafor").check()
     owner.fill("#id_questions", "Is tea better than coffee?")
-    owner.fill("#id_option_turns", "1")
+    owner.fill("#id_option_turns", "2")
     owner.locator("#id_questions").dispatch_event("keyup")
     owner.wait_for_selector("#estimate:has-text('LLM calls')")
     owner.click("button.primary")
