@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from debates.formats import FORMATS, DebateConfig, FormatError, Record, SeatInfo, evidence
-from debates.formats.evidence import Blind, Consultancy, EvidenceDebate, Oracle, parse_answer
+from debates.formats.evidence import Blind, Consultancy, EvidenceDebate, EvidenceJudge, Oracle, parse_answer
 
 PASSAGE = "The ferry to Kell left at dawn. Only the harbour master, Ines Varga, knew the cargo was salt."
 QUESTION = "Who knew what the ferry carried?"
@@ -221,7 +221,74 @@ def test_the_quote_counts_per_speaker():
     }
 
 
+def judge_replay(cfg, records, judge=J):
+    options = evidence.judge_replay_options(cfg, records, source_debate=41)
+    return DebateConfig(format="evidence_judge", topic=QUESTION, options=options, seats=(judge,))
+
+
+def test_another_judge_of_the_panel_reads_exactly_the_debate_judges_prompt():
+    fmt = EvidenceDebate()
+    cfg = config("evidence_debate", (A, B, J), rounds=2, word_limit=100)
+    debate_calls, _, records = run(fmt, cfg)
+    replay = judge_replay(cfg, records)
+    EvidenceJudge().validate(replay)
+    assert replay.options["speeches"] == [
+        {"round": 1, "seat": "a", "text": f"a r1: <quote>{TRUE_QUOTE}</quote>"},
+        {"round": 1, "seat": "b", "text": f"b r1: <quote>{FALSE_QUOTE}</quote>"},
+        {"round": 2, "seat": "a", "text": f"a r2: <quote>{TRUE_QUOTE}</quote>"},
+        {"round": 2, "seat": "b", "text": f"b r2: <quote>{FALSE_QUOTE}</quote>"},
+    ]
+    assert "SECRET NOTES" not in json.dumps(replay.options)
+    calls, waves, replay_records = run(EvidenceJudge(), replay)
+    assert waves == [[1]]
+    # The same persona gets the very messages the debate's judge got; another judge, its own system prompt.
+    assert list(calls[1].messages) == list(debate_calls[7].messages) == [system("Judy"), user(JUDGE_DEBATE)]
+    other = SeatInfo("judge", "judge", "Kim", "", "Kim's system prompt")
+    other_calls, _, _ = run(EvidenceJudge(), judge_replay(cfg, records, judge=other))
+    assert list(other_calls[1].messages) == [system("Kim"), user(JUDGE_DEBATE)]
+    assert EvidenceJudge().outcome(replay, replay_records) == {"winner": "A", "announcement": "A: 0.80, B: 0.20"}
+
+
+def test_a_replay_of_a_debate_ended_early_reads_the_speeches_made_and_asks_again_when_unreadable():
+    cfg = config("evidence_debate", (A, B, J), rounds=3)
+    _, _, records = run(EvidenceDebate(), cfg)
+    replay = judge_replay(cfg, [r for r in records if r.ordinal <= 4])
+    calls, _, replay_records = run(EvidenceJudge(), replay, reply=lambda step: "Probably A.")
+    assert sorted(calls) == [1, 2]
+    assert "Round 1, debater B:" in calls[1].prompt and "Round 2" not in calls[1].prompt
+    assert calls[2].messages[-1] == user(ANSWER_AGAIN)
+    assert EvidenceJudge().answer(replay, replay_records).probabilities is None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"speeches": "all of them"}, "The speeches must be a list of at most 4"),
+        ({"speeches": [{"round": 3, "seat": "a", "text": "x"}]}, "Each speech needs a round, a seat"),
+        ({"speeches": [{"round": 1, "seat": "judge", "text": "x"}]}, "Each speech needs a round, a seat"),
+        ({"source_debate": "41"}, "The source debate must be a debate's id."),
+        ({"colour": 1}, "Evidence judge replay has no option called 'colour'."),
+    ],
+)
+def test_a_bad_replay_is_refused_with_a_message(change, message):
+    cfg = config("evidence_debate", (A, B, J), rounds=2)
+    _, _, records = run(EvidenceDebate(), cfg)
+    replay = judge_replay(cfg, records)
+    bad = DebateConfig(replay.format, replay.topic, options={**replay.options, **change}, seats=replay.seats)
+    with pytest.raises(FormatError, match=message):
+        EvidenceJudge().validate(bad)
+
+
+def test_only_an_evidence_debate_can_be_judged_again():
+    cfg = config("consultancy", (C, J))
+    with pytest.raises(FormatError, match="Only an evidence debate can be judged again"):
+        evidence.judge_replay_options(cfg, [])
+
+
 # -- consultancy ------------------------------------------------------------------------------------------------------
+JUDGE_ASK = """You may ask the consultant one question that would help you decide. Reply with the question
+only, or with NO QUESTION if you have none."""
+
 JUDGE_CONSULTANCY = f"""You are judging a question about a passage that you cannot read. A consultant who has read
 it argues for answer B. The consultant is assigned the correct answer only half of the time,
 so do not trust it blindly: weigh its arguments and its quotes.
@@ -246,11 +313,7 @@ def test_the_consultancy_judge_asks_after_each_speech_but_the_last_and_never_rea
     assert waves == [[1], [2], [3], [4], [5]]
     assert list(calls[5].messages) == [
         system("Judy"),
-        user(
-            JUDGE_CONSULTANCY
-            + f'The consultant says (round 1 of 2):\n\n"consultant r1: {U_B}"\n\n'
-            + "Ask the consultant one question that would help you decide. Reply with the question only."
-        ),
+        user(JUDGE_CONSULTANCY + f'The consultant says (round 1 of 2):\n\n"consultant r1: {U_B}"\n\n' + JUDGE_ASK),
         assistant("Judge question 3?"),
         user(f'The consultant says (round 2 of 2):\n\n"consultant r2: {U_B}"\n\n' + ANSWER),
     ]
@@ -280,6 +343,39 @@ def test_the_consultant_reads_the_passage_and_the_judges_question():
             'Give your speech for round 2 of 2: answer the judge and go on arguing for B: "The ferry\'s captain".'
         ),
     ]
+
+
+@pytest.mark.parametrize("declines", ["NO QUESTION", "No question.", '"no question"'])
+def test_the_consultancy_judge_may_decline_to_ask_and_the_consultant_is_told_so(declines):
+    def reply(step):
+        return declines if step.step == "question" else speak(step)
+
+    calls, _, _ = run(Consultancy(), config("consultancy", (C, J), rounds=3, consultant_answer=1), reply=reply)
+    assert [(o, calls[o].seat, calls[o].step) for o in sorted(calls)] == [
+        (1, "consultant", "notes"),
+        (2, "consultant", "speech"),
+        (3, "judge", "question"),
+        (4, "consultant", "speech"),
+        (5, "judge", "question"),
+        (6, "consultant", "speech"),
+        (7, "judge", "answer"),
+    ]
+    assert calls[4].messages[-1] == user(
+        'The judge has no question.\n\nGive your speech for round 2 of 3: go on arguing for B: "The ferry\'s captain".'
+    )
+    # The judge keeps its own reply in its history, and is asked again after the next speech.
+    assert list(calls[5].messages)[2:] == [
+        assistant(declines),
+        user(f'The consultant says (round 2 of 3):\n\n"consultant r2: {U_B}"\n\n' + JUDGE_ASK),
+    ]
+
+
+def test_a_question_that_only_mentions_no_question_is_still_asked():
+    def reply(step):
+        return "No question is harder: who else knew?" if step.step == "question" else speak(step)
+
+    calls, _, _ = run(Consultancy(), config("consultancy", (C, J), rounds=2), reply=reply)
+    assert calls[4].messages[-1]["content"].startswith('The judge asks: "No question is harder: who else knew?"')
 
 
 def test_one_round_of_consultancy_is_a_speech_then_the_answer():
@@ -392,7 +488,7 @@ def test_bad_options_are_refused_with_a_message(options, message):
 
 
 def test_the_protocols_are_registered_and_not_offered_in_the_new_debate_form():
-    for name in ("evidence_debate", "consultancy", "blind", "oracle"):
+    for name in ("evidence_debate", "consultancy", "blind", "oracle", "evidence_judge"):
         assert FORMATS[name].name == name
         assert not FORMATS[name].listed
     Blind().validate(config("blind", (J,), passage=""))  # the blind judge needs no passage
@@ -401,6 +497,6 @@ def test_the_protocols_are_registered_and_not_offered_in_the_new_debate_form():
 def test_the_spec_page_holds_every_prompt_verbatim():
     page = (Path(__file__).resolve().parent.parent / "docs" / "evidence-protocols.md").read_text()
     names = [n for n in dir(evidence) if n.isupper() and isinstance(getattr(evidence, n), str) and n != "PUBLIC"]
-    assert len(names) == 19
+    assert len(names) == 21
     for name in names:
         assert f"### {name}\n\n```text\n{getattr(evidence, name)}\n```" in page, name

@@ -2,14 +2,15 @@
 
 from debates.formats.base import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.formats.duel import Duel
-from debates.formats.evidence import PROTOCOLS
+from debates.formats.evidence import PROTOCOLS, REPLAY
 from debates.formats.judge import Judge
 from debates.formats.moderated import Classic, Custom, Standard
 from debates.formats.panel import Panel
 from debates.formats.structured import Structured
 
 FORMATS: dict[str, Format] = {
-    f.name: f for f in (Duel(), Classic(), Standard(), Custom(), Structured(), Panel(), Judge(), *PROTOCOLS.values())
+    f.name: f
+    for f in (Duel(), Classic(), Standard(), Custom(), Structured(), Panel(), Judge(), *PROTOCOLS.values(), REPLAY)
 }
 
 # The formats a person starts directly (the form, the `debate` command).
