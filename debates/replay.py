@@ -1,4 +1,5 @@
-"""Creating a judge replay of a finished duel: the duel's public turns, judged again by a judge persona."""
+"""Creating a judge replay of a finished debate (a duel, an evidence debate): its public turns, judged again by a
+judge persona."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from debates.engine import record_of
 from debates.formats import DebateConfig, FormatError, SeatInfo
+from debates.formats.evidence import EvidenceDebate, EvidenceJudge, judge_replay_options
 from debates.formats.judge import replay_options
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
@@ -27,19 +29,25 @@ def create_replay(
     visibility: str = Debate.Visibility.PRIVATE,
     in_batch: bool = False,
 ) -> Debate:
-    """A new judge-format debate (pending) over `duel`'s public turns, with the duel's topic and premise."""
+    """A new judge-only debate (pending) over `duel`'s public turns, with the duel's topic and premise: a `judge`
+    replay of a duel, an `evidence_judge` replay of an evidence debate."""
     if duel.status != Debate.Status.COMPLETED:
-        raise FormatError("Only a completed duel can be judged again.")
+        raise FormatError("Only a completed debate can be judged again.")
     keys = {s.pk: s.key for s in duel.seats.all()}
     # Only the public statements are read: the replay never holds a PLAN or THINK.
     turns = Event.objects.filter(debate=duel, kind=Event.Kind.TURN)
     records = [record_of(event, keys.get(event.seat_id)) for event in turns]
+    config = duel_config(duel)
+    if duel.format == EvidenceDebate.name:
+        format_name, options = EvidenceJudge.name, judge_replay_options(config, records, source_debate=duel.pk)
+    else:
+        format_name, options = "judge", replay_options(config, records, source_debate=duel.pk)
     return create_debate(
-        format_name="judge",
+        format_name=format_name,
         topic=duel.topic,
         premise=duel.premise,
         seats={"judge": judge},
-        options=replay_options(duel_config(duel), records, source_debate=duel.pk),
+        options=options,
         owner=owner,
         visibility=visibility,
         in_batch=in_batch,

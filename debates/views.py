@@ -133,7 +133,7 @@ def persona_prompt(request: HttpRequest) -> HttpResponse:
 
 def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
     """A judge replay's link to the duel it judges, for a viewer who may open that duel."""
-    source_id = debate.options.get("source_debate") if debate.format == "judge" else None
+    source_id = debate.options.get("source_debate") if debate.format in ("judge", "evidence_judge") else None
     source = Debate.objects.filter(pk=source_id).first() if isinstance(source_id, int) else None
     if source is None or not sharing.can_view(request.user, source):
         return ""

@@ -9,11 +9,15 @@ is measured (the two runs differ only in the order it reads the answers), not ba
 - consultancy: every debater as the consultant, arguing answer 0 and answer 1: the correct one in exactly
   half of a question's runs;
 - blind and oracle: the judge alone.
+
+A panel judges one debate: a debate's run before the first judge holds the debate, and the same run before
+each other judge reads its transcript (`source`: a judge-only replay of it). A consultancy is not shared:
+the judge's questions shape it, so each judge holds its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 DEBATE, CONSULTANCY, BLIND, ORACLE = "evidence_debate", "consultancy", "blind", "oracle"
@@ -31,6 +35,7 @@ class RunPlan:
     first: int | None = None  # the debater arguing answer 0 (a debate), or the consultant
     second: int | None = None  # the debater arguing answer 1 (a debate)
     assigned: int | None = None  # the answer the consultant argues
+    source: int | None = None  # the index of the run whose debate this run's judge reads again, if any
 
     @property
     def pair(self) -> tuple[object, ...]:
@@ -49,8 +54,9 @@ def speakers(protocol: str, debaters: int) -> list[tuple[int | None, int | None,
 
 
 def runs(questions: int, protocols: list[str], debaters: int, judges: int) -> list[RunPlan]:
-    """Every run, a question's together (so a cancelled experiment has whole questions), both orders adjacent."""
-    return [
+    """Every run, a question's together (so a cancelled experiment has whole questions), both orders adjacent;
+    a debate's runs before the panel's other judges name the first judge's run as their source."""
+    plans = [
         RunPlan(q, protocol, judge, swapped, first, second, assigned)
         for q in range(questions)
         for protocol in protocols
@@ -58,6 +64,16 @@ def runs(questions: int, protocols: list[str], debaters: int, judges: int) -> li
         for judge in range(judges)
         for swapped in (False, True)
     ]
+    held: dict[tuple[object, ...], int] = {}
+    for index, plan in enumerate(plans):
+        if plan.protocol != DEBATE:
+            continue
+        debate = (plan.question, plan.first, plan.second, plan.swapped)
+        if plan.judge == 0:
+            held[debate] = index
+        else:
+            plans[index] = replace(plan, source=held[debate])
+    return plans
 
 
 def count(questions: int, protocols: list[str], debaters: int, judges: int) -> int:

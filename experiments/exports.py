@@ -28,6 +28,7 @@ RUN_COLUMNS = [
     "quotes",
     "verified",
     "unverified",
+    "debate_of_run",
 ]
 PROTOCOL_COLUMNS = ["protocol", "runs", "unparsed", "accuracy", "ci_low", "ci_high", "questions", "brier"]
 
@@ -61,9 +62,8 @@ def run_rows(judged: list[stats.Judged]) -> list[list[Any]]:
                 r.probabilities[1] if r.probabilities else "unparsed",
                 _cell(r.choice),
                 _cell(r.score),
-                quotes["quotes"],
-                quotes["verified"],
-                quotes["unverified"],
+                *(("", "", "") if r.source else (quotes["quotes"], quotes["verified"], quotes["unverified"])),
+                r.source or r.run,
             ]
         )
     return rows

@@ -94,7 +94,8 @@ class Run(models.Model):
 
     `first` argues the question's answer 0 and `second` its answer 1 (a debate); a consultant is `first` and
     argues answer `assigned`. `swapped` presents answer 1 as A: the seats follow the answers, so the runs that
-    differ only in `swapped` differ only in the order the judge reads the answers."""
+    differ only in `swapped` differ only in the order the judge reads the answers. A run with a `source` makes
+    no debate of its own: its judge reads the source's."""
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
     order = models.PositiveIntegerField()
@@ -109,6 +110,9 @@ class Run(models.Model):
         Participant, null=True, blank=True, on_delete=models.CASCADE, related_name="runs_arguing_second"
     )
     assigned = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Another judge's run of the same debate: this run's judge reads that run's debate again (a judge-only
+    # `evidence_judge` replay), so a panel judges one transcript.
+    source = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="replays")
     debate = models.OneToOneField(
         Debate, null=True, blank=True, on_delete=models.SET_NULL, related_name="experiment_run"
     )

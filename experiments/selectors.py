@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from django.db.models import F
+from django.db.models.functions import Coalesce
 
 from debates.formats.evidence import read_answer
 from debates.formats.quotes import verify
@@ -13,16 +14,20 @@ from experiments import design, stats
 from experiments.models import Experiment, Participant, Run
 from tournaments import batches, schedule, state
 
-RUN = "run"  # the scheduler's kind for an experiment's job: every run stands alone
-
 
 def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
-    """Every run's debate as it stands (see tournaments.state.jobs: the same reading, one query for the runs)."""
+    """Every run's debate as it stands (see tournaments.state.jobs: the same reading, one query for the runs).
+
+    A run holding its own debate is the scheduler's DUEL (its match is itself); a run reading another's is a
+    REPLAY of that run (its match is the source), so it waits for that debate to finish and fails with it."""
     fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
     runs = Run.objects.filter(experiment=experiment)
     if open_only:
         runs = runs.exclude(debate__status=schedule.COMPLETED)
-    rows = [(RUN, row) for row in runs.values(*fields, job_match=F("id"), job_order=F("order"))]
+    rows = [
+        (schedule.REPLAY if row["source_id"] else schedule.DUEL, row)
+        for row in runs.values(*fields, "source_id", job_order=F("order"), job_match=Coalesce("source_id", "id"))
+    ]
     return state.jobs_from_rows(rows, stalled_after)
 
 
@@ -81,6 +86,7 @@ def judged(experiment: Experiment) -> list[stats.Judged]:
                 second=run.second.name if run.second else None,
                 assigned=run.assigned,
                 quotes=quotes,
+                source=run.source_id,
             )
         )
     return out

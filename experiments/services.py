@@ -139,7 +139,8 @@ def create_experiment(
             ]
         )
         debater_rows = people[Participant.Role.DEBATER]
-        Run.objects.bulk_create(
+        plans = design.runs(len(questions), protocols, len(debaters), len(judges))
+        rows = Run.objects.bulk_create(
             [
                 Run(
                     experiment=experiment,
@@ -152,10 +153,16 @@ def create_experiment(
                     second=debater_rows[plan.second] if plan.second is not None else None,
                     assigned=plan.assigned,
                 )
-                for order, plan in enumerate(design.runs(len(questions), protocols, len(debaters), len(judges)))
+                for order, plan in enumerate(plans)
             ],
             batch_size=2000,
         )
+        replays = []
+        for row, plan in zip(rows, plans, strict=True):
+            if plan.source is not None:
+                row.source = rows[plan.source]
+                replays.append(row)
+        Run.objects.bulk_update(replays, ["source"], batch_size=2000)
     return experiment
 
 

@@ -50,8 +50,9 @@ class Judged:
     first: str | None = None  # the debater arguing answer 0 (a debate), or the consultant
     second: str | None = None  # the debater arguing answer 1 (a debate)
     assigned: int | None = None  # the consultant's answer
-    # Per speaker name: quotes made, verified, unverified.
+    # Per speaker name: quotes made, verified, unverified (none on a panel's replay: its debate's run has them).
     quotes: dict[str, dict[str, int]] = field(default_factory=dict)
+    source: int | None = None  # the run whose debate this judge read again (a panel's other judge), if any
 
     @property
     def choice(self) -> int | None:

@@ -60,7 +60,9 @@ def new_experiment(request: HttpRequest) -> HttpResponse:
 def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_base: str) -> HttpResponse:
     judged = selectors.judged(experiment)
     report = selectors.report(experiment, judged)
-    runs = Run.objects.filter(experiment=experiment).select_related("question", "judge", "first", "second", "debate")
+    runs = Run.objects.filter(experiment=experiment).select_related(
+        "question", "judge", "first", "second", "debate", "source"
+    )
     page = Paginator(runs.order_by("order"), RUNS_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request,

@@ -7,7 +7,9 @@ from typing import Any
 
 from django.db.models import F
 
-from debates.formats import get_format
+from debates.formats import FormatError, get_format
+from debates.models import Debate
+from debates.replay import create_replay
 from debates.setup import SeatChoice, create_debate
 from experiments import broadcast, design, selectors
 from experiments.models import Experiment, Participant, Run
@@ -36,7 +38,15 @@ def run_options(experiment: Experiment, run: Run) -> dict[str, Any]:
 
 
 def _create_debate(experiment: Experiment, run_id: int) -> int | None:
-    run = Run.objects.select_related("question", "judge", "first", "second").get(pk=run_id)
+    run = Run.objects.select_related("question", "judge", "first", "second", "source__debate").get(pk=run_id)
+    if run.source is not None:
+        source = run.source.debate
+        if source is None:
+            raise FormatError(f"Run {run.order}'s debate has not been made yet.")
+        debate = create_replay(
+            source, _choice(run.judge), owner=experiment.owner, visibility=experiment.visibility, in_batch=True
+        )
+        return _link(run_id, debate)
     seats = {"judge": _choice(run.judge)}
     if run.protocol == design.DEBATE:
         a, b = design.seats(run.first, run.second, run.swapped)
@@ -54,8 +64,13 @@ def _create_debate(experiment: Experiment, run_id: int) -> int | None:
         visibility=experiment.visibility,
         in_batch=True,
     )
+    return _link(run_id, debate)
+
+
+def _link(run_id: int, debate: Debate) -> int | None:
+    """The run's debate is `debate`, unless another pass made one first (then this one is deleted)."""
     if not Run.objects.filter(pk=run_id, debate__isnull=True).update(debate=debate, attempts=1):
-        debate.delete()  # another pass made it first
+        debate.delete()
         return None
     return debate.pk
 

@@ -11,7 +11,7 @@ from chaoslm.llm.testserver import TestLLMServer
 from chaoslm.personas.models import Persona
 from chaoslm.runner import inline
 from debates.models import Debate
-from experiments import design, selectors, services, work
+from experiments import design, exports, selectors, services, work
 from experiments.models import Experiment, Run
 from experiments.questions import sample
 from tests.tournament_helpers import debater, judge, provider_for
@@ -48,6 +48,19 @@ def test_the_seats_and_answers_follow_the_order():
     assert design.shown(("yes", "no"), swapped=True) == ["no", "yes"]
     assert design.seats("first", "second", swapped=True) == ("second", "first")
     assert design.letter_of(0, swapped=True) == 1
+
+
+def test_a_panel_judges_one_debate_but_each_judge_holds_its_own_consultancy():
+    runs = design.runs(questions=1, protocols=[design.DEBATE, design.CONSULTANCY], debaters=2, judges=3)
+    for index, run in enumerate(runs):
+        if run.protocol == design.DEBATE and run.judge > 0:
+            source = runs[run.source]
+            assert (source.judge, source.pair[:1], source.swapped) == (0, run.pair[:1], run.swapped)
+            assert (source.first, source.second) == (run.first, run.second)
+            assert source.source is None and run.source < index
+        else:
+            assert run.source is None
+    assert sum(r.source is None for r in runs if r.protocol == design.DEBATE) == 2 * 2  # pairings x orders
 
 
 # -- creating ---------------------------------------------------------------------------------------------------------
@@ -141,6 +154,64 @@ def test_an_experiment_runs_every_run_once_within_its_concurrency_and_the_judge_
     assert consultancy.debate.options["consultant_answer"] == 1
     figures = selectors.progress(finished)
     assert (figures.total, figures.done, figures.running, figures.failed) == (32, 32, 0, 0)
+
+
+@pytest.fixture
+def second_judge_server():
+    with TestLLMServer() as server:
+        yield server
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_panels_second_judge_reads_the_first_judges_debate_with_the_same_prompt(
+    llm_server, judge_server, second_judge_server
+):
+    experiment = services.create_experiment(
+        name="Panel",
+        questions=sample()[:1],
+        protocols=[design.DEBATE],
+        debaters=[Contestant.of(debater("Ada")), Contestant.of(debater("Bob"))],
+        judges=[
+            Contestant.of(judge("Judy", provider_for(judge_server, "one"))),
+            Contestant.of(judge("Kim", provider_for(second_judge_server, "two"))),
+        ],
+        options={"rounds": 1},
+        concurrency=2,
+    )
+    finished = run_to_end(experiment)
+    assert finished.status == Experiment.Status.COMPLETED
+    runs = list(Run.objects.filter(experiment=experiment).select_related("debate", "judge", "source__debate"))
+    held = [r for r in runs if r.source is None]
+    replays = [r for r in runs if r.source is not None]
+    assert {r.judge.name for r in held} == {"Judy"} and {r.judge.name for r in replays} == {"Kim"}
+    assert len(held) == len(replays) == 2 * 2  # two pairings, both orders
+    for run in replays:
+        assert run.debate.format == "evidence_judge"
+        assert run.debate.options["source_debate"] == run.source.debate_id
+        assert run.debate.status == Debate.Status.COMPLETED
+        assert (run.source.first_id, run.source.second_id, run.source.swapped) == (
+            run.first_id,
+            run.second_id,
+            run.swapped,
+        )
+    # The debaters argued four debates, not eight: 2 notes and 2 speeches each.
+    assert len(llm_server.requests) == 4 * 4
+    # Each judge answered once a debate, and the second read word for word what the first did.
+    assert len(judge_server.requests) == len(second_judge_server.requests) == 4
+    assert sorted(r.last_user for r in judge_server.requests) == sorted(
+        r.last_user for r in second_judge_server.requests
+    )
+    assert all(r.messages[0]["content"] != judge_server.requests[0].messages[0]["content"]
+               for r in second_judge_server.requests)  # fmt: skip
+    # Only the debate's first judge's run counts the speakers' quotes: a transcript's quotes are counted once.
+    judged = selectors.judged(finished)
+    assert sum(bool(j.quotes) for j in judged) == 4
+    # The runs' CSV says whose debate each judge read, and leaves a replay's quote counts to that run's row.
+    rows = [dict(zip(exports.RUN_COLUMNS, row, strict=True)) for row in exports.run_rows(judged)[1:]]
+    sources = {r.pk: r.source_id for r in replays}
+    for row in rows:
+        assert row["debate_of_run"] == sources.get(row["run"], row["run"])
+        assert (row["quotes"] == "") == (row["run"] in sources)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -105,7 +105,7 @@ def test_debate_with_verified_quotes_makes_a_trusting_judge_right_and_position_b
     assert by_judge["First judge"].accuracy["evidence_debate"].value == 0.5
     # Each debater argued the correct answer in half its debates, quoted truly there and falsely elsewhere.
     ada = next(d for d in report.debaters if d.name == "Ada")
-    assert ada.quotes == 6 * 2 * 2 * 2  # 6 questions, 2 pairings, 2 orders, 2 judges: one quote a debate
+    assert ada.quotes == 6 * 2 * 2  # 6 questions, 2 pairings, 2 orders, one quote a debate (both judges read it)
     assert ada.verified == ada.unverified
     assert ada.verified_rate.value == 0.5
     # Trusting judge only: persuasive when right, never when wrong.

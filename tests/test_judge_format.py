@@ -409,5 +409,5 @@ def test_the_new_debate_form_does_not_offer_the_judge_format(client, owner):
 @pytest.mark.django_db
 def test_only_a_completed_duel_can_be_replayed(personas):
     duel = new_duel(personas)
-    with pytest.raises(FormatError, match="Only a completed duel"):
+    with pytest.raises(FormatError, match="Only a completed debate"):
         create_replay(duel, SeatChoice(personas[OKAFOR]))
