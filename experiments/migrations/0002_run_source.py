@@ -5,15 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('experiments', '0001_initial'),
+        ("experiments", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='source',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='replays', to='experiments.run'),
+            model_name="run",
+            name="source",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="replays",
+                to="experiments.run",
+            ),
         ),
     ]
