@@ -90,6 +90,12 @@ def test_an_experiment_whose_worker_is_killed_judges_every_run_once(stack, _llm_
             """SELECT count(*), count(DISTINCT e.debate_id) FROM debates_event e JOIN debates_seat s ON s.id = e.seat_id
                WHERE e.kind = 'VERDICT' AND e.step = 'answer' AND s.key = 'judge'"""
         ).fetchone()
-    assert dict(debates) == {"evidence_debate": 2 * 2 * 2 * 2, "consultancy": 2 * 4 * 2 * 2, "blind": 2 * 2 * 2}
+    # A debate is argued once and its second judge rereads it; each judge holds its own consultancy.
+    assert dict(debates) == {
+        "evidence_debate": 2 * 2 * 2,
+        "evidence_judge": 2 * 2 * 2,
+        "consultancy": 2 * 4 * 2 * 2,
+        "blind": 2 * 2 * 2,
+    }
     assert answers == (RUNS, RUNS)  # one answer a debate: none judged twice
     assert sum(j["runs"] for j in report["report"]["judges"]) == RUNS
