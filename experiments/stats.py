@@ -320,8 +320,9 @@ def _wins(name: str, runs: Sequence[Judged], protocol: str, correct: bool) -> Fi
                 total += 1
                 hits += run.choice == answer
     side = "correct" if correct else "incorrect"
-    where = "a debate" if protocol == DEBATE else "a consultancy"
-    return _rate(hits, total, f"no decided run of {where} where {name} argued the {side} answer")
+    kind = "debate" if protocol == DEBATE else "consultancy"
+    # The row names the debater: the reason need not.
+    return _rate(hits, total, f"no {kind} arguing the {side} answer with a decided verdict")
 
 
 def _verdicts(runs: Sequence[Judged]) -> list[tournament_stats.Verdict]:
@@ -382,11 +383,11 @@ def _debaters(
                 rating=rating.rating if rating else None,
                 rating_low=rating.ci_low if rating else None,
                 rating_high=rating.ci_high if rating else None,
-                rating_why=rating.why if rating else f"{name} has no judged debate against another debater",
+                rating_why=rating.why if rating else "no judged debate against another debater",
                 quotes=counts["quotes"],
                 verified=counts["verified"],
                 unverified=counts["unverified"],
-                verified_rate=_rate(counts["verified"], counts["quotes"], f"{name} has made no quote"),
+                verified_rate=_rate(counts["verified"], counts["quotes"], "no quote made"),
             )
         )
     return out, notes

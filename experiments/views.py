@@ -64,6 +64,9 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
         "question", "judge", "first", "second", "debate", "source"
     )
     page = Paginator(runs.order_by("order"), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    by_run = {j.run: j for j in judged}
+    for run in page:
+        run.judged = by_run.get(run.pk)  # the runs table shows each judge's answer
     return render(
         request,
         "experiments/detail.html",

@@ -11,11 +11,13 @@ import json
 import re
 
 import pytest
+from django.test import Client
 
 from chaoslm.llm.testserver import TestLLMServer
 from debates.cards import card_html
 from debates.models import Event
 from experiments import selectors, services, stats
+from experiments.models import Experiment
 from experiments.questions import sample
 from tests.test_experiment_runs import run_to_end
 from tests.tournament_helpers import debater, judge, provider_for
@@ -114,6 +116,12 @@ def test_debate_with_verified_quotes_makes_a_trusting_judge_right_and_position_b
     )
     ada = trusting_report.debaters[0]
     assert (ada.win_rate_correct.value, ada.win_rate_incorrect.value) == (1.0, 0.0)
+    # The runs table shows each judge's answer: the trusting judge's first debate, right.
+    Experiment.objects.filter(pk=finished.pk).update(visibility="unlisted")
+    table = Client().get(f"/xs/{finished.share_token}/").content.decode()
+    first_row = table.split('id="runs"', 1)[1].split("<tbody>", 1)[1].split("</tr>", 1)[0]
+    assert "Trusting judge" in first_row and f"<td>answer {questions[0].correct + 1} · right</td>" in first_row
+    assert table.count(" · right</td>") + table.count(" · wrong</td>") == 50  # one page of runs, each decided
     # The debate's page draws each quote as the judge read it.
     cards = [card_html(e) for e in Event.objects.filter(kind="TURN", debate__format="evidence_debate")]
     assert sum('class="quote verified"' in c for c in cards) == sum('class="quote unverified"' in c for c in cards)

@@ -176,7 +176,7 @@ def test_persuasiveness_and_the_bradley_terry_rating_as_in_tournaments():
     assert bob.win_rate_incorrect.value == pytest.approx(1 / 3)
     assert ada.rating == pytest.approx(math.log(3) / 2, abs=1e-4)
     assert bob.rating == pytest.approx(-math.log(3) / 2, abs=1e-4)
-    assert ada.consultant_win_rate_correct.why == "no decided run of a consultancy where Ada argued the correct answer"
+    assert ada.consultant_win_rate_correct.why == "no consultancy arguing the correct answer with a decided verdict"
 
 
 def test_quote_verification_rates_per_debater():
@@ -189,7 +189,7 @@ def test_quote_verification_rates_per_debater():
     ada, bob, cy = report.debaters
     assert (ada.quotes, ada.verified, ada.unverified, ada.verified_rate.value) == (4, 3, 1, 0.75)
     assert (bob.quotes, bob.verified_rate.value) == (2, 0.0)
-    assert cy.verified_rate.why == "Cy has made no quote"
+    assert cy.verified_rate.why == "no quote made"
     assert cy.rating is None and cy.rating_why
 
 
@@ -208,5 +208,5 @@ def test_the_report_as_json_names_every_undefined_figure():
     assert set(data["differences"]) == {"evidence_debate - consultancy", "evidence_debate - blind"}
     assert data["judges"][0]["flip_rate"] == {"value": None, "why": "no run has both answer orders judged yet"}
     assert data["debaters"][0]["win_rate_correct"]["why"] == (
-        "no decided run of a debate where Ada argued the correct answer"
+        "no debate arguing the correct answer with a decided verdict"
     )

@@ -87,7 +87,8 @@ def test_the_share_link_shows_the_report_logged_out_and_a_private_one_shows_noth
     html = page.content.decode()
     assert "&lt;b&gt;Shared&lt;/b&gt;" in html and "<b>Shared</b>" not in html
     assert 'class="chart accuracy-chart"' in html and 'class="chart reliability-chart"' in html
-    assert "Accuracy, evidence_debate - blind" in html
+    assert "Accuracy, Debate \u2212 Blind" in html
+    assert html.count("<td>neither (50\u201350)</td>") == 12  # the runs table: the test server's judge says 50-50
     assert stranger.get(f"/experiments/{experiment.pk}/").status_code == 404  # unlisted: only through its link
     assert "Pause" not in html
     report = json.loads(stranger.get(f"/xs/{experiment.share_token}/export/report.json").content)

@@ -51,12 +51,14 @@ def test_the_sample_set_uploaded_runs_and_its_report_is_read_through_the_share_l
         owner.reload()
     assert owner.inner_text("#progress .t-done") == "72"
     screenshot(owner, "experiment-owner")
+    for part in ("debaters", "judges", "runs"):
+        owner.locator(f"#{part}").screenshot(path=str(ARTIFACTS / f"experiment-{part}.png"))
     share_url = owner.input_value(".share-link")
 
     visitor = pages.new()
     visitor.goto(share_url)
     rows = visitor.eval_on_selector_all("#accuracy tbody td.name", "els => els.map(e => e.innerText)")
-    assert rows == ["evidence_debate", "blind"]
+    assert rows == ["Debate", "Blind"]
     # The test server's judge answers 50-50: half right by the rule, with an interval.
     assert visitor.locator("#accuracy tbody tr").first.locator("td").nth(3).inner_text() == "50%"
     assert visitor.locator("svg.accuracy-chart rect.bar").count() == 2
