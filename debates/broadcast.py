@@ -275,7 +275,7 @@ class DebateBroadcaster(Observer):
                 self.scores.append(event)
                 if watched:
                     seats = list(self.seats.values())
-                    context = {"chart": score_chart(seats, self.scores), "has_judge": True, "oob": True}
+                    context = {"chart": score_chart(seats, self.scores), "shows_scores": True, "oob": True}
                     self._send(render_to_string("partials/score_chart.html", context))
             if watched and event.tokens_out and event.kind != Event.Kind.INTERNAL:
                 self._send(self._usage_html())

@@ -117,6 +117,9 @@ class Format:
     name: ClassVar[str]
     title: ClassVar[str]
     description: ClassVar[str]
+    # Whether its judge scores each turn (the page's running-scores chart), and what its verdict names.
+    scores_turns: ClassVar[bool] = True
+    verdict_label: ClassVar[str] = "Winner"
     seat_specs: ClassVar[tuple[SeatSpec, ...]]
     option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
     # Offered in the new-debate form and the `debate` command; a judge replay is made from a duel instead.

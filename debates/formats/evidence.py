@@ -243,6 +243,8 @@ class EvidenceFormat(Format):
     """What the four protocols share: the options (passage, question, answers), validation, the judge's answer."""
 
     listed = False  # an experiment makes these; the new-debate form has no passage to give
+    scores_turns = False
+    verdict_label = "Answer"  # the letter the judge favours
     needs_passage: ClassVar[bool] = True
     TEXT_OPTIONS: ClassVar[tuple[str, ...]] = ("passage", "question", "answers")
 

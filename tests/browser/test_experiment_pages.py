@@ -1,13 +1,14 @@
 """An experiment in a real browser: the sample set uploaded through the form, run, its report read logged out
 through the share link, at desktop and phone widths, checked with axe-core."""
 
+import json
 import time
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from experiments.questions import SAMPLE
-from tests.browser.conftest import ARTIFACTS, screenshot
+from tests.browser.conftest import ARTIFACTS, manage, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -74,3 +75,64 @@ def test_the_sample_set_uploaded_runs_and_its_report_is_read_through_the_share_l
     assert visitor.evaluate("document.documentElement.scrollWidth") <= 390 + 1
     screenshot(visitor, "experiment-shared-phone")
     visitor.screenshot(path=str(ARTIFACTS / "experiment-shared-phone-top.png"))
+
+
+QUILL = """name: Judge Quill
+role: judge
+personality: Quill reads closely.
+judging_criteria: Weigh each argument's logic.
+"""
+FERRY = {
+    "passage": "The ferry left at dawn. Only Ines Varga knew the cargo was salt.",
+    "question": "Who knew what the ferry carried?",
+    "answers": ["Ines Varga", "The captain"],
+    "correct": 0,
+}
+
+
+def test_the_panels_second_judge_reads_the_debate_its_page_shows(pages, site, site_env, llm, tmp_path):
+    llm.configure(
+        rules=[
+            {"match": 'arguing for [AB]: "Ines Varga"', "reply": "<quote>Only Ines Varga knew the cargo</quote>."},
+            {"match": 'arguing for [AB]: "The captain"', "reply": "<quote>the captain knew the cargo</quote>."},
+        ]
+    )
+    (tmp_path / "quill.yaml").write_text(QUILL)
+    (tmp_path / "ferry.jsonl").write_text(json.dumps(FERRY) + "\n")
+    spec = tmp_path / "panel.yaml"
+    spec.write_text(
+        "name: Panel of two\nquestions_file: ferry.jsonl\nprotocols: [evidence_debate]\n"
+        "debaters: [Ada Sterling, Marcus Vale]\njudges: [Judge Ines Okafor, quill.yaml]\n"
+        "options: {rounds: 1}\nvisibility: public\n"
+    )
+    manage(site_env, "experiment", "run", str(spec))
+    found = manage(
+        site_env,
+        "shell",
+        "-c",
+        "from debates.models import Debate; d = Debate.objects.get(format='evidence_judge', "
+        "experiment_run__experiment__name='Panel of two', experiment_run__swapped=False, "
+        "seats__name='Judge Quill', options__source_debate__isnull=False, "
+        "experiment_run__first__name='Ada Sterling'); print(d.pk, d.options['source_debate'])",
+    )
+    replay, source = found.strip().splitlines()[-1].split()
+    visitor = pages.new()
+    visitor.goto(f"{site}/debates/{replay}/")
+    intro = visitor.inner_text(".replay-turns p")
+    assert intro.startswith(f"The judge alone reads the speeches of debate #{source}, as that debate's own judge did")
+    visitor.click(".replay-turns summary")
+    assert visitor.inner_text(".replay-turns summary") == "The 2 speeches judged"
+    assert visitor.locator(".replay-turns .quote.verified").count() == 1  # Ada's, arguing the passage's answer
+    assert visitor.locator(".replay-turns .quote.unverified").count() == 1
+    assert "Judge Quill" in visitor.inner_text(".seats")
+    assert visitor.inner_text("#verdict .winner") == "Answer: undecided"  # the test server's judge: 50-50
+    assert visitor.locator("#score-chart.panel").count() == 0  # no turn is scored in an evidence protocol
+    assert axe_violations(visitor) == []
+    screenshot(visitor, "experiment-replay")
+    visitor.click(".replay-turns p a")
+    visitor.wait_for_url(f"**/debates/{source}/")
+    assert "Judge Ines Okafor" in visitor.inner_text(".seats")
+    visitor.set_viewport_size({"width": 390, "height": 844})
+    visitor.go_back()
+    assert visitor.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    screenshot(visitor, "experiment-replay-phone")
