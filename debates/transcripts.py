@@ -14,6 +14,9 @@ from typing import Any
 
 from django.conf import settings
 
+from debates.formats import FORMATS, get_format
+from debates.formats.evidence import PROTOCOLS
+from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
 from debates.models import Debate, Event
 from debates.privacy import EVERYTHING, Access
 
@@ -21,8 +24,25 @@ from debates.privacy import EVERYTHING, Access
 HIDDEN_KINDS = {Event.Kind.INTERNAL}
 
 
+def _checked_quotes(passage: str | None, event: Event, seat_key: str | None) -> dict[str, Any]:
+    """An evidence speech's quotes as checked against the passage, and the speech as the judge read it."""
+    if passage is None or event.kind != Event.Kind.TURN or seat_key in (None, "judge"):
+        return {}
+    checked = verify(passage, event.content)
+    return {"quotes": [{"text": q.text, "verified": q.verified} for q in checked.quotes], "as_judged": checked.marked}
+
+
+def _as_judged_markdown(marked: str) -> str:
+    """A speech as the judge read it, its quote marks spelled out for a Markdown reader."""
+    for mark, text in ((VERIFIED_OPEN, "“"), (UNVERIFIED_OPEN, "“"), (VERIFIED_CLOSE, "” [verified]")):
+        marked = marked.replace(mark, text)
+    return marked.replace(UNVERIFIED_CLOSE, "” [unverified]")
+
+
 def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
     seats = {s.pk: s for s in debate.seats.all()}
+    # An evidence protocol's speeches carry their quotes as checked (the judge's marks) in every export.
+    passage = debate.options.get("passage") if debate.format in PROTOCOLS else None
     events = []
     for event in debate.events.all():
         if event.kind in HIDDEN_KINDS and not access.prompts:
@@ -41,6 +61,7 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
                 "visibility": event.visibility,
                 **prompt,
                 "content": event.content,
+                **_checked_quotes(passage, event, seat.key if seat else None),
                 "data": event.data,
                 "tokens_in": event.tokens_in,
                 "tokens_out": event.tokens_out,
@@ -118,12 +139,18 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
             lines += [f"**Error:** {content}", ""]
         elif kind == "VERDICT":
             lines += [f"## Verdict — {speaker}", "", content, ""]
+        elif "as_judged" in event:
+            counts = sum(q["verified"] for q in event["quotes"]), len(event["quotes"])
+            lines += [f"### {speaker}", "", _as_judged_markdown(event["as_judged"]), ""]
+            if counts[1]:
+                lines += [f"*{counts[1]} quote{'s' if counts[1] != 1 else ''}: {counts[0]} verified*", ""]
         else:
             lines += [f"### {speaker}", "", content, ""]
     verdict = data["verdict"]
     if verdict and verdict["winner"]:
         scores = ", ".join(f"{name} {score}" for name, score in verdict["scores"].items())
-        lines.append(f"**Winner:** {verdict['winner']} ({scores})")
+        label = get_format(debate.format).verdict_label if debate.format in FORMATS else "Winner"
+        lines.append(f"**{label}:** {verdict['winner']}" + (f" ({scores})" if scores else ""))
         if verdict["premise_upheld"] is not None:
             lines.append(f"**Premise:** {'upheld' if verdict['premise_upheld'] else 'rejected'}")
     if data["error"]:

@@ -14,7 +14,9 @@ import pytest
 from django.test import Client
 
 from chaoslm.llm.testserver import TestLLMServer
+from debates import privacy, transcripts
 from debates.cards import card_html
+from debates.formats.quotes import verify
 from debates.models import Event
 from experiments import selectors, services, stats
 from experiments.models import Experiment
@@ -122,6 +124,16 @@ def test_debate_with_verified_quotes_makes_a_trusting_judge_right_and_position_b
     first_row = table.split('id="runs"', 1)[1].split("<tbody>", 1)[1].split("</tr>", 1)[0]
     assert "Trusting judge" in first_row and f"<td>answer {questions[0].correct + 1} · right</td>" in first_row
     assert table.count(" · right</td>") + table.count(" · wrong</td>") == 50  # one page of runs, each decided
+    # The exports show each quote as checked: one debate's Markdown and JSON, as a stranger gets them.
+    debate = Event.objects.filter(kind="TURN", debate__format="evidence_debate").first().debate
+    exported = transcripts.as_dict(debate, access=privacy.access(None, debate, via_share=True))
+    speeches = [e for e in exported["events"] if e["kind"] == "TURN"]
+    assert sorted(e["quotes"][0]["verified"] for e in speeches) == [False, True]
+    assert all(e["as_judged"] == verify(debate.options["passage"], e["content"]).marked for e in speeches)
+    markdown = transcripts.as_markdown(debate, access=privacy.access(None, debate, via_share=True))
+    assert markdown.count("” [verified]") == markdown.count("” [unverified]") == 1
+    assert "<quote>" not in markdown and "*1 quote: 1 verified*" in markdown and "*1 quote: 0 verified*" in markdown
+    assert f"**Answer:** {debate.winner}" in markdown
     # The debate's page draws each quote as the judge read it.
     cards = [card_html(e) for e in Event.objects.filter(kind="TURN", debate__format="evidence_debate")]
     assert sum('class="quote verified"' in c for c in cards) == sum('class="quote unverified"' in c for c in cards)
