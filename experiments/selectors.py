@@ -7,7 +7,7 @@ from collections import defaultdict
 from django.db.models import F
 from django.db.models.functions import Coalesce
 
-from debates.formats.evidence import read_answer
+from debates.formats.evidence import asks_nothing, read_answer
 from debates.formats.quotes import verify
 from debates.models import Debate, Event
 from experiments import design, stats
@@ -50,6 +50,7 @@ def judged(experiment: Experiment) -> list[stats.Judged]:
     )
     texts: dict[int, dict[str, str]] = defaultdict(dict)
     speeches: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    questions: dict[int, list[str]] = defaultdict(list)  # a consultancy judge's replies when it could ask
     events = (
         Event.objects.filter(debate_id__in=[r.debate_id for r in runs], kind__in=["VERDICT", "TURN"])
         .order_by("debate_id", "ordinal")
@@ -60,6 +61,8 @@ def judged(experiment: Experiment) -> list[stats.Judged]:
             texts[debate_id][step] = content
         elif kind == "TURN" and seat != "judge":
             speeches[debate_id].append((seat, content))
+        elif kind == "TURN" and step == "question":
+            questions[debate_id].append(content)
     out = []
     for run in runs:
         answer = read_answer(texts[run.debate_id].get("answer"), texts[run.debate_id].get("answer_again"))
@@ -87,6 +90,11 @@ def judged(experiment: Experiment) -> list[stats.Judged]:
                 assigned=run.assigned,
                 quotes=quotes,
                 source=run.source_id,
+                asked=(
+                    (sum(not asks_nothing(q) for q in questions[run.debate_id]), len(questions[run.debate_id]))
+                    if run.protocol == design.CONSULTANCY
+                    else None
+                ),
             )
         )
     return out

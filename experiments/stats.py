@@ -53,6 +53,7 @@ class Judged:
     # Per speaker name: quotes made, verified, unverified (none on a panel's replay: its debate's run has them).
     quotes: dict[str, dict[str, int]] = field(default_factory=dict)
     source: int | None = None  # the run whose debate this judge read again (a panel's other judge), if any
+    asked: tuple[int, int] | None = None  # a consultancy's: (questions the judge asked, times it could ask)
 
     @property
     def choice(self) -> int | None:
@@ -128,6 +129,7 @@ class JudgeFigures:
     flip_rate: Figure
     twin_pairs: int
     accuracy: dict[str, Figure]  # by protocol
+    asked: Figure  # in consultancies: the share of its chances to question the consultant that it took
 
 
 @dataclass(frozen=True)
@@ -290,6 +292,7 @@ def _judge(name: str, runs: Sequence[Judged], protocols: Sequence[str]) -> Judge
             if scored
             else Figure(None, _why_no_score([r for r in mine if r.protocol == protocol]))
         )
+    chances = [r.asked for r in mine if r.asked is not None]
     return JudgeFigures(
         name=name,
         runs=len(mine),
@@ -297,6 +300,9 @@ def _judge(name: str, runs: Sequence[Judged], protocols: Sequence[str]) -> Judge
         flip_rate=flip,
         twin_pairs=pairs,
         accuracy=by_protocol,
+        asked=_rate(
+            sum(a for a, _ in chances), sum(c for _, c in chances), "no consultancy of more than one round judged"
+        ),
     )
 
 

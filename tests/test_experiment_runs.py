@@ -215,6 +215,28 @@ def test_the_panels_second_judge_reads_the_first_judges_debate_with_the_same_pro
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_consultancy_judge_who_declines_to_ask_is_counted_and_the_consultant_is_told(llm_server, judge_server):
+    judge_server.configure(
+        rules=[{"match": r"round 1 of 3\)[\s\S]*NO QUESTION if you have none", "reply": "No question."}]
+    )
+    experiment = services.create_experiment(
+        name="Quiet judge",
+        questions=sample()[:1],
+        protocols=[design.CONSULTANCY],
+        debaters=[Contestant.of(debater("Ada"))],
+        judges=[Contestant.of(judge("Judy", provider_for(judge_server, "quiet")))],
+        options={"rounds": 3},
+    )
+    finished = run_to_end(experiment)
+    # Each of the 4 consultancies: the judge passes after round 1 and asks after round 2.
+    second_speeches = [r for r in llm_server.requests if "round 2 of 3" in r.last_user]
+    assert len(second_speeches) == 4
+    assert all(r.last_user.startswith("The judge has no question.\n\n") for r in second_speeches)
+    assert [j.asked for j in selectors.judged(finished)] == [(1, 2)] * 4
+    assert selectors.report(finished, bootstrap=0).judges[0].asked.value == 0.5
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_run_whose_judge_cannot_take_its_seat_fails_and_the_experiment_still_settles(llm_server, judge_server):
     gone = provider_for(judge_server, "gone")
     experiment = services.create_experiment(

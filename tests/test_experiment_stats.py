@@ -193,6 +193,19 @@ def test_quote_verification_rates_per_debater():
     assert cy.rating is None and cy.rating_why
 
 
+def test_how_often_a_judge_questions_the_consultant_when_it_may():
+    runs = [
+        judged(1, 0, RIGHT, protocol="consultancy", first="Ada", assigned=0, asked=(2, 2)),
+        judged(2, 0, RIGHT, protocol="consultancy", first="Ada", assigned=0, asked=(0, 2), swapped=True),
+        judged(3, 1, WRONG, protocol="consultancy", first="Ada", assigned=1, asked=(1, 2), judge="K"),
+        judged(4, 1, RIGHT, protocol="blind", judge="L"),
+    ]
+    judges = {j.name: j for j in build_report(runs, ["consultancy", "blind"], ["Ada"], ["J", "K", "L"]).judges}
+    assert judges["J"].asked.value == 0.5  # 2 of its 4 chances
+    assert judges["K"].asked.value == 0.5
+    assert judges["L"].asked.why == "no consultancy of more than one round judged"
+
+
 def test_the_report_as_json_names_every_undefined_figure():
     report = build_report([], ["evidence_debate", "consultancy", "blind"], ["Ada"], ["J"])
     data = json.loads(json.dumps(report.as_dict()))
