@@ -7,70 +7,34 @@ protocol's format, created at most once (a one-to-one link, created under the ex
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
-from chaoslm.personas.yaml_io import PersonaSpec, spec_from_mapping
-from chaoslm.sharing import Visibility
-from debates.models import Debate, new_share_token
+from debates.models import Debate
+from tournaments.models import BatchRecord, PersonaSnapshot
 
 
-class Experiment(models.Model):
-    class Status(models.TextChoices):
-        RUNNING = "running", "running"
-        PAUSED = "paused", "paused"
-        CANCELLED = "cancelled", "cancelled"
-        COMPLETED = "completed", "completed"
-
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
-    name = models.CharField(max_length=200)
+class Experiment(BatchRecord):
     # The protocols run, in the report's order: evidence_debate, consultancy, blind, oracle.
     protocols = models.JSONField(default=list)
     # The protocols' options (rounds, word_limit, simultaneous), each given to the formats that have it.
     options = models.JSONField(default=dict, blank=True)
-    concurrency = models.PositiveSmallIntegerField(default=8)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
-    share_token = models.CharField(max_length=64, unique=True, default=new_share_token)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # The Celery tick chain (tournaments/batches.py): only the task carrying this token re-enqueues itself.
-    tick_token = models.CharField(max_length=32, blank=True)
-    ticked_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"#{self.pk} {self.name}"
+    class Meta(BatchRecord.Meta):
+        pass
 
 
-class Participant(models.Model):
+class Participant(PersonaSnapshot):
     """A debater (also the consultant) or a judge: the persona as it was when the experiment was made."""
 
-    class Role(models.TextChoices):
-        DEBATER = "debater"
-        JUDGE = "judge"
-
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="participants")
-    role = models.CharField(max_length=10, choices=Role.choices)
-    order = models.PositiveSmallIntegerField(default=0)
-    name = models.CharField(max_length=100)
-    persona = models.ForeignKey("personas.Persona", null=True, blank=True, on_delete=models.SET_NULL)
-    spec = models.JSONField(default=dict)
 
-    class Meta:
-        ordering = ["role", "order"]
+    class Meta(PersonaSnapshot.Meta):
         constraints = [
             models.UniqueConstraint(fields=["experiment", "role", "name"], name="unique_participant_name"),
         ]
 
-    def __str__(self) -> str:
-        return f"{self.name} ({self.role})"
-
-    def persona_spec(self) -> PersonaSpec:
-        return spec_from_mapping(self.spec, f"experiment {self.experiment_id}: {self.name}")
+    def batch_label(self) -> str:
+        return f"experiment {self.experiment_id}"
 
 
 class Question(models.Model):

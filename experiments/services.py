@@ -15,7 +15,7 @@ from experiments import design
 from experiments.models import Experiment, Participant, Question, Run
 from experiments.questions import EvidenceQuestion
 from tournaments import design as tournament_design
-from tournaments.services import Contestant
+from tournaments.services import Contestant, save_snapshots
 
 MAX_DEBATERS = 10
 MAX_JUDGES = 10
@@ -109,22 +109,7 @@ def create_experiment(
             concurrency=concurrency,
             visibility=visibility,
         )
-        people = {
-            role: Participant.objects.bulk_create(
-                [
-                    Participant(
-                        experiment=experiment,
-                        role=role,
-                        order=i,
-                        name=c.spec.name,
-                        persona=c.persona,
-                        spec=c.spec.to_dict(),
-                    )
-                    for i, c in enumerate(group)
-                ]
-            )
-            for role, group in ((Participant.Role.DEBATER, debaters), (Participant.Role.JUDGE, judges))
-        }
+        people = save_snapshots(Participant, debaters, judges, experiment=experiment)
         saved = Question.objects.bulk_create(
             [
                 Question(

@@ -16,24 +16,17 @@ from chaoslm.sharing import Visibility
 from debates.models import Debate, new_share_token
 
 
-class Tournament(models.Model):
+class BatchRecord(models.Model):
+    """What every batch of debates stores (a tournament, an experiment): tournaments/batches.py runs any of them."""
+
     class Status(models.TextChoices):
         RUNNING = "running", "running"
         PAUSED = "paused", "paused"
         CANCELLED = "cancelled", "cancelled"
         COMPLETED = "completed", "completed"
 
-    class Sides(models.TextChoices):
-        BOTH = "both", "both: every pair debates every question once on each side"
-        ONCE = "once", "once: every pair debates every question once"
-
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
     name = models.CharField(max_length=200)
-    format = models.CharField(max_length=20, default="duel")
-    # The duel's options (turns, word_limit), copied into every match.
-    options = models.JSONField(default=dict, blank=True)
-    sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
-    repeats = models.PositiveSmallIntegerField(default=1)
     concurrency = models.PositiveSmallIntegerField(default=8)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING, db_index=True)
     visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
@@ -41,25 +34,25 @@ class Tournament(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # The Celery tick chain: only the task carrying this token re-enqueues itself (tournaments/tasks.py).
+    # The Celery tick chain: only the task carrying this token re-enqueues itself (tournaments/batches.py).
     tick_token = models.CharField(max_length=32, blank=True)
     ticked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.name}"
 
 
-class Entrant(models.Model):
-    """A debater or a judge of the tournament: the persona as it was when the tournament was made."""
+class PersonaSnapshot(models.Model):
+    """A debater or a judge of a batch: the persona as it was when the batch was made."""
 
     class Role(models.TextChoices):
         DEBATER = "debater"
         JUDGE = "judge"
 
-    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
     role = models.CharField(max_length=10, choices=Role.choices)
     order = models.PositiveSmallIntegerField(default=0)
     name = models.CharField(max_length=100)
@@ -67,16 +60,45 @@ class Entrant(models.Model):
     spec = models.JSONField(default=dict)
 
     class Meta:
+        abstract = True
         ordering = ["role", "order"]
-        constraints = [
-            models.UniqueConstraint(fields=["tournament", "role", "name"], name="unique_entrant_name"),
-        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.role})"
 
+    def batch_label(self) -> str:
+        """Which batch it belongs to, for error messages ("tournament 3")."""
+        raise NotImplementedError
+
     def persona_spec(self) -> PersonaSpec:
-        return spec_from_mapping(self.spec, f"tournament {self.tournament_id}: {self.name}")
+        return spec_from_mapping(self.spec, f"{self.batch_label()}: {self.name}")
+
+
+class Tournament(BatchRecord):
+    class Sides(models.TextChoices):
+        BOTH = "both", "both: every pair debates every question once on each side"
+        ONCE = "once", "once: every pair debates every question once"
+
+    format = models.CharField(max_length=20, default="duel")
+    # The duel's options (turns, word_limit), copied into every match.
+    options = models.JSONField(default=dict, blank=True)
+    sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
+    repeats = models.PositiveSmallIntegerField(default=1)
+
+    class Meta(BatchRecord.Meta):
+        pass
+
+
+class Entrant(PersonaSnapshot):
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
+
+    class Meta(PersonaSnapshot.Meta):
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "role", "name"], name="unique_entrant_name"),
+        ]
+
+    def batch_label(self) -> str:
+        return f"tournament {self.tournament_id}"
 
 
 class Question(models.Model):

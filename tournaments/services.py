@@ -21,7 +21,7 @@ from debates.models import Debate
 from debates.replay import create_replay
 from debates.setup import SeatChoice, create_debate
 from tournaments import batches, broadcast, design, schedule, state
-from tournaments.models import Entrant, Judgment, Match, Question, Tournament
+from tournaments.models import Entrant, Judgment, Match, PersonaSnapshot, Question, Tournament
 from tournaments.questions import QuestionSpec
 
 MAX_DEBATERS = 20
@@ -45,6 +45,22 @@ class Contestant:
     @classmethod
     def of(cls, persona: Persona) -> Contestant:
         return cls(spec=persona.spec(), persona=persona)
+
+
+def save_snapshots(
+    model: type[PersonaSnapshot], debaters: Sequence[Contestant], judges: Sequence[Contestant], **link: Any
+) -> dict[str, list[Any]]:
+    """A batch's debaters and judges stored as `model` rows (Entrant, Participant), by role, in order; `link`
+    names the batch (`tournament=...`)."""
+    return {
+        role: model.objects.bulk_create(
+            [
+                model(role=role, order=i, name=c.spec.name, persona=c.persona, spec=c.spec.to_dict(), **link)
+                for i, c in enumerate(group)
+            ]
+        )
+        for role, group in ((PersonaSnapshot.Role.DEBATER, debaters), (PersonaSnapshot.Role.JUDGE, judges))
+    }
 
 
 def _check(
@@ -128,22 +144,7 @@ def create_tournament(
             concurrency=concurrency,
             visibility=visibility,
         )
-        entrants = {
-            role: Entrant.objects.bulk_create(
-                [
-                    Entrant(
-                        tournament=tournament,
-                        role=role,
-                        order=i,
-                        name=c.spec.name,
-                        persona=c.persona,
-                        spec=c.spec.to_dict(),
-                    )
-                    for i, c in enumerate(group)
-                ]
-            )
-            for role, group in ((Entrant.Role.DEBATER, debaters), (Entrant.Role.JUDGE, judges))
-        }
+        entrants = save_snapshots(Entrant, debaters, judges, tournament=tournament)
         saved_questions = Question.objects.bulk_create(
             [
                 Question(tournament=tournament, index=i, topic=q.topic, premise=q.premise, correct=q.correct)
