@@ -16,15 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from chaoslm.sharing import Visibility
 from experiments.questions import EvidenceQuestion, QuestionsError, parse_file, sample
 from tournaments.services import Contestant
-from tournaments.spec import SpecError, contestant
+from tournaments.spec import SpecError, contestant, load_mapping
 
 KEYS = {"name", "questions_file", "sample", "protocols", "debaters", "judges", "options", "concurrency", "visibility"}
-MAX_SPEC_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -55,19 +52,7 @@ def _questions(data: dict[str, Any], base: Path, source: str) -> list[EvidenceQu
 
 def read_spec(path: Path) -> ExperimentSpec:
     source = str(path)
-    if not path.is_file():
-        raise SpecError(f"{source}: no such file")
-    if path.stat().st_size > MAX_SPEC_BYTES:
-        raise SpecError(f"{source}: larger than {MAX_SPEC_BYTES // 1024} KB")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise SpecError(f"{source}: not valid YAML ({error})") from None
-    if not isinstance(data, dict):
-        raise SpecError(f"{source}: expected a mapping of keys (name, protocols, debaters, judges ...)")
-    unknown = sorted(set(map(str, data)) - KEYS)
-    if unknown:
-        raise SpecError(f"{source}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(KEYS))}")
+    data = load_mapping(path, KEYS, "name, protocols, debaters, judges")
     options = data.get("options") or {}
     if not isinstance(options, dict):
         raise SpecError(f"{source}: options: expected a mapping such as {{rounds: 2}}")

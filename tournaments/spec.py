@@ -111,7 +111,9 @@ def _int(data: dict[str, Any], key: str, default: int, source: str) -> int:
     return value
 
 
-def read_spec(path: Path) -> TournamentSpec:
+def load_mapping(path: Path, keys: set[str], hint: str) -> dict[str, Any]:
+    """A batch's YAML spec file as a mapping with only `keys` (SpecError naming the file otherwise); `hint` lists
+    some keys for the message about a file that is not a mapping."""
     source = str(path)
     if not path.is_file():
         raise SpecError(f"{source}: no such file")
@@ -122,10 +124,16 @@ def read_spec(path: Path) -> TournamentSpec:
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise SpecError(f"{source}: not valid YAML ({error})") from None
     if not isinstance(data, dict):
-        raise SpecError(f"{source}: expected a mapping of keys (name, debaters, judges, questions ...)")
-    unknown = sorted(set(map(str, data)) - KEYS)
+        raise SpecError(f"{source}: expected a mapping of keys ({hint} ...)")
+    unknown = sorted(set(map(str, data)) - keys)
     if unknown:
-        raise SpecError(f"{source}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(KEYS))}")
+        raise SpecError(f"{source}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(keys))}")
+    return data
+
+
+def read_spec(path: Path) -> TournamentSpec:
+    source = str(path)
+    data = load_mapping(path, KEYS, "name, debaters, judges, questions")
     if data.get("format", "duel") != "duel":
         raise SpecError(f"{source}: format: tournaments run the judged duel ('duel')")
     options = data.get("options") or {}
