@@ -16,6 +16,12 @@ TITLES = {
 }
 
 
+def title(name: str) -> str:
+    """A protocol as the report names it ("Debate"), or a difference between two ("Debate minus Blind" with a
+    minus sign)."""
+    return " \u2212 ".join(TITLES.get(part, part) for part in name.split(" - "))
+
+
 @dataclass(frozen=True)
 class Bar:
     label: str

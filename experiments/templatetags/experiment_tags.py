@@ -2,16 +2,14 @@ from typing import Any
 
 from django import template
 
-from experiments.charts import TITLES
+from experiments.charts import title
 
 register = template.Library()
 
 
 @register.filter
 def protocol_title(name: str) -> str:
-    """A protocol as the report names it ("Debate"), or a difference between two ("Debate minus Blind" with a
-    minus sign)."""
-    return " \u2212 ".join(TITLES.get(part, part) for part in name.split(" - "))
+    return title(name)
 
 
 @register.filter

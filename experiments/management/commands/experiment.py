@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from experiments import design, exports, selectors, services, work
+from experiments.charts import title
 from experiments.models import Experiment
 from experiments.spec import read_spec
 from tournaments.batch_command import BatchCommand
@@ -71,7 +72,7 @@ class Command(BatchCommand):
         for p in report.protocols:
             a = p.accuracy
             table.add_row(
-                p.protocol,
+                title(p.protocol),
                 str(p.runs),
                 str(p.unparsed),
                 figure(a, "percent"),
@@ -81,7 +82,7 @@ class Command(BatchCommand):
         console.print(table)
         for name, d in report.differences.items():
             interval = f" (95% interval {number(d.low)} to {number(d.high)})" if d.low is not None else ""
-            console.print(f"Accuracy {name}: {figure(d)}{interval}", highlight=False)
+            console.print(f"Accuracy, {title(name)}: {figure(d)}{interval}", highlight=False)
         debaters = Table(title="Debaters")
         for column in ("Debater", "Wins when correct", "Wins when incorrect", "Rating", "Quotes", "Verified"):
             debaters.add_column(column)
@@ -96,7 +97,16 @@ class Command(BatchCommand):
             )
         console.print(debaters)
         judges = Table(title="Judges")
-        for column in ("Judge", "Runs", "Unparsed", "Flip rate (position bias)", *experiment.protocols):
+        consulted = design.CONSULTANCY in experiment.protocols
+        asks = ("Asks the consultant",) if consulted else ()
+        for column in (
+            "Judge",
+            "Runs",
+            "Unparsed",
+            "Flip rate (position bias)",
+            *asks,
+            *map(title, experiment.protocols),
+        ):
             judges.add_column(column)
         for j in report.judges:
             judges.add_row(
@@ -104,6 +114,7 @@ class Command(BatchCommand):
                 str(j.runs),
                 str(j.unparsed),
                 figure(j.flip_rate, "percent"),
+                *((figure(j.asked, "percent"),) if consulted else ()),
                 *(figure(j.accuracy[p], "percent") for p in experiment.protocols),
             )
         console.print(judges)
