@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
@@ -78,6 +80,7 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
             "reliability": charts.reliability(report),
             "run_page": page,
             "is_owner": sharing.is_owner(request.user, experiment),
+            "can_delete": sharing.can_delete(request.user, experiment),
             "share": sharing.share_panel(request, experiment),
             "exports_base": exports_base,
             "ws_url": ws_url,
@@ -146,6 +149,18 @@ def experiment_resume(request: HttpRequest, experiment: Experiment) -> HttpRespo
 def experiment_cancel(request: HttpRequest, experiment: Experiment) -> HttpResponse:
     work.cancel(experiment)
     return redirect("experiment_detail", experiment.pk)
+
+
+@login_required
+@require_POST
+def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """The owner (or staff) deletes an experiment and its runs' debates; its run stops first."""
+    experiment = sharing.visible_or_404(Experiment, request.user, pk=pk)
+    if not sharing.can_delete(request.user, experiment):
+        return HttpResponseForbidden("Only the experiment's owner can delete it.")
+    services.delete(experiment)
+    messages.success(request, "Experiment deleted, with its runs' debates.")
+    return redirect("experiment_list")
 
 
 experiment_visibility = sharing.visibility_view(Experiment, services.set_visibility)
