@@ -4,15 +4,11 @@ experiments). Only the name is editable. Deleting one stops its run first (exper
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.db.models import QuerySet
-from django.http import HttpRequest
 
 from experiments import services
 from experiments.models import Experiment, Participant, Question, Run
-from tournaments.admin import ReadOnlyAdmin, ReadOnlyInline
+from tournaments.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline
 
 
 class ParticipantInline(ReadOnlyInline):
@@ -28,7 +24,7 @@ class QuestionInline(ReadOnlyInline):
 
 
 @admin.register(Experiment)
-class ExperimentAdmin(admin.ModelAdmin):
+class ExperimentAdmin(BatchAdmin):
     list_display = ["id", "name", "owner", "status", "visibility", "created_at", "finished_at"]
     list_filter = ["status", "visibility"]
     search_fields = ["name"]
@@ -48,22 +44,10 @@ class ExperimentAdmin(admin.ModelAdmin):
     ]
     readonly_fields = fields[1:]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # an experiment is made by its form or `manage.py experiment`, which check it
+    parts = (Run, Participant, Question)
 
-    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, set[str], Any]:
-        # Its runs, participants and questions go with it: part of the experiment, not deleted one by one
-        # (the run admin refuses that), so deleting it needs no permission on them.
-        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
-        parts = {model._meta.verbose_name for model in (Run, Participant, Question)}
-        return deleted, counts, set(perms_needed) - parts, protected
-
-    def delete_model(self, request: HttpRequest, obj: Experiment) -> None:
-        services.delete(obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Experiment]) -> None:
-        for experiment in queryset:
-            services.delete(experiment)
+    def delete_batch(self, batch: Experiment) -> None:
+        services.delete(batch)
 
 
 @admin.register(Run)

@@ -8,14 +8,9 @@ import time
 import psycopg
 import pytest
 
-pytestmark = pytest.mark.scaleout
+from tests.scaleout.test_experiment_crash import QUESTIONS
 
-QUESTIONS = [
-    {"passage": "The ferry left at dawn. Only Ines knew the cargo.", "question": "Who knew the cargo?",
-     "answers": ["Ines", "The captain"], "correct": 0},
-    {"passage": "Pell feared sheep but chased deer.", "question": "What did Pell chase?",
-     "answers": ["Sheep", "Deer"], "correct": 1},
-]  # fmt: skip
+pytestmark = pytest.mark.scaleout
 
 
 def query(stack, sql, params=()):
