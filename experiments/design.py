@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from debates.formats.evidence import ROUNDS
+
 DEBATE, CONSULTANCY, BLIND, ORACLE = "evidence_debate", "consultancy", "blind", "oracle"
 PROTOCOLS = (DEBATE, CONSULTANCY, BLIND, ORACLE)
 NEEDS_DEBATERS = frozenset({DEBATE, CONSULTANCY})
@@ -93,3 +95,23 @@ def shown(answers: tuple[str, str] | list[str], swapped: bool) -> list[str]:
 def letter_of(answer: int, swapped: bool) -> int:
     """Where the question's answer `answer` (0 or 1) is shown: 0 as A, 1 as B."""
     return 1 - answer if swapped else answer
+
+
+def planned_calls(protocol: str, options: dict[str, int], replay: bool) -> int:
+    """The model calls a run makes when every judge's answer reads the first time (an unreadable one is asked
+    once more, a call the plan does not count): what a batch's ETA counts its pace in.
+
+    - a judge-only replay of another run's debate (`replay`): the judge's answer;
+    - evidence debate: each debater's notes, a speech a round each, the judge's answer: 2R + 3;
+    - consultancy: the consultant's notes, a speech a round, the judge's question after each speech but the
+      last (asked even when it answers NO QUESTION), the judge's answer: 2R + 1;
+    - blind and oracle: the judge's answer.
+    """
+    if replay:
+        return 1
+    rounds = options.get("rounds", ROUNDS.default)
+    if protocol == DEBATE:
+        return 2 + 2 * rounds + 1
+    if protocol == CONSULTANCY:
+        return 1 + rounds + (rounds - 1) + 1
+    return 1

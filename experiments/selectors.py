@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 from django.db.models import F
 from django.db.models.functions import Coalesce
@@ -32,11 +33,12 @@ def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_onl
 
 
 def progress(experiment: Experiment) -> state.ProgressView:
-    decision = schedule.plan(batches.settings_of(experiment), jobs(experiment))
+    """Done, running and failed runs; the ETA from the pace of the model calls so far, as a tournament's."""
     return state.progress_view(
-        decision.progress,
-        experiment.status == Experiment.Status.RUNNING,
+        jobs(experiment),
+        batches.settings_of(experiment),
         Debate.objects.filter(experiment_run__experiment=experiment),
+        planned_calls(experiment),
     )
 
 
@@ -124,3 +126,20 @@ def report(
         names[Participant.Role.JUDGE],
         bootstrap=bootstrap,
     )
+
+
+def planned_calls(experiment: Experiment) -> Callable[[schedule.Job], int]:
+    """A job's model calls (design.planned_calls): a judge-only replay's, or its run's protocol's under the
+    experiment's options. The runs' protocols are read (one query) only if a job that is no replay is asked about:
+    only while an ETA is worked out."""
+    per_protocol = {p: design.planned_calls(p, experiment.options, replay=False) for p in design.PROTOCOLS}
+    protocols: dict[int, str] = {}
+
+    def calls(job: schedule.Job) -> int:
+        if job.kind == schedule.REPLAY:
+            return design.planned_calls("", experiment.options, replay=True)
+        if not protocols:
+            protocols.update(Run.objects.filter(experiment=experiment).values_list("id", "protocol"))
+        return per_protocol[protocols[job.id]]
+
+    return calls

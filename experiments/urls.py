@@ -11,6 +11,7 @@ urlpatterns = [
     path("experiments/<id:pk>/pause/", views.experiment_pause, name="experiment_pause"),
     path("experiments/<id:pk>/resume/", views.experiment_resume, name="experiment_resume"),
     path("experiments/<id:pk>/cancel/", views.experiment_cancel, name="experiment_cancel"),
+    path("experiments/<id:pk>/delete/", views.experiment_delete, name="experiment_delete"),
     path("experiments/<id:pk>/visibility/", views.experiment_visibility, name="experiment_visibility"),
     path("experiments/<id:pk>/share/reset/", views.experiment_share_reset, name="experiment_share_reset"),
     path("xs/<str:token>/", views.experiment_share, name="experiment_share"),

@@ -6,30 +6,22 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
-from chaoslm.sharing import Visibility
 from experiments import charts, exports, selectors, services, work
 from experiments.forms import NewExperimentForm
 from experiments.models import Experiment, Run
+from tournaments import batch_views
 from tournaments.services import Contestant
 
 RUNS_PER_PAGE = 50
 
 
-def experiment_list(request: HttpRequest) -> HttpResponse:
-    visible = Q(visibility=Visibility.PUBLIC)
-    mine = Experiment.objects.none()
-    if request.user.is_authenticated:
-        mine = Experiment.objects.filter(owner=request.user)
-        visible &= ~Q(owner=request.user)
-    page = Paginator(Experiment.objects.filter(visible), 20).get_page(request.GET.get("page"))
-    return render(request, "experiments/list.html", {"mine": mine[:50], "public_page": page})
+experiment_list = batch_views.list_view(Experiment, "experiments/list.html")
 
 
 @login_required
@@ -78,6 +70,7 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
             "reliability": charts.reliability(report),
             "run_page": page,
             "is_owner": sharing.is_owner(request.user, experiment),
+            "can_delete": sharing.can_delete(request.user, experiment),
             "share": sharing.share_panel(request, experiment),
             "exports_base": exports_base,
             "ws_url": ws_url,
@@ -104,49 +97,18 @@ def experiment_share(request: HttpRequest, token: str) -> HttpResponse:
     )
 
 
-def _export(experiment: Experiment, name: str) -> HttpResponse:
-    if name == "report.json":
-        response = HttpResponse(json.dumps(exports.as_json(experiment), indent=2), content_type="application/json")
-    elif name == "runs.csv":
-        body = csv_text(exports.run_rows(selectors.judged(experiment)))
-        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-    elif name == "protocols.csv":
-        body = csv_text(exports.protocol_rows(selectors.report(experiment)))
-        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-    else:
-        return HttpResponse("No such export.", status=404)
-    response["Content-Disposition"] = f'attachment; filename="experiment-{experiment.pk}-{name}"'
-    return response
-
-
-def experiment_export(request: HttpRequest, pk: int, name: str) -> HttpResponse:
-    return _export(sharing.visible_or_404(Experiment, request.user, pk=pk), name)
-
-
-def experiment_share_export(request: HttpRequest, token: str, name: str) -> HttpResponse:
-    return _export(sharing.visible_or_404(Experiment, request.user, token=token), name)
-
-
-_owner_action = sharing.owner_action(Experiment)
-
-
-@_owner_action
-def experiment_pause(request: HttpRequest, experiment: Experiment) -> HttpResponse:
-    work.pause(experiment)
-    return redirect("experiment_detail", experiment.pk)
-
-
-@_owner_action
-def experiment_resume(request: HttpRequest, experiment: Experiment) -> HttpResponse:
-    work.resume(experiment)
-    return redirect("experiment_detail", experiment.pk)
-
-
-@_owner_action
-def experiment_cancel(request: HttpRequest, experiment: Experiment) -> HttpResponse:
-    work.cancel(experiment)
-    return redirect("experiment_detail", experiment.pk)
-
-
+experiment_export, experiment_share_export = batch_views.export_views(
+    Experiment,
+    {
+        "report.json": lambda experiment: json.dumps(exports.as_json(experiment), indent=2),
+        "runs.csv": lambda experiment: csv_text(exports.run_rows(selectors.judged(experiment))),
+        "protocols.csv": lambda experiment: csv_text(exports.protocol_rows(selectors.report(experiment))),
+    },
+)
+experiment_pause = batch_views.owner_action_view(Experiment, work.pause)
+experiment_resume = batch_views.owner_action_view(Experiment, work.resume)
+experiment_cancel = batch_views.owner_action_view(Experiment, work.cancel)
+# The owner (or staff) deletes an experiment and its runs' debates; its run stops first.
+experiment_delete = batch_views.delete_view(Experiment, services.delete, "Experiment deleted, with its runs' debates.")
 experiment_visibility = sharing.visibility_view(Experiment, services.set_visibility)
 experiment_share_reset = sharing.share_reset_view(Experiment)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -39,8 +40,34 @@ class QuestionInline(ReadOnlyInline):
     readonly_fields = fields
 
 
+class BatchAdmin(admin.ModelAdmin):
+    """A batch of debates (a tournament, an experiment): made only by its form or command, which check it; deleted
+    with its `parts` (rows made with it, whose own admins refuse to delete them one by one) through its service's
+    `delete`, which stops its run first."""
+
+    parts: tuple[type[models.Model], ...] = ()
+
+    def delete_batch(self, batch: Any) -> None:
+        raise NotImplementedError
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, set[str], Any]:
+        # Its parts go with it, so deleting it needs no permission on them.
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(perms_needed) - {model._meta.verbose_name for model in self.parts}, protected
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.delete_batch(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for batch in queryset:
+            self.delete_batch(batch)
+
+
 @admin.register(Tournament)
-class TournamentAdmin(admin.ModelAdmin):
+class TournamentAdmin(BatchAdmin):
     list_display = ["id", "name", "owner", "status", "visibility", "created_at", "finished_at"]
     list_filter = ["status", "visibility"]
     search_fields = ["name"]
@@ -61,23 +88,10 @@ class TournamentAdmin(admin.ModelAdmin):
         "finished_at",
     ]
     readonly_fields = fields[1:]
+    parts = (Match, Judgment, Entrant, Question)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # a tournament is made by its form or `manage.py tournament`, which check it
-
-    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, set[str], Any]:
-        # Its matches, judgments, entrants and questions go with it: part of the tournament, not deleted one
-        # by one (their own admins refuse that), so deleting it needs no permission on them.
-        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
-        parts = {model._meta.verbose_name for model in (Match, Judgment, Entrant, Question)}
-        return deleted, counts, set(perms_needed) - parts, protected
-
-    def delete_model(self, request: HttpRequest, obj: Tournament) -> None:
-        services.delete(obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> None:
-        for tournament in queryset:
-            services.delete(tournament)
+    def delete_batch(self, batch: Tournament) -> None:
+        services.delete(batch)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -131,52 +132,61 @@ NOT_CALLS = ("HEADER", "SYSTEM", "ERROR", "USER")
 
 def progress(tournament: Tournament) -> ProgressView:
     """Done, running and failed debates, from the jobs; the ETA from the pace of the model calls so far."""
-    every_job = jobs(tournament)
-    figures = schedule.plan(settings_of(tournament), every_job).progress
-    eta = None
-    if figures.remaining and tournament.status == Tournament.Status.RUNNING:
-        eta = eta_seconds(tournament, every_job)
-    return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
+    return progress_view(jobs(tournament), settings_of(tournament), debates_of(tournament), planned_calls(tournament))
 
 
-def progress_view(figures: schedule.Progress, running: bool, debates: QuerySet[Debate]) -> ProgressView:
-    """A batch's progress bar (any batch: experiments too): `debates` are its debates, for the ETA's pace."""
-    eta = None
-    finished = figures.done + figures.failed
-    if finished and figures.remaining and running:
-        started = debates.filter(started_at__isnull=False).order_by("started_at")
-        first = started.values_list("started_at", flat=True).first()
-        if first is not None:
-            elapsed = (timezone.now() - first).total_seconds()
-            eta = elapsed / finished * figures.remaining
-    return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
-
-
-def eta_seconds(tournament: Tournament, every_job: list[schedule.Job]) -> float | None:
-    """The time left at the pace of the calls made since the first debate started, from the first call on.
-
-    Counted in calls, not debates: a duel is 4T+6 calls and a replay 2T+4, and the first debates finish
-    only at the very end of their calls, so a pace in finished debates shows no ETA for the whole first
-    round and then one that grows as the debates in flight are not counted. A completed debate made all
-    its calls; the calls of the others are their stored events (two queries, over the debates not
-    completed, at most `concurrency` of them in flight, plus the failed).
-    """
-    turns = tournament.options.get("turns") or get_format("duel").option_specs[0].default
-    planned = {schedule.DUEL: design.duel_calls(turns), schedule.REPLAY: design.replay_calls(turns)}
-    mine = Debate.objects.filter(
+def debates_of(tournament: Tournament) -> QuerySet[Debate]:
+    """The tournament's debates: its duels and its judges' replays."""
+    return Debate.objects.filter(
         Q(tournament_match__tournament=tournament) | Q(tournament_judgment__match__tournament=tournament)
     )
-    first = mine.filter(started_at__isnull=False).order_by("started_at").values_list("started_at", flat=True).first()
+
+
+def planned_calls(tournament: Tournament) -> Callable[[schedule.Job], int]:
+    """A tournament's job's model calls: a duel's 4T+6, a replay's 2T+4."""
+    turns = tournament.options.get("turns") or get_format("duel").option_specs[0].default
+    planned = {schedule.DUEL: design.duel_calls(turns), schedule.REPLAY: design.replay_calls(turns)}
+    return lambda job: planned[job.kind]
+
+
+def progress_view(
+    every_job: Sequence[schedule.Job],
+    settings: schedule.Settings,
+    debates: QuerySet[Debate],
+    planned_calls: Callable[[schedule.Job], int],
+) -> ProgressView:
+    """A batch's progress bar (a tournament's, an experiment's): done, running and failed debates from its jobs,
+    and while it runs, the ETA (`eta_seconds`) from `debates`, its debates, and the calls each job plans."""
+    figures = schedule.plan(settings, every_job).progress
+    eta = None
+    if figures.remaining and settings.active:
+        eta = eta_seconds(debates, every_job, planned_calls)
+    return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
+
+
+def eta_seconds(
+    debates: QuerySet[Debate], every_job: Sequence[schedule.Job], planned_calls: Callable[[schedule.Job], int]
+) -> float | None:
+    """The time left at the pace of the calls made since the batch's first debate started, from the first call on.
+
+    Counted in calls, not debates: a debate makes its calls one after another (a duel 4T+6, an evidence debate
+    2R+3, a judge's replay a few) and finishes only at the end of its last, so a pace in finished debates shows
+    no ETA for the whole first round and then one that grows as the debates in flight are not counted. A
+    completed job made all its planned calls (`planned_calls(job)`); the calls of the others are their
+    debates' stored events (two queries, over the debates not completed: at most `concurrency` of them in
+    flight, plus the failed).
+    """
+    first = debates.filter(started_at__isnull=False).order_by("started_at").values_list("started_at", flat=True).first()
     if first is None:
         return None
     made_by_status = dict(
-        Event.objects.filter(debate__in=mine.exclude(status=schedule.COMPLETED))
+        Event.objects.filter(debate__in=debates.exclude(status=schedule.COMPLETED))
         .exclude(kind__in=NOT_CALLS)
         .values("debate__status")
         .annotate(calls=Count("id"))
         .values_list("debate__status", "calls")
     )
-    finished = sum(planned[job.kind] for job in every_job if job.status == schedule.COMPLETED)
+    finished = sum(planned_calls(job) for job in every_job if job.status == schedule.COMPLETED)
     made = finished + sum(made_by_status.values())
     elapsed = (timezone.now() - first).total_seconds()
     if not made or elapsed <= 0:
@@ -184,5 +194,5 @@ def eta_seconds(tournament: Tournament, every_job: list[schedule.Job]) -> float 
     # Calls still to make: those of every job neither completed nor failed, less what the open ones made.
     open_jobs = [j for j in every_job if j.status != schedule.COMPLETED and j.status != schedule.ERROR]
     made_open = sum(calls for status, calls in made_by_status.items() if status != schedule.ERROR)
-    left = max(sum(planned[job.kind] for job in open_jobs) - made_open, 0)
+    left = max(sum(planned_calls(job) for job in open_jobs) - made_open, 0)
     return left * elapsed / made

@@ -4,31 +4,19 @@ from __future__ import annotations
 
 import json
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.db.models import Q
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
-from chaoslm.sharing import Visibility
-from tournaments import broadcast, exports, services
+from tournaments import batch_views, broadcast, exports, services
 from tournaments.forms import NewTournamentForm
 from tournaments.models import Tournament
 
-
-def tournament_list(request: HttpRequest) -> HttpResponse:
-    visible = Q(visibility=Visibility.PUBLIC)
-    mine = Tournament.objects.none()
-    if request.user.is_authenticated:
-        mine = Tournament.objects.filter(owner=request.user)
-        visible &= ~Q(owner=request.user)
-    page = Paginator(Tournament.objects.filter(visible), 20).get_page(request.GET.get("page"))
-    return render(request, "tournaments/list.html", {"mine": mine[:50], "public_page": page})
+tournament_list = batch_views.list_view(Tournament, "tournaments/list.html")
 
 
 @login_required
@@ -104,59 +92,18 @@ def tournament_share(request: HttpRequest, token: str) -> HttpResponse:
     )
 
 
-def _export(tournament: Tournament, name: str) -> HttpResponse:
-    if name == "report.json":
-        body = json.dumps(exports.as_json(tournament), indent=2)
-        response = HttpResponse(body, content_type="application/json")
-    elif name in ("matches.csv", "ratings.csv"):
-        rows = exports.match_rows(tournament) if name == "matches.csv" else exports.rating_rows(tournament)
-        response = HttpResponse(csv_text(rows), content_type="text/csv; charset=utf-8")
-    else:
-        return HttpResponse("No such export.", status=404)
-    response["Content-Disposition"] = f'attachment; filename="tournament-{tournament.pk}-{name}"'
-    return response
-
-
-def tournament_export(request: HttpRequest, pk: int, name: str) -> HttpResponse:
-    return _export(sharing.visible_or_404(Tournament, request.user, pk=pk), name)
-
-
-def tournament_share_export(request: HttpRequest, token: str, name: str) -> HttpResponse:
-    return _export(sharing.visible_or_404(Tournament, request.user, token=token), name)
-
-
-_owner_action = sharing.owner_action(Tournament)
-
-
-@_owner_action
-def tournament_pause(request: HttpRequest, tournament: Tournament) -> HttpResponse:
-    services.pause(tournament)
-    return redirect("tournament_detail", tournament.pk)
-
-
-@_owner_action
-def tournament_resume(request: HttpRequest, tournament: Tournament) -> HttpResponse:
-    services.resume(tournament)
-    return redirect("tournament_detail", tournament.pk)
-
-
-@_owner_action
-def tournament_cancel(request: HttpRequest, tournament: Tournament) -> HttpResponse:
-    services.cancel(tournament)
-    return redirect("tournament_detail", tournament.pk)
-
-
-@login_required
-@require_POST
-def tournament_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    """The owner (or staff) deletes a tournament and its debates; its run stops first."""
-    tournament = sharing.visible_or_404(Tournament, request.user, pk=pk)
-    if not sharing.can_delete(request.user, tournament):
-        return HttpResponseForbidden("Only the tournament's owner can delete it.")
-    services.delete(tournament)
-    messages.success(request, "Tournament deleted, with its debates.")
-    return redirect("tournament_list")
-
-
+tournament_export, tournament_share_export = batch_views.export_views(
+    Tournament,
+    {
+        "report.json": lambda tournament: json.dumps(exports.as_json(tournament), indent=2),
+        "matches.csv": lambda tournament: csv_text(exports.match_rows(tournament)),
+        "ratings.csv": lambda tournament: csv_text(exports.rating_rows(tournament)),
+    },
+)
+tournament_pause = batch_views.owner_action_view(Tournament, services.pause)
+tournament_resume = batch_views.owner_action_view(Tournament, services.resume)
+tournament_cancel = batch_views.owner_action_view(Tournament, services.cancel)
+# The owner (or staff) deletes a tournament and its debates; its run stops first.
+tournament_delete = batch_views.delete_view(Tournament, services.delete, "Tournament deleted, with its debates.")
 tournament_visibility = sharing.visibility_view(Tournament, services.set_visibility)
 tournament_share_reset = sharing.share_reset_view(Tournament)

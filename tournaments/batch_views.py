@@ -1,0 +1,91 @@
+"""The views every batch of debates (a tournament, an experiment) has alike, made for its model: the list, the
+owner's pause, resume and cancel, delete, and the exports at its own address and at its share link. Each kind's
+views.py makes its own from these (as chaoslm/sharing.py's `visibility_view`), under the URL names
+`<model>_detail` and `<model>_list`, with the same access rules as every page (chaoslm/sharing.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db import models
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from chaoslm import sharing
+from chaoslm.sharing import Visibility
+
+View = Callable[..., HttpResponse]
+
+
+def list_view(model: type[models.Model], template: str) -> View:
+    """The kind's list: the person's own (the newest 50), then the others' public ones, 20 a page."""
+
+    def view(request: HttpRequest) -> HttpResponse:
+        visible = Q(visibility=Visibility.PUBLIC)
+        mine = model.objects.none()
+        if request.user.is_authenticated:
+            mine = model.objects.filter(owner=request.user)
+            visible &= ~Q(owner=request.user)
+        page = Paginator(model.objects.filter(visible), 20).get_page(request.GET.get("page"))
+        return render(request, template, {"mine": mine[:50], "public_page": page})
+
+    return view
+
+
+def owner_action_view(model: type[models.Model], act: Callable[[Any], None]) -> View:
+    """The owner's POST that does `act(batch)` (pause, resume, cancel), then back to its page."""
+    name = model._meta.model_name
+
+    @sharing.owner_action(model)
+    def view(request: HttpRequest, batch: Any) -> HttpResponse:
+        act(batch)
+        return redirect(f"{name}_detail", batch.pk)
+
+    return view
+
+
+def delete_view(model: type[models.Model], delete: Callable[[Any], None], done: str) -> View:
+    """The owner's (or staff's) POST that deletes the batch with `delete` (which stops its run first), then to
+    the kind's list with the message `done`. Who may not see it gets a 404, who may see it but not delete it 403."""
+    noun, name = model._meta.verbose_name, model._meta.model_name
+
+    @login_required
+    @require_POST
+    def view(request: HttpRequest, pk: int) -> HttpResponse:
+        batch = sharing.visible_or_404(model, request.user, pk=pk)
+        if not sharing.can_delete(request.user, batch):
+            return HttpResponseForbidden(f"Only the {noun}'s owner can delete it.")
+        delete(batch)
+        messages.success(request, done)
+        return redirect(f"{name}_list")
+
+    return view
+
+
+def export_views(model: type[models.Model], files: Mapping[str, Callable[[Any], str]]) -> tuple[View, View]:
+    """The exports at the batch's own address and at its share link: `files` maps a file's name (`report.json`,
+    `matches.csv`, ...) to the text of that file for a batch; a name it lacks is a 404."""
+    prefix = model._meta.model_name
+
+    def respond(batch: Any, file: str) -> HttpResponse:
+        text = files.get(file)
+        if text is None:
+            return HttpResponse("No such export.", status=404)
+        content_type = "application/json" if file.endswith(".json") else "text/csv; charset=utf-8"
+        response = HttpResponse(text(batch), content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{prefix}-{batch.pk}-{file}"'
+        return response
+
+    def by_id(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+        return respond(sharing.visible_or_404(model, request.user, pk=pk), name)
+
+    def by_share_link(request: HttpRequest, token: str, name: str) -> HttpResponse:
+        return respond(sharing.visible_or_404(model, request.user, token=token), name)
+
+    return by_id, by_share_link
