@@ -562,6 +562,15 @@ def _advance_queue(
     return queue
 
 
+def _announced(room: Room) -> tuple[int, ...]:
+    """Who the room's newest message, a selector's "Next:" line, named: its turn was never saved (the worker died
+    and the task came again), so that turn is taken without asking or announcing it twice."""
+    newest = room.messages.order_by("-pk").only("kind", "data").first()
+    if newest is None or newest.kind != RoomMessage.Kind.SYSTEM:
+        return ()
+    return tuple(newest.data.get("next", ()))
+
+
 async def _select(
     table: RoomTable, queue: q.Queue, agents: list[q.Agent], fallback: tuple[int, ...], observer: RoomObserver
 ) -> tuple[int, ...]:
@@ -571,6 +580,9 @@ async def _select(
     """
     room, names = table.room, {a.id: a.name for a in agents}
     candidates = q.selector_candidates(queue, agents, room.selector_repeat)
+    announced = await sync_to_async(_announced)(room)
+    if announced and set(announced) <= {a.id for a in candidates} | set(fallback):
+        return announced
     group, data = fallback, {}
     if not candidates:
         line = q.fallback_line(names[fallback[0]], "no agent may be named")
@@ -595,6 +607,7 @@ async def _select(
             else:
                 group = (selection.agent_id,)
                 line = q.selection_line(names[selection.agent_id], selection.reason)
+    data["next"] = list(group)
     message = await sync_to_async(_save)(room, RoomMessage.Kind.SYSTEM, line, active=False, data=data)
     await observer.message_saved(room, message)
     return group

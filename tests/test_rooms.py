@@ -336,6 +336,24 @@ def test_a_selector_answer_naming_nobody_valid_falls_back_to_round_robin_and_say
     ]
 
 
+def test_a_turn_announced_but_never_saved_is_taken_without_asking_the_selector_again(room, llm_server):
+    room.turn_order, room.max_messages = "selector", 1
+    room.save()
+    llm_server.configure(rules=[{"match": "Who should speak next", "reply": "Alice \u2014 again"}])
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    # What a worker killed after the selector's line and before the turn leaves: the line, and no answer.
+    bob = room.agents.get(name="Bob")
+    RoomMessage.objects.create(
+        room=room, kind="system", content="Next: Bob \u2014 the critic", active=False, data={"next": [bob.pk]}
+    )
+    asyncio.run(auto_loop(room.pk))
+    assert agent_authors(room) == ["Bob"]
+    assert selector_requests(llm_server) == []
+    lines = list(room.messages.filter(kind="system", content__startswith="Next:").values_list("content", flat=True))
+    assert lines == ["Next: Bob \u2014 the critic"]
+
+
 def test_a_mention_goes_first_in_a_selector_room_without_asking_the_selector(room, llm_server):
     room.turn_order, room.max_messages = "selector", 1
     room.save()
