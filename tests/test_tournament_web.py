@@ -271,6 +271,10 @@ for thread in threading.enumerate():
     if thread.name == "load-report-libraries":
         thread.join(60)
 print("statsmodels.stats.inter_rater" in sys.modules, "scipy.stats" in sys.modules)
+if "scipy.stats" in sys.modules:
+    import gc
+    # Frozen once loaded: the collector's full passes (each a pause of the event loop) do not rescan them.
+    assert not any(o is sys.modules["scipy.stats"].__dict__ for o in gc.get_objects()), "scipy.stats not frozen"
 """
 
 
