@@ -278,7 +278,10 @@ async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) ->
 
 
 def _keep_interrupted(room: Room, agent: RoomAgent, text: str) -> RoomMessage | None:
-    if not text.strip() or not Room.objects.filter(pk=room.pk, interrupted=True).exists():
+    # The owner changed the room under the engine: the status pushed with the partial is drawn from this object,
+    # and a stale "auto" pushed after the owner's "manual" would close the input the interrupt has just opened.
+    room.refresh_from_db(fields=["mode", "interrupted", "pause_reason", "retry_at"])
+    if not text.strip() or not room.interrupted:
         return None
     return _save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True})
 

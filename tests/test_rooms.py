@@ -12,7 +12,7 @@ from django.utils import timezone
 from chaoslm import runner
 from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import services
-from rooms.engine import auto_loop, load_room, manual_round
+from rooms.engine import RoomObserver, auto_loop, load_room, manual_round
 from rooms.models import Room, RoomMessage
 from rooms.queue import SELECTOR_SYSTEM, SKIP_REASON_RULE, SKIP_RULE, SUMMARY_PREFIX, summarizer_messages
 
@@ -527,13 +527,21 @@ def test_taking_the_floor_keeps_the_partial_answer_inactive_and_marked_and_opens
     services.post_message(room, "olive", "Go")
     services.set_mode(room, Room.Mode.AUTO)
 
+    class Pushes(RoomObserver):
+        modes: list[str] = []
+
+        async def message_saved(self, room, message):
+            self.modes.append(room.mode)  # the room the page's status is drawn from with this message
+
     async def run_and_interrupt():
-        task = asyncio.create_task(auto_loop(room.pk))
+        task = asyncio.create_task(auto_loop(room.pk, observer=Pushes()))
         await asyncio.sleep(1.2)
         await asyncio.to_thread(lambda: services.interrupt(Room.objects.get(pk=room.pk)))
         await task
 
     asyncio.run(run_and_interrupt())
+    # The engine's last push, the partial answer, carries the owner's manual mode, never a stale "auto".
+    assert Pushes.modes == ["manual"]
     partial = room.messages.get(kind="agent")
     assert partial.author == "Alice" and partial.active is False and partial.data == {"interrupted": True}
     assert 0 < len(partial.content.split()) < 60

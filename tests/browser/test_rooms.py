@@ -205,6 +205,8 @@ def test_a_whisper_a_summary_card_and_taking_the_floor(pages, site, site_env, ll
     )
     assert page.inner_text("#pending .msg-pending .who") == "Mira"
     page.click("#keep-form button")
+    # Kept before the next message: one sent while answers still wait is refused (its text kept), as a person's is.
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
     say(page, "What about cars in cities?")
     page.wait_for_function(
         "() => document.querySelectorAll('#pending .msg-pending').length === 3"
