@@ -1,4 +1,4 @@
-"""Rendering an experiment's live parts (the progress bar), and pushing them to its page as its runs finish."""
+"""Rendering an experiment's live parts (the progress bar and the report), pushed to its page as its runs finish."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from experiments import selectors
 from experiments.models import Experiment
 
 PROGRESS = "partials/experiment_progress.html"
+REPORT = "partials/experiment_report.html"
 
 
 def group(experiment_id: int) -> str:
@@ -16,8 +17,11 @@ def group(experiment_id: int) -> str:
 
 
 def live_html(experiment: Experiment) -> str:
+    """The progress bar and the report's figures, as they stand (the runs table stays as the page drew it)."""
     context = {"experiment": experiment, "progress": selectors.progress(experiment), "oob": True}
-    return render_to_string(PROGRESS, context)
+    return render_to_string(PROGRESS, context) + render_to_string(
+        REPORT, {**context, **selectors.report_context(experiment)}
+    )
 
 
 def live_html_of(experiment_id: int) -> str:

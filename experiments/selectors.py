@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 from django.db.models import F
 from django.db.models.functions import Coalesce
@@ -11,7 +12,7 @@ from django.db.models.functions import Coalesce
 from debates.formats.evidence import asks_nothing, read_answer
 from debates.formats.quotes import verify
 from debates.models import Debate, Event
-from experiments import design, stats
+from experiments import charts, design, stats
 from experiments.models import Experiment, Participant, Run
 from tournaments import batches, schedule, state
 
@@ -110,6 +111,12 @@ def _speakers(run: Run) -> dict[str, str]:
     if run.protocol == design.CONSULTANCY and run.first:
         return {"consultant": run.first.name}
     return {}
+
+
+def report_context(experiment: Experiment, runs: list[stats.Judged] | None = None) -> dict[str, Any]:
+    """What the report partial draws: the report over `runs` (by default, every run judged so far), its charts."""
+    found = report(experiment, runs)
+    return {"report": found, "bars": charts.accuracy_bars(found), "reliability": charts.reliability(found)}
 
 
 def report(

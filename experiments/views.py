@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
-from experiments import charts, exports, selectors, services, work
+from experiments import exports, selectors, services, work
 from experiments.forms import NewExperimentForm
 from experiments.models import Experiment, Run
 from tournaments import batch_views
@@ -51,7 +51,6 @@ def new_experiment(request: HttpRequest) -> HttpResponse:
 
 def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_base: str) -> HttpResponse:
     judged = selectors.judged(experiment)
-    report = selectors.report(experiment, judged)
     runs = Run.objects.filter(experiment=experiment).select_related(
         "question", "judge", "first", "second", "debate", "source"
     )
@@ -65,9 +64,7 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
         {
             "experiment": experiment,
             "progress": selectors.progress(experiment),
-            "report": report,
-            "bars": charts.accuracy_bars(report),
-            "reliability": charts.reliability(report),
+            **selectors.report_context(experiment, judged),
             "run_page": page,
             "is_owner": sharing.is_owner(request.user, experiment),
             "can_delete": sharing.can_delete(request.user, experiment),

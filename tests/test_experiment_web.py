@@ -12,7 +12,7 @@ from channels.testing import WebsocketCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from experiments import services
+from experiments import broadcast, services
 from experiments.models import Experiment
 from experiments.questions import sample
 from experiments.routing import websocket_urlpatterns
@@ -100,6 +100,25 @@ def test_the_share_link_shows_the_report_logged_out_and_a_private_one_shows_noth
     Experiment.objects.filter(pk=experiment.pk).update(visibility="private")
     assert stranger.get(f"/xs/{experiment.share_token}/").status_code == 404
     assert stranger.post(f"/experiments/{experiment.pk}/pause/").status_code == 302  # to log in
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_live_push_carries_the_report_as_it_stands(llm_server):
+    experiment = services.create_experiment(
+        name="Live",
+        questions=sample()[:1],
+        protocols=["blind"],
+        debaters=[],
+        judges=[Contestant.of(judge("Judy"))],
+    )
+    before = broadcast.live_html(experiment)
+    assert '<div id="report-figures" class="report-figures" hx-swap-oob="outerHTML">' in before
+    assert "undefined (no run has been judged yet)" in before
+    run_to_end(experiment)
+    after = broadcast.live_html(Experiment.objects.get(pk=experiment.pk))
+    figures = after.split('id="report-figures"', 1)[1]
+    assert '<td class="name">Blind</td><td>2</td><td>0</td><td>50%</td>' in figures  # 2 runs judged, 50-50
+    assert 'class="chart accuracy-chart"' in figures and "no run has been judged yet" not in figures
 
 
 @pytest.mark.django_db

@@ -45,6 +45,11 @@ def test_the_sample_set_uploaded_runs_and_its_report_is_read_through_the_share_l
     owner.select_option("#id_visibility", "unlisted")
     owner.click("button.primary")
     owner.wait_for_url("**/experiments/*/")
+    # The report fills in as runs are judged, pushed to the open page: no reload.
+    judged = "Number(document.querySelector('#accuracy tbody tr td:nth-child(2)')?.textContent || 0)"
+    at_load = owner.evaluate(f"() => {judged}")
+    assert at_load < 48  # of the debates' 48 runs: some are still to be judged
+    owner.wait_for_function(f"() => {judged} > {at_load}", timeout=60_000)
     deadline = time.monotonic() + 180
     while "status-completed" not in (owner.get_attribute("#progress", "class") or ""):
         assert time.monotonic() < deadline, "the experiment did not finish"
