@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import time
+
 from django.template.loader import render_to_string
 
 from chaoslm import live
@@ -10,18 +13,25 @@ from experiments.models import Experiment
 
 PROGRESS = "partials/experiment_progress.html"
 REPORT = "partials/experiment_report.html"
+# A process redraws a running experiment's report at most this often (seconds). On Celery a push follows every
+# finished debate, and the report reads every judged run: the progress bar moves each time, the figures a little
+# later. A settled experiment's report is always sent, so the last one a page gets is whole.
+REPORT_EVERY = 2.0
+_report_drawn: dict[int, float] = {}
 
 
 def group(experiment_id: int) -> str:
     return f"experiment-{experiment_id}"
 
 
-def live_html(experiment: Experiment) -> str:
-    """The progress bar and the report's figures, as they stand (the runs table stays as the page drew it)."""
+def live_html(experiment: Experiment, *, with_report: bool = True) -> str:
+    """The progress bar and (`with_report`) the report's figures, as they stand; the runs table stays as the page
+    drew it."""
     context = {"experiment": experiment, "progress": selectors.progress(experiment), "oob": True}
-    return render_to_string(PROGRESS, context) + render_to_string(
-        REPORT, {**context, **selectors.report_context(experiment)}
-    )
+    html = render_to_string(PROGRESS, context)
+    if with_report:
+        html += render_to_string(REPORT, {**context, **selectors.report_context(experiment)})
+    return html
 
 
 def live_html_of(experiment_id: int) -> str:
@@ -29,4 +39,13 @@ def live_html_of(experiment_id: int) -> str:
     if not live.has_audience(group(experiment_id)):
         return ""
     experiment = Experiment.objects.filter(pk=experiment_id).first()
-    return live_html(experiment) if experiment is not None else ""
+    if experiment is None:
+        return ""
+    if experiment.status != Experiment.Status.RUNNING:
+        _report_drawn.pop(experiment_id, None)
+        return live_html(experiment)
+    now = time.monotonic()
+    due = now - _report_drawn.get(experiment_id, -math.inf) >= REPORT_EVERY
+    if due:
+        _report_drawn[experiment_id] = now
+    return live_html(experiment, with_report=due)

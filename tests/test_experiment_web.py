@@ -6,7 +6,9 @@ import asyncio
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.auth import AuthMiddlewareStack
+from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -119,6 +121,20 @@ def test_the_live_push_carries_the_report_as_it_stands(llm_server):
     figures = after.split('id="report-figures"', 1)[1]
     assert '<td class="name">Blind</td><td>2</td><td>0</td><td>50%</td>' in figures  # 2 runs judged, 50-50
     assert 'class="chart accuracy-chart"' in figures and "no run has been judged yet" not in figures
+
+
+@pytest.mark.django_db
+def test_a_running_experiments_report_is_pushed_at_most_every_two_seconds_and_always_once_settled():
+    experiment = services.create_experiment(
+        name="Watched", questions=sample()[:1], protocols=["blind"], debaters=[], judges=[Contestant.of(judge("Judy"))]
+    )
+    assert broadcast.live_html_of(experiment.pk) == ""  # nobody watches: nothing is drawn
+    async_to_sync(get_channel_layer().group_add)(broadcast.group(experiment.pk), "a-page")
+    first, second = broadcast.live_html_of(experiment.pk), broadcast.live_html_of(experiment.pk)
+    assert 'id="progress"' in first and 'id="report-figures"' in first
+    assert 'id="progress"' in second and 'id="report-figures"' not in second  # within REPORT_EVERY
+    Experiment.objects.filter(pk=experiment.pk).update(status="completed")
+    assert 'id="report-figures"' in broadcast.live_html_of(experiment.pk)
 
 
 @pytest.mark.django_db
