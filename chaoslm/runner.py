@@ -17,7 +17,8 @@ CHAOSLM_RUNNER names:
   process (`run_on_process_loop`), as the web process does, rather than a loop per task thread.
 
 `runner.cancel(kind, object_id)` stops an inline run at once; work on a worker must notice by itself
-(rooms' hold does). `register_sweep` adds a function that finds stalled work and submits it again;
+(rooms' hold does), so `runner.delete_under_work` deletes rows a worker may still be writing under.
+`register_sweep` adds a function that finds stalled work and submits it again;
 the inline runner sweeps once when the web server starts, Celery beat runs each app's sweep task.
 
 Every run gets connections of its own: an LLM connection pool (`own_connections`), and the database
@@ -38,7 +39,8 @@ from typing import Any
 
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import IntegrityError, close_old_connections, transaction
+from django.db.models import QuerySet
 
 # Importing the Celery app makes it the current one, so the tasks apps register are enqueued on it.
 import chaoslm.celery  # noqa: F401
@@ -84,6 +86,28 @@ def submit(kind: str, object_id: int) -> None:
 def cancel(kind: str, object_id: int) -> None:
     """Stop the inline run of `kind` work on `object_id` at once, if there is one; what it was doing is dropped."""
     inline.cancel(kind, object_id)
+
+
+DELETE_ATTEMPTS = 5
+
+
+def delete_under_work(*rows: QuerySet[Any]) -> None:
+    """Delete the rows in one transaction, though work on a Celery worker may still be writing under them.
+
+    Such work stops only at its next write that finds its rows gone. Until then, on PostgreSQL, it may commit a
+    row (a debate's event) between the cascade's delete of that table and of its parent (the event's seat); the
+    parent's deferred foreign-key check then fails at commit. The cascade is collected again and tried again, and
+    the worker's next write finds the rows gone."""
+    for attempt in range(1, DELETE_ATTEMPTS + 1):
+        try:
+            with transaction.atomic():
+                for queryset in rows:
+                    queryset.delete()
+            return
+        except IntegrityError:
+            if attempt == DELETE_ATTEMPTS:
+                raise
+            logger.info("a row was written under a delete (attempt %s); deleting again", attempt)
 
 
 def sweep() -> None:

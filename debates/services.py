@@ -60,4 +60,4 @@ def delete_debate(debate: Debate) -> None:
     """Delete a debate, stopping its run first: an inline run is cancelled at once (its calls in flight are
     dropped); a run on a Celery worker finds the debate gone at its next write and stops quietly."""
     runner.cancel("debate", debate.pk)
-    debate.delete()
+    runner.delete_under_work(Debate.objects.filter(pk=debate.pk))

@@ -8,13 +8,11 @@ from django.contrib import admin
 
 from experiments import services
 from experiments.models import Experiment, Participant, Question, Run
-from tournaments.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline
+from tournaments.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline, SnapshotInline
 
 
-class ParticipantInline(ReadOnlyInline):
+class ParticipantInline(SnapshotInline):
     model = Participant
-    fields = ["role", "order", "name", "persona"]
-    readonly_fields = fields
 
 
 class QuestionInline(ReadOnlyInline):
@@ -25,10 +23,6 @@ class QuestionInline(ReadOnlyInline):
 
 @admin.register(Experiment)
 class ExperimentAdmin(BatchAdmin):
-    list_display = ["id", "name", "owner", "status", "visibility", "created_at", "finished_at"]
-    list_filter = ["status", "visibility"]
-    search_fields = ["name"]
-    list_select_related = ["owner"]
     inlines = [ParticipantInline, QuestionInline]
     fields = [
         "name",

@@ -19,9 +19,6 @@ class Experiment(BatchRecord):
     # The protocols' options (rounds, word_limit, simultaneous), each given to the formats that have it.
     options = models.JSONField(default=dict, blank=True)
 
-    class Meta(BatchRecord.Meta):
-        pass
-
 
 class Participant(PersonaSnapshot):
     """A debater (also the consultant) or a judge: the persona as it was when the experiment was made."""

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce
 
 from debates.formats.evidence import asks_nothing, read_answer
@@ -33,13 +33,15 @@ def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_onl
     return state.jobs_from_rows(rows, stalled_after)
 
 
+def debates_of(experiment: Experiment) -> QuerySet[Debate]:
+    """The experiment's debates: its runs' own and its panels' replays."""
+    return Debate.objects.filter(experiment_run__experiment=experiment)
+
+
 def progress(experiment: Experiment) -> state.ProgressView:
     """Done, running and failed runs; the ETA from the pace of the model calls so far, as a tournament's."""
     return state.progress_view(
-        jobs(experiment),
-        batches.settings_of(experiment),
-        Debate.objects.filter(experiment_run__experiment=experiment),
-        planned_calls(experiment),
+        jobs(experiment), batches.settings_of(experiment), debates_of(experiment), planned_calls(experiment)
     )
 
 

@@ -6,15 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
-from chaoslm import runner, sharing
 from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, SIMULTANEOUS, WORD_LIMIT
-from debates.models import Debate
 from experiments import design, work
 from experiments.models import Experiment, Participant, Question, Run
 from experiments.questions import EvidenceQuestion
+from tournaments import batches
 from tournaments import design as tournament_design
 from tournaments.services import Contestant, save_snapshots
 
@@ -153,24 +151,10 @@ def create_experiment(
 
 
 def set_visibility(experiment: Experiment, value: str) -> None:
-    """The experiment's visibility (ValueError if unknown), and its runs' debates' with it: a run is seen where
-    its experiment is, and sockets that lose the right close (sharing.set_visibility)."""
-    sharing.set_visibility(experiment, value)
-    for debate in Debate.objects.filter(experiment_run__experiment=experiment).exclude(visibility=value):
-        sharing.set_visibility(debate, value)
+    """The experiment's visibility, and its runs' debates' with it (batches.set_visibility)."""
+    batches.set_visibility(work.EXPERIMENT, experiment, value)
 
 
 def delete(experiment: Experiment) -> None:
-    """Delete an experiment and its runs' debates, stopping its run first: nothing new starts (cancelled), its
-    inline loop and inline debates are cancelled at once, and work on Celery workers finds the rows gone and
-    stops quietly (batches.run_inline and tick, the engine's `DebateDeleted`), as a tournament's does."""
-    # Waits for a pass holding the experiment's row lock: once it is cancelled, no later pass makes a debate,
-    # so the debates listed next are all it will ever have.
-    Experiment.objects.filter(pk=experiment.pk).update(status=Experiment.Status.CANCELLED, updated_at=timezone.now())
-    runner.cancel(work.EXPERIMENT.kind, experiment.pk)
-    debate_ids = list(Debate.objects.filter(experiment_run__experiment=experiment).values_list("pk", flat=True))
-    for debate_id in debate_ids:
-        runner.cancel("debate", debate_id)
-    with transaction.atomic():
-        experiment.delete()
-        Debate.objects.filter(pk__in=debate_ids).delete()
+    """Delete an experiment and its runs' debates, stopping its run first (batches.delete)."""
+    batches.delete(work.EXPERIMENT, experiment)

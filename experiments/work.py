@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 
 from debates.formats import FormatError, get_format
 from debates.models import Debate
@@ -96,6 +96,9 @@ class ExperimentBatch(batches.Batch):
 
     def give_up(self, job: schedule.Job) -> None:
         Run.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
+
+    def debates(self, batch: Experiment) -> QuerySet[Debate]:
+        return selectors.debates_of(batch)
 
     def of_debate(self, debate_id: int) -> int | None:
         return Run.objects.filter(debate_id=debate_id).values_list("experiment_id", flat=True).first()

@@ -41,7 +41,7 @@ def delete(room: Room) -> None:
     flight are dropped); a worker's loop sees the room gone at its next hold renewal and stops quietly."""
     Room.objects.filter(pk=room.pk).update(mode=Room.Mode.MANUAL)
     stop(room.pk)
-    room.delete()
+    runner.delete_under_work(Room.objects.filter(pk=room.pk))
 
 
 async def quietly_if_deleted(room_id: int, work: Coroutine[Any, Any, Any]) -> None:

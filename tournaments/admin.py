@@ -28,10 +28,15 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class EntrantInline(ReadOnlyInline):
-    model = Entrant
+class SnapshotInline(ReadOnlyInline):
+    """A batch's debaters and judges (PersonaSnapshot)."""
+
     fields = ["role", "order", "name", "persona"]
     readonly_fields = fields
+
+
+class EntrantInline(SnapshotInline):
+    model = Entrant
 
 
 class QuestionInline(ReadOnlyInline):
@@ -45,6 +50,10 @@ class BatchAdmin(admin.ModelAdmin):
     with its `parts` (rows made with it, whose own admins refuse to delete them one by one) through its service's
     `delete`, which stops its run first."""
 
+    list_display = ["id", "name", "owner", "status", "visibility", "created_at", "finished_at"]
+    list_filter = ["status", "visibility"]
+    search_fields = ["name"]
+    list_select_related = ["owner"]
     parts: tuple[type[models.Model], ...] = ()
 
     def delete_batch(self, batch: Any) -> None:
@@ -68,10 +77,6 @@ class BatchAdmin(admin.ModelAdmin):
 
 @admin.register(Tournament)
 class TournamentAdmin(BatchAdmin):
-    list_display = ["id", "name", "owner", "status", "visibility", "created_at", "finished_at"]
-    list_filter = ["status", "visibility"]
-    search_fields = ["name"]
-    list_select_related = ["owner"]
     inlines = [EntrantInline, QuestionInline]
     fields = [
         "name",

@@ -33,11 +33,11 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.db.models.signals import post_save
 from django.utils import timezone
 
-from chaoslm import limits, live, runner
+from chaoslm import limits, live, runner, sharing
 from debates import limits as debate_limits
 from debates.formats import FormatError
 from debates.models import Debate
@@ -72,6 +72,10 @@ class Batch:
 
     def give_up(self, job: schedule.Job) -> None:
         """The job's debate cannot be made (a persona cannot take its seat): count it failed, with no debate."""
+        raise NotImplementedError
+
+    def debates(self, batch: Any) -> QuerySet[Debate]:
+        """Every debate the batch has made (its duels, its judges' replays)."""
         raise NotImplementedError
 
     def of_debate(self, debate_id: int) -> int | None:
@@ -192,6 +196,28 @@ def resume(kind: Batch, batch_id: int, *, stalled_after: float | None = None) ->
     if stalled_after is not None:
         advance(kind, batch_id, stalled_after=stalled_after)
     submit(kind, batch_id)
+
+
+def delete(kind: Batch, batch: Any) -> None:
+    """Delete a batch and its debates, stopping its run first: nothing new starts (cancelled), its inline loop
+    and inline debates are cancelled at once, and work on Celery workers finds the rows gone and stops quietly
+    (`run_inline`, `tick`, the engine's `DebateDeleted`)."""
+    # Waits for a pass holding the batch's row lock: once it is cancelled, no later pass makes a debate, so the
+    # debates listed next are all it will ever have.
+    kind.model.objects.filter(pk=batch.pk).update(status=CANCELLED, updated_at=timezone.now())
+    runner.cancel(kind.kind, batch.pk)
+    debate_ids = list(kind.debates(batch).values_list("pk", flat=True))
+    for debate_id in debate_ids:
+        runner.cancel("debate", debate_id)
+    runner.delete_under_work(kind.model.objects.filter(pk=batch.pk), Debate.objects.filter(pk__in=debate_ids))
+
+
+def set_visibility(kind: Batch, batch: Any, value: str) -> None:
+    """The batch's visibility (ValueError if unknown), and its debates' with it: each is seen where its batch is,
+    and sockets that lose the right close (sharing.set_visibility)."""
+    sharing.set_visibility(batch, value)
+    for debate in kind.debates(batch).exclude(visibility=value):
+        sharing.set_visibility(debate, value)
 
 
 def cancel(kind: Batch, batch_id: int) -> None:

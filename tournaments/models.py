@@ -85,9 +85,6 @@ class Tournament(BatchRecord):
     sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
     repeats = models.PositiveSmallIntegerField(default=1)
 
-    class Meta(BatchRecord.Meta):
-        pass
-
 
 class Entrant(PersonaSnapshot):
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")

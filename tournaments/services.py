@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
-from django.utils import timezone
+from django.db.models import F, QuerySet
 
-from chaoslm import live, runner, sharing
+from chaoslm import live
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
 from chaoslm.sharing import Visibility
@@ -213,6 +212,9 @@ class TournamentBatch(batches.Batch):
         model = Match if job.kind == schedule.DUEL else Judgment
         model.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
 
+    def debates(self, batch: Tournament) -> QuerySet[Debate]:
+        return state.debates_of(batch)
+
     def of_debate(self, debate_id: int) -> int | None:
         return Judgment.objects.filter(debate_id=debate_id).values_list("match__tournament_id", flat=True).first()
 
@@ -297,18 +299,8 @@ def cancel(tournament: Tournament) -> None:
 
 
 def delete(tournament: Tournament) -> None:
-    """Delete a tournament and its debates, stopping its run first: nothing new starts (cancelled), its
-    inline loop and inline debates are cancelled at once, and work on Celery workers finds the rows gone and
-    stops quietly (`run_inline`, `tick`, the engine's `DebateDeleted`)."""
-    Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.CANCELLED, updated_at=timezone.now())
-    runner.cancel(TOURNAMENT.kind, tournament.pk)
-    mine = Q(tournament_match__tournament=tournament) | Q(tournament_judgment__match__tournament=tournament)
-    debate_ids = list(Debate.objects.filter(mine).values_list("pk", flat=True))
-    for debate_id in debate_ids:
-        runner.cancel("debate", debate_id)
-    with transaction.atomic():
-        tournament.delete()
-        Debate.objects.filter(pk__in=debate_ids).delete()
+    """Delete a tournament and its debates, stopping its run first (batches.delete)."""
+    batches.delete(TOURNAMENT, tournament)
 
 
 async def run_inline(tournament_id: int) -> None:
@@ -328,9 +320,5 @@ def connect_signals() -> None:
 
 
 def set_visibility(tournament: Tournament, value: str) -> None:
-    """The tournament's visibility (ValueError if unknown), and its debates' with it: a duel or a judge's
-    replay is seen where its tournament is, and sockets that lose the right close (sharing.set_visibility)."""
-    sharing.set_visibility(tournament, value)
-    mine = Q(tournament_match__tournament=tournament) | Q(tournament_judgment__match__tournament=tournament)
-    for debate in Debate.objects.filter(mine).exclude(visibility=value):
-        sharing.set_visibility(debate, value)
+    """The tournament's visibility, and its duels' and judges' replays' with it (batches.set_visibility)."""
+    batches.set_visibility(TOURNAMENT, tournament, value)
