@@ -229,6 +229,18 @@ def test_a_providers_context_window_is_bounded_in_the_admin(people):
     assert Provider.objects.get().context_window == 131072
 
 
+def test_a_base_url_typed_without_a_scheme_is_taken_as_http_in_the_admin(people):
+    from chaoslm.personas.models import Provider
+
+    people["staff"].is_superuser = True
+    people["staff"].save()
+    form = {"name": "Local", "base_url": "127.0.0.1:8080/v1", "api_key_env": "", "default_model": "m"}
+    form |= {"json_mode": "json_object", "context_window": 8192}
+    response = logged_in(people["staff"]).post(reverse("admin:personas_provider_add"), form)
+    assert response.status_code == 302
+    assert Provider.objects.get().base_url == "http://127.0.0.1:8080/v1"
+
+
 # 5. Large request bodies.
 
 UPLOAD_HEAD = "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\n{length}\r\n"

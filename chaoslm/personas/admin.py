@@ -5,6 +5,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -20,6 +21,9 @@ from chaoslm.personas.yaml_io import ROLES, PersonaYAMLError, dump_personas, par
 class ProviderAdmin(admin.ModelAdmin):
     list_display = ["name", "base_url", "default_model", "json_mode", "context_window", "api_key_env"]
     search_fields = ["name", "base_url", "default_model"]
+    # A base URL typed without a scheme is most often a local server (llama.cpp, Ollama), which speaks http;
+    # said here, it stays so when Django's default turns to https.
+    formfield_overrides = {models.URLField: {"assume_scheme": "http"}}
 
 
 YAML_HELP = (
