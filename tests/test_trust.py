@@ -236,8 +236,13 @@ def test_a_base_url_typed_without_a_scheme_is_taken_as_http_in_the_admin(people)
     people["staff"].save()
     form = {"name": "Local", "base_url": "127.0.0.1:8080/v1", "api_key_env": "", "default_model": "m"}
     form |= {"json_mode": "json_object", "context_window": 8192}
-    response = logged_in(people["staff"]).post(reverse("admin:personas_provider_add"), form)
-    assert response.status_code == 302
+    admin = logged_in(people["staff"])
+    refused = admin.post(reverse("admin:personas_provider_add"), {**form, "base_url": "localhost:11434/v1"})
+    assert refused.status_code == 200 and not Provider.objects.exists()
+    page = refused.content.decode()
+    assert "Write the whole URL, with http:// or https://, e.g. http://localhost:11434/v1." in page
+    assert 'value="localhost:11434/v1"' in page
+    assert admin.post(reverse("admin:personas_provider_add"), form).status_code == 302
     assert Provider.objects.get().base_url == "http://127.0.0.1:8080/v1"
 
 

@@ -22,8 +22,16 @@ class ProviderAdmin(admin.ModelAdmin):
     list_display = ["name", "base_url", "default_model", "json_mode", "context_window", "api_key_env"]
     search_fields = ["name", "base_url", "default_model"]
     # A base URL typed without a scheme is most often a local server (llama.cpp, Ollama), which speaks http;
-    # said here, it stays so when Django's default turns to https.
-    formfield_overrides = {models.URLField: {"assume_scheme": "http"}}
+    # said here, it stays so when Django's default turns to https. "localhost:11434/v1" reads as a scheme of
+    # its own, so the refusal says what to write.
+    formfield_overrides = {
+        models.URLField: {
+            "assume_scheme": "http",
+            "error_messages": {
+                "invalid": "Write the whole URL, with http:// or https://, e.g. http://localhost:11434/v1."
+            },
+        }
+    }
 
 
 YAML_HELP = (
