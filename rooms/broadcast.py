@@ -110,6 +110,12 @@ class RoomBroadcaster(RoomObserver):
         self.outbox.html(live.upsert(message_html(message), into))
         self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
 
+    def dropped(self, room: Room, agent: RoomAgent) -> None:
+        self.thinking.pop(agent.pk, None)
+        self.ahead.pop(agent.pk, None)
+        self.outbox.html(live.remove(f"think-{agent.pk}", "#messages"))
+        self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
+
     async def room_changed(self, room: Room, note: str = "") -> None:
         self.outbox.html(self._status(room, thinking=sorted(self.thinking.values()), note=note))
 

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -56,6 +56,9 @@ class RoomObserver:
 
     async def message_saved(self, room: Room, message: RoomMessage) -> None:
         pass
+
+    def dropped(self, room: Room, agent: RoomAgent) -> None:
+        """The agent left the room while it answered: its answer is not kept."""
 
     async def room_changed(self, room: Room, note: str = "") -> None:
         pass
@@ -283,7 +286,19 @@ def _keep_interrupted(room: Room, agent: RoomAgent, text: str) -> RoomMessage | 
     room.refresh_from_db(fields=["mode", "interrupted", "pause_reason", "retry_at"])
     if not text.strip() or not room.interrupted:
         return None
-    return _save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True})
+    with transaction.atomic():
+        if not _present([agent]):
+            return None
+        return _save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True})
+
+
+def _present(agents: Iterable[RoomAgent]) -> set[int]:
+    """The ids of those agents still in the room, their rows locked until the transaction ends. An agent the owner
+    removed while it answered has its answer dropped (its row gone, the message could not point at it); one being
+    removed waits for the answer to be saved, then keeps it as it keeps the agent's earlier messages
+    (services.remove_agent locks the row first too)."""
+    mine = RoomAgent.objects.select_for_update().filter(pk__in=[agent.pk for agent in agents])
+    return set(mine.values_list("pk", flat=True))
 
 
 def _save(room: Room, kind: str, content: str, agent: RoomAgent | None = None, **fields: Any) -> RoomMessage:
@@ -316,6 +331,12 @@ def _failure(table: RoomTable, agent: RoomAgent, error: LLMError) -> RoomMessage
     return _save(
         table.room, RoomMessage.Kind.ERROR, f"⚠️ {agent.name} Failed to respond: {error}", agent, data=data, active=False
     )
+
+
+def _failure_if_present(table: RoomTable, agent: RoomAgent, error: LLMError) -> RoomMessage | None:
+    """The agent's failure line; None if it has left the room (there is no one to retry)."""
+    with transaction.atomic():
+        return _failure(table, agent, error) if _present([agent]) else None
 
 
 def _stop_auto(room: Room, reason: str, *, retry_after: float | None = None) -> RoomMessage:
@@ -415,9 +436,20 @@ async def _round(room_id: int, observer: RoomObserver) -> list[RoomMessage]:
         if isinstance(result, BaseException) and not isinstance(result, LLMError):
             raise result
     saved = await sync_to_async(_save_round)(table, list(zip(agents, results, strict=True)))
+    _report_dropped(table.room, agents, saved, observer)
     for message in saved:
         await observer.message_saved(table.room, message)
     return saved
+
+
+def _report_dropped(
+    room: Room, agents: Iterable[RoomAgent], saved: Sequence[RoomMessage], observer: RoomObserver
+) -> None:
+    """Every answer saved names its agent: those of `agents` with none left the room while they answered."""
+    kept = {message.agent_id for message in saved}
+    for agent in agents:
+        if agent.pk not in kept:
+            observer.dropped(room, agent)
 
 
 def _unanswered(room_id: int, agents: Sequence[RoomAgent]) -> list[RoomAgent]:
@@ -435,9 +467,12 @@ def _save_round(
     table: RoomTable, outcomes: Sequence[tuple[RoomAgent, ChatResult | BaseException]]
 ) -> list[RoomMessage]:
     """A round's answers as pending cards (skips and failures as their lines), all in one transaction."""
-    saved = []
+    saved: list[RoomMessage] = []
     with transaction.atomic():
+        present = _present(agent for agent, _ in outcomes)
         for agent, result in outcomes:
+            if agent.pk not in present:
+                continue
             if isinstance(result, LLMError):
                 saved.append(_failure(table, agent, result))
             elif isinstance(result, ChatResult) and (reason := q.skip_reason(result.text)) is not None:
@@ -502,13 +537,19 @@ async def _auto_turns(room_id: int, observer: RoomObserver) -> None:
         if failed is not None:
             # The group is asked again on Retry: none of its answers is kept, so none is kept twice.
             agent, error = failed
-            await observer.message_saved(room, await sync_to_async(_failure)(table, agent, error))
+            failure = await sync_to_async(_failure_if_present)(table, agent, error)
+            if failure is None:
+                # It left the room while it failed: the turn goes on without it (the group is asked again).
+                observer.dropped(room, agent)
+                continue
+            await observer.message_saved(room, failure)
             retry = error.retry_after if isinstance(error, LLMRateLimited) else None
             reason = f"Rate limited. Retry in {retry:.0f}s" if retry else f"{agent.name} failed to respond"
             await _pause(table, observer, reason, retry_after=retry)
             return
         answers = [(by_id[i], r) for i, r in zip(group, results, strict=True) if isinstance(r, ChatResult)]
         saved, queue = await sync_to_async(_finish_turn)(table, answers, agents, picked, turn.passed)
+        _report_dropped(room, [agent for agent, _ in answers], saved, observer)
         for message in saved:
             await observer.message_saved(room, message)
         if q.everyone_skipped(queue, agents):
@@ -531,6 +572,8 @@ def _finish_turn(
     room = table.room
     saved, skipped, mentioned = [], [], []
     with transaction.atomic():
+        present = _present(agent for agent, _ in answers)
+        answers = [(agent, result) for agent, result in answers if agent.pk in present]
         for agent, result in answers:
             if (reason := q.skip_reason(result.text)) is not None:
                 skipped.append(agent.pk)

@@ -6,11 +6,13 @@ import time
 from datetime import timedelta
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from chaoslm import runner
 from chaoslm.personas.models import Persona, Provider, import_personas
+from rooms import queue as q
 from rooms import services
 from rooms.engine import RoomObserver, auto_loop, load_room, manual_round
 from rooms.models import Room, RoomMessage
@@ -640,3 +642,68 @@ def test_the_admin_opens_a_new_room_from_a_template(room, client):
     assert response.status_code == 302 and response["Location"] == f"/rooms/{new.pk}/"
     assert list(new.agents.values_list("name", flat=True)) == ["Alice", "Bob", "Charlie"]
     assert new.title == "Admin's pick" and new.visibility == "private"
+
+
+class Dropped(RoomObserver):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def dropped(self, room, agent) -> None:
+        self.names.append(agent.name)
+
+
+def remove_while_answering(room, llm_server, run):
+    """Run the room's work; once the first request is in flight, the owner removes the agent it asks."""
+
+    async def go():
+        task = asyncio.create_task(run)
+        while not llm_server.requests:
+            await asyncio.sleep(0.02)
+        name = agent_of(llm_server.requests[0])
+        stored = await sync_to_async(Room.objects.get)(pk=room.pk)
+        agent = await sync_to_async(stored.agents.get)(name=name)
+        await sync_to_async(services.remove_agent)(stored, agent)
+        await asyncio.wait_for(task, 30)
+        return name
+
+    return asyncio.run(go())
+
+
+def test_an_agent_removed_while_it_answers_in_auto_mode_is_dropped_and_the_others_go_on(room, llm_server):
+    llm_server.configure(latency=0.6)
+    room.max_messages = 2
+    room.save()
+    services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    observer = Dropped()
+    gone = remove_while_answering(room, llm_server, auto_loop(room.pk, observer))
+    assert gone == "Alice"
+    assert observer.names == ["Alice"]
+    assert list(room.messages.filter(kind="agent").values_list("author", flat=True)) == ["Bob", "Charlie"]
+    assert room.messages.filter(content="[Alice | chat] left the conversation").exists()
+    assert not room.messages.filter(author="Alice").exists()
+
+
+def test_an_agent_removed_during_a_manual_round_leaves_no_pending_answer(room, llm_server):
+    llm_server.configure(latency=0.6)
+    services.post_message(room, "olive", "Hello all")
+    observer = Dropped()
+    gone = remove_while_answering(room, llm_server, manual_round(room.pk, observer))
+    assert observer.names == [gone]
+    pending = set(room.messages.filter(kind="pending").values_list("author", flat=True))
+    assert pending == {"Alice", "Bob", "Charlie"} - {gone}
+
+
+def test_changing_the_agents_keeps_the_turn_the_engine_took_meanwhile(room):
+    # The page's request loaded the room; the engine then moved the queue on past a turn.
+    loaded = Room.objects.get(pk=room.pk)
+    moved = q.advance(q.Queue.from_json(room.queue), [room.queue["order"][0]], [])
+    Room.objects.filter(pk=room.pk).update(queue=moved.to_json())
+    import_personas([("Dora.yaml", PERSONA.format(n="Dora"))])
+    dora, _ = services.add_agent(loaded, Persona.objects.get(name="Dora"))
+    bob = loaded.agents.get(name="Bob")
+    bob_id = bob.pk
+    services.remove_agent(loaded, bob)
+    room.refresh_from_db()
+    assert moved.cursor == 1
+    assert room.queue == q.remove_agent(q.add_agent(moved, dora.pk), bob_id).to_json()
