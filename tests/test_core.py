@@ -112,6 +112,27 @@ def test_the_room_broadcaster_pushes_from_memory(room, django_assert_max_num_que
     assert "Auto mode" not in pushed and "agent-label" in pushed
 
 
+
+def test_the_room_broadcaster_takes_away_the_card_of_an_answer_dropped_when_its_agent_left(room):
+    alice, bob = room.agents.get(name="Alice"), room.agents.get(name="Bob")
+    table = load_room(room.pk)
+    broadcaster = RoomBroadcaster(room.pk)
+    broadcaster.loaded(table)
+
+    async def push() -> list[str]:
+        broadcaster.started(table.room, alice)
+        broadcaster.started(table.room, bob)
+        broadcaster.dropped(table.room, alice)
+        pushed = [item[1] for item in broadcaster.outbox.items if item[0] == "html"]
+        broadcaster.outbox.sender.cancel()
+        return pushed
+
+    pushed = asyncio.run(push())
+    assert f'data-remove="think-{alice.pk}"' in pushed[-2]
+    assert 'id="room-status"' in pushed[-1]
+    assert "[Bob] <em>thinking...</em>" in pushed[-1] and "[Alice] <em>thinking" not in pushed[-1]
+
+
 def test_a_room_page_view_does_not_start_auto_mode_the_sweep_does(client, room, monkeypatch):
     started = []
     monkeypatch.setattr(runner, "submit", lambda kind, object_id: started.append((kind, object_id)))
