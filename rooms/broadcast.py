@@ -111,6 +111,8 @@ class RoomBroadcaster(RoomObserver):
         self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
 
     def dropped(self, room: Room, agent: RoomAgent) -> None:
+        # It has left: the status drawn from the agents loaded before the turn must not list it again.
+        self.agents = [other for other in self.agents if other.pk != agent.pk]
         self.thinking.pop(agent.pk, None)
         self.ahead.pop(agent.pk, None)
         self.outbox.html(live.remove(f"think-{agent.pk}", "#messages"))

@@ -131,6 +131,7 @@ def test_the_room_broadcaster_takes_away_the_card_of_an_answer_dropped_when_its_
     assert f'data-remove="think-{alice.pk}"' in pushed[-2]
     assert 'id="room-status"' in pushed[-1]
     assert "[Bob] <em>thinking...</em>" in pushed[-1] and "[Alice] <em>thinking" not in pushed[-1]
+    assert 'aria-label="Remove Bob"' in pushed[-1] and 'aria-label="Remove Alice"' not in pushed[-1]
 
 
 def test_a_room_page_view_does_not_start_auto_mode_the_sweep_does(client, room, monkeypatch):

@@ -50,6 +50,25 @@ def test_a_manual_round_with_answers_kept_and_dropped_then_one_toggled_off(pages
     assert all(kept_text not in t and dropped_text not in t and "And bicycles?" in t for t in texts)
 
 
+
+def test_an_agent_removed_while_it_writes_leaves_and_the_others_answers_stay(pages, site, llm):
+    llm.configure(latency=0.2, token_rate=4, reply_words=12)
+    page = pages.new("alice")
+    open_room(page, site, "Leaving", ["Ada Sterling", "Marcus Vale", "Mira"])
+    say(page, "Who should leave?")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-thinking').length === 3")
+    page.click("button[aria-label='Remove Marcus Vale']")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#pending .msg-pending').length === 2"
+        " && !document.querySelector('#pending .msg-thinking')",
+        timeout=20_000,
+    )
+    assert "[Marcus Vale | debater] left the conversation" in page.inner_text("#messages")
+    assert "Marcus Vale" not in page.inner_text("#pending")
+    assert page.locator("button[aria-label='Remove Marcus Vale']").count() == 0
+    screenshot(page, "room-agent-left")
+
+
 def test_auto_mode_with_a_mention_a_skip_the_countdown_ctrl_m_and_a_stop_mid_generation(pages, site, llm):
     llm.configure(
         latency=0.1,
