@@ -112,7 +112,6 @@ def test_the_room_broadcaster_pushes_from_memory(room, django_assert_max_num_que
     assert "Auto mode" not in pushed and "agent-label" in pushed
 
 
-
 def test_the_room_broadcaster_takes_away_the_card_of_an_answer_dropped_when_its_agent_left(room):
     alice, bob = room.agents.get(name="Alice"), room.agents.get(name="Bob")
     table = load_room(room.pk)

@@ -50,7 +50,6 @@ def test_a_manual_round_with_answers_kept_and_dropped_then_one_toggled_off(pages
     assert all(kept_text not in t and dropped_text not in t and "And bicycles?" in t for t in texts)
 
 
-
 def test_an_agent_removed_while_it_writes_leaves_and_the_others_answers_stay(pages, site, llm):
     llm.configure(latency=0.2, token_rate=4, reply_words=12)
     page = pages.new("alice")
