@@ -75,6 +75,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
     scores = list(debate.events.filter(kind=Event.Kind.SCORE))
     stage = debate.events.filter(kind=Event.Kind.SYSTEM).order_by("-ordinal").first()
     stage_text = current_stage([stage] if stage else [])
+    fmt = get_format(debate.format)
     return {
         "debate": debate,
         "seats": seats,
@@ -84,8 +85,8 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
         "cards": mark_safe("".join(card.filled() for card in events)),  # noqa: S308
         "last_event_id": max((card.pk for card in events), default=0),
         "chart": score_chart(seats, scores),
-        "shows_scores": get_format(debate.format).scores_turns and any(s.key == "judge" for s in seats),
-        "verdict_label": get_format(debate.format).verdict_label,
+        "shows_scores": fmt.scores_turns and any(s.key == "judge" for s in seats),
+        "verdict_label": fmt.verdict_label,
         "human_seat": next((s for s in seats if s.is_human), None),
         "stage": stage_text,
         "status_line": status_line(debate, doing_now(debate, seats), stage_text),

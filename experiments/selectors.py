@@ -142,11 +142,13 @@ def planned_calls(experiment: Experiment) -> Callable[[schedule.Job], int]:
     experiment's options. The runs' protocols are read (one query) only if a job that is no replay is asked about:
     only while an ETA is worked out."""
     per_protocol = {p: design.planned_calls(p, experiment.options, replay=False) for p in design.PROTOCOLS}
+    # A panel's replay is of an evidence debate.
+    replay = design.planned_calls(design.DEBATE, experiment.options, replay=True)
     protocols: dict[int, str] = {}
 
     def calls(job: schedule.Job) -> int:
         if job.kind == schedule.REPLAY:
-            return design.planned_calls("", experiment.options, replay=True)
+            return replay
         if not protocols:
             protocols.update(Run.objects.filter(experiment=experiment).values_list("id", "protocol"))
         return per_protocol[protocols[job.id]]

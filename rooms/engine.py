@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -287,16 +287,16 @@ def _keep_interrupted(room: Room, agent: RoomAgent, text: str) -> RoomMessage | 
     if not text.strip() or not room.interrupted:
         return None
     with transaction.atomic():
-        if not _present([agent]):
+        if not lock_present([agent]):
             return None
         return _save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True})
 
 
-def _present(agents: Iterable[RoomAgent]) -> set[int]:
+def lock_present(agents: Iterable[RoomAgent]) -> set[int]:
     """The ids of those agents still in the room, their rows locked until the transaction ends. An agent the owner
     removed while it answered has its answer dropped (its row gone, the message could not point at it); one being
     removed waits for the answer to be saved, then keeps it as it keeps the agent's earlier messages
-    (services.remove_agent locks the row first too)."""
+    (services.remove_agent locks the row with it first)."""
     mine = RoomAgent.objects.select_for_update().filter(pk__in=[agent.pk for agent in agents])
     return set(mine.values_list("pk", flat=True))
 
@@ -336,7 +336,7 @@ def _failure(table: RoomTable, agent: RoomAgent, error: LLMError) -> RoomMessage
 def _failure_if_present(table: RoomTable, agent: RoomAgent, error: LLMError) -> RoomMessage | None:
     """The agent's failure line; None if it has left the room (there is no one to retry)."""
     with transaction.atomic():
-        return _failure(table, agent, error) if _present([agent]) else None
+        return _failure(table, agent, error) if lock_present([agent]) else None
 
 
 def _stop_auto(room: Room, reason: str, *, retry_after: float | None = None) -> RoomMessage:
@@ -469,7 +469,7 @@ def _save_round(
     """A round's answers as pending cards (skips and failures as their lines), all in one transaction."""
     saved: list[RoomMessage] = []
     with transaction.atomic():
-        present = _present(agent for agent, _ in outcomes)
+        present = lock_present(agent for agent, _ in outcomes)
         for agent, result in outcomes:
             if agent.pk not in present:
                 continue
@@ -572,7 +572,7 @@ def _finish_turn(
     room = table.room
     saved, skipped, mentioned = [], [], []
     with transaction.atomic():
-        present = _present(agent for agent, _ in answers)
+        present = lock_present(agent for agent, _ in answers)
         answers = [(agent, result) for agent, result in answers if agent.pk in present]
         for agent, result in answers:
             if (reason := q.skip_reason(result.text)) is not None:
@@ -596,15 +596,24 @@ def _advance_queue(
     picked: bool,
     passed: Sequence[int],
 ) -> q.Queue:
-    """Move the stored queue on past `group`. The stored one, not the one loaded before the turn: what the owner
-    changed meanwhile (an agent added or removed, one picked to speak next) stays."""
+    """Move the stored queue on past `group` (change_queue), saving the turn's `messages_since_auto` with it."""
+    return change_queue(
+        room,
+        lambda stored: q.with_mentions(q.advance(stored, group, skipped, picked=picked, passed=passed), mentioned),
+        also=["messages_since_auto"],
+    )
+
+
+def change_queue(room: Room, change: Callable[[q.Queue], q.Queue], *, also: Sequence[str] = ()) -> q.Queue:
+    """Change the stored queue, read under its row lock, and save it with the fields `also` the caller set on
+    `room`. The stored one, not `room`'s copy: the engine moves the queue on past each turn while the owner's
+    request changes it (an agent added or removed, one picked or @mentioned), and a copy loaded before the other
+    wrote would undo it (a turn given twice, a removed agent back in the queue)."""
     with transaction.atomic():
         stored = Room.objects.select_for_update().only("queue").get(pk=room.pk)
-        queue = q.with_mentions(
-            q.advance(q.Queue.from_json(stored.queue), group, skipped, picked=picked, passed=passed), mentioned
-        )
+        queue = change(q.Queue.from_json(stored.queue))
         room.queue = queue.to_json()
-        room.save(update_fields=["queue", "messages_since_auto", "updated_at"])
+        room.save(update_fields=["queue", *also, "updated_at"])
     return queue
 
 

@@ -6,7 +6,7 @@ Views call these (the room's writes); they write the system messages the spec as
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -15,7 +15,7 @@ from django.db.models import Max
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.personas.models import Persona
 from rooms import queue as q
-from rooms.engine import agent_prompt, queue_agents
+from rooms.engine import agent_prompt, change_queue, lock_present, queue_agents
 from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate
 
 MAX_MESSAGE_CHARS = 4000
@@ -25,14 +25,6 @@ SAID = [RoomMessage.Kind.USER, RoomMessage.Kind.AGENT, RoomMessage.Kind.PENDING,
 
 class RoomError(ValueError):
     """Something the person asked for that cannot be done; the message says why."""
-
-
-def _change_queue(room: Room, change: Callable[[q.Queue], q.Queue]) -> None:
-    """Change the stored queue, read under its row lock (within a transaction): the engine moves it on past each
-    turn while a request holds an older copy, and that copy written back would give a turn twice."""
-    stored = Room.objects.select_for_update().only("queue").get(pk=room.pk)
-    room.queue = change(q.Queue.from_json(stored.queue)).to_json()
-    room.save(update_fields=["queue", "updated_at"])
 
 
 def system_message(room: Room, text: str) -> RoomMessage:
@@ -63,17 +55,17 @@ def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
             # It sees what is said from now on, unless the owner lets it see earlier messages.
             joined_after=room.messages.filter(kind__in=SAID).aggregate(newest=Max("pk"))["newest"] or 0,
         )
-        _change_queue(room, lambda queue: q.add_agent(queue, agent.pk))
+        change_queue(room, lambda queue: q.add_agent(queue, agent.pk))
         message = system_message(room, f"[{agent.label}] joined the conversation")
     return agent, message
 
 
 def remove_agent(room: Room, agent: RoomAgent) -> RoomMessage:
     """The agent leaves; its messages stay. Its row is locked first, as the engine locks it to save an answer: an
-    answer it is writing is either saved before it goes or dropped (engine._present), never written under it."""
+    answer it is writing is either saved before it goes or dropped (engine.lock_present), never written under it."""
     with transaction.atomic():
-        list(RoomAgent.objects.select_for_update().filter(pk=agent.pk).values_list("pk", flat=True))
-        _change_queue(room, lambda queue: q.remove_agent(queue, agent.pk))
+        lock_present([agent])
+        change_queue(room, lambda queue: q.remove_agent(queue, agent.pk))
         message = system_message(room, f"[{agent.label}] left the conversation")
         agent.delete()
     return message
@@ -115,7 +107,7 @@ def post_message(room: Room, author: str, text: str, to: Iterable[int] = ()) -> 
         )
         # A whisper can only call on the agents it is addressed to.
         mentioned = q.find_mentions(text, queue_agents(audience or agents))
-        _change_queue(room, lambda queue: q.with_mentions(queue, mentioned))
+        change_queue(room, lambda queue: q.with_mentions(queue, mentioned))
     return message
 
 
@@ -162,7 +154,7 @@ def set_turn_order(room: Room, turn_order: str, selector: Persona | None, repeat
         room.selector_repeat = repeat
         room.save(update_fields=["turn_order", "selector", "selector_repeat", "updated_at"])
         if turn_order != Room.TurnOrder.PICK:
-            _change_queue(room, lambda queue: dataclasses.replace(queue, picked=()))
+            change_queue(room, lambda queue: dataclasses.replace(queue, picked=()))
         room.agents.exclude(pk__in=candidates).update(candidate=False)
         room.agents.filter(pk__in=candidates).update(candidate=True)
 
@@ -171,16 +163,14 @@ def speak_next(room: Room, agent: RoomAgent) -> None:
     """Pick mode: the agent speaks next (after any @mentioned agents)."""
     if room.turn_order != Room.TurnOrder.PICK:
         raise RoomError("Choose the turn order 'pick' to say who speaks next.")
-    with transaction.atomic():
-        _change_queue(room, lambda queue: q.pick(queue, agent.pk))
+    change_queue(room, lambda queue: q.pick(queue, agent.pk))
 
 
 def move_earlier(room: Room, agent: RoomAgent) -> None:
     """Pick mode: the agent trades places with the one up just before it."""
     if room.turn_order != Room.TurnOrder.PICK:
         raise RoomError("Choose the turn order 'pick' to reorder who speaks next.")
-    with transaction.atomic():
-        _change_queue(room, lambda queue: q.move_earlier(queue, queue_agents(room.agents.all()), agent.pk))
+    change_queue(room, lambda queue: q.move_earlier(queue, queue_agents(room.agents.all()), agent.pk))
 
 
 def set_agent_settings(room: Room, values: dict[str, str]) -> None:
