@@ -26,8 +26,8 @@ test: install
 	@# with Redis as the broker (CI starts both: see bin/start-services).
 	@if [ -n "$$CHAOSLM_TEST_DATABASE_URL" ]; then \
 	  DATABASE_URL="$$CHAOSLM_TEST_DATABASE_URL" REDIS_URL="$$CHAOSLM_TEST_REDIS_URL" CHAOSLM_TEST_ENGINE_RUNNER=celery \
-	    $(UV) run pytest -q tests/test_engine_duel.py \
-	    tests/test_structured_format.py tests/test_rooms.py tests/test_debate_command.py; \
+	    $(UV) run pytest -q tests/debates/test_engine.py \
+	    tests/debates/formats/test_structured.py tests/rooms/test_rooms.py tests/debates/test_command.py; \
 	elif [ "$$CI" = "true" ]; then echo "CHAOSLM_TEST_DATABASE_URL is required under CI"; exit 1; \
 	else echo "(PostgreSQL run skipped: eval \"\$$(bin/start-services)\" to include it)"; fi
 

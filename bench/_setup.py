@@ -101,7 +101,7 @@ def new_duel(turns: int = 6):
 def parse_args(parser: argparse.ArgumentParser, smoke: dict[str, Any]) -> argparse.Namespace:
     """The bench's arguments, with `--smoke`: the sizes in `smoke`, so every code path runs in seconds.
 
-    The test suite runs each bench this way (tests/test_benches.py): a bench that breaks fails CI.
+    The test suite runs each bench this way (tests/core/test_benches.py): a bench that breaks fails CI.
     Its figures mean nothing at that size; only the full-size tables do.
     """
     sizes = ", ".join(f"--{name.replace('_', '-')} {value}" for name, value in smoke.items())

@@ -18,10 +18,10 @@ XDIST_WORKER = int(_WORKER_ID.removeprefix("gw")) if _WORKER_ID else None
 # cores, their servers starved each other: one duel took ten minutes instead of one. So they run one after
 # the other in one xdist process, and first, being the suite's longest unit of work.
 SMOLLM2_FILES = {
-    "tests/test_local_model.py",
-    "tests/test_local_model_serve.py",
-    "tests/test_local_model_supervision.py",
-    "tests/test_local_model_together.py",
+    "tests/llm/test_local_model.py",
+    "tests/llm/test_local_model_serve.py",
+    "tests/llm/test_local_model_supervision.py",
+    "tests/llm/test_local_model_together.py",
 }
 
 

@@ -1,0 +1,101 @@
+"""The views tournaments and experiments share (tournaments/batch_views.py), for both kinds: the list (one's own,
+the others' public ones), the exports at the batch's own address and at its share link (their files, types and
+names; an unknown file is a 404), and the owner's pause and cancel."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from experiments import design
+from experiments import services as experiment_services
+from experiments.questions import sample
+from tests.batches.helpers import debater, judge, questions
+from tournaments import services as tournament_services
+from tournaments.services import Contestant
+
+pytestmark = pytest.mark.django_db
+
+FILES = {
+    "tournament": {"report.json": "application/json", "matches.csv": "text/csv", "ratings.csv": "text/csv"},
+    "experiment": {"report.json": "application/json", "runs.csv": "text/csv", "protocols.csv": "text/csv"},
+}
+
+
+def make(kind: str, owner, name: str, visibility: str):
+    if kind == "tournament":
+        return tournament_services.create_tournament(
+            name=name,
+            debaters=[Contestant.of(debater(n)) for n in ("Alice", "Bob")],
+            judges=[Contestant.of(judge("Judge Una"))],
+            questions=questions(1),
+            options={"turns": 2},
+            owner=owner,
+            visibility=visibility,
+        )
+    return experiment_services.create_experiment(
+        name=name,
+        questions=sample()[:1],
+        protocols=[design.BLIND],
+        debaters=[],
+        judges=[Contestant.of(judge("Judge Una"))],
+        owner=owner,
+        visibility=visibility,
+    )
+
+
+def client_of(user=None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("kind", ["tournament", "experiment"])
+def test_the_list_shows_ones_own_and_the_others_public_ones(kind, people):
+    for owner, visibility in (("owner", "private"), ("other", "public"), ("other", "unlisted"), ("other", "private")):
+        make(kind, people[owner], f"{owner}'s {visibility} one", visibility)
+    url = reverse(f"{kind}_list")
+    mine = client_of(people["owner"]).get(url).content.decode()
+    yours, public = mine.split("<h2>Public</h2>")
+    assert "owner&#x27;s private one" in yours and "other&#x27;s" not in yours
+    assert "other&#x27;s public one" in public and "unlisted" not in public and "other&#x27;s private" not in public
+    anonymous = client_of().get(url).content.decode()
+    assert "<h2>Yours</h2>" not in anonymous and "other&#x27;s public one" in anonymous
+    assert "owner&#x27;s private one" not in anonymous
+
+
+@pytest.mark.parametrize("kind", ["tournament", "experiment"])
+def test_the_exports_at_its_address_and_its_share_link(kind, people):
+    unlisted = make(kind, people["owner"], "Shared", "unlisted")
+    private = make(kind, people["owner"], "Kept", "private")
+    owner, stranger = client_of(people["owner"]), client_of()
+    for file, content_type in FILES[kind].items():
+        for client, url in (
+            (owner, reverse(f"{kind}_export", args=[unlisted.pk, file])),
+            (stranger, reverse(f"{kind}_share_export", args=[unlisted.share_token, file])),
+        ):
+            response = client.get(url)
+            assert response.status_code == 200, url
+            assert response["Content-Type"].startswith(content_type)
+            assert response["Content-Disposition"] == f'attachment; filename="{kind}-{unlisted.pk}-{file}"'
+        # Who may not see it gets the same 404 as for one that does not exist.
+        assert stranger.get(reverse(f"{kind}_export", args=[unlisted.pk, file])).status_code == 404
+        assert stranger.get(reverse(f"{kind}_share_export", args=[private.share_token, file])).status_code == 404
+    unknown = owner.get(reverse(f"{kind}_export", args=[unlisted.pk, "secrets.txt"]))
+    assert unknown.status_code == 404 and unknown.content == b"No such export."
+    assert "Content-Disposition" not in unknown
+
+
+@pytest.mark.parametrize("kind", ["tournament", "experiment"])
+def test_the_owners_pause_and_cancel(kind, people):
+    batch = make(kind, people["owner"], "Acted on", "public")
+    owner, other = client_of(people["owner"]), client_of(people["other"])
+    assert other.post(reverse(f"{kind}_pause", args=[batch.pk])).status_code == 403
+    assert owner.get(reverse(f"{kind}_pause", args=[batch.pk])).status_code == 405
+    for action, status in (("pause", "paused"), ("cancel", "cancelled")):
+        response = owner.post(reverse(f"{kind}_{action}", args=[batch.pk]))
+        assert response.status_code == 302 and response["Location"] == reverse(f"{kind}_detail", args=[batch.pk])
+        batch.refresh_from_db()
+        assert batch.status == status

@@ -1,0 +1,146 @@
+"""The import layers (docs/architecture.md): the core imports no app, apps do not import each other, the pure
+modules load no Django, and no first-party module imports itself back, at module level or inside a function."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("chaoslm", "debates", "rooms", "tournaments", "experiments")
+APPS = ("debates", "rooms", "tournaments", "experiments")
+# The core's wiring: it gathers every app's URLs, websocket routes and settings, so it may import them.
+WIRING = {"chaoslm.urls", "chaoslm.asgi", "chaoslm.routing", "chaoslm.settings", "chaoslm.celery"}
+PURE = ("debates.formats", "rooms.queue", "experiments.questions", "experiments.design")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py") if (ROOT / package).is_dir() else ():
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The first-party modules `name` imports anywhere in its text (function-local imports included)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            # `from package import module` imports the module; `from module import name`, the module.
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def test_the_core_imports_no_app():
+    wrong = {
+        (m, i)
+        for m, imports in GRAPH.items()
+        for i in imports
+        if _top(m) == "chaoslm" and m not in WIRING
+        if _top(i) in APPS
+    }
+    assert wrong == set()
+
+
+@pytest.mark.parametrize(
+    ("app", "other"),
+    [
+        ("debates", "rooms"),
+        ("rooms", "debates"),
+        ("rooms", "tournaments"),
+        # Experiments build on tournaments and debates; nothing builds on experiments.
+        ("debates", "experiments"),
+        ("tournaments", "experiments"),
+        ("rooms", "experiments"),
+        ("experiments", "rooms"),
+    ],
+)
+def test_apps_do_not_import_each_other(app, other):
+    assert {(m, i) for m, imports in GRAPH.items() for i in imports if _top(m) == app and _top(i) == other} == set()
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_the_pure_modules_load_no_django(module):
+    loaded = subprocess.run(
+        [sys.executable, "-c", f"import sys, {module}; print(sorted({{m.split('.')[0] for m in sys.modules}}))"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for framework in ("django", "channels", "celery", "asgiref"):
+        assert f"'{framework}'" not in loaded
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_first_party_import_cycle():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_check_sees_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

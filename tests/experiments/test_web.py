@@ -1,0 +1,224 @@
+"""The experiment pages: the new form (upload or the sample set), the report page, the share link, exports, access."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.auth import AuthMiddlewareStack
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from experiments import broadcast, services
+from experiments.models import Experiment
+from experiments.questions import sample
+from experiments.routing import websocket_urlpatterns
+from tests.batches.helpers import debater, judge
+from tests.experiments.test_runs import run_to_end
+from tournaments.services import Contestant
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def form_data(**changes):
+    ada, bob, judy = debater("Ada"), debater("Bob"), judge("Judy")
+    return {
+        "name": "My experiment",
+        "protocols": ["evidence_debate", "blind"],
+        "debaters": [ada.pk, bob.pk],
+        "judges": [judy.pk],
+        "rounds": 1,
+        "word_limit": 80,
+        "concurrency": 2,
+        "visibility": "unlisted",
+        **changes,
+    }
+
+
+@pytest.mark.django_db
+def test_a_bad_file_is_refused_naming_file_and_line_and_the_form_keeps_what_was_typed(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.start", lambda experiment: None)
+    bad = SimpleUploadedFile("mine.jsonl", b'{"passage": "p", "question": "q", "answers": ["a", "b"], "correct": 3}\n')
+    response = client_for(people["owner"]).post("/experiments/new/", form_data(questions_file=bad))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "mine.jsonl line 1: correct must be 0, 1 or null, not 3" in html
+    assert 'value="My experiment"' in html
+    assert not Experiment.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_sample_set_makes_an_experiment_and_its_page_says_what_is_undefined(people, monkeypatch):
+    started = []
+    monkeypatch.setattr("experiments.views.work.start", started.append)
+    response = client_for(people["owner"]).post("/experiments/new/", form_data(use_sample="on"))
+    experiment = Experiment.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/experiments/{experiment.pk}/"
+    assert started == [experiment]
+    assert experiment.questions.count() == 12 and experiment.runs.count() == 12 * (2 + 1) * 2
+    page = client_for(people["owner"]).get(f"/experiments/{experiment.pk}/").content.decode()
+    assert "Judge accuracy by protocol" in page
+    assert "undefined (no run has been judged yet)" in page
+    assert "onsubmit" not in page and ' style="' not in page  # nothing the content security policy refuses
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_share_link_shows_the_report_logged_out_and_a_private_one_shows_nothing(llm_server):
+    experiment = services.create_experiment(
+        name="<b>Shared</b>",
+        questions=sample()[:2],
+        protocols=["evidence_debate", "blind"],
+        debaters=[Contestant.of(debater("Ada")), Contestant.of(debater("Bob"))],
+        judges=[Contestant.of(judge("Judy"))],
+        options={"rounds": 1},
+        visibility="unlisted",
+    )
+    run_to_end(experiment)
+    stranger = Client()
+    page = stranger.get(f"/xs/{experiment.share_token}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "&lt;b&gt;Shared&lt;/b&gt;" in html and "<b>Shared</b>" not in html
+    assert 'class="chart accuracy-chart"' in html and 'class="chart reliability-chart"' in html
+    assert "Accuracy, Debate \u2212 Blind" in html
+    assert html.count("<td>neither (50\u201350)</td>") == 12  # the runs table: the test server's judge says 50-50
+    assert stranger.get(f"/experiments/{experiment.pk}/").status_code == 404  # unlisted: only through its link
+    assert "Pause" not in html
+    report = json.loads(stranger.get(f"/xs/{experiment.share_token}/export/report.json").content)
+    assert report["progress"]["done"] == 12
+    csv_body = stranger.get(f"/xs/{experiment.share_token}/export/runs.csv").content.decode()
+    assert csv_body.splitlines()[0].startswith("run,question,protocol,judge,order")
+    assert len(csv_body.splitlines()) == 13
+    assert stranger.get(f"/xs/{experiment.share_token}/export/other.txt").status_code == 404
+    Experiment.objects.filter(pk=experiment.pk).update(visibility="private")
+    assert stranger.get(f"/xs/{experiment.share_token}/").status_code == 404
+    assert stranger.post(f"/experiments/{experiment.pk}/pause/").status_code == 302  # to log in
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_live_push_carries_the_report_as_it_stands(llm_server):
+    experiment = services.create_experiment(
+        name="Live",
+        questions=sample()[:1],
+        protocols=["blind"],
+        debaters=[],
+        judges=[Contestant.of(judge("Judy"))],
+    )
+    before = broadcast.live_html(experiment)
+    assert '<div id="report-figures" class="report-figures" hx-swap-oob="outerHTML">' in before
+    assert "undefined (no run has been judged yet)" in before
+    run_to_end(experiment)
+    after = broadcast.live_html(Experiment.objects.get(pk=experiment.pk))
+    figures = after.split('id="report-figures"', 1)[1]
+    assert '<td class="name">Blind</td><td>2</td><td>0</td><td>50%</td>' in figures  # 2 runs judged, 50-50
+    assert 'class="chart accuracy-chart"' in figures and "no run has been judged yet" not in figures
+
+
+@pytest.mark.django_db
+def test_a_running_experiments_report_is_pushed_at_most_every_two_seconds_and_always_once_settled():
+    experiment = services.create_experiment(
+        name="Watched", questions=sample()[:1], protocols=["blind"], debaters=[], judges=[Contestant.of(judge("Judy"))]
+    )
+    assert broadcast.live_html_of(experiment.pk) == ""  # nobody watches: nothing is drawn
+    async_to_sync(get_channel_layer().group_add)(broadcast.group(experiment.pk), "a-page")
+    first, second = broadcast.live_html_of(experiment.pk), broadcast.live_html_of(experiment.pk)
+    assert 'id="progress"' in first and 'id="report-figures"' in first
+    assert 'id="progress"' in second and 'id="report-figures"' not in second  # within REPORT_EVERY
+    Experiment.objects.filter(pk=experiment.pk).update(status="completed")
+    assert 'id="report-figures"' in broadcast.live_html_of(experiment.pk)
+
+
+@pytest.mark.django_db
+def test_only_the_owner_pauses_and_others_cannot_see_a_private_experiment(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    experiment = services.create_experiment(
+        name="Mine",
+        questions=sample()[:1],
+        protocols=["blind"],
+        debaters=[],
+        judges=[Contestant.of(judge("Judy"))],
+        owner=people["owner"],
+    )
+    assert client_for(people["other"]).get(f"/experiments/{experiment.pk}/").status_code == 404
+    assert client_for(people["other"]).post(f"/experiments/{experiment.pk}/pause/").status_code == 404
+    assert client_for(people["owner"]).post(f"/experiments/{experiment.pk}/pause/").status_code == 302
+    experiment.refresh_from_db()
+    assert experiment.status == "paused"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_socket_refuses_whom_the_page_refuses_and_sends_the_progress(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+
+    def make(visibility):
+        return services.create_experiment(
+            name=visibility,
+            questions=sample()[:1],
+            protocols=["blind"],
+            debaters=[],
+            judges=[Contestant.of(judge("Judy"))],
+            owner=people["owner"],
+            visibility=visibility,
+        )
+
+    private, unlisted = make("private"), make("unlisted")
+
+    async def attempt(path):
+        communicator = WebsocketCommunicator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)), path)
+        connected, _ = await communicator.connect()
+        first = await communicator.receive_from() if connected else ""
+        await communicator.disconnect()
+        return connected, first
+
+    assert asyncio.run(attempt(f"/ws/experiments/{private.pk}/"))[0] is False
+    assert asyncio.run(attempt(f"/ws/experiment-share/{private.share_token}/"))[0] is False
+    connected, first = asyncio.run(attempt(f"/ws/experiment-share/{unlisted.share_token}/"))
+    assert connected
+    assert 'id="progress"' in first and 'hx-swap-oob="outerHTML"' in first
+    assert 'of <span class="t-total">2</span> runs' in first
+
+
+def public_experiment(owner):
+    return services.create_experiment(
+        name="Open",
+        questions=sample()[:1],
+        protocols=["blind"],
+        debaters=[],
+        judges=[Contestant.of(judge("Judy"))],
+        owner=owner,
+        visibility="public",
+    )
+
+
+@pytest.mark.django_db
+def test_leaving_public_gives_an_experiment_a_new_share_link(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    experiment = public_experiment(people["owner"])
+    old = experiment.share_token
+    response = client_for(people["owner"]).post(f"/experiments/{experiment.pk}/visibility/", {"visibility": "unlisted"})
+    assert response.status_code == 302
+    experiment.refresh_from_db()
+    assert (experiment.visibility, experiment.share_token != old) == ("unlisted", True)
+    assert Client().get(f"/xs/{old}/").status_code == 404
+    assert Client().get(f"/xs/{experiment.share_token}/").status_code == 200
+    assert client_for(people["other"]).post(f"/experiments/{experiment.pk}/visibility/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_only_the_owner_is_shown_an_experiments_share_link(people, monkeypatch):
+    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    experiment = public_experiment(people["owner"])
+    for viewer in (Client(), client_for(people["other"])):
+        page = viewer.get(f"/experiments/{experiment.pk}/")
+        assert page.status_code == 200
+        assert experiment.share_token not in page.content.decode()
+    assert experiment.share_token in client_for(people["owner"]).get(f"/experiments/{experiment.pk}/").content.decode()

@@ -1,0 +1,106 @@
+"""`manage.py tournament run SPEC.yaml | resume ID | report ID` over the test server."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from chaoslm.runner import inline
+from tests.batches.helpers import always_for, debater, judge, provider_for
+from tournaments.models import Tournament
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+JUDGE_YAML = """name: Judge Yara
+role: judge
+personality: Yara weighs evidence.
+judging_criteria: Logic first.
+provider: bench
+"""
+
+
+@pytest.fixture
+def runner_idle():
+    yield
+    inline.wait_idle()
+
+
+def write_spec(tmp_path, body):
+    path = tmp_path / "spec.yaml"
+    path.write_text(body)
+    return path
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("tournament", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_run_from_a_spec_prints_the_final_report_as_json(tmp_path, llm_server, runner_idle):
+    llm_server.configure(rules=always_for(["Alice", "Bob"]))
+    bench = provider_for(llm_server, "bench")
+    debater("Alice"), debater("Bob"), judge("Judge Una", bench)
+    (tmp_path / "yara.yaml").write_text(JUDGE_YAML)
+    (tmp_path / "questions.csv").write_text("topic,premise,correct\nTea?,Tea is best,for\nCars?,Ban them,against\n")
+    spec = write_spec(
+        tmp_path,
+        "name: CLI league\nformat: duel\noptions: {turns: 2}\ndebaters: [Alice, Bob]\n"
+        "judges: [Judge Una, yara.yaml]\nquestions_file: questions.csv\nsides: both\nrepeats: 1\nconcurrency: 4\n",
+    )
+    out, _ = run("run", str(spec), "--json")
+    report = json.loads(out)
+    assert report["tournament"]["name"] == "CLI league" and report["tournament"]["status"] == "completed"
+    assert report["progress"] == {"total": 8, "done": 8, "running": 0, "failed": 0}
+    assert len(report["matches"]) == 4
+    assert {r["name"] for r in report["ratings"]} == {"Alice", "Bob"}
+    assert all({"rating", "ci_low", "ci_high"} <= set(r) for r in report["ratings"])
+    judges = {j["name"]: j for j in report["judges"]}
+    assert judges["Judge Una"]["for_win_rate"]["value"] == 1.0 and judges["Judge Yara"]["verdicts"] == 4
+    assert report["panel"]["method"] == "cohen"
+    # Question 1's correct side is FOR, question 2's AGAINST: a judge always naming FOR is right half the time.
+    assert judges["Judge Una"]["accuracy"]["value"] == 0.5
+
+
+def test_run_shows_the_size_then_the_leaderboard_and_report_reprints_it(tmp_path, llm_server, runner_idle):
+    debater("Alice"), debater("Bob"), judge("Judge Una")
+    spec = write_spec(
+        tmp_path,
+        "name: Small\noptions: {turns: 2}\ndebaters: [Alice, Bob]\njudges: [Judge Una]\n"
+        'questions: ["Tea?", {topic: "Cars?", correct: for}]\nsides: once\n',
+    )
+    out, _ = run("run", str(spec))
+    assert "Small: 2 duels and 0 judge replays: 2 debates, 28 LLM calls." in out
+    assert "Leaderboard" in out and "Judges" in out and "Panel agreement: undefined (" in out
+    tournament = Tournament.objects.get()
+    again, _ = run("report", str(tournament.pk))
+    assert "Leaderboard" in again and "2 of 2 debates done" in again
+    resumed, _ = run("resume", str(tournament.pk), "--json")
+    assert json.loads(resumed)["progress"]["done"] == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("name: x\ndebaters: [Alice]\njudges: [Judge Una]\nquestions: [Tea]\n", "at least two debaters"),
+        (
+            "name: x\ndebaters: [Alice, Nobody]\njudges: [Judge Una]\nquestions: [Tea]\n",
+            "no persona is named 'Nobody'",
+        ),
+        ("name: x\ndebaters: [Alice, Bob]\njudges: [Judge Una]\n", "give either questions or questions_file"),
+        (
+            "name: x\ndebaters: [Alice, Bob]\njudges: [Judge Una]\nquestions: [Tea]\ncolour: red\n",
+            "unknown key 'colour'",
+        ),
+        ("name: x\ndebaters: [Alice, Bob]\njudges: [Judge Una]\nquestions_file: q.csv\n", "no such file"),
+        ("name: x\ndebaters: [Alice, Bob]\njudges: [Alice]\nquestions: [Tea]\n", "cannot both debate and judge"),
+    ],
+)
+def test_bad_specs_are_refused_with_a_message(tmp_path, body, message):
+    debater("Alice"), debater("Bob"), judge("Judge Una")
+    with pytest.raises(CommandError, match=message):
+        run("run", str(write_spec(tmp_path, body)))
+    assert not Tournament.objects.exists()

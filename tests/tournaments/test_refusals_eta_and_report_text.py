@@ -1,0 +1,232 @@
+"""Tournaments as a person meets them: a one-turn duel refused everywhere, an ETA from the first calls, tables
+that say there are no verdicts yet, matches counted from 1, "1 turn", a bad questions file named, and a
+report whose undefined figures say why while the terminal stays clean."""
+
+import csv
+import io
+import json
+import warnings
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from debates.models import Debate, Event
+from tests.batches.helpers import debater, judge, questions
+from tournaments import design, services, state
+from tournaments.models import Judgment, Match, Tournament
+
+pytestmark = pytest.mark.django_db
+
+TOO_FEW = "A duel needs both sides to speak: turns must be at least 2"
+
+
+@pytest.fixture
+def owner():
+    return get_user_model().objects.create_user("olive", password="pw-olive-123")
+
+
+def make(owner=None, *, judges=("Judge Una",), n_questions=1, sides="both", turns=2):
+    return services.create_tournament(
+        name="League",
+        debaters=[services.Contestant.of(debater(n)) for n in ("Alice", "Bob")],
+        judges=[services.Contestant.of(judge(n)) for n in judges],
+        questions=questions(n_questions),
+        options={"turns": turns},
+        sides=sides,
+        owner=owner,
+    )
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def run_command(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call_command("tournament", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue(), [str(w.message) for w in caught]
+
+
+# -- a duel of one turn -------------------------------------------------------------------------------
+
+
+def test_a_one_turn_duel_is_refused_by_the_service(db):
+    with pytest.raises(services.TournamentError, match=TOO_FEW):
+        make(turns=1)
+    assert not Tournament.objects.exists()
+
+
+def test_a_one_turn_duel_is_refused_by_the_form_keeping_what_was_typed(owner):
+    debaters = [debater("Alice"), debater("Bob")]
+    client = Client()
+    client.force_login(owner)
+    data = {
+        "name": "One-sided league",
+        "debaters": [p.pk for p in debaters],
+        "judges": [judge("Judge Una").pk],
+        "questions": "Tea or coffee?",
+        "sides": "both",
+        "repeats": 1,
+        "concurrency": 2,
+        "visibility": "private",
+        "option_turns": 1,
+        "option_word_limit": 0,
+    }
+    response = client.post(reverse("tournament_new"), data)
+    html = response.content.decode()
+    assert response.status_code == 200 and TOO_FEW in html
+    assert "One-sided league" in html and "Tea or coffee?" in html
+    assert not Tournament.objects.exists()
+    page = client.get(reverse("tournament_new")).content.decode()
+    assert 'name="option_turns"' in page and 'min="2"' in page.split('name="option_turns"')[1].split(">")[0]
+
+
+def test_a_one_turn_duel_is_refused_in_a_spec(tmp_path):
+    debater("Alice"), debater("Bob"), judge("Judge Una")
+    spec = write(
+        tmp_path,
+        "league.yaml",
+        "name: L\noptions: {turns: 1}\ndebaters: [Alice, Bob]\njudges: [Judge Una]\nquestions: ['Tea?']\n",
+    )
+    with pytest.raises(CommandError, match=TOO_FEW):
+        run_command("run", str(spec))
+    assert not Tournament.objects.exists()
+
+
+# -- the ETA ------------------------------------------------------------------------------------------
+
+
+def _calls(debate, count, start=1):
+    Event.objects.bulk_create(
+        [Event(debate=debate, ordinal=start + i, kind="THINK" if i % 2 else "TURN", content="x") for i in range(count)]
+        + ([Event(debate=debate, ordinal=0, kind="HEADER")] if start == 1 else [])
+    )
+
+
+def test_the_eta_shows_from_the_first_calls_at_their_pace(db):
+    tournament = make()  # two duels (Alice-Bob, Bob-Alice) of two turns: 14 calls each, 28 in all
+    services.advance(tournament.pk, start=lambda debate_id: None)
+    first, _ = [m.debate for m in Match.objects.filter(tournament=tournament).order_by("order")]
+    assert design.duel_calls(2) == 14
+
+    # Ten seconds in, the first duel has made 7 calls and no debate has finished: 0.7 calls a second, 21 left.
+    Debate.objects.filter(pk=first.pk).update(status="running", started_at=timezone.now() - timedelta(seconds=10))
+    _calls(first, 7)
+    progress = state.progress(tournament)
+    assert (progress.done, progress.running) == (0, 2)
+    assert progress.eta_seconds == pytest.approx(30, abs=1)
+    assert progress.eta_text.startswith("about 3")
+
+    # Twenty seconds in, the first finished (14 calls) and the second made none yet: 0.7 a second, 14 left.
+    Debate.objects.filter(pk=first.pk).update(status="completed", started_at=timezone.now() - timedelta(seconds=20))
+    _calls(first, 7, start=8)
+    assert state.progress(tournament).eta_seconds == pytest.approx(20, abs=1)
+
+
+def test_no_eta_before_any_call_nor_once_done(db):
+    tournament = make()
+    assert state.progress(tournament).eta_seconds is None
+    Tournament.objects.filter(pk=tournament.pk).update(status="completed")
+    tournament.refresh_from_db()
+    assert state.progress(tournament).eta_text == ""
+
+
+# -- tables, numbers, words ---------------------------------------------------------------------------
+
+
+def test_before_any_verdict_the_tables_say_so(owner):
+    tournament = make(owner, judges=("Judge Una", "Judge Vic"))
+    client = Client()
+    client.force_login(owner)
+    html = client.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
+    for panel in ("leaderboard", "head-to-head", "judges"):
+        section = html.split(f'<section id="{panel}"')[1].split("</section>")[0]
+        assert "No verdicts yet" in section, panel
+        assert "undefined" not in section and "<tr>" not in section.split("</thead>")[-1], panel
+    out, _, warned = run_command("report", str(tournament.pk))
+    assert "No verdicts yet" in out and "undefined" not in out and warned == []
+
+
+def test_matches_are_numbered_from_one_and_turns_pluralized(owner):
+    tournament = make(owner)
+    client = Client()
+    client.force_login(owner)
+    html = client.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
+    assert '<tr id="match-1"><td>1</td>' in html and 'id="match-0"' not in html
+    assert "judged duels, 2 turns ·" in html
+    rows = list(
+        csv.reader(
+            io.StringIO(client.get(reverse("tournament_export", args=[tournament.pk, "matches.csv"])).content.decode())
+        )
+    )
+    assert [row[0] for row in rows[1:]] == ["1", "2"]
+    # One made before one-turn duels were refused still reads as English.
+    Tournament.objects.filter(pk=tournament.pk).update(options={"turns": 1})
+    html = client.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
+    assert "judged duels, 1 turn ·" in html
+
+
+def test_a_bad_row_of_a_questions_file_is_named_in_that_file(tmp_path):
+    debater("Alice"), debater("Bob"), judge("Judge Una")
+    write(tmp_path, "questions.csv", "topic,premise,correct\nTea?,,\nCars?,,sideways\n,Only a premise,\n")
+    spec = write(
+        tmp_path,
+        "league.yaml",
+        "name: L\noptions: {turns: 2}\ndebaters: [Alice, Bob]\njudges: [Judge Una]\nquestions_file: questions.csv\n",
+    )
+    with pytest.raises(CommandError) as raised:
+        run_command("run", str(spec))
+    message = str(raised.value)
+    assert f"{tmp_path / 'questions.csv'}: line 3: correct must be" in message
+    assert f"{tmp_path / 'questions.csv'}: line 4: the topic is empty" in message
+    assert f"(the questions_file of {spec})" in message
+    assert f"{spec}: line" not in message
+    assert not Tournament.objects.exists()
+
+
+# -- undefined figures, a clean terminal ---------------------------------------------------------------
+
+
+def _judged(tournament, winners):
+    """Finish every match: `winners[judge][i]` is the side that judge names in match i."""
+    for index, match in enumerate(Match.objects.filter(tournament=tournament).order_by("order")):
+        names = {"for": match.debater_for.name, "against": match.debater_against.name}
+        for judgment in Judgment.objects.filter(match=match).select_related("judge"):
+            debate = match.debate if judgment.in_duel else None
+            if debate is None:
+                debate = Debate.objects.create(topic=match.question.topic, format="duel", in_batch=True)
+            side = winners[judgment.judge.name][index]
+            Debate.objects.filter(pk=debate.pk).update(status="completed", winner=names[side])
+            if judgment.in_duel:
+                Match.objects.filter(pk=match.pk).update(debate=debate)
+            Judgment.objects.filter(pk=judgment.pk).update(debate=debate)
+
+
+def test_report_json_says_why_a_kappa_is_undefined_and_prints_no_warning(db):
+    tournament = make(judges=("Judge Una", "Judge Vic"), n_questions=1)  # two matches, two judges each
+    for match in Match.objects.filter(tournament=tournament):
+        match.debate = Debate.objects.create(topic="x", format="duel", in_batch=True)
+        match.save()
+    # Una names FOR every time; Vic varies: kappa's variance is zero.
+    _judged(tournament, {"Judge Una": ["for", "for"], "Judge Vic": ["for", "against"]})
+    out, err, warned = run_command("report", str(tournament.pk), "--json")
+    assert warned == [] and "Warning" not in err
+    agreement = json.loads(out)["panel"]["agreement"]
+    assert agreement["value"] is None
+    assert (
+        agreement["why"] == "Judge Una picked FOR every time: with no variation, agreement beyond chance is undefined"
+    )
+    text, _, warned = run_command("report", str(tournament.pk))
+    assert (
+        warned == []
+        and "Panel agreement (Cohen's kappa): undefined (Judge Una picked FOR every time" in text.replace("\n", " ")
+    )
