@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import yaml
 
 from debates.formats import duel, moderated, panel, structured
 from rooms import queue
@@ -121,3 +122,12 @@ def test_no_tracked_file_points_outside_the_repository() -> None:
     mentions = {name for name in tracked() if outside in (ROOT / name).read_bytes()}
     assert sorted(mentions - STILL_POINTING_OUT) == []
     assert sorted(STILL_POINTING_OUT - mentions) == [], "fixed: take these out of STILL_POINTING_OUT"
+
+
+def test_every_yaml_example_in_the_docs_is_valid_yaml() -> None:
+    # A reader copies these into a file; the tournament example once had an unquoted "?," that YAML refuses.
+    pages = [name for name in tracked() if name == "README.md" or (name.startswith("docs/") and name.endswith(".md"))]
+    blocks = [block for name in pages for block in re.findall(r"```yaml\n(.*?)```", (ROOT / name).read_text(), re.S)]
+    assert len(blocks) >= 3
+    for block in blocks:
+        assert isinstance(yaml.safe_load(block), dict), block
