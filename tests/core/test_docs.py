@@ -83,17 +83,25 @@ ARRIVING = {
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-def test_every_link_in_the_readme_and_the_docs_leads_to_a_file_that_exists() -> None:
+def anchors(page: Path) -> set[str]:
+    """The heading anchors a Markdown page has, as GitHub makes them."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(), re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
+def test_every_link_in_the_readme_and_the_docs_leads_to_a_file_and_heading_that_exist() -> None:
     pages = [name for name in tracked() if name == "README.md" or (name.startswith("docs/") and name.endswith(".md"))]
     assert "docs/settings.md" in pages and "docs/protocols/duel.md" in pages
     broken = []
     for name in pages:
         for target in LINK.findall((ROOT / name).read_text()):
-            path = target.split("#")[0]
-            if not path or re.match(r"[a-z]+:", path):
-                continue  # a heading on the same page, or a web address
-            resolved = ((ROOT / name).parent / path).resolve()
-            if resolved.relative_to(ROOT).as_posix() not in ARRIVING and not resolved.exists():
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address
+            path, _, anchor = target.partition("#")
+            resolved = ((ROOT / name).parent / path).resolve() if path else ROOT / name
+            if resolved.relative_to(ROOT).as_posix() in ARRIVING:
+                continue
+            if not resolved.exists() or (anchor and anchor not in anchors(resolved)):
                 broken.append(f"{name}: {target}")
     assert broken == []
 
