@@ -1,6 +1,6 @@
 """ChaosLM settings: every value comes from an environment variable with a documented default.
 
-The README's "Settings" table lists each variable; keep the two in agreement.
+docs/settings.md lists each variable (tests/core/test_docs.py holds the two in agreement).
 """
 
 import os
@@ -267,7 +267,7 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# HTTPS and cookies in production (see README "Running at scale"); off while debugging locally.
+# HTTPS and cookies in production (see docs/operations.md); off while debugging locally.
 SECURE_SSL_REDIRECT = env_bool("CHAOSLM_SSL_REDIRECT", not DEBUG)
 SESSION_COOKIE_SECURE = env_bool("CHAOSLM_SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

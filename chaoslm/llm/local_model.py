@@ -178,7 +178,7 @@ def command(port: int | None = None) -> list[str]:
         raise LocalModelMissing(
             f"This CPU lacks {', '.join(missing)}, which the embedded model's llama.cpp build needs "
             "(it would crash with SIGILL). Set OPENAI_BASE_URL to use another endpoint, or see the "
-            'README\'s "Embedded model build" to build llama.cpp for this CPU.'
+            '"Embedded model build" in docs/operations.md to build llama.cpp for this CPU.'
         )
     model = chosen()
     return [
@@ -244,9 +244,9 @@ def describe_exit(returncode: int) -> str:
         name = "an unknown signal"
     text = f"killed by signal {name} ({-returncode})"
     if -returncode == signal.SIGILL:
-        text += ": the CPU refused an instruction of the llama.cpp build (README: Embedded model build)"
+        text += ": the CPU refused an instruction of the llama.cpp build (docs/operations.md: Embedded model build)"
     elif -returncode == signal.SIGSEGV:
-        text += ": llama.cpp crashed (README: Embedded model build)"
+        text += ": llama.cpp crashed (docs/operations.md: Embedded model build)"
     return text
 
 

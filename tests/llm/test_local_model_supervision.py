@@ -173,7 +173,7 @@ def test_start_returns_only_after_a_real_completion_not_after_v1_models(local_po
 
     assert str(error.value).startswith(
         "The local model server exited at start (killed by signal SIGSEGV (11): llama.cpp crashed "
-        "(README: Embedded model build)).\n"
+        "(docs/operations.md: Embedded model build)).\n"
     )
 
 

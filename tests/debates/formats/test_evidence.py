@@ -495,7 +495,7 @@ def test_the_protocols_are_registered_and_not_offered_in_the_new_debate_form():
 
 
 def test_the_spec_page_holds_every_prompt_verbatim():
-    page = (Path(__file__).resolve().parents[3] / "docs" / "evidence-protocols.md").read_text()
+    page = (Path(__file__).resolve().parents[3] / "docs" / "protocols" / "evidence.md").read_text()
     names = [n for n in dir(evidence) if n.isupper() and isinstance(getattr(evidence, n), str) and n != "PUBLIC"]
     assert len(names) == 21
     for name in names:
