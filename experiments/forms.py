@@ -53,7 +53,7 @@ class NewExperimentForm(forms.Form):
     )
     simultaneous = forms.BooleanField(required=False, help_text="Debaters write each round at once.")
     concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.UNLISTED)
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -222,3 +222,11 @@ def test_only_the_owner_is_shown_an_experiments_share_link(people, monkeypatch):
         assert page.status_code == 200
         assert experiment.share_token not in page.content.decode()
     assert experiment.share_token in client_for(people["owner"]).get(f"/experiments/{experiment.pk}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_new_experiment_is_private_unless_its_owner_says_otherwise(people):
+    # Like every other kind of work: private is what the form offers first.
+    html = client_for(people["owner"]).get("/experiments/new/").content.decode()
+    assert '<option value="private" selected>' in html
+    assert '<option value="unlisted" selected>' not in html
