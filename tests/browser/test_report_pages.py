@@ -1,5 +1,6 @@
 """The tournament and experiment reports with finished work on them, at a 390-px phone and a 1280-px desktop:
-axe-core finds no violation. Screenshots go to test-artifacts/report-*.png."""
+axe-core finds no violation, and the charts are readable (every label inside its chart, none on another,
+axes named, text at least 11 px on the screen). Screenshots go to test-artifacts/report-*.png."""
 
 import json
 
@@ -112,3 +113,68 @@ def test_axe_core_finds_no_violation_on_the_reports(browser, site, reports, kind
     page.context.close()
     assert len(regions) == len(set(regions)), regions
     assert results.violations_count == 0, results.generate_report()
+
+
+# For each chart: its size on screen, every text's box and on-screen font size, the boxes that overlap.
+MEASURE = """svg => {
+  const box = svg.getBoundingClientRect();
+  const scale = box.width / svg.viewBox.baseVal.width;
+  const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim()).map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent.trim(), left: r.left - box.left, right: r.right - box.left, top: r.top - box.top,
+            bottom: r.bottom - box.top, px: parseFloat(getComputedStyle(t).fontSize) * scale};
+  });
+  const overlaps = [];
+  texts.forEach((a, i) => texts.slice(i + 1).forEach(b => {
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 0.5 && h > 0.5) overlaps.push([a.text, b.text]);
+  }));
+  // A live push may replace the chart while it is measured: the caller measures again.
+  const settled = svg.isConnected && texts.every(t => !Number.isNaN(t.px));
+  return {settled, width: box.width, height: box.height, texts, overlaps,
+          titles: [...svg.querySelectorAll('.axis-title')].map(t => t.textContent.trim())};
+}"""
+CHARTS = {
+    "tournament": {
+        "#leaderboard svg.forest": ["Rating (1 more: wins 73% of verdicts)"],
+        "#head-to-head svg.matrix": [],
+    },
+    "experiment": {
+        "#accuracy svg.accuracy-chart": ["Accuracy (dashed: 50%, a coin toss)"],
+        "#calibration svg.reliability-chart": ["The judge's probability for A", "How often A was correct"],
+    },
+}
+
+
+def measure(page, selector):
+    for _ in range(40):
+        chart = page.eval_on_selector(selector, MEASURE)
+        if chart["settled"]:
+            return chart
+        page.wait_for_timeout(250)
+    raise AssertionError(f"{selector} kept changing")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("kind", ["tournament", "experiment"])
+def test_the_charts_are_readable_at_phone_and_desktop_widths(browser, site, reports, kind, width):
+    page = open_page(browser, site, reports[kind], width)
+    for selector, titles in CHARTS[kind].items():
+        chart = measure(page, selector)
+        assert chart["titles"] == titles, selector
+        assert len(chart["texts"]) >= 6, (selector, chart["texts"])
+        for text in chart["texts"]:
+            # Inside the chart (nothing cut at its edge), and at least 11 px on this screen.
+            assert text["left"] >= -0.5 and text["right"] <= chart["width"] + 0.5, (selector, text)
+            assert text["top"] >= -0.5 and text["bottom"] <= chart["height"] + 0.5, (selector, text)
+            assert text["px"] >= 11, (selector, text)
+        assert chart["overlaps"] == [], selector
+    if kind == "tournament":
+        # A name cut to fit beside its figures is whole in its row's tooltip.
+        tooltips = page.eval_on_selector_all("#leaderboard svg.forest title", "els => els.map(e => e.textContent)")
+        assert "Nadia Okonkwo-Barrington" in tooltips
+        # The side panel's usage table fits its panel: no column hidden past its edge.
+        usage = page.eval_on_selector("#tournament-usage .table-scroll", "e => e.scrollWidth - e.clientWidth")
+        assert usage <= 0
+    page.context.close()
