@@ -87,3 +87,14 @@ class NewExperimentForm(forms.Form):
             "word_limit": data["word_limit"],
             "simultaneous": int(bool(data.get("simultaneous"))),
         }
+
+    def estimate(self) -> design.Estimate:
+        """The size of the experiment as entered so far (the line the form shows before it starts)."""
+        data = getattr(self, "cleaned_data", {})
+        return design.estimate(
+            len(self.parsed_questions),
+            list(data.get("protocols") or []),
+            len(data.get("debaters") or []),
+            len(data.get("judges") or []),
+            {"rounds": data.get("rounds") or ROUNDS.default},
+        )
