@@ -1,11 +1,13 @@
 """The report's two SVG charts as numbers a template draws: judge accuracy per protocol with 95% intervals
 (bars), and the reliability diagram (the judge's stated probability against how often it came true).
-Pure: no Django. Undefined figures draw no mark and keep their reason for the chart's text."""
+Pure: no Django. Undefined figures draw no mark and keep their reason for the chart's text. Sizes are
+chaoslm/charts.py's: drawn to fit a phone's panel at a readable size."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chaoslm.charts import FONT, WIDTH
 from experiments import stats
 
 TITLES = {
@@ -25,61 +27,85 @@ def title(name: str) -> str:
 @dataclass(frozen=True)
 class Bar:
     label: str
-    x: float
-    width: float
-    y: float | None  # the bar's top; None when the accuracy is undefined
-    height: float
-    middle: float  # x of the interval's line
-    low: float | None  # the interval's ends (y coordinates)
+    text: str  # the value and its interval, or "undefined"
+    why: str  # the whole figure in words, for the bar's <title>
+    text_y: float  # the baseline of the label and the text
+    y: float  # the bar's top
+    width: float  # 0 when the accuracy is undefined
+    low: float | None  # the interval's ends (x coordinates)
     high: float | None
-    text: str  # the value, or "undefined" and why
 
 
 @dataclass(frozen=True)
 class BarChart:
     width: int
     height: int
-    top: int
-    bottom: int  # y of the axis
-    left: int
+    left: float  # x of 0%
+    right: float  # x of 100%
+    bottom: float  # y under the last bar
+    bar: int  # a bar's thickness
     bars: list[Bar]
-    ticks: list[tuple[float, str]]  # (y, label)
-    chance: float  # y of 50%
+    ticks: list[tuple[float, str, str]]  # (x, label, text-anchor)
+    tick_y: float
+    chance: float  # x of 50%
+    title: str
+    title_y: float
 
 
-def _y(value: float, top: int, bottom: int) -> float:
-    return round(bottom - value * (bottom - top), 1)
+BAR_ROW = 48  # a protocol: its name and figures on a line, its bar beneath
 
 
-def accuracy_bars(report: stats.Report, width: int = 520, height: int = 260) -> BarChart:
-    top, bottom, left, right = 16, height - 40, 48, width - 12
-    slot = (right - left) / max(len(report.protocols), 1)
+def _percent(value: float) -> str:
+    return f"{100 * value:.0f}%"
+
+
+def accuracy_bars(report: stats.Report) -> BarChart:
+    """One horizontal bar a protocol, 0 to 100% across the chart's width, its 95% interval drawn over it: the
+    names and figures on their own lines, so they never meet however many protocols there are."""
+    left, right, bar = 8, WIDTH - 8, 16
+
+    def at(value: float) -> float:
+        return round(left + value * (right - left), 1)
+
     bars = []
     for index, p in enumerate(report.protocols):
         a = p.accuracy
-        x = round(left + index * slot + slot * 0.2, 1)
+        top = BAR_ROW * index
         if a.value is None:
-            text = f"undefined ({a.why})"
+            text, why = "undefined", f"undefined ({a.why})"
         else:
-            text = f"{100 * a.value:.0f}%"
+            text = _percent(a.value)
             if a.low is not None and a.high is not None:
-                text += f" (95% interval {100 * a.low:.0f}% to {100 * a.high:.0f}%)"
-        y = _y(a.value, top, bottom) if a.value is not None else None
+                text += f" (interval {_percent(a.low)}\u2013{_percent(a.high)})"
+            why = text
         bars.append(
             Bar(
                 label=TITLES.get(p.protocol, p.protocol),
-                x=x,
-                width=round(slot * 0.6, 1),
-                y=y,
-                height=round(bottom - y, 1) if y is not None else 0.0,
-                middle=round(x + slot * 0.3, 1),
-                low=_y(a.low, top, bottom) if a.low is not None else None,
-                high=_y(a.high, top, bottom) if a.high is not None else None,
                 text=text,
+                why=why,
+                text_y=top + FONT,
+                y=top + FONT + 6,
+                width=round(at(a.value) - left, 1) if a.value is not None else 0.0,
+                low=at(a.low) if a.low is not None else None,
+                high=at(a.high) if a.high is not None else None,
             )
         )
-    ticks = [(_y(v / 100, top, bottom), f"{v}%") for v in (0, 25, 50, 75, 100)]
-    return BarChart(width, height, top, bottom, left, bars, ticks, _y(0.5, top, bottom))
+    bottom = BAR_ROW * max(len(bars), 1)
+    ticks = [(at(v / 100), f"{v}%", anchor) for v, anchor in ((0, "start"), (50, "middle"), (100, "end"))]
+    return BarChart(
+        width=WIDTH,
+        height=bottom + 2 * FONT + 22,
+        left=left,
+        right=right,
+        bottom=bottom,
+        bar=bar,
+        bars=bars,
+        ticks=ticks,
+        tick_y=bottom + FONT + 4,
+        chance=at(0.5),
+        title="Accuracy (dashed: 50%, a coin toss)",
+        title_y=bottom + 2 * FONT + 16,
+    )
 
 
 @dataclass(frozen=True)
@@ -101,17 +127,24 @@ class Curve:
 @dataclass(frozen=True)
 class Reliability:
     size: int
-    pad: int
+    left: int  # x of 0 on the forecast axis
+    right: int
+    top: int
+    bottom: int  # y of 0 on the observed axis
     curves: list[Curve]
-    ticks: list[tuple[float, str]]  # (position along either axis, label)
+    x_ticks: list[tuple[float, str, str]]  # (x, label, text-anchor)
+    y_ticks: list[tuple[float, str]]  # (y, label)
+    x_title: str
+    y_title: str
 
 
-def reliability(report: stats.Report, size: int = 260) -> Reliability:
-    pad = 36
-    span = size - 2 * pad
+def reliability(report: stats.Report) -> Reliability:
+    """The reliability diagram, square, as wide as the other charts, both axes ticked and named."""
+    size = WIDTH
+    left, right, top, bottom = 62, size - 10, 10, size - 2 * FONT - 22
 
     def at(value: float, axis: str) -> float:
-        return round(pad + value * span, 1) if axis == "x" else round(size - pad - value * span, 1)
+        return round(left + value * (right - left), 1) if axis == "x" else round(bottom - value * (bottom - top), 1)
 
     curves = []
     for index, p in enumerate(report.protocols):
@@ -134,5 +167,16 @@ def reliability(report: stats.Report, size: int = 260) -> Reliability:
                 path=" ".join(f"{pt.x},{pt.y}" for pt in points),
             )
         )
-    ticks = [(at(v / 100, "x"), f"{v}%") for v in (0, 50, 100)]
-    return Reliability(size, pad, curves, ticks)
+    steps = (0, 25, 50, 75, 100)
+    return Reliability(
+        size=size,
+        left=left,
+        right=right,
+        top=top,
+        bottom=bottom,
+        curves=curves,
+        x_ticks=[(at(v / 100, "x"), f"{v}%", {0: "start", 100: "end"}.get(v, "middle")) for v in steps],
+        y_ticks=[(at(v / 100, "y"), f"{v}%") for v in steps],
+        x_title="The judge's probability for A",
+        y_title="How often A was correct",
+    )

@@ -115,3 +115,33 @@ def planned_calls(protocol: str, options: dict[str, int], replay: bool) -> int:
     if protocol == CONSULTANCY:
         return 1 + rounds + (rounds - 1) + 1
     return 1
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An experiment's size before it starts, for its form: runs (each its own debate), how many of them are a
+    judge rereading another run's debate, and the model calls they plan (`planned_calls`)."""
+
+    runs: int
+    replays: int
+    calls: int
+
+    def sentence(self) -> str:
+        replays = f", {self.replays} of them a judge rereading another run's debate" if self.replays else ""
+        return f"{self.runs} debate{'s' if self.runs != 1 else ''}{replays}: {self.calls} LLM calls."
+
+
+def estimate(questions: int, protocols: list[str], debaters: int, judges: int, options: dict[str, int]) -> Estimate:
+    """What `runs` would make, counted without listing them: every arrangement of speakers in both orders, for each
+    judge; a debate is held once, before the first judge, and replayed (one call) before each other judge."""
+    runs = replays = calls = 0
+    for protocol in protocols:
+        arranged = questions * len(speakers(protocol, debaters)) * 2 * judges
+        runs += arranged
+        if protocol == DEBATE and judges:
+            held = arranged // judges
+            replays += arranged - held
+            calls += held * planned_calls(protocol, options, replay=False) + (arranged - held)
+        else:
+            calls += arranged * planned_calls(protocol, options, replay=False)
+    return Estimate(runs, replays, calls)

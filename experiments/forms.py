@@ -53,7 +53,7 @@ class NewExperimentForm(forms.Form):
     )
     simultaneous = forms.BooleanField(required=False, help_text="Debaters write each round at once.")
     concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.UNLISTED)
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -87,3 +87,14 @@ class NewExperimentForm(forms.Form):
             "word_limit": data["word_limit"],
             "simultaneous": int(bool(data.get("simultaneous"))),
         }
+
+    def estimate(self) -> design.Estimate:
+        """The size of the experiment as entered so far (the line the form shows before it starts)."""
+        data = getattr(self, "cleaned_data", {})
+        return design.estimate(
+            len(self.parsed_questions),
+            list(data.get("protocols") or []),
+            len(data.get("debaters") or []),
+            len(data.get("judges") or []),
+            {"rounds": data.get("rounds") or ROUNDS.default},
+        )

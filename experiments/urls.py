@@ -6,6 +6,7 @@ from experiments import views
 urlpatterns = [
     path("experiments/", views.experiment_list, name="experiment_list"),
     path("experiments/new/", views.new_experiment, name="experiment_new"),
+    path("experiments/estimate/", views.estimate, name="experiment_estimate"),
     path("experiments/<id:pk>/", views.experiment_detail, name="experiment_detail"),
     path("experiments/<id:pk>/export/<str:name>", views.experiment_export, name="experiment_export"),
     path("experiments/<id:pk>/pause/", views.experiment_pause, name="experiment_pause"),

@@ -9,6 +9,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
@@ -47,6 +48,16 @@ def new_experiment(request: HttpRequest) -> HttpResponse:
             work.start(experiment)
             return redirect("experiment_detail", experiment.pk)
     return render(request, "experiments/new.html", {"form": form})
+
+
+@login_required
+@require_POST
+def estimate(request: HttpRequest) -> HttpResponse:
+    """The form's running estimate (htmx): how many debates and calls, and what is wrong with an uploaded file."""
+    form = NewExperimentForm(request.POST, request.FILES or None)
+    form.is_valid()
+    file_errors = form.errors.get("questions_file") if request.FILES else None
+    return render(request, "experiments/estimate.html", {"estimate": form.estimate(), "file_errors": file_errors})
 
 
 def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_base: str) -> HttpResponse:

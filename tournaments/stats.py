@@ -421,14 +421,23 @@ def _agreement(first: dict[tuple[int, str], Verdict], matches: list[int], judges
         side = SIDES[data[0, 0]].upper()
         return Figure(None, f"every verdict picked {side}: with no variation, agreement beyond chance is undefined")
     if len(judges) == 2:
-        for column, judge in enumerate(judges):
-            if (data[:, column] == data[0, column]).all():
-                side = SIDES[data[0, column]].upper()
-                return Figure(
-                    None, f"{judge} picked {side} every time: with no variation, agreement beyond chance is undefined"
-                )
         table = np.zeros((2, 2))
         np.add.at(table, (data[:, 0], data[:, 1]), 1)
+        constant = [
+            f"{judge} picked {SIDES[data[0, column]].upper()}"
+            for column, judge in enumerate(judges)
+            if (data[:, column] == data[0, column]).all()
+        ]
+        if constant:
+            # A judge who never varies agrees with the other exactly as often as chance predicts: kappa is 0, a
+            # real answer. Only its interval fails: the asymptotic variance is 0, a certainty the data lack.
+            value = _kappa(lambda: cohens_kappa(table, return_results=False))
+            return Figure(
+                value.value,
+                f"{' and '.join(constant)} every time, so agreement is no better than chance; the interval is "
+                f"undefined: with a judge who never varies, kappa's standard error comes out as zero, which says "
+                f"nothing about how sure it is",
+            )
         return _kappa(lambda: cohens_kappa(table, return_results=False))
     table, _ = aggregate_raters(data, n_cat=2)
     return _kappa(lambda: fleiss_kappa(table, method="fleiss"))

@@ -141,3 +141,21 @@ def test_the_panels_second_judge_reads_the_debate_its_page_shows(pages, site, si
     visitor.go_back()
     assert visitor.evaluate("document.documentElement.scrollWidth") <= 390 + 1
     screenshot(visitor, "experiment-replay-phone")
+
+
+def test_the_forms_estimate_follows_typing_without_leaving_the_field(pages, site):
+    owner = pages.new("alice")
+    owner.goto(site + "/experiments/new/")
+    assert "to see how many debates and LLM calls the experiment will make" in owner.inner_text("#estimate")
+    owner.get_by_label("Use the sample set").check()
+    owner.get_by_label("Ada Sterling").check()
+    owner.get_by_label("Marcus Vale").check()
+    owner.get_by_label("Judge Ines Okafor").check()
+    owner.get_by_label("Consultancy: one consultant argues one answer; the judge asks questions").uncheck()
+    # 12 questions: 4 debate runs each (2 pairs, both orders) of 2 + 2R + 1 calls, 2 blind runs of 1 call.
+    owner.wait_for_selector("#estimate:has-text('72 debates: 456 LLM calls.')")  # three rounds, the default
+    owner.locator("#id_rounds").fill("")
+    owner.locator("#id_rounds").press_sequentially("1")
+    owner.wait_for_selector("#estimate:has-text('72 debates: 264 LLM calls.')")
+    assert owner.evaluate("document.activeElement.id") == "id_rounds"  # still typing there: no blur needed
+    screenshot(owner, "experiment-form-estimate")

@@ -70,3 +70,22 @@ def test_a_tournament_from_the_form_runs_live_and_its_leaderboard_is_shared(page
     assert visitor.locator(".tournament-controls").count() == 0  # no owner controls for a visitor
     assert visitor.locator("a", has_text="Log in").count() == 1
     screenshot(visitor, "tournament-shared")
+
+
+def test_the_forms_estimate_follows_typing_without_leaving_the_field(pages, site):
+    owner = pages.new("alice")
+    owner.goto(site + "/tournaments/new/")
+    owner.get_by_label("Ada Sterling").check()
+    owner.get_by_label("Marcus Vale").check()
+    owner.get_by_label("Judge Ines Okafor").check()
+    owner.locator("#id_questions").press_sequentially("Tea or coffee?\nCats or dogs?")
+    # Two questions, both sides, one judge: 4 duels.
+    owner.wait_for_selector("#estimate:has-text('4 duels and 0 judge replays: 4 debates')")
+    before = owner.inner_text("#estimate")
+    # Typing a number changes the estimate while the cursor is still in the field (no blur, no change event).
+    owner.locator("#id_option_turns").fill("")
+    owner.locator("#id_option_turns").press_sequentially("2")
+    # 4T + 6 calls a duel of T turns: 14 for two.
+    owner.wait_for_selector("#estimate:has-text('4 duels and 0 judge replays: 4 debates, 56 LLM calls.')")
+    assert owner.evaluate("document.activeElement.id") == "id_option_turns"
+    assert owner.inner_text("#estimate") != before

@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from experiments import broadcast, services
+from experiments import broadcast, design, services
 from experiments.models import Experiment
 from experiments.questions import sample
 from experiments.routing import websocket_urlpatterns
@@ -222,3 +222,49 @@ def test_only_the_owner_is_shown_an_experiments_share_link(people, monkeypatch):
         assert page.status_code == 200
         assert experiment.share_token not in page.content.decode()
     assert experiment.share_token in client_for(people["owner"]).get(f"/experiments/{experiment.pk}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_new_experiment_is_private_unless_its_owner_says_otherwise(people):
+    # Like every other kind of work: private is what the form offers first.
+    html = client_for(people["owner"]).get("/experiments/new/").content.decode()
+    assert '<option value="private" selected>' in html
+    assert '<option value="unlisted" selected>' not in html
+
+
+@pytest.mark.parametrize(
+    "questions, protocols, debaters, judges, rounds",
+    [
+        (3, ["evidence_debate", "consultancy", "blind", "oracle"], 2, 1, 1),
+        (2, ["evidence_debate", "consultancy"], 3, 2, 2),
+        (4, ["evidence_debate", "blind"], 2, 3, 3),
+        (1, ["blind"], 0, 2, 3),
+        (2, ["evidence_debate"], 1, 1, 1),  # one debater: no debate can be held
+    ],
+)
+def test_the_estimate_counts_what_the_plan_makes(questions, protocols, debaters, judges, rounds):
+    plans = design.runs(questions, protocols, debaters, judges)
+    options = {"rounds": rounds}
+    estimate = design.estimate(questions, protocols, debaters, judges, options)
+    assert estimate.runs == len(plans)
+    assert estimate.replays == sum(plan.source is not None for plan in plans)
+    assert estimate.calls == sum(design.planned_calls(p.protocol, options, p.source is not None) for p in plans)
+
+
+@pytest.mark.django_db
+def test_the_form_says_how_many_debates_and_calls_before_it_starts(people):
+    client = client_for(people["owner"])
+    assert (
+        "to see how many debates and LLM calls the experiment will make"
+        in client.get("/experiments/new/").content.decode()
+    )
+    # The sample set's 12 questions, each with 4 debate runs (2 pairs, both orders) of 2 notes + 2 speeches a round
+    # + 1 answer calls, and 2 blind runs of 1 call: 48 x 5 + 24 = 264 with one round, 48 x 7 + 24 = 360 with two.
+    html = client.post("/experiments/estimate/", form_data(use_sample="on")).content.decode()
+    assert "This experiment will run <strong>72 debates: 264 LLM calls.</strong>" in html
+    html = client.post("/experiments/estimate/", form_data(use_sample="on", rounds=2)).content.decode()
+    assert "<strong>72 debates: 360 LLM calls.</strong>" in html
+    bad = SimpleUploadedFile("mine.jsonl", b"[1]\n")
+    html = client.post("/experiments/estimate/", form_data(questions_file=bad)).content.decode()
+    assert "mine.jsonl line 1: expected a JSON object" in html
+    assert client.get("/experiments/estimate/").status_code == 405

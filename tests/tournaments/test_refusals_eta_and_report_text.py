@@ -211,22 +211,24 @@ def _judged(tournament, winners):
             Judgment.objects.filter(pk=judgment.pk).update(debate=debate)
 
 
-def test_report_json_says_why_a_kappa_is_undefined_and_prints_no_warning(db):
-    tournament = make(judges=("Judge Una", "Judge Vic"), n_questions=1)  # two matches, two judges each
+def test_a_judge_who_never_varies_gives_a_kappa_of_zero_in_json_text_and_page(owner):
+    tournament = make(owner, judges=("Judge Una", "Judge Vic"), n_questions=1)  # two matches, two judges each
     for match in Match.objects.filter(tournament=tournament):
         match.debate = Debate.objects.create(topic="x", format="duel", in_batch=True)
         match.save()
-    # Una names FOR every time; Vic varies: kappa's variance is zero.
+    # Una names FOR every time; Vic varies: kappa is 0 (no better than chance), its variance zero.
     _judged(tournament, {"Judge Una": ["for", "for"], "Judge Vic": ["for", "against"]})
+    why = (
+        "Judge Una picked FOR every time, so agreement is no better than chance; the interval is undefined: with a "
+        "judge who never varies, kappa's standard error comes out as zero, which says nothing about how sure it is"
+    )
     out, err, warned = run_command("report", str(tournament.pk), "--json")
     assert warned == [] and "Warning" not in err
-    agreement = json.loads(out)["panel"]["agreement"]
-    assert agreement["value"] is None
-    assert (
-        agreement["why"] == "Judge Una picked FOR every time: with no variation, agreement beyond chance is undefined"
-    )
+    assert json.loads(out)["panel"]["agreement"] == {"value": 0.0, "why": why}
     text, _, warned = run_command("report", str(tournament.pk))
-    assert (
-        warned == []
-        and "Panel agreement (Cohen's kappa): undefined (Judge Una picked FOR every time" in text.replace("\n", " ")
-    )
+    assert warned == [] and f"Panel agreement (Cohen's kappa): 0.00 ({why})" in " ".join(text.split())
+    page = Client()
+    page.force_login(owner)
+    html = page.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
+    escaped = why.replace("'", "&#x27;")
+    assert f"(Cohen's kappa): <strong>0.00 ({escaped})</strong>" in html

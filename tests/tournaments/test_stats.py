@@ -8,6 +8,7 @@ import warnings
 import choix
 import numpy as np
 import pytest
+from statsmodels.stats.inter_rater import cohens_kappa
 
 from tournaments.stats import RIDGE, Figure, Verdict, build_report
 
@@ -333,17 +334,45 @@ def _runtime_warnings(compute):
     return result, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 
 
-def test_a_judge_who_always_picks_one_side_leaves_kappa_undefined_and_the_terminal_clean():
-    # J1 says FOR every time, J2 varies: statsmodels' kappa is 0 with a variance of zero, and warned of it.
+def _statsmodels_kappa(rows):
+    """Cohen's kappa by statsmodels on the 2x2 table of the two judges' winners (rows: J1, columns: J2)."""
+    table = np.zeros((2, 2))
+    for first, second in rows:
+        table[["for", "against"].index(first), ["for", "against"].index(second)] += 1
+    with np.errstate(invalid="ignore"):  # 0 / 0 when both judges pick one side: NaN, said by the test
+        return cohens_kappa(table, return_results=False)
+
+
+def test_a_judge_who_always_picks_one_side_gives_a_kappa_of_zero_whose_interval_is_undefined():
+    # J1 says FOR every time, J2 varies: J1's verdicts carry no information, so they agree exactly as often as
+    # chance predicts (p_o = p_e = 2/3): kappa is 0, a defined figure. Only its interval fails (variance 0).
     rows = [("for", "for"), ("for", "against"), ("for", "for")]
     report, warned = _runtime_warnings(
         lambda: build_report(panel_verdicts(rows, ["J1", "J2"]), ["A", "B"], ["J1", "J2"], bootstrap=0)
     )
     assert warned == []
-    assert report.panel.agreement.value is None
+    assert report.panel.agreement.value == pytest.approx(_statsmodels_kappa(rows)) == 0.0
     assert report.panel.agreement.why == (
-        "J1 picked FOR every time: with no variation, agreement beyond chance is undefined"
+        "J1 picked FOR every time, so agreement is no better than chance; the interval is undefined: with a judge "
+        "who never varies, kappa's standard error comes out as zero, which says nothing about how sure it is"
     )
+    assert report.as_dict()["panel"]["agreement"]["value"] == 0.0
+
+
+def test_two_judges_each_always_picking_a_different_side_give_a_kappa_of_zero():
+    # p_o = 0 and p_e = 1 * 0 + 0 * 1 = 0: kappa = 0 / 1, defined; the interval again is not.
+    rows = [("for", "against")] * 3
+    panel = build_report(panel_verdicts(rows, ["J1", "J2"]), ["A", "B"], ["J1", "J2"], bootstrap=0).panel
+    assert panel.agreement.value == pytest.approx(_statsmodels_kappa(rows)) == 0.0
+    assert panel.agreement.why.startswith("J1 picked FOR and J2 picked AGAINST every time, so agreement is no better")
+
+
+def test_two_judges_who_agree_on_one_side_every_time_leave_kappa_undefined():
+    # p_o = p_e = 1: kappa is 0 / 0, which statsmodels gives as NaN.
+    rows = [("against", "against")] * 3
+    panel = build_report(panel_verdicts(rows, ["J1", "J2"]), ["A", "B"], ["J1", "J2"], bootstrap=0).panel
+    assert panel.agreement.value is None and math.isnan(_statsmodels_kappa(rows))
+    assert panel.agreement.why.startswith("every verdict picked AGAINST")
 
 
 def test_perfect_agreement_of_two_judges_is_one_without_a_warning():

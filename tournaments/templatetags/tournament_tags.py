@@ -7,14 +7,16 @@ register = template.Library()
 
 @register.filter
 def figure(value: Any, kind: str = "") -> str:
-    """A report figure for reading: a number (a percentage when `kind` is "percent"), or "undefined" and why."""
+    """A report figure for reading: a number (a percentage when `kind` is "percent"), or "undefined" and why.
+
+    A number can come with a reason too, when only part of it is undefined (a kappa of 0 whose interval is not):
+    it is said after the number."""
     number = getattr(value, "value", value)
+    why = getattr(value, "why", "")
     if number is None:
-        why = getattr(value, "why", "")
         return f"undefined ({why})" if why else "undefined"
-    if kind == "percent":
-        return f"{100 * number:.0f}%"
-    return f"{number:.2f}"
+    shown = f"{100 * number:.0f}%" if kind == "percent" else f"{number:.2f}"
+    return f"{shown} ({why})" if why else shown
 
 
 @register.filter
