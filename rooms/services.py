@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
+from chaoslm.http import NumberError, parse_number
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.personas.models import Persona
 from rooms import queue as q
@@ -94,7 +95,9 @@ def post_message(room: Room, author: str, text: str, to: Iterable[int] = ()) -> 
     agents = list(room.agents.all())
     audience = [a for a in agents if a.pk in set(to)]
     if len(audience) != len(set(to)):
-        raise RoomError("An agent you whispered to has left the room; reload the page.")
+        raise RoomError(
+            "Whisper only to this room's agents: one you chose is not in it (has it left? reload the page)."
+        )
     data = {"audience_names": [a.name for a in audience]} if audience else {}
     with transaction.atomic():
         message = RoomMessage.objects.create(
@@ -179,12 +182,13 @@ def set_agent_settings(room: Room, values: dict[str, str]) -> None:
     agents = list(room.agents.all())
     chosen: dict[RoomAgent, int] = {}
     for agent in agents:
-        raw = values.get(f"talk-{agent.pk}", "").strip()
-        if not raw:
-            continue
-        if not raw.isdigit() or int(raw) > 100:
-            raise RoomError(f"{agent.name}'s talkativeness must be a whole number from 0 to 100, not {raw[:20]!r}.")
-        chosen[agent] = int(raw)
+        raw = values.get(f"talk-{agent.pk}")
+        if raw is None:
+            continue  # added since the form was drawn: it keeps its talkativeness
+        try:
+            chosen[agent] = parse_number(raw, f"{agent.name}'s talkativeness", high=100)
+        except NumberError as error:
+            raise RoomError(str(error)) from None
     with transaction.atomic():
         for agent in agents:
             agent.talkativeness = chosen.get(agent, agent.talkativeness)

@@ -39,7 +39,8 @@ def room_list(request: HttpRequest) -> HttpResponse:
         else:
             room = services.create_room(request.user, data["title"], data["visibility"], data["personas"])
         return redirect("room_detail", room.pk)
-    return render(request, "rooms/list.html", {"rooms": selectors.rooms_of(request.user), "form": form})
+    status = 422 if form.is_bound else 200  # refused: the form again, with what was ticked and why
+    return render(request, "rooms/list.html", {"rooms": selectors.rooms_of(request.user), "form": form}, status=status)
 
 
 def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> HttpResponse:
@@ -90,6 +91,15 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapped
 
 
+def _ids(values: list[str], refusal: str) -> list[int]:
+    """The ids a form's boxes sent; one that is no id at all is refused (RoomError), never dropped: a whisper
+    whose target is dropped would reach everyone."""
+    ids = [parse_id(value) for value in values]
+    if None in ids:
+        raise services.RoomError(f"{refusal}: {values[ids.index(None)][:20]!r} is not one of them.")
+    return [number for number in ids if number is not None]
+
+
 EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
     "md": (exports.as_markdown, "text/markdown; charset=utf-8"),
     "json": (exports.as_json, "application/json"),
@@ -116,7 +126,7 @@ def room_share_export(request: HttpRequest, token: str, kind: str) -> HttpRespon
 
 @_owner_action
 def room_say(request: HttpRequest, room: Room) -> HttpResponse:
-    to = {number for number in map(parse_id, request.POST.getlist("to")) if number is not None}
+    to = _ids(request.POST.getlist("to"), "Whisper only to this room's agents")
     message = services.post_message(room, request.user.get_username(), request.POST.get("text", ""), to)
     work.start_round(room.pk)
     card = live.upsert(message_html(message), "#messages")
@@ -161,7 +171,7 @@ def room_interrupt(request: HttpRequest, room: Room) -> HttpResponse:
 
 @_owner_action
 def room_keep(request: HttpRequest, room: Room) -> HttpResponse:
-    keep = {number for number in map(parse_id, request.POST.getlist("keep")) if number is not None}
+    keep = set(_ids(request.POST.getlist("keep"), "Keep only the pending answers shown"))
     kept = services.submit_pending(room, keep)
     _push(
         room,
