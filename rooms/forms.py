@@ -88,6 +88,8 @@ class MemoryForm(forms.ModelForm):
         model = Room
         fields = ["memory", "summarizer"]
         labels = {"memory": "When the context fills up", "summarizer": "Summarizer model"}
+        # Choices as radio buttons: their labels wrap in the narrow panel, where a select's would be cut off.
+        widgets = {"memory": forms.RadioSelect}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -16,8 +16,10 @@ from chaoslm.http import NumberError, parse_number
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.personas.models import Persona
 from rooms import queue as q
-from rooms.engine import agent_prompt, change_queue, lock_present, queue_agents
+from rooms.context import agent_prompt
 from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate
+from rooms.saving import change_queue, lock_present
+from rooms.table import queue_agents
 
 MAX_MESSAGE_CHARS = 4000
 # The messages an agent's presence counts from: what was said (a system line is in nobody's context).
@@ -63,7 +65,7 @@ def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
 
 def remove_agent(room: Room, agent: RoomAgent) -> RoomMessage:
     """The agent leaves; its messages stay. Its row is locked first, as the engine locks it to save an answer: an
-    answer it is writing is either saved before it goes or dropped (engine.lock_present), never written under it."""
+    answer it is writing is either saved before it goes or dropped (saving.lock_present), never written under it."""
     with transaction.atomic():
         lock_present([agent])
         change_queue(room, lambda queue: q.remove_agent(queue, agent.pk))
@@ -198,7 +200,7 @@ def set_agent_settings(room: Room, values: dict[str, str]) -> None:
 
 def interrupt(room: Room) -> RoomMessage:
     """The owner takes the floor in auto mode: auto mode stops at once; the answer being written is kept as an
-    inactive partial marked "interrupted" (rooms/engine.py), and the input opens."""
+    inactive partial marked "interrupted" (rooms/saving.py), and the input opens."""
     if room.mode != Room.Mode.AUTO:
         raise RoomError("Auto mode is not running: the floor is yours already.")
     room.mode = Room.Mode.MANUAL

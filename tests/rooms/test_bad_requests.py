@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 
 from chaoslm.personas.models import Persona, import_personas
 from rooms import services
-from rooms.models import Room, RoomMessage
+from rooms.models import Room
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -116,11 +116,3 @@ def test_an_empty_order_keeps_the_list_s_order(room, owner):
     assert owner.post("/rooms/", form).status_code == 302
     plain = Room.objects.get(title="Plain")
     assert [a.name for a in plain.agents.order_by("pk")] == ["Alice", "Bob", "Charlie"]
-
-
-@pytest.mark.parametrize("value", BAD_NUMBERS)
-def test_keeping_pending_answers_by_no_id_is_refused(room, owner, value):
-    response = owner.post(f"/rooms/{room.pk}/keep/", {"keep": [value]})
-    assert response.status_code == 422
-    assert "Keep only the pending answers shown" in refusal(response)
-    assert not RoomMessage.objects.filter(room=room, kind="agent").exists()

@@ -14,9 +14,10 @@ from chaoslm import runner
 from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import queue as q
 from rooms import services
-from rooms.engine import RoomObserver, auto_loop, load_room, manual_round
+from rooms.engine import auto_loop, manual_round
 from rooms.models import Room, RoomMessage
 from rooms.queue import SELECTOR_SYSTEM, SKIP_REASON_RULE, SKIP_RULE, SUMMARY_PREFIX, summarizer_messages
+from rooms.table import RoomObserver, load_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
