@@ -40,9 +40,10 @@ function syncAutoToggle() {
   const status = document.getElementById("room-status");
   if (!toggle || !status) return;
   const auto = status.classList.contains("mode-auto");
-  toggle.setAttribute("aria-pressed", String(auto));
+  // Written only when it changes: each write is a mutation this function observes.
+  if (toggle.getAttribute("aria-pressed") !== String(auto)) toggle.setAttribute("aria-pressed", String(auto));
   const state = toggle.querySelector(".toggle-state");
-  if (state) state.textContent = auto ? "on" : "off";
+  if (state && state.textContent !== (auto ? "on" : "off")) state.textContent = auto ? "on" : "off";
   // After "Take the floor", the input it opens takes the focus once the status line says manual mode.
   const input = document.querySelector("#room form.say textarea");
   if (!auto && floorTaken && input && !input.disabled) {

@@ -340,7 +340,7 @@ def test_the_auto_button_says_the_mode_the_floor_focuses_the_input_and_ctrl_ente
     page.focus("form.say textarea")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#messages .msg-user")
-    assert page.input_value("form.say textarea") == ""
+    page.wait_for_function("() => document.querySelector('form.say textarea').value === ''")  # sent: cleared
     # A manual round: every agent writes at once, and the status line names them.
     page.wait_for_selector("#room-status .writing")
     assert " writing" in page.inner_text("#room-status .writing")
