@@ -126,5 +126,6 @@ class NewDebateForm(FormatOptions):
     def prompt_for(self, field: forms.BoundField) -> str:
         role = self.seat_roles.get(field.name)
         value = field.value()
-        persona = self.personas.get(parse_id(value)) if role else None
+        # The initial choice is a persona (its id, an int); a submitted one is text from the request.
+        persona = self.personas.get(parse_id(str(value))) if role else None
         return persona.spec().system_prompt(role) if persona and role else ""
