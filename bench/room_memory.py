@@ -2,7 +2,7 @@
 
 A room of 3 agents holds N messages. At 20 nothing is folded yet; at 1,000 a long run with summaries on has
 folded all but the newest 20 into summaries (each earlier summary folded into the next, the newest active),
-as `rooms/engine.py: _fold` leaves them. Then M turns run as the auto loop runs them, the model's answer
+as `rooms/summaries.py: fold_oldest` leaves them. Then M turns run as the auto loop runs them, the model's answer
 aside: the room loaded and measured (`load_room`, the context check), the agent's request built (`history`),
 the answer saved, pushed (`RoomBroadcaster`) and the queue moved on. The figure is CPU per turn.
 
@@ -68,9 +68,10 @@ def turn_cost(history: int, turns: int) -> float:
     from asgiref.sync import sync_to_async
 
     from rooms.broadcast import RoomBroadcaster
-    from rooms.engine import _advance_queue, _save, load_room
-    from rooms.engine import history as request_of
+    from rooms.context import history as request_of
     from rooms.models import RoomMessage
+    from rooms.saving import advance_queue, save
+    from rooms.table import load_room
 
     room = seed_room(history)
     broadcaster = RoomBroadcaster(room.pk)
@@ -81,8 +82,8 @@ def turn_cost(history: int, turns: int) -> float:
         table.meter().state()
         agent = table.agents[i % 3]
         request_of(table.messages, agent)
-        message = _save(table.room, RoomMessage.Kind.AGENT, TEXT.format(i=i), agent)
-        _advance_queue(table.room, (agent.pk,), (), (), False, ())
+        message = save(table.room, RoomMessage.Kind.AGENT, TEXT.format(i=i), agent)
+        advance_queue(table.room, (agent.pk,), (), (), False, ())
         return table, message
 
     async def run() -> float:

@@ -50,10 +50,9 @@ def seed_room(history: int) -> tuple[Any, list[Any]]:
 
 def push_cost(history: int, arriving: int) -> tuple[float, float]:
     """CPU seconds per message: the broadcaster's push, and a status line reloaded from the database."""
-    from rooms.broadcast import RoomBroadcaster
-    from rooms.engine import load_room
+    from rooms.broadcast import RoomBroadcaster, status_now_html
     from rooms.models import RoomMessage
-    from rooms.selectors import room_status_html
+    from rooms.table import load_room
 
     room, agents = seed_room(history)
     table = load_room(room.pk)
@@ -79,7 +78,7 @@ def push_cost(history: int, arriving: int) -> tuple[float, float]:
     pushed = asyncio.run(pushes()) / arriving
     started = time.process_time()
     for _ in range(arriving):
-        room_status_html(room)
+        status_now_html(room)
     reloaded = (time.process_time() - started) / arriving
     return pushed, reloaded
 

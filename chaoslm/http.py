@@ -1,25 +1,46 @@
-"""Small HTTP helpers every app uses: ids from forms and URLs, and short replies that are safe to show.
+"""Small HTTP helpers every app uses: numbers and ids from forms and URLs, and short replies that are safe to show.
 
-Databases store ids as signed 64-bit integers: a longer number, a non-ASCII digit ("²" passes
-`str.isdigit` but not `int`) or a fraction must be refused before it reaches a query, where it would
-raise (a 500) instead of answering with a message.
+Every whole number a request carries is read by `parse_number`: ASCII digits only. A superscript ("²" passes
+`str.isdigit` but not `int`), a fraction ("½"), another script's digit ("٣", which `int` reads), an exponent
+("1e3") or a number past the field's range is refused with a message, never left to raise (a 500) in a
+query or an `int()`. Databases store ids as signed 64-bit integers: `parse_id` keeps ids within them.
 """
 
 from __future__ import annotations
+
+import re
 
 from django.http import HttpResponse
 from django.urls import register_converter
 from django.utils.html import escape
 
 MAX_ID = 2**63 - 1
+# Twenty digits hold every 64-bit number; a longer run of digits is refused before `int` reads it.
+WHOLE = re.compile(r"-?[0-9]{1,20}")
+
+
+class NumberError(ValueError):
+    """A number in a request that cannot be read or is out of range; the message says so, for the person."""
+
+
+def parse_number(value: object, what: str, *, low: int = 0, high: int = MAX_ID) -> int:
+    """The whole number from `low` to `high` written in `value` (ASCII digits, a leading minus sign, spaces around).
+
+    `what` names the number in the refusal: "Bob's talkativeness must be a whole number from 0 to 100, not '²'."
+    """
+    text = value.strip() if isinstance(value, str) else ""
+    if WHOLE.fullmatch(text) and low <= (number := int(text)) <= high:
+        return number
+    shown = text if len(text) <= 20 else text[:20] + "…"
+    raise NumberError(f"{what} must be a whole number from {low} to {high}, not {shown!r}.")
 
 
 def parse_id(value: object) -> int | None:
     """The positive database id written in `value`, or None when it is not one."""
-    if not isinstance(value, str) or not value.isascii() or not value.isdigit() or len(value) > 19:
+    try:
+        return parse_number(value, "An id", low=1)
+    except NumberError:
         return None
-    number = int(value)
-    return number if 0 < number <= MAX_ID else None
 
 
 class IdConverter:

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.urls import reverse
 
+from chaoslm.http import parse_id
 from chaoslm.personas.models import Persona
 from debates.formats import LISTED, Format, get_format
 from debates.formats.base import OptionSpec
@@ -125,8 +126,6 @@ class NewDebateForm(FormatOptions):
     def prompt_for(self, field: forms.BoundField) -> str:
         role = self.seat_roles.get(field.name)
         value = field.value()
-        try:
-            persona = self.personas.get(int(value)) if role and value not in (None, "") else None
-        except (TypeError, ValueError):
-            persona = None
+        # The initial choice is a persona (its id, an int); a submitted one is text from the request.
+        persona = self.personas.get(parse_id(str(value))) if role else None
         return persona.spec().system_prompt(role) if persona and role else ""

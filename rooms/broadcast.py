@@ -14,12 +14,44 @@ from django.template.loader import render_to_string
 
 from chaoslm import live
 from rooms import queue as q
-from rooms.engine import ContextMeter, RoomObserver, RoomTable, queue_agents
+from rooms.context import ContextMeter
 from rooms.models import Room, RoomAgent, RoomMessage
+from rooms.table import RoomObserver, RoomTable, load_room, queue_agents
+
+MESSAGES, PENDING = "#messages", "#pending"  # the page's lists: said and kept, and answers waiting to be kept
 
 
 def message_html(message: RoomMessage) -> str:
     return render_to_string("rooms/partials/message.html", {"message": message})
+
+
+def message_card(message: RoomMessage) -> str:
+    """The message's card, added to (or replacing its old card in) the room's messages."""
+    return live.upsert(message_html(message), MESSAGES)
+
+
+def _push(room: Room, html: str) -> None:
+    live.push_sync(live.room_group(room.pk), html)
+
+
+def push_messages(room: Room, *messages: RoomMessage | None) -> None:
+    """From a view: each message's card to every page of the room (None: nothing to show)."""
+    _push(room, "".join(message_card(m) for m in messages if m is not None))
+
+
+def push_status(room: Room) -> None:
+    """From a view, after an owner's action: the status line as the database has it now."""
+    _push(room, status_now_html(room))
+
+
+def push_stopped(room: Room) -> None:
+    """From a view: the room's generation stopped, so no agent's card says it is writing any more."""
+    _push(room, "".join(live.remove(f"think-{a.pk}", PENDING) for a in room.agents.all()))
+
+
+def push_kept(room: Room, kept: Sequence[RoomMessage]) -> None:
+    """From a view: the pending answers the owner decided on leave the pending cards for the room's messages."""
+    _push(room, "".join(live.remove(f"msg-{m.pk}", PENDING) + message_card(m) for m in kept))
 
 
 def in_queue_order(room: Room, agents: Sequence[RoomAgent]) -> list[RoomAgent]:
@@ -63,9 +95,15 @@ def status_html(room: Room, agents: Sequence[RoomAgent], context: tuple[str, int
     return render_to_string("rooms/partials/status.html", status_context(room, agents, context, **extra))
 
 
+def status_now_html(room: Room) -> str:
+    """The status line as it stands now, loaded from the database (the broadcaster keeps its own in memory)."""
+    table = load_room(room.pk)
+    return status_html(table.room, in_queue_order(table.room, table.agents), table.meter().state())
+
+
 class RoomBroadcaster(RoomObserver):
     def __init__(self, room_id: int) -> None:
-        self.outbox = live.Outbox(live.room_group(room_id), "#messages")
+        self.outbox = live.Outbox(live.room_group(room_id), MESSAGES)
         self.thinking: dict[int, str] = {}
         self.ahead: dict[int, int] = {}  # agent id -> calls ahead of its call, waiting for the embedded model
         self.agents: list[RoomAgent] = []
@@ -86,7 +124,8 @@ class RoomBroadcaster(RoomObserver):
     def started(self, room: Room, agent: RoomAgent) -> None:
         self.thinking[agent.pk] = agent.name
         card = render_to_string("rooms/partials/thinking.html", {"agent": agent})
-        self.outbox.html(live.upsert(card, "#pending"))
+        self.outbox.html(live.upsert(card, PENDING))
+        self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))  # "Mira is writing"
 
     def delta(self, room: Room, agent: RoomAgent, text: str) -> None:
         self.outbox.tokens(f"think-{agent.pk}-text", text)
@@ -104,8 +143,8 @@ class RoomBroadcaster(RoomObserver):
         if message.agent_id is not None:
             self.thinking.pop(message.agent_id, None)
             self.ahead.pop(message.agent_id, None)
-            self.outbox.html(live.remove(f"think-{message.agent_id}", "#messages"))
-        into = "#pending" if message.kind == RoomMessage.Kind.PENDING else "#messages"
+            self.outbox.html(live.remove(f"think-{message.agent_id}", MESSAGES))
+        into = PENDING if message.kind == RoomMessage.Kind.PENDING else MESSAGES
         # The message's agent is the engine's own object: rendering needs no query, so it runs right here.
         self.outbox.html(live.upsert(message_html(message), into))
         self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
@@ -115,7 +154,7 @@ class RoomBroadcaster(RoomObserver):
         self.agents = [other for other in self.agents if other.pk != agent.pk]
         self.thinking.pop(agent.pk, None)
         self.ahead.pop(agent.pk, None)
-        self.outbox.html(live.remove(f"think-{agent.pk}", "#messages"))
+        self.outbox.html(live.remove(f"think-{agent.pk}", MESSAGES))
         self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
 
     async def room_changed(self, room: Room, note: str = "") -> None:

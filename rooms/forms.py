@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from chaoslm.http import parse_id
 from chaoslm.personas.models import Persona
 from rooms.models import MAX_MESSAGES, Room, RoomAgent, RoomTemplate
 
@@ -38,7 +39,14 @@ class NewRoomForm(forms.Form):
         personas = list(data.get("personas") or ())
         if not personas and not data.get("template"):
             self.add_error("personas", "Choose at least one persona, or a template.")
-        ticked = [int(part) for part in data.get("order", "").split(",") if part.strip().isdigit()]
+        parts = [part for part in data.get("order", "").split(",") if part]
+        ticked = [parse_id(part) for part in parts]
+        if None in ticked:
+            unread = parts[ticked.index(None)][:20]
+            self.add_error(
+                "personas", f"The order they were ticked in could not be read ({unread!r} is no persona's id)."
+            )
+            return data
         rank = {persona_id: index for index, persona_id in enumerate(dict.fromkeys(ticked))}
         # Sorted is stable: personas the order does not name keep the list's order, after the named ones.
         data["personas"] = sorted(personas, key=lambda p: rank.get(p.pk, len(rank)))
@@ -80,6 +88,8 @@ class MemoryForm(forms.ModelForm):
         model = Room
         fields = ["memory", "summarizer"]
         labels = {"memory": "When the context fills up", "summarizer": "Summarizer model"}
+        # Choices as radio buttons: their labels wrap in the narrow panel, where a select's would be cut off.
+        widgets = {"memory": forms.RadioSelect}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -87,7 +87,7 @@ class Room(models.Model):
     interrupted = models.BooleanField(default=False, editable=False)
     pause_reason = models.CharField(max_length=300, blank=True)
     retry_at = models.DateTimeField(null=True, blank=True)
-    # Until when a process running this room's round or auto loop holds it (rooms/engine.py, `holding`).
+    # Until when a process running this room's round or auto loop holds it (rooms/hold.py, `holding`).
     held_until = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -159,7 +159,7 @@ class RoomMessage(models.Model):
     active = models.BooleanField(default=True)
     # A whisper: the ids of the only agents that ever have it in their context; empty: everyone.
     audience = models.JSONField(default=list, blank=True)
-    # Set once the message is folded into a summary: agents then see the summary instead (rooms/engine.py).
+    # Set once the message is folded into a summary: agents then see the summary instead (rooms/summaries.py).
     folded_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)

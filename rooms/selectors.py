@@ -7,9 +7,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from chaoslm.personas.models import Persona
-from rooms.broadcast import in_queue_order, status_context, status_html
-from rooms.engine import load_room
-from rooms.models import Room, RoomMessage
+from rooms.broadcast import in_queue_order, status_context
+from rooms.models import Room, RoomAgent, RoomMessage
+from rooms.table import load_room
 
 
 def room_status(room: Room, **extra: Any) -> dict[str, Any]:
@@ -18,10 +18,9 @@ def room_status(room: Room, **extra: Any) -> dict[str, Any]:
     return status_context(room, in_queue_order(room, table.agents), table.meter().state(), **extra)
 
 
-def room_status_html(room: Room) -> str:
-    """The status line as it stands now, for a push after an owner's action."""
-    table = load_room(room.pk)
-    return status_html(table.room, in_queue_order(table.room, table.agents), table.meter().state())
+def agents_in_order(room: Room) -> list[RoomAgent]:
+    """The room's agents in queue order, as the status line and the side panel list them."""
+    return in_queue_order(room, list(room.agents.all()))
 
 
 def page_messages(room: Room, *, with_whispers: bool) -> tuple[list[RoomMessage], list[RoomMessage]]:

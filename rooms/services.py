@@ -12,11 +12,14 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
+from chaoslm.http import NumberError, parse_number
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.personas.models import Persona
 from rooms import queue as q
-from rooms.engine import agent_prompt, change_queue, lock_present, queue_agents
+from rooms.context import agent_prompt
 from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate
+from rooms.saving import change_queue, lock_present
+from rooms.table import queue_agents
 
 MAX_MESSAGE_CHARS = 4000
 # The messages an agent's presence counts from: what was said (a system line is in nobody's context).
@@ -62,7 +65,7 @@ def add_agent(room: Room, persona: Persona) -> tuple[RoomAgent, RoomMessage]:
 
 def remove_agent(room: Room, agent: RoomAgent) -> RoomMessage:
     """The agent leaves; its messages stay. Its row is locked first, as the engine locks it to save an answer: an
-    answer it is writing is either saved before it goes or dropped (engine.lock_present), never written under it."""
+    answer it is writing is either saved before it goes or dropped (saving.lock_present), never written under it."""
     with transaction.atomic():
         lock_present([agent])
         change_queue(room, lambda queue: q.remove_agent(queue, agent.pk))
@@ -94,7 +97,9 @@ def post_message(room: Room, author: str, text: str, to: Iterable[int] = ()) -> 
     agents = list(room.agents.all())
     audience = [a for a in agents if a.pk in set(to)]
     if len(audience) != len(set(to)):
-        raise RoomError("An agent you whispered to has left the room; reload the page.")
+        raise RoomError(
+            "Whisper only to this room's agents: one you chose is not in it (has it left? reload the page)."
+        )
     data = {"audience_names": [a.name for a in audience]} if audience else {}
     with transaction.atomic():
         message = RoomMessage.objects.create(
@@ -179,12 +184,13 @@ def set_agent_settings(room: Room, values: dict[str, str]) -> None:
     agents = list(room.agents.all())
     chosen: dict[RoomAgent, int] = {}
     for agent in agents:
-        raw = values.get(f"talk-{agent.pk}", "").strip()
-        if not raw:
-            continue
-        if not raw.isdigit() or int(raw) > 100:
-            raise RoomError(f"{agent.name}'s talkativeness must be a whole number from 0 to 100, not {raw[:20]!r}.")
-        chosen[agent] = int(raw)
+        raw = values.get(f"talk-{agent.pk}")
+        if raw is None:
+            continue  # added since the form was drawn: it keeps its talkativeness
+        try:
+            chosen[agent] = parse_number(raw, f"{agent.name}'s talkativeness", high=100)
+        except NumberError as error:
+            raise RoomError(str(error)) from None
     with transaction.atomic():
         for agent in agents:
             agent.talkativeness = chosen.get(agent, agent.talkativeness)
@@ -194,7 +200,7 @@ def set_agent_settings(room: Room, values: dict[str, str]) -> None:
 
 def interrupt(room: Room) -> RoomMessage:
     """The owner takes the floor in auto mode: auto mode stops at once; the answer being written is kept as an
-    inactive partial marked "interrupted" (rooms/engine.py), and the input opens."""
+    inactive partial marked "interrupted" (rooms/saving.py), and the input opens."""
     if room.mode != Room.Mode.AUTO:
         raise RoomError("Auto mode is not running: the floor is yours already.")
     room.mode = Room.Mode.MANUAL

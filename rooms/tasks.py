@@ -1,5 +1,5 @@
 """A room's work for the runner (chaoslm/runner.py): a manual round and the auto loop, and their Celery tasks
-for CHAOSLM_RUNNER=celery. The room's hold (rooms/engine.py) makes a duplicate or redelivered task harmless:
+for CHAOSLM_RUNNER=celery. The room's hold (rooms/hold.py) makes a duplicate or redelivered task harmless:
 a second loop for the same room finds it held and returns."""
 
 from celery import shared_task

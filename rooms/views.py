@@ -7,26 +7,18 @@ from collections.abc import Callable
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import success as notify
-from django.http import Http404, HttpRequest, HttpResponse
+from django.forms import BaseForm
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from chaoslm import limits, live, sharing
+from chaoslm import limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
-from rooms import exports, selectors, services, work
+from rooms import broadcast, exports, selectors, services, work
 from rooms import limits as room_limits
-from rooms.broadcast import message_html
 from rooms.forms import MemoryForm, NewRoomForm, SettingsForm, TurnOrderForm
 from rooms.models import Room, RoomAgent, RoomMessage
-
-
-def _push(room: Room, html: str) -> None:
-    live.push_sync(live.room_group(room.pk), html)
-
-
-def _push_status(room: Room) -> None:
-    _push(room, selectors.room_status_html(room))
 
 
 @login_required
@@ -39,20 +31,25 @@ def room_list(request: HttpRequest) -> HttpResponse:
         else:
             room = services.create_room(request.user, data["title"], data["visibility"], data["personas"])
         return redirect("room_detail", room.pk)
-    return render(request, "rooms/list.html", {"rooms": selectors.rooms_of(request.user), "form": form})
+    status = 422 if form.is_bound else 200  # refused: the form again, with what was ticked and why
+    return render(request, "rooms/list.html", {"rooms": selectors.rooms_of(request.user), "form": form}, status=status)
 
 
 def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> HttpResponse:
-    messages, pending = selectors.page_messages(room, with_whispers=sharing.is_owner(request.user, room))
+    owner = sharing.is_owner(request.user, room)
+    messages, pending = selectors.page_messages(room, with_whispers=owner)
+    status = selectors.room_status(room)
     return render(
         request,
         "rooms/detail.html",
         {
-            **selectors.room_status(room),
+            **status,
             "oob": False,
             "messages_list": messages,
             "pending": pending,
-            "is_owner": sharing.is_owner(request.user, room),
+            "is_owner": owner,
+            "viewer": "owner" if owner else "stranger",
+            "talk_rows": _talk_rows(status["agents"]),
             "personas": selectors.personas_to_add(room),
             "settings_form": SettingsForm(instance=room),
             "turn_order_form": TurnOrderForm(instance=room),
@@ -90,6 +87,15 @@ def _owner_action(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapped
 
 
+def _ids(values: list[str], refusal: str) -> list[int]:
+    """The ids a form's boxes sent; one that is no id at all is refused (RoomError), never dropped: a whisper
+    whose target is dropped would reach everyone."""
+    ids = [parse_id(value) for value in values]
+    if None in ids:
+        raise services.RoomError(f"{refusal}: {values[ids.index(None)][:20]!r} is not one of them.")
+    return [number for number in ids if number is not None]
+
+
 EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
     "md": (exports.as_markdown, "text/markdown; charset=utf-8"),
     "json": (exports.as_json, "application/json"),
@@ -116,14 +122,13 @@ def room_share_export(request: HttpRequest, token: str, kind: str) -> HttpRespon
 
 @_owner_action
 def room_say(request: HttpRequest, room: Room) -> HttpResponse:
-    to = {number for number in map(parse_id, request.POST.getlist("to")) if number is not None}
+    to = _ids(request.POST.getlist("to"), "Whisper only to this room's agents")
     message = services.post_message(room, request.user.get_username(), request.POST.get("text", ""), to)
     work.start_round(room.pk)
-    card = live.upsert(message_html(message), "#messages")
     if message.audience:
         # A whisper is the owner's alone: it goes back to the page that sent it, never to the room's viewers.
-        return HttpResponse(card)
-    _push(room, card)
+        return HttpResponse(broadcast.message_card(message))
+    broadcast.push_messages(room, message)
     return HttpResponse("")
 
 
@@ -142,10 +147,9 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
         note = services.set_mode(room, mode)
         # Stop halts the generation in progress at once; its partial text is not added.
         work.stop(room.pk)
-        _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
-    if note is not None:
-        _push(room, live.upsert(message_html(note), "#messages"))
-    _push_status(room)
+        broadcast.push_stopped(room)
+    broadcast.push_messages(room, note)
+    broadcast.push_status(room)
     return HttpResponse(status=204)
 
 
@@ -153,28 +157,26 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
 def room_interrupt(request: HttpRequest, room: Room) -> HttpResponse:
     note = services.interrupt(room)
     work.stop(room.pk)  # at once if it runs here; a worker's loop sees the mode change within CHAOSLM_ROOM_POLL
-    _push(room, "".join(live.remove(f"think-{a.pk}", "#pending") for a in room.agents.all()))
-    _push(room, live.upsert(message_html(note), "#messages"))
-    _push_status(room)
+    broadcast.push_stopped(room)
+    broadcast.push_messages(room, note)
+    broadcast.push_status(room)
     return HttpResponse(status=204)
 
 
 @_owner_action
 def room_keep(request: HttpRequest, room: Room) -> HttpResponse:
+    # An unreadable id keeps nothing it could name: the answers it does not name join faded, as unticked ones do.
     keep = {number for number in map(parse_id, request.POST.getlist("keep")) if number is not None}
     kept = services.submit_pending(room, keep)
-    _push(
-        room,
-        "".join(live.remove(f"msg-{m.pk}", "#pending") + live.upsert(message_html(m), "#messages") for m in kept),
-    )
-    _push_status(room)
+    broadcast.push_kept(room, kept)
+    broadcast.push_status(room)
     return HttpResponse(status=204)
 
 
 @_owner_action
 def room_toggle_message(request: HttpRequest, room: Room, message_id: int) -> HttpResponse:
     message = services.toggle_active(get_object_or_404(RoomMessage, pk=message_id, room=room))
-    _push(room, live.upsert(message_html(message), "#messages"))
+    broadcast.push_messages(room, message)
     return HttpResponse(status=204)
 
 
@@ -187,78 +189,137 @@ def room_add_agent(request: HttpRequest, room: Room) -> HttpResponse:
     if persona is None:
         return message_reply("There is no such persona; reload the page to see the current list.", 422)
     _agent, note = services.add_agent(room, persona)
-    _push(room, live.upsert(message_html(note), "#messages"))
-    _push_status(room)
+    broadcast.push_messages(room, note)
+    broadcast.push_status(room)
     return redirect("room_detail", room.pk) if not request.htmx else HttpResponse(status=204)
 
 
-@_owner_action
-def room_agent(request: HttpRequest, room: Room, agent_id: int, what: str) -> HttpResponse:
-    agent = get_object_or_404(RoomAgent, pk=agent_id, room=room)
-    if what == "pause":
-        services.toggle_participation(agent)
-    elif what == "remove":
-        _push(room, live.upsert(message_html(services.remove_agent(room, agent)), "#messages"))
-    elif what == "next":
-        services.speak_next(room, agent)
-    elif what == "earlier":
-        services.move_earlier(room, agent)
-    elif what == "retry":
-        if room.mode == Room.Mode.AUTO:
-            work.start_auto(room.pk)
-        else:
-            work.start_round(room.pk)
+def _agent_action(act: Callable[[HttpRequest, Room, RoomAgent], None]) -> Callable[..., HttpResponse]:
+    """An owner's action on one agent of the room (a 404 for any other agent); the status line follows."""
+
+    @_owner_action
+    @functools.wraps(act)
+    def view(request: HttpRequest, room: Room, agent_id: int) -> HttpResponse:
+        act(request, room, get_object_or_404(RoomAgent, pk=agent_id, room=room))
+        broadcast.push_status(room)
+        return HttpResponse(status=204)
+
+    return view
+
+
+@_agent_action
+def room_agent_pause(request: HttpRequest, room: Room, agent: RoomAgent) -> None:
+    services.toggle_participation(agent)
+
+
+@_agent_action
+def room_agent_remove(request: HttpRequest, room: Room, agent: RoomAgent) -> None:
+    broadcast.push_messages(room, services.remove_agent(room, agent))
+
+
+@_agent_action
+def room_agent_next(request: HttpRequest, room: Room, agent: RoomAgent) -> None:
+    services.speak_next(room, agent)
+
+
+@_agent_action
+def room_agent_earlier(request: HttpRequest, room: Room, agent: RoomAgent) -> None:
+    services.move_earlier(room, agent)
+
+
+@_agent_action
+def room_agent_retry(request: HttpRequest, room: Room, agent: RoomAgent) -> None:
+    """Ask again after a failure: the round's or the loop's unanswered agents are asked again."""
+    if room.mode == Room.Mode.AUTO:
+        work.start_auto(room.pk)
     else:
-        raise Http404
-    _push_status(room)
-    return HttpResponse(status=204)
+        work.start_round(room.pk)
+
+
+def _talk_rows(agents: list[RoomAgent], typed: dict[str, str] | None = None) -> list[tuple[RoomAgent, object, bool]]:
+    """The talkativeness panel's rows: each agent, its talkativeness and whether it sees earlier messages, as
+    saved or, for a refused Save, as typed."""
+    if typed is None:
+        return [(a, a.talkativeness, a.sees_earlier) for a in agents]
+    return [(a, typed.get(f"talk-{a.pk}", a.talkativeness), f"earlier-{a.pk}" in typed) for a in agents]
+
+
+def form_errors(form: BaseForm) -> str:
+    """A refused form's errors on one line, for a reply with no form to show them in."""
+    return "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+
+
+def _panel(request: HttpRequest, room: Room, panel: str, status: int = 200, **context: object) -> HttpResponse:
+    """A side panel drawn again for its HTMX Save: what was saved, or what was typed and why it was refused."""
+    return render(request, f"rooms/partials/panel_{panel}.html", {"room": room, **context}, status=status)
+
+
+def _saved(request: HttpRequest, room: Room, panel: str, note: str, **context: object) -> HttpResponse:
+    if request.htmx:
+        return _panel(request, room, panel, saved=note, **context)
+    notify(request, note)
+    return redirect("room_detail", room.pk)
+
+
+def _refused(request: HttpRequest, room: Room, panel: str, error: str, **context: object) -> HttpResponse:
+    if request.htmx:
+        return _panel(request, room, panel, 422, error=error, **context)
+    return message_reply(error, 422)
 
 
 @_owner_action
 def room_settings(request: HttpRequest, room: Room) -> HttpResponse:
     form = SettingsForm(request.POST, instance=room)
     if not form.is_valid():
-        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
+        return _refused(request, room, "settings", form_errors(form), form=form)
     form.save()
-    return redirect("room_detail", room.pk)
+    return _saved(request, room, "settings", "Auto mode settings saved.", form=SettingsForm(instance=room))
 
 
 @_owner_action
 def room_turn_order(request: HttpRequest, room: Room) -> HttpResponse:
     form = TurnOrderForm(request.POST, instance=room)
     if not form.is_valid():
-        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
+        return _refused(request, room, "turn_order", form_errors(form), form=form)
     data = form.cleaned_data
     services.set_turn_order(
         room, data["turn_order"], data["selector"], data["selector_repeat"], {a.pk for a in data["candidates"]}
     )
-    notify(request, f"Turn order: {room.get_turn_order_display()}.")
-    return redirect("room_detail", room.pk)
+    broadcast.push_status(room)  # who is up next, in pick mode
+    note = f"Turn order: {room.get_turn_order_display()}."
+    return _saved(request, room, "turn_order", note, form=TurnOrderForm(instance=room))
 
 
 @_owner_action
 def room_agent_settings(request: HttpRequest, room: Room) -> HttpResponse:
-    services.set_agent_settings(room, request.POST.dict())
-    _push_status(room)
-    notify(request, "The agents' settings are saved.")
-    return redirect("room_detail", room.pk)
+    agents = selectors.agents_in_order(room)
+    try:
+        services.set_agent_settings(room, request.POST.dict())
+    except services.RoomError as error:
+        return _refused(request, room, "talkativeness", str(error), rows=_talk_rows(agents, request.POST.dict()))
+    broadcast.push_status(room)
+    rows = _talk_rows(selectors.agents_in_order(room))
+    return _saved(request, room, "talkativeness", "The agents' settings are saved.", rows=rows)
 
 
 @_owner_action
 def room_memory(request: HttpRequest, room: Room) -> HttpResponse:
     form = MemoryForm(request.POST, instance=room)
     if not form.is_valid():
-        return message_reply("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), 422)
+        return _refused(request, room, "memory", form_errors(form), form=form)
     form.save()
-    notify(request, f"Memory: {room.get_memory_display()}.")
-    return redirect("room_detail", room.pk)
+    return _saved(request, room, "memory", f"Memory: {room.get_memory_display()}.", form=MemoryForm(instance=room))
 
 
 @_owner_action
 def room_save_template(request: HttpRequest, room: Room) -> HttpResponse:
-    template = services.save_template(room, request.POST.get("name", ""))
-    notify(request, f"Saved as the template “{template.name}”: choose it when you open a new room.")
-    return redirect("room_detail", room.pk)
+    name = request.POST.get("name", "")
+    try:
+        template = services.save_template(room, name)
+    except services.RoomError as error:
+        return _refused(request, room, "template", str(error), name=name)
+    note = f"Saved as the template “{template.name}”: choose it when you open a new room."
+    return _saved(request, room, "template", note, name=template.name)
 
 
 room_visibility = sharing.visibility_view(Room)

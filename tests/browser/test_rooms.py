@@ -1,5 +1,7 @@
 """Chat rooms in a real browser."""
 
+from pathlib import Path
+
 import pytest
 
 from tests.browser.conftest import manage, screenshot
@@ -238,7 +240,7 @@ def test_a_whisper_a_summary_card_and_taking_the_floor(pages, site, site_env, ll
         site_env,
         "shell",
         "-c",
-        "from chaoslm.personas.models import Provider; from rooms.engine import load_room;"
+        "from chaoslm.personas.models import Provider; from rooms.table import load_room;"
         " from rooms.models import Room;"
         f" room = Room.objects.get(pk={room_id}); tokens = load_room(room.pk).meter().state()[1];"
         f" small = Provider.objects.create(name='Small {room_id}', base_url='{llm.url}', default_model='m',"
@@ -265,3 +267,141 @@ def test_a_whisper_a_summary_card_and_taking_the_floor(pages, site, site_env, ll
     assert "Auto mode stopped: the owner took the floor" in page.inner_text("#messages")
     assert page.locator("form.say textarea").is_enabled()
     screenshot(page, "room-summary-interrupted")
+
+
+SHOTS = Path("/tmp/shots-rooms")
+# Whatever the keyboard reaches, described: an owner's control is any element that posts (hx-post) or sits in the
+# agents' bar or is marked owner-only.
+FOCUSED = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
+  return {tag: e.tagName, text: (e.innerText || e.value || '').trim().slice(0, 40), id: e.id,
+          owner: !!(e.closest('[hx-post], .owner-only, .agent-bar, .up-next') || e.getAttribute('hx-post'))}; }"""
+
+
+def tab_stops(page, limit=80):
+    """Every element Tab reaches on the page, once round."""
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    stops = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUSED)
+        if stop is None or stop in stops:
+            break
+        stops.append(stop)
+    return stops
+
+
+def room_with_faded_answer(page, site, title):
+    """A room of two agents with one kept and one faded answer, made unlisted; its share link."""
+    open_room(page, site, title, ["Ada Sterling", "Marcus Vale"])
+    say(page, "What should cities do about cars?")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 2")
+    page.locator("#pending .msg-pending input[name=keep]").first.uncheck()
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#messages .msg-agent.inactive').length === 1")
+    page.select_option("select[name=visibility]", "unlisted")
+    page.click("form:has(select[name=visibility]) button")
+    page.wait_for_selector(".share-link")
+    return page.input_value(".share-link")
+
+
+def test_a_stranger_on_the_share_page_sees_the_owner_s_name_and_tab_reaches_no_owner_control(pages, site, llm):
+    llm.configure(latency=0.05, reply_words=8)
+    owner = pages.new("alice")
+    share = room_with_faded_answer(owner, site, "Shared room")
+    stranger = pages.new()
+    stranger.goto(share)
+    stranger.wait_for_selector("#room-status")
+    assert "alice" in stranger.inner_text("#messages .msg-user .who")
+    assert "(you)" not in stranger.inner_text("#room")
+    stops = tab_stops(stranger)
+    assert stops and not [stop for stop in stops if stop["owner"]], stops
+    # The owner pauses an agent: the status line pushed to every viewer still gives the stranger no control.
+    owner.click("#room-status .agent-label button:has-text('Marcus Vale')")
+    stranger.wait_for_selector("#room-status .agent-label.paused")
+    assert "(paused)" in stranger.inner_text("#room-status")
+    stops = tab_stops(stranger)
+    assert stops and not [stop for stop in stops if stop["owner"]], stops
+    assert not [label for label in owner.locator(".viewer-only").all() if label.is_visible()]  # controls instead
+    SHOTS.mkdir(exist_ok=True)
+    for width in (390, 1280):
+        stranger.set_viewport_size({"width": width, "height": 900})
+        stranger.screenshot(path=str(SHOTS / f"room-share-stranger-{width}.png"), full_page=True)
+        owner.set_viewport_size({"width": width, "height": 900})
+        owner.screenshot(path=str(SHOTS / f"room-faded-{width}.png"), full_page=True)
+
+
+def test_the_auto_button_says_the_mode_the_floor_focuses_the_input_and_ctrl_enter_sends(pages, site, llm):
+    llm.configure(latency=0.3, token_rate=5, reply_words=30)
+    page = pages.new("alice")
+    open_room(page, site, "Keys", ["Ada Sterling", "Marcus Vale", "Mira"])
+    toggle = page.locator("#auto-toggle")
+    assert toggle.get_attribute("aria-pressed") == "false" and toggle.inner_text() == "Auto mode off"
+    page.fill("form.say textarea", "Cars or bikes?")
+    page.focus("form.say textarea")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#messages .msg-user")
+    page.wait_for_function("() => document.querySelector('form.say textarea').value === ''")  # sent: cleared
+    # A manual round: every agent writes at once, and the status line names them.
+    page.wait_for_selector("#room-status .writing")
+    assert " writing" in page.inner_text("#room-status .writing")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 3", timeout=30_000)
+    page.click("#keep-form button")
+    page.wait_for_function("() => document.querySelectorAll('#pending .msg-pending').length === 0")
+    page.keyboard.press("Control+m")
+    page.wait_for_function("() => document.querySelector('#auto-toggle').getAttribute('aria-pressed') === 'true'")
+    assert toggle.inner_text() == "Auto mode on"
+    # Auto mode: the one writing is named, and how many wait after it.
+    page.wait_for_function(
+        "() => /^· (Ada Sterling|Marcus Vale|Mira) is writing; 2 waiting$/"
+        ".test(document.querySelector('#room-status .writing')?.textContent.trim() || '')",
+        timeout=20_000,
+    )
+    page.click("#interrupt")
+    page.wait_for_selector("#room-status.mode-manual")
+    page.wait_for_function("() => document.activeElement === document.querySelector('form.say textarea')")
+    assert toggle.get_attribute("aria-pressed") == "false" and toggle.inner_text() == "Auto mode off"
+
+
+def test_each_side_panel_saves_in_place_keeping_the_focus_and_the_memory_choice_is_whole(pages, site, llm):
+    page = pages.new("alice")
+    open_room(page, site, "Panels", ["Ada Sterling", "Marcus Vale"])
+    page.evaluate("window.sameDocument = true")
+    SHOTS.mkdir(exist_ok=True)
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        # Every memory choice shows whole: nothing of it is cut by the panel.
+        cut = page.eval_on_selector_all(
+            ".memory #id_memory label",
+            "labels => labels.filter(l => l.scrollWidth > l.clientWidth + 1"
+            " || l.getBoundingClientRect().right > l.closest('.panel').getBoundingClientRect().right)"
+            ".map(l => l.textContent)",
+        )
+        assert cut == [], (width, cut)
+        page.locator("#panel-memory").screenshot(path=str(SHOTS / f"room-memory-{width}.png"))
+    page.check("#id_memory_1")
+    before = page.evaluate("scrollY")
+    page.click("#save-memory")
+    page.wait_for_selector("#panel-memory .panel-note")
+    assert page.inner_text("#panel-memory .panel-note") == "Memory: stop auto mode at 95 % (the spec's)."
+    assert page.evaluate("window.sameDocument") is True  # no reload
+    assert page.evaluate("document.activeElement.id") == "save-memory"
+    assert abs(page.evaluate("scrollY") - before) < 5
+    assert page.is_checked("#id_memory_1")
+    ada = page.locator("#panel-talkativeness input[type=number]").first
+    ada.fill("30")
+    ada.press("Enter")
+    page.wait_for_selector("#panel-talkativeness .panel-note")
+    assert page.evaluate("document.activeElement.name").startswith("talk-")
+    page.wait_for_function("() => document.querySelector('#room-status').textContent.includes('· 30%')")
+    page.select_option("#panel-turn-order select[name=turn_order]", "pick")
+    page.click("#save-turn-order")
+    page.wait_for_selector("#room-status .up-next")
+    assert page.inner_text("#panel-turn-order .panel-note") == "Turn order: pick (you choose who is next)."
+    page.fill("#template-name", "Two voices")
+    page.click("#save-template")
+    page.wait_for_selector("#panel-template .panel-note")
+    page.fill("#id_response_delay", "4")
+    page.click("#save-settings")
+    page.wait_for_selector("#panel-settings .panel-note")
+    assert page.evaluate("document.activeElement.id") == "save-settings"
+    assert page.evaluate("window.sameDocument") is True

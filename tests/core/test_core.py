@@ -16,8 +16,9 @@ from debates.cards import card_html
 from debates.models import Debate, Event, Seat
 from rooms import services, work
 from rooms.broadcast import RoomBroadcaster
-from rooms.engine import ContextMeter, history, load_room
+from rooms.context import ContextMeter, history
 from rooms.models import Room, RoomMessage
+from rooms.table import load_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -129,7 +130,8 @@ def test_the_room_broadcaster_takes_away_the_card_of_an_answer_dropped_when_its_
     pushed = asyncio.run(push())
     assert f'data-remove="think-{alice.pk}"' in pushed[-2]
     assert 'id="room-status"' in pushed[-1]
-    assert "[Bob] <em>thinking...</em>" in pushed[-1] and "[Alice] <em>thinking" not in pushed[-1]
+    writing = pushed[-1].split('class="writing">')[1].split("</span>")[0]
+    assert writing == "· Bob is writing"
     assert 'aria-label="Remove Bob"' in pushed[-1] and 'aria-label="Remove Alice"' not in pushed[-1]
 
 

@@ -1,7 +1,7 @@
-"""Who saw what: every agent's request after a whisper, a late join and a summary (the one rule: engine.sees)."""
+"""Who saw what: every agent's request after a whisper, a late join and a summary (the one rule: context.sees)."""
 
 from chaoslm.llm import estimate_tokens
-from rooms.engine import YOUR_TURN, ContextMeter, history
+from rooms.context import YOUR_TURN, ContextMeter, history
 from rooms.models import RoomAgent, RoomMessage
 from rooms.queue import SUMMARIZER_SYSTEM, SUMMARY_PREFIX, summarizer_messages, to_fold
 

@@ -14,9 +14,10 @@ from chaoslm import runner
 from chaoslm.personas.models import Persona, Provider, import_personas
 from rooms import queue as q
 from rooms import services
-from rooms.engine import RoomObserver, auto_loop, load_room, manual_round
+from rooms.engine import auto_loop, manual_round
 from rooms.models import Room, RoomMessage
 from rooms.queue import SELECTOR_SYSTEM, SKIP_REASON_RULE, SKIP_RULE, SUMMARY_PREFIX, summarizer_messages
+from rooms.table import RoomObserver, load_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -270,7 +271,7 @@ def test_a_new_room_s_agents_answer_in_the_order_they_were_ticked(room, client):
     assert [names[i] for i in created.queue["order"]] == ["Charlie", "Alice", "Bob"]
     # Without the order (no script), or with ids it does not know, the list's order holds.
     client.post(
-        "/rooms/", {"title": "Plain", "visibility": "private", "personas": list(personas.values()), "order": "x,999"}
+        "/rooms/", {"title": "Plain", "visibility": "private", "personas": list(personas.values()), "order": "999"}
     )
     plain = Room.objects.get(title="Plain")
     names = {a.pk: a.name for a in plain.agents.all()}
