@@ -43,6 +43,10 @@ def api_env(tmp_path_factory, _llm_server_process) -> dict[str, str]:
         "CHAOSLM_MAX_REQUEST_BYTES": str(64 * 1024),
         "CHAOSLM_STARTS_PER_MINUTE": "1000",
         "CHAOSLM_MAX_RUNNING_DEBATES": "100",
+        # The webhook receivers in the tests listen on this machine.
+        "CHAOSLM_WEBHOOKS_ALLOW_NETWORKS": "127.0.0.1/32",
+        "CHAOSLM_WEBHOOK_BACKOFF": "0.2",
+        "CHAOSLM_WEBHOOK_TIMEOUT": "3",
     }
     manage(env, "migrate", "--noinput")
     manage(env, "import_personas", "personas/")
