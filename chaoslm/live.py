@@ -121,6 +121,34 @@ def close_sync(group: str) -> None:
     async_to_sync(get_channel_layer().group_send)(group, {"type": CLOSE_TYPE})
 
 
+class Listener:
+    """A group's pushes for code that is not a websocket consumer (the API's event streams): `async with
+    Listener(group) as listener`, then `await listener.next(timeout)` gives each push's HTML, None when none came
+    in time; CLOSED when the group was told to close."""
+
+    CLOSED = "\0closed"
+
+    def __init__(self, group: str) -> None:
+        self.group = group
+        self.channel = ""
+
+    async def __aenter__(self) -> Listener:
+        layer = get_channel_layer()
+        self.channel = await layer.new_channel("listener.")
+        await layer.group_add(self.group, self.channel)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await get_channel_layer().group_discard(self.group, self.channel)
+
+    async def next(self, timeout: float) -> str | None:
+        try:
+            message = await asyncio.wait_for(get_channel_layer().receive(self.channel), timeout)
+        except TimeoutError:
+            return None
+        return self.CLOSED if message.get("type") == CLOSE_TYPE else message.get("html", "")
+
+
 async def join(group: str, channel_name: str) -> None:
     await get_channel_layer().group_add(group, channel_name)
 

@@ -4,6 +4,7 @@ login throttling (django-axes asks `client_ip`), and the request-body limit (`Bo
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -59,11 +60,24 @@ def too_large_page(limit: int) -> bytes:
     return text.encode()
 
 
-def too_large_response(limit: int) -> bytes:
+# The JSON API's address: its clients read a 413 as a problem (RFC 9457), not a page.
+API_PREFIX = "/api/"
+
+
+def too_large(limit: int, path: str) -> tuple[str, bytes]:
+    """The 413's content type and body for a request to `path`: the page, or a problem for the JSON API."""
+    if not path.startswith(API_PREFIX):
+        return "text/html; charset=utf-8", too_large_page(limit)
+    detail = f"The request body is larger than this site accepts ({_size(limit)})."
+    problem = {"type": "about:blank", "title": "Content too large", "status": 413, "detail": detail}
+    return "application/problem+json", json.dumps(problem).encode()
+
+
+def too_large_response(limit: int, path: str = "") -> bytes:
     """The whole HTTP/1.1 413 response, for writing straight to the socket."""
-    body = too_large_page(limit)
+    content_type, body = too_large(limit, path)
     head = (
-        "HTTP/1.1 413 Content Too Large\r\nContent-Type: text/html; charset=utf-8\r\n"
+        f"HTTP/1.1 413 Content Too Large\r\nContent-Type: {content_type}\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + body
@@ -87,7 +101,7 @@ class BodyLimit:
         limit = settings.CHAOSLM_MAX_REQUEST_BYTES
         declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            await self.refuse(send, limit)
+            await self.refuse(send, limit, scope.get("path", ""))
             return
         received = 0
         over = False
@@ -113,12 +127,12 @@ class BodyLimit:
 
         await self.app(scope, counted_receive, watched_send)
         if over and not started:
-            await self.refuse(send, limit)
+            await self.refuse(send, limit, scope.get("path", ""))
 
     @staticmethod
-    async def refuse(send: Any, limit: int) -> None:
-        body = too_large_page(limit)
-        headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    async def refuse(send: Any, limit: int, path: str = "") -> None:
+        content_type, body = too_large(limit, path)
+        headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 413, "headers": [*headers, (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
@@ -188,7 +202,9 @@ def refuse_large_bodies_in_daphne() -> None:
             self.content.close()
         self.content = _Discard()
         transport = self.channel.transport
-        transport.write(too_large_response(limit))
+        # The request line is read before the headers: its path is known when the length is.
+        path = getattr(self.channel, "_path", b"") or b""
+        transport.write(too_large_response(limit, path.decode("latin-1")))
 
         def cut() -> None:
             if transport.connected:

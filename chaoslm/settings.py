@@ -67,6 +67,9 @@ INSTALLED_APPS = [
     "rooms",
     "tournaments",
     "experiments",
+    # The JSON API (/api/v1/); `ninja` serves its docs page's scripts and styles from our static files.
+    "ninja",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -210,6 +213,21 @@ CHAOSLM_LLM_TIMEOUT = env_number("CHAOSLM_LLM_TIMEOUT", 60.0)
 CHAOSLM_LLM_MAX_RETRIES = int(env_number("CHAOSLM_LLM_MAX_RETRIES", 3, int))
 CHAOSLM_LLM_BACKOFF = env_number("CHAOSLM_LLM_BACKOFF", 0.5)
 CHAOSLM_LLM_MAX_RETRY_AFTER = env_number("CHAOSLM_LLM_MAX_RETRY_AFTER", 120.0)
+
+# The JSON API (docs/api.md): calls one token may make a minute (0: no limit); past it, 429 with Retry-After.
+CHAOSLM_API_CALLS_PER_MINUTE = int(env_number("CHAOSLM_API_CALLS_PER_MINUTE", 600, int))
+# How often an open event stream (GET /api/v1/debates/{id}/events) looks for new events and checks that its
+# token is still good (seconds): a revoked token's stream ends within this.
+CHAOSLM_API_STREAM_TICK = env_number("CHAOSLM_API_STREAM_TICK", 0.5)
+# Webhooks (api/webhooks.py): a delivery is tried this many times in all, waiting CHAOSLM_WEBHOOK_BACKOFF seconds
+# after the first failure and twice as long after each next one; an attempt gives up after CHAOSLM_WEBHOOK_TIMEOUT.
+CHAOSLM_WEBHOOK_ATTEMPTS = int(env_number("CHAOSLM_WEBHOOK_ATTEMPTS", 5, int))
+CHAOSLM_WEBHOOK_BACKOFF = env_number("CHAOSLM_WEBHOOK_BACKOFF", 10.0)
+CHAOSLM_WEBHOOK_TIMEOUT = env_number("CHAOSLM_WEBHOOK_TIMEOUT", 10.0)
+# Webhooks reach public addresses only: loopback, private, link-local (cloud metadata), shared and reserved
+# ranges are refused, after DNS resolution and at each redirect too. Comma-separated networks allowed anyway,
+# e.g. "127.0.0.1/32" for a receiver on this machine. Empty: none.
+CHAOSLM_WEBHOOKS_ALLOW_NETWORKS = env_str("CHAOSLM_WEBHOOKS_ALLOW_NETWORKS", "")
 
 CHAOSLM_TRANSCRIPTS_DIR = Path(env_str("CHAOSLM_TRANSCRIPTS_DIR", str(BASE_DIR / "transcripts")))
 CHAOSLM_PERSONA_MAX_BYTES = int(env_number("CHAOSLM_PERSONA_MAX_BYTES", 256 * 1024, int))

@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("rooms.urls")),
     path("", include("tournaments.urls")),
     path("", include("experiments.urls")),
+    path("", include("api.urls")),
 ]

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import QuerySet, Sum
 from django.utils.safestring import mark_safe
 
 from debates.cards import cards_of
@@ -61,6 +61,20 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
         )
     grid = [{"y": round(y(s), 1), "label": s} for s in (0, 5, 10)]
     return {"series": series, "width": width, "height": height, "grid": grid, "pad": pad}
+
+
+def listed_mine(user: Any) -> QuerySet[Debate]:
+    """The debates a person started themselves, newest first. A tournament's debates (hundreds of them) are
+    listed on its own page, not with these."""
+    if not user.is_authenticated:
+        return Debate.objects.none()
+    return Debate.objects.filter(in_batch=False, owner=user)
+
+
+def listed_public(user: Any) -> QuerySet[Debate]:
+    """Everyone else's public debates, newest first (the person's own are in `listed_mine`)."""
+    found = Debate.objects.filter(in_batch=False, visibility=Debate.Visibility.PUBLIC)
+    return found.exclude(owner=user) if user.is_authenticated else found
 
 
 def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:

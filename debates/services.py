@@ -1,12 +1,19 @@
-"""What a debate's owner does to a debate: speak in a human seat, end it. Used by the web and the command line."""
+"""What a debate's owner does to a debate: start it, speak in a human seat, end it, retry it. Used by the web
+pages, the JSON API and the command line."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
-from chaoslm import runner
+from chaoslm import limits, runner
+from debates import limits as debate_limits
+from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers, push_to_all_sync
 from debates.formats import FormatError
+from debates.forms import NewDebateForm
 from debates.models import Debate, Event
+from debates.setup import SeatChoice, create_debate
 
 MAX_MESSAGE_CHARS = 4000
 
@@ -61,3 +68,79 @@ def delete_debate(debate: Debate) -> None:
     dropped); a run on a Celery worker finds the debate gone at its next write and stops quietly."""
     runner.cancel("debate", debate.pk)
     runner.delete_under_work(Debate.objects.filter(pk=debate.pk))
+
+
+def start_debate(user: Any, form: NewDebateForm) -> Debate:
+    """Create the debate a valid new-debate form describes, for `user`, and start it.
+
+    Raises FormatError or limits.LimitReached with a message for the person.
+    """
+    data = form.cleaned_data
+    seats: dict[str, SeatChoice] = {}
+    for spec in form.fmt.seat_specs:
+        value = data.get(f"seat_{spec.key}")
+        if spec.human_allowed:
+            if value:
+                seats[spec.key] = SeatChoice(human_name=user.get_username())
+        elif value is not None:
+            seats[spec.key] = SeatChoice(persona=value)
+    with limits.starting(user):
+        debate_limits.check_start(user)
+        debate = create_debate(
+            format_name=form.fmt.name,
+            topic=data["topic"],
+            premise=data["premise"],
+            seats=seats,
+            options=form.options(),
+            owner=user,
+            visibility=data["visibility"],
+            show_thinking=data["show_thinking"],
+        )
+        runner.submit("debate", debate.pk)
+    return debate
+
+
+def push_state(debate: Debate, before: str = "") -> None:
+    """Push the live parts as the database has them to the debate's open pages, after `before` (more HTML)."""
+    debate.refresh_from_db()
+    push_to_all_sync(debate.pk, before + live_parts_html(debate))
+
+
+def end(debate: Debate) -> Debate:
+    """The owner ends a debate: it is asked to close, run again if it is not running, and its pages follow."""
+    if debate.status == Debate.Status.COMPLETED:
+        return debate
+    debate = end_debate(debate.pk)
+    if debate.status != Debate.Status.RUNNING:
+        runner.submit("debate", debate.pk)
+    push_state(debate)
+    return debate
+
+
+def speak(user: Any, debate: Debate, text: str) -> Event:
+    """The owner's message in the human seat; the debate runs on. Raises FormatError or LimitReached."""
+    with limits.starting(user):
+        # The message sets the debate running again: it counts, though it is no new start.
+        debate_limits.check_start(user, rate=False)
+        event = post_message(debate.pk, text)
+    # The card and the status it brings (running) in one push, before the engine's own: a page never shows
+    # the new card beside a stale "your turn", which would invite a second message that is refused.
+    push_state(debate, card_push(event))
+    runner.submit("debate", debate.pk)
+    return event
+
+
+def retry(user: Any, debate: Debate) -> bool:
+    """Run a failed or interrupted debate again (False: there was nothing to retry). Raises LimitReached."""
+    if debate.status not in (Debate.Status.ERROR, Debate.Status.INTERRUPTED):
+        return False
+    with limits.starting(user):
+        debate_limits.check_start(user)
+        runner.submit("debate", debate.pk)
+    return True
+
+
+def show_thinking(debate: Debate, show: bool) -> None:
+    """`set_show_thinking`, and the viewers' open pages follow the choice."""
+    set_show_thinking(debate, show)
+    push_thinking_to_viewers(debate)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from debates.formats import FORMATS, get_format
 from debates.formats.evidence import PROTOCOLS
@@ -39,37 +40,49 @@ def _as_judged_markdown(marked: str) -> str:
     return marked.replace(UNVERIFIED_CLOSE, "” [unverified]")
 
 
-def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
+def event_rows(
+    debate: Debate, events: QuerySet[Event], *, access: Access = EVERYTHING
+) -> list[tuple[Event, dict[str, Any]]]:
+    """Each of `events` the viewer may read (`access`), with its export row: the exports' and the API's one rule."""
     seats = {s.pk: s for s in debate.seats.all()}
     # An evidence protocol's speeches carry their quotes as checked (the judge's marks) in every export.
     passage = debate.options.get("passage") if debate.format in PROTOCOLS else None
-    events = []
-    for event in debate.events.all():
+    rows = []
+    for event in events:
         if event.kind in HIDDEN_KINDS and not access.prompts:
             continue
         if event.visibility == Event.Visibility.PRIVATE and not access.thinking:
             continue
         seat = seats.get(event.seat_id)
         prompt = {"prompt": event.prompt} if access.prompts else {}
-        events.append(
-            {
-                "ordinal": event.ordinal,
-                "kind": event.kind,
-                "step": event.step,
-                "seat": seat.key if seat else None,
-                "speaker": seat.name if seat else None,
-                "visibility": event.visibility,
-                **prompt,
-                "content": event.content,
-                **_checked_quotes(passage, event, seat.key if seat else None),
-                "data": event.data,
-                "tokens_in": event.tokens_in,
-                "tokens_out": event.tokens_out,
-                "latency_ms": event.latency_ms,
-                "model": event.model,
-                "created_at": event.created_at.isoformat(),
-            }
+        rows.append(
+            (
+                event,
+                {
+                    "ordinal": event.ordinal,
+                    "kind": event.kind,
+                    "step": event.step,
+                    "seat": seat.key if seat else None,
+                    "speaker": seat.name if seat else None,
+                    "visibility": event.visibility,
+                    **prompt,
+                    "content": event.content,
+                    **_checked_quotes(passage, event, seat.key if seat else None),
+                    "data": event.data,
+                    "tokens_in": event.tokens_in,
+                    "tokens_out": event.tokens_out,
+                    "latency_ms": event.latency_ms,
+                    "model": event.model,
+                    "created_at": event.created_at.isoformat(),
+                },
+            )
         )
+    return rows
+
+
+def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
+    seats = {s.pk: s for s in debate.seats.all()}
+    events = [row for _, row in event_rows(debate, debate.events.all(), access=access)]
     return {
         "id": debate.pk,
         "topic": debate.topic,

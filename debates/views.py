@@ -12,36 +12,25 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import limits, runner, sharing
+from chaoslm import limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
-from debates import limits as debate_limits
-from debates import privacy, transcripts
-from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers, push_to_all_sync
+from debates import privacy, services, transcripts
 from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
-from debates.selectors import page_state
-from debates.services import delete_debate, end_debate, post_message, set_show_thinking
-from debates.setup import SeatChoice, create_debate
+from debates.selectors import listed_mine, listed_public, page_state
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    # A tournament's debates (hundreds of them) are listed on its own page, not here.
-    listed = Debate.objects.filter(in_batch=False)
-    visible = Q(visibility=Debate.Visibility.PUBLIC)
-    mine = Debate.objects.none()
-    if request.user.is_authenticated:
-        mine = listed.filter(owner=request.user)
-        visible &= ~Q(owner=request.user)
-    page = Paginator(listed.filter(visible).select_related("owner"), 20).get_page(request.GET.get("page"))
+    mine = listed_mine(request.user)
+    page = Paginator(listed_public(request.user).select_related("owner"), 20).get_page(request.GET.get("page"))
     endpoint = default_endpoint()
     is_local_model = not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
     return render(
@@ -86,29 +75,8 @@ def new_debate(request: HttpRequest) -> HttpResponse:
     format_name = request.POST.get("format") or request.GET.get("format") or "duel"
     form = NewDebateForm(request.POST or None, format_name=format_name)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        seats: dict[str, SeatChoice] = {}
-        for spec in form.fmt.seat_specs:
-            value = data.get(f"seat_{spec.key}")
-            if spec.human_allowed:
-                if value:
-                    seats[spec.key] = SeatChoice(human_name=request.user.get_username())
-            elif value is not None:
-                seats[spec.key] = SeatChoice(persona=value)
         try:
-            with limits.starting(request.user):
-                debate_limits.check_start(request.user)
-                debate = create_debate(
-                    format_name=form.fmt.name,
-                    topic=data["topic"],
-                    premise=data["premise"],
-                    seats=seats,
-                    options=form.options(),
-                    owner=request.user,
-                    visibility=data["visibility"],
-                    show_thinking=data["show_thinking"],
-                )
-                runner.submit("debate", debate.pk)
+            debate = services.start_debate(request.user, form)
         except (FormatError, limits.LimitReached) as error:
             form.add_error(None, str(error))
         else:
@@ -207,36 +175,18 @@ def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResp
 _owner_action = sharing.owner_action(Debate)
 
 
-def _push_state(debate: Debate, before: str = "") -> None:
-    """Push the live parts as the database has them, after `before` (more HTML, in the same message)."""
-    debate.refresh_from_db()
-    push_to_all_sync(debate.pk, before + live_parts_html(debate))
-
-
 @_owner_action
 def debate_end(request: HttpRequest, debate: Debate) -> HttpResponse:
-    if debate.status == Debate.Status.COMPLETED:
-        return HttpResponse(status=204)
-    debate = end_debate(debate.pk)
-    if debate.status != Debate.Status.RUNNING:
-        runner.submit("debate", debate.pk)
-    _push_state(debate)
+    services.end(debate)
     return HttpResponse(status=204)
 
 
 @_owner_action
 def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
     try:
-        with limits.starting(request.user):
-            # The message sets the debate running again: it counts, though it is no new start.
-            debate_limits.check_start(request.user, rate=False)
-            event = post_message(debate.pk, request.POST.get("text", ""))
+        services.speak(request.user, debate, request.POST.get("text", ""))
     except (FormatError, limits.LimitReached) as error:
         return message_reply(str(error), 422 if request.htmx else 400)
-    # The card and the status it brings (running) in one push, before the engine's own: a page never shows
-    # the new card beside a stale "your turn", which would invite a second message that is refused.
-    _push_state(debate, card_push(event))
-    runner.submit("debate", debate.pk)
     if request.htmx:
         return HttpResponse("")
     return redirect("debate_detail", debate.pk)
@@ -244,13 +194,10 @@ def debate_speak(request: HttpRequest, debate: Debate) -> HttpResponse:
 
 @_owner_action
 def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
-    if debate.status in (Debate.Status.ERROR, Debate.Status.INTERRUPTED):
-        try:
-            with limits.starting(request.user):
-                debate_limits.check_start(request.user)
-                runner.submit("debate", debate.pk)
-        except limits.LimitReached as error:
-            return message_reply(str(error), 429)
+    try:
+        services.retry(request.user, debate)
+    except limits.LimitReached as error:
+        return message_reply(str(error), 429)
     return HttpResponse(status=204)
 
 
@@ -261,8 +208,7 @@ debate_share_reset = sharing.share_reset_view(Debate)
 @_owner_action
 def debate_thinking(request: HttpRequest, debate: Debate) -> HttpResponse:
     """The owner shows or hides the debaters' private thinking from other viewers; open pages follow."""
-    set_show_thinking(debate, request.POST.get("show_thinking") == "on")
-    push_thinking_to_viewers(debate)
+    services.show_thinking(debate, request.POST.get("show_thinking") == "on")
     shown = "Viewers see" if debate.show_thinking else "Only you (and staff) see"
     messages.success(request, f"{shown} the private thinking (plans and notes).")
     return redirect("debate_detail", debate.pk)
@@ -274,6 +220,6 @@ def debate_delete(request: HttpRequest, pk: int) -> HttpResponse:
     debate = _visible_debate(request, pk)
     if not sharing.can_delete(request.user, debate):
         return HttpResponseForbidden("Only the debate's owner can delete it.")
-    delete_debate(debate)
+    services.delete_debate(debate)
     messages.success(request, "Debate deleted.")
     return redirect("home")

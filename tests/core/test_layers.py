@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("chaoslm", "debates", "rooms", "tournaments", "experiments")
-APPS = ("debates", "rooms", "tournaments", "experiments")
+PACKAGES = ("chaoslm", "debates", "rooms", "tournaments", "experiments", "api")
+APPS = ("debates", "rooms", "tournaments", "experiments", "api")
 # The core's wiring: it gathers every app's URLs, websocket routes and settings, so it may import them.
 WIRING = {"chaoslm.urls", "chaoslm.asgi", "chaoslm.routing", "chaoslm.settings", "chaoslm.celery"}
 PURE = ("debates.formats", "rooms.queue", "experiments.questions", "experiments.design")
@@ -88,6 +88,12 @@ def test_the_core_imports_no_app():
 )
 def test_apps_do_not_import_each_other(app, other):
     assert {(m, i) for m, imports in GRAPH.items() for i in imports if _top(m) == app and _top(i) == other} == set()
+
+
+def test_the_api_is_the_top_layer():
+    """The JSON API (layer 4) may import every app; nothing imports it but the URL wiring."""
+    wrong = {(m, i) for m, imports in GRAPH.items() for i in imports if _top(i) == "api" and _top(m) != "api"}
+    assert wrong <= {("chaoslm.urls", "api.urls")}
 
 
 @pytest.mark.parametrize("module", PURE)

@@ -1,0 +1,412 @@
+"""Personas, formats and debates over the API: the same forms, services, selectors and sharing rules as the
+debate pages (debates/views.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from ninja import Field, Router, Schema
+
+from api.access import deletable, may_write, owned, readable
+from api.problems import ApiError, refusals
+from chaoslm import limits, sharing
+from chaoslm.personas.models import Persona
+from debates import privacy, services, transcripts
+from debates.formats import LISTED, FormatError
+from debates.forms import NewDebateForm
+from debates.models import Debate
+from debates.selectors import listed_mine, listed_public
+
+router = Router()
+
+
+class PersonaOut(Schema):
+    id: int
+    name: str
+    role: str = Field(description="The seat role it is made for: a seat of that role offers it first.")
+    model: str
+
+
+class SeatSpecOut(Schema):
+    key: str
+    label: str
+    role: str
+    required: bool
+    human_allowed: bool = Field(description="A person may take this seat (`true` in `seats`) instead of a persona.")
+
+
+class OptionSpecOut(Schema):
+    name: str
+    label: str
+    default: int
+    minimum: int
+    maximum: int
+
+
+class FormatOut(Schema):
+    name: str
+    title: str
+    description: str
+    seats: list[SeatSpecOut]
+    options: list[OptionSpecOut]
+
+
+class DebateIn(Schema):
+    format: str = "duel"
+    topic: str
+    premise: str = ""
+    seats: dict[str, int | bool] = Field(
+        default_factory=dict, description="Seat key to a persona id, or `true` to take a human seat yourself."
+    )
+    options: dict[str, int] = Field(default_factory=dict)
+    visibility: Literal["private", "unlisted", "public"] = "private"
+    show_thinking: bool = Field(True, description="Viewers other than you and staff see the private thinking.")
+
+
+class SeatOut(Schema):
+    key: str
+    name: str
+    role: str
+    side: str
+    human: bool
+    model: str
+
+
+class VerdictOut(Schema):
+    winner: str
+    scores: dict[str, Any]
+    premise_upheld: bool | None
+    announcement: str
+
+
+class EventOut(Schema):
+    ordinal: int
+    kind: str = Field(description="HEADER, PLAN, THINK, TURN, SCORE, VERDICT, SYSTEM, USER, ERROR, INTERNAL")
+    step: str
+    seat: str | None
+    speaker: str | None
+    visibility: str
+    prompt: str | None = Field(None, description="The exact prompt: for the owner and staff only.")
+    content: str
+    data: dict[str, Any]
+    tokens_in: int
+    tokens_out: int
+    latency_ms: int
+    model: str
+    created_at: datetime
+
+
+class DebateSummary(Schema):
+    id: int
+    topic: str
+    format: str
+    status: str
+    visibility: str
+    owner: str | None
+    created_at: datetime
+    url: str
+
+
+class DebateOut(DebateSummary):
+    premise: str
+    options: dict[str, Any]
+    error: str
+    is_ending: bool
+    show_thinking: bool
+    share_url: str | None = Field(None, description="The share link: shown to the owner only.")
+    seats: list[SeatOut]
+    verdict: VerdictOut | None
+    events: list[EventOut]
+
+
+class DebatePage(Schema):
+    count: int
+    page: int
+    pages: int
+    results: list[DebateSummary]
+
+
+class DebateChange(Schema):
+    visibility: Literal["private", "unlisted", "public"] | None = None
+    show_thinking: bool | None = None
+
+
+class SpeakIn(Schema):
+    text: str = Field(description=f"At most {services.MAX_MESSAGE_CHARS} characters.")
+
+
+class ShareLinkOut(Schema):
+    share_url: str
+
+
+def _summary(request: HttpRequest, debate: Debate) -> dict[str, Any]:
+    return {
+        "id": debate.pk,
+        "topic": debate.topic,
+        "format": debate.format,
+        "status": debate.status,
+        "visibility": debate.visibility,
+        "owner": debate.owner.get_username() if debate.owner_id else None,
+        "created_at": debate.created_at,
+        "url": request.build_absolute_uri(reverse("debate_detail", args=[debate.pk])),
+    }
+
+
+def _share_url(request: HttpRequest, debate: Debate) -> str:
+    return request.build_absolute_uri(reverse("debate_share", args=[debate.share_token]))
+
+
+def debate_out(request: HttpRequest, debate: Debate) -> dict[str, Any]:
+    """The debate as its page shows it to the caller: the JSON export's events under the page's privacy rule."""
+    data = transcripts.as_dict(debate, access=privacy.access(request.user, debate))
+    owner = sharing.is_owner(request.user, debate)
+    return {
+        **data,
+        **_summary(request, debate),
+        "is_ending": debate.is_ending,
+        "show_thinking": debate.show_thinking,
+        "share_url": _share_url(request, debate) if owner else None,
+    }
+
+
+@router.get("/personas", response={200: list[PersonaOut], **refusals()}, summary="List personas", tags=["personas"])
+def list_personas(request: HttpRequest, role: str | None = None) -> Any:
+    """The personas a seat may take; `role` keeps those made for one seat role (debater, judge, moderator ...)."""
+    found = Persona.objects.order_by("name")
+    if role:
+        found = found.filter(role=role)
+    return [{"id": p.pk, "name": p.name, "role": p.role, "model": p.model} for p in found]
+
+
+@router.get(
+    "/personas/{id:persona_id}",
+    response={200: PersonaOut, **refusals(404)},
+    summary="Get a persona",
+    tags=["personas"],
+)
+def get_persona(request: HttpRequest, persona_id: int) -> Any:
+    p = get_object_or_404(Persona, pk=persona_id)
+    return {"id": p.pk, "name": p.name, "role": p.role, "model": p.model}
+
+
+@router.get("/formats", response={200: list[FormatOut], **refusals()}, summary="List debate formats", tags=["debates"])
+def list_formats(request: HttpRequest) -> Any:
+    """Each format's seats (what each may hold) and options (with their bounds): what `POST /debates` takes."""
+    return [
+        {
+            "name": f.name,
+            "title": f.title,
+            "description": f.description,
+            "seats": [vars(s) for s in f.seat_specs],
+            "options": [vars(o) for o in f.option_specs],
+        }
+        for f in LISTED.values()
+    ]
+
+
+def _form_data(body: DebateIn, form_fields: set[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The new-debate form's fields from the JSON body, and the seats and options the format has no field for."""
+    data: dict[str, Any] = {
+        "format": body.format,
+        "topic": body.topic,
+        "premise": body.premise,
+        "visibility": body.visibility,
+    }
+    if body.show_thinking:
+        data["show_thinking"] = "on"
+    unknown = []
+    for key, value in body.seats.items():
+        if f"seat_{key}" not in form_fields:
+            unknown.append({"field": f"seats.{key}", "message": f"The {body.format} format has no seat {key!r}."})
+        elif value is True:
+            data[f"seat_{key}"] = "on"
+        elif value is not False:
+            data[f"seat_{key}"] = str(value)
+    for name, value in body.options.items():
+        if f"option_{name}" not in form_fields:
+            unknown.append({"field": f"options.{name}", "message": f"The {body.format} format has no option {name!r}."})
+        else:
+            data[f"option_{name}"] = str(value)
+    return data, unknown
+
+
+def _field(name: str) -> str:
+    if name == "__all__":
+        return "body"
+    for prefix, group in (("seat_", "seats"), ("option_", "options")):
+        if name.startswith(prefix):
+            return f"{group}.{name.removeprefix(prefix)}"
+    return name
+
+
+@router.post(
+    "/debates", response={201: DebateOut, **refusals(403, 422)}, summary="Create and start a debate", tags=["debates"]
+)
+def create_debate(request: HttpRequest, body: DebateIn) -> Any:
+    """The new-debate form's rules and messages: the same validation, the same start limits. Options left out
+    take the format's defaults; a seat left out stays empty where the format allows it."""
+    may_write(request)
+    blank = NewDebateForm(format_name=body.format)
+    fields = set(blank.fields)
+    data, unknown = _form_data(body, fields)
+    for spec in blank.fmt.option_specs:
+        data.setdefault(f"option_{spec.name}", str(spec.default))
+    form = NewDebateForm(data, format_name=body.format)
+    form.is_valid()
+    errors = [
+        {"field": _field(name), "message": str(message)}
+        for name, messages in form.errors.items()
+        for message in messages
+    ]
+    errors += unknown
+    if errors:
+        raise ApiError(422, "The debate cannot start; each problem is listed in `errors`.", errors=errors)
+    try:
+        debate = services.start_debate(request.user, form)
+    except limits.LimitReached as error:
+        raise ApiError(429, str(error)) from None
+    except FormatError as error:
+        raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
+    return 201, debate_out(request, debate)
+
+
+@router.get("/debates", response={200: DebatePage, **refusals(422)}, summary="List debates", tags=["debates"])
+def list_debates(request: HttpRequest, scope: Literal["mine", "public"] = "mine", page: int = 1) -> Any:
+    """Your own debates (`scope=mine`), or everyone else's public ones (`scope=public`), newest first, 50 a page."""
+    found = listed_mine(request.user) if scope == "mine" else listed_public(request.user)
+    paginator = Paginator(found.select_related("owner"), 50)
+    current = paginator.get_page(page)
+    return {
+        "count": paginator.count,
+        "page": current.number,
+        "pages": paginator.num_pages,
+        "results": [_summary(request, d) for d in current],
+    }
+
+
+@router.get(
+    "/debates/{id:debate_id}", response={200: DebateOut, **refusals(404)}, summary="Get a debate", tags=["debates"]
+)
+def get_debate(request: HttpRequest, debate_id: int) -> Any:
+    """Its status, seats, events (with their kinds) and verdict, as its page shows them to you: the private
+    thinking only where the page shows it, the prompts to the owner and staff only."""
+    return debate_out(request, readable(Debate, request, debate_id))
+
+
+@router.patch(
+    "/debates/{id:debate_id}",
+    response={200: DebateOut, **refusals(403, 404, 422)},
+    summary="Change a debate's sharing",
+    tags=["debates"],
+)
+def change_debate(request: HttpRequest, debate_id: int, body: DebateChange) -> Any:
+    """Who may see it (`visibility`) and whether its viewers see the private thinking (`show_thinking`)."""
+    debate = owned(Debate, request, debate_id)
+    if body.visibility is not None:
+        sharing.set_visibility(debate, body.visibility)
+    if body.show_thinking is not None:
+        services.show_thinking(debate, body.show_thinking)
+    return debate_out(request, debate)
+
+
+@router.delete(
+    "/debates/{id:debate_id}", response={204: None, **refusals(403, 404)}, summary="Delete a debate", tags=["debates"]
+)
+def delete_debate(request: HttpRequest, debate_id: int) -> Any:
+    """Its owner or staff; a running debate stops first."""
+    services.delete_debate(deletable(Debate, request, debate_id))
+    return 204, None
+
+
+@router.post(
+    "/debates/{id:debate_id}/end",
+    response={202: DebateOut, **refusals(403, 404)},
+    summary="End a debate",
+    tags=["debates"],
+)
+def end_debate(request: HttpRequest, debate_id: int) -> Any:
+    """Its format brings it to a close (a summary, a verdict) at its next step."""
+    debate = services.end(owned(Debate, request, debate_id))
+    return 202, debate_out(request, debate)
+
+
+@router.post(
+    "/debates/{id:debate_id}/speak",
+    response={201: EventOut, **refusals(403, 404, 409, 422)},
+    summary="Speak in your human seat",
+    tags=["debates"],
+)
+def speak(request: HttpRequest, debate_id: int, body: SpeakIn) -> Any:
+    """When the debate waits for you (status `waiting`); 409 when it is not your turn."""
+    debate = owned(Debate, request, debate_id)
+    if debate.status != Debate.Status.WAITING:
+        raise ApiError(409, "It is not your turn to speak.")
+    try:
+        event = services.speak(request.user, debate, body.text)
+    except FormatError as error:
+        raise ApiError(422, str(error), errors=[{"field": "text", "message": str(error)}]) from None
+    except limits.LimitReached as error:
+        raise ApiError(429, str(error)) from None
+    row = next(e for e in transcripts.as_dict(debate)["events"] if e["ordinal"] == event.ordinal)
+    return 201, row
+
+
+@router.post(
+    "/debates/{id:debate_id}/retry",
+    response={202: DebateOut, **refusals(403, 404, 409)},
+    summary="Retry a failed or interrupted debate",
+    tags=["debates"],
+)
+def retry(request: HttpRequest, debate_id: int) -> Any:
+    debate = owned(Debate, request, debate_id)
+    try:
+        started = services.retry(request.user, debate)
+    except limits.LimitReached as error:
+        raise ApiError(429, str(error)) from None
+    if not started:
+        raise ApiError(409, f"Only a failed or interrupted debate can be retried; this one is {debate.status}.")
+    return 202, debate_out(request, debate)
+
+
+@router.post(
+    "/debates/{id:debate_id}/share-link",
+    response={200: ShareLinkOut, **refusals(403, 404)},
+    summary="Make a new share link",
+    tags=["debates"],
+)
+def new_share_link(request: HttpRequest, debate_id: int) -> Any:
+    """The old link stops working at once, and pages opened through it close."""
+    debate = owned(Debate, request, debate_id)
+    sharing.reset_share_link(debate)
+    return {"share_url": _share_url(request, debate)}
+
+
+@router.get(
+    "/debates/{id:debate_id}/export/{kind}",
+    response={200: str, **refusals(404, 422)},
+    summary="Export a debate's transcript",
+    tags=["debates"],
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "The transcript, as its page shows it to you",
+                "content": {
+                    "text/markdown": {"schema": {"type": "string"}},
+                    "application/json": {"schema": {"type": "object"}},
+                },
+            }
+        }
+    },
+)
+def export(request: HttpRequest, debate_id: int, kind: Literal["md", "json"]) -> HttpResponse:
+    """Markdown or JSON, with what the debate's page shows you (debates/privacy.py)."""
+    debate = readable(Debate, request, debate_id)
+    access = privacy.access(request.user, debate)
+    if kind == "md":
+        return HttpResponse(transcripts.as_markdown(debate, access=access), content_type="text/markdown; charset=utf-8")
+    return HttpResponse(transcripts.as_json(debate, access=access), content_type="application/json")

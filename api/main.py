@@ -1,0 +1,104 @@
+"""The JSON API at /api/v1/ (django-ninja): its authentication, its errors, and its routers.
+
+Every endpoint needs a personal token (`Authorization: Bearer ...`, api/tokens.py) and asks the same
+services, selectors and sharing rules (chaoslm/sharing.py) as the pages. Errors are RFC 9457 problems
+(api/problems.py): 401 without a valid token, 404 for what the caller may not see, 403 for what it may see
+but not change, 422 with every field error at once, 429 with Retry-After past the per-token rate limit.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from api import debates, events, hooks, rooms, tokens
+from api.models import ApiToken
+from api.problems import ApiError, problem
+
+logger = logging.getLogger("chaoslm.api")
+
+
+class TokenAuth(HttpBearer):
+    """A personal API token; the request then acts as its user, for the sharing rules."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        found = tokens.authenticate(token)
+        if found is None:
+            return None
+        wait = tokens.retry_after(found)
+        if wait is not None:
+            raise ApiError(
+                429, f"This token made too many calls; try again in {wait} seconds.", headers={"Retry-After": str(wait)}
+            )
+        request.user = found.user
+        return found
+
+
+api = NinjaAPI(
+    title="ChaosLM API",
+    version="1",
+    description="Everything the browser does, a script can do. Authenticate with `Authorization: Bearer <token>`; "
+    "make a token on your account's API tokens page.",
+    auth=TokenAuth(),
+    urls_namespace="api",
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+
+
+def _location(loc: Any) -> str:
+    # ninja names where a value came from first ("body", "query", "path") and then its parameter; the
+    # caller wrote the rest.
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in {"body", "query", "path", "header"}:
+        parts = parts[2:] if parts[0] == "body" and len(parts) > 2 else parts[1:]
+    return ".".join(parts) or "body"
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, error: ValidationError) -> HttpResponse:
+    errors = [{"field": _location(e.get("loc", ())), "message": str(e.get("msg", ""))} for e in error.errors]
+    return problem(422, "The request has invalid fields; each is listed in `errors`.", errors=errors)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, error: AuthenticationError) -> HttpResponse:
+    detail = "Send a valid API token: `Authorization: Bearer <token>`."
+    return problem(401, detail, headers={"WWW-Authenticate": 'Bearer realm="chaoslm"'})
+
+
+@api.exception_handler(ApiError)
+def _refused(request: HttpRequest, error: ApiError) -> HttpResponse:
+    return problem(error.status, error.detail, errors=error.errors, headers=error.headers)
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, error: Http404) -> HttpResponse:
+    return problem(404, str(error) or "Not found.")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, error: HttpError) -> HttpResponse:
+    return problem(error.status_code, str(error))
+
+
+@api.exception_handler(Exception)
+def _server_error(request: HttpRequest, error: Exception) -> HttpResponse:
+    logger.exception("API call %s %s failed", request.method, request.path)
+    return problem(500, "Something went wrong on the server; it has been logged.")
+
+
+api.add_router("", debates.router)
+api.add_router("", events.router)
+api.add_router("", hooks.router)
+api.add_router("", rooms.router)
+
+
+def unknown(request: HttpRequest, rest: str) -> HttpResponse:
+    """Any other address under /api/v1/: a problem, never the site's HTML 404 page."""
+    return problem(404, "No such endpoint; see /api/v1/docs.")

@@ -1,0 +1,70 @@
+"""Errors as RFC 9457 problem details: `application/problem+json`, every field error at once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpResponse
+from ninja import Schema
+
+CONTENT_TYPE = "application/problem+json"
+
+TITLES = {
+    400: "Bad request",
+    401: "Not authenticated",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Content too large",
+    422: "Invalid input",
+    429: "Too many requests",
+    500: "Server error",
+}
+
+
+class ApiError(Exception):
+    """Raised by an endpoint: answered as a problem with `status` and `detail`."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.errors = errors
+        self.headers = headers or {}
+
+
+def problem(
+    status: int, detail: str, *, errors: list[dict[str, Any]] | None = None, headers: dict[str, str] | None = None
+) -> HttpResponse:
+    body: dict[str, Any] = {"type": "about:blank", "title": TITLES.get(status, "Error"), "status": status}
+    body["detail"] = detail
+    if errors is not None:
+        body["errors"] = errors
+    response = HttpResponse(json.dumps(body, ensure_ascii=False), status=status, content_type=CONTENT_TYPE)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+class Problem(Schema):
+    """An RFC 9457 problem: what went wrong, and for invalid input every field's error."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    errors: list[dict[str, str]] | None = None
+
+
+def refusals(*codes: int) -> dict[int, type[Problem]]:
+    """An operation's problem responses: every one may answer 401 (no valid token) and 429 (rate limit)."""
+    return {code: Problem for code in (401, 429, *codes)}

@@ -1,0 +1,11 @@
+from django.urls import path, re_path
+
+from api import views
+from api.main import api, unknown
+
+urlpatterns = [
+    path("api/v1/", api.urls),
+    re_path(r"^api/v1/(?P<rest>.*)$", unknown),
+    path("account/tokens/", views.tokens_page, name="api_tokens"),
+    path("account/tokens/<id:pk>/revoke/", views.revoke_token, name="api_token_revoke"),
+]

@@ -1,0 +1,238 @@
+"""Webhooks: a user's addresses told when their debates finish or fail.
+
+Each delivery is a POST of a JSON body, signed like the big payment and code hosts sign theirs:
+`X-ChaosLM-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the webhook's secret>`.
+Deliveries are work of the runner (chaoslm/runner.py: inline, or Celery in scale-out); a failure (no 2xx, a
+timeout, a refused address) is retried with exponential backoff, CHAOSLM_WEBHOOK_ATTEMPTS times in all, and
+every attempt is logged on the delivery (status, attempts, last error), where its owner sees it and may
+redeliver.
+
+Addresses: only public ones. An address on a loopback, private, link-local (cloud metadata), shared or
+reserved range is refused as the webhook is registered, again after DNS resolution at each delivery (the
+connection goes to the address that was checked), and at each redirect; CHAOSLM_WEBHOOKS_ALLOW_NETWORKS names
+networks allowed anyway (a receiver on the same machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import ipaddress
+import json
+import socket
+import time
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from asgiref.sync import sync_to_async
+from celery import shared_task
+from django.conf import settings
+from django.db import IntegrityError
+
+from api.models import Delivery, Webhook
+from chaoslm import runner
+from chaoslm.runner import run_on_process_loop
+from debates.models import Debate
+
+KIND = "webhook"
+MAX_REDIRECTS = 3
+
+
+class Refused(ValueError):
+    """An address webhooks may not reach; the message says why."""
+
+
+def _allowed_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    raw = settings.CHAOSLM_WEBHOOKS_ALLOW_NETWORKS
+    return [ipaddress.ip_network(n.strip(), strict=False) for n in raw.split(",") if n.strip()]
+
+
+def address_refused(address: str) -> str | None:
+    """Why webhooks may not reach `address` (an IP), or None. The address rule: public addresses only."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if mapped is not None:
+        ip = mapped
+    if any(ip in network for network in _allowed_networks()):
+        return None
+    if ip.is_global and not ip.is_multicast:
+        return None
+    for label, test in (
+        ("loopback", ip.is_loopback),
+        ("link-local (cloud metadata)", ip.is_link_local),
+        ("private", ip.is_private),
+    ):
+        if test:
+            return f"{ip} is a {label} address: webhooks go to public addresses only."
+    return f"{ip} is not a public address: webhooks go to public addresses only."
+
+
+def resolve(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, the checked address to connect to) for `url`; Refused if any address is not allowed.
+
+    Every address the name resolves to is checked, so a name with one public and one private address is refused.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise Refused("A webhook's address must be an http:// or https:// URL with a host.")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise Refused("The address's port is not a number from 1 to 65535.") from None
+    try:
+        found = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise Refused(f"{parts.hostname} does not resolve to an address.") from None
+    addresses = sorted({info[4][0] for info in found})
+    for address in addresses:
+        reason = address_refused(address)
+        if reason:
+            raise Refused(f"{parts.hostname}: {reason}" if parts.hostname != address else reason)
+    return parts.scheme, parts.hostname, port, addresses[0]
+
+
+def check_url(url: str) -> None:
+    """Refused unless `url` may be registered."""
+    resolve(url)
+
+
+def sign(secret: str, timestamp: int, body: bytes) -> str:
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={mac}"
+
+
+def notify_debate(debate: Debate) -> None:
+    """A finished or failed debate (not a tournament's match): a delivery to each of its owner's webhooks for it."""
+    if debate.owner_id is None or debate.in_batch:
+        return
+    if debate.status == Debate.Status.COMPLETED:
+        kind, key = Webhook.Kind.DEBATE_FINISHED, f"debate.finished:{debate.pk}"
+    elif debate.status == Debate.Status.ERROR:
+        kind, key = Webhook.Kind.DEBATE_FAILED, f"debate.failed:{debate.pk}:{debate.updated_at.timestamp()}"
+    else:
+        return
+    payload = {
+        "type": str(kind),
+        "debate": {
+            "id": debate.pk,
+            "topic": debate.topic,
+            "format": debate.format,
+            "status": debate.status,
+            "winner": debate.winner,
+            "error": debate.error_text,
+        },
+    }
+    for webhook in Webhook.objects.filter(owner_id=debate.owner_id, active=True):
+        if str(kind) not in webhook.events:
+            continue
+        try:
+            delivery = Delivery.objects.create(webhook=webhook, kind=str(kind), key=key, payload=payload)
+        except IntegrityError:
+            continue  # told already: the same finish saved again
+        runner.submit(KIND, delivery.pk)
+
+
+def _load(delivery_id: int) -> tuple[Delivery, Webhook] | None:
+    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    return (delivery, delivery.webhook) if delivery else None
+
+
+def _record(delivery_id: int, *, ok: bool, status_code: int | None, error: str, final: bool) -> None:
+    delivery = Delivery.objects.get(pk=delivery_id)
+    delivery.attempts += 1
+    delivery.last_status_code = status_code
+    if error:
+        delivery.last_error = error[:2000]
+    delivery.status = (
+        Delivery.Status.DELIVERED if ok else (Delivery.Status.FAILED if final else Delivery.Status.PENDING)
+    )
+    delivery.save()
+
+
+async def _post(url: str, headers: dict[str, str], body: bytes) -> httpx.Response:
+    """POST `body`, following redirects by hand: each hop's address is checked, and connected to as checked."""
+    for _ in range(MAX_REDIRECTS + 1):
+        scheme, host, port, address = await sync_to_async(resolve)(url)
+        parts = urlsplit(url)
+        literal = f"[{address}]" if ":" in address else address
+        pinned = parts._replace(netloc=f"{literal}:{port}").geturl()
+        extensions = {"sni_hostname": host} if scheme == "https" else {}
+        host_header = parts.netloc.rsplit("@", 1)[-1]
+        timeout = settings.CHAOSLM_WEBHOOK_TIMEOUT
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+            reply = await client.post(
+                pinned, content=body, headers={**headers, "Host": host_header}, extensions=extensions
+            )
+        if reply.status_code in (301, 302, 303, 307, 308) and "location" in reply.headers:
+            url = urljoin(url, reply.headers["location"])
+            continue
+        return reply
+    raise Refused(f"More than {MAX_REDIRECTS} redirects.")
+
+
+async def attempt(delivery_id: int) -> bool | None:
+    """One delivery attempt, logged on the delivery: True when delivered, None when there is nothing to do."""
+    loaded = await sync_to_async(_load)(delivery_id)
+    if loaded is None:
+        return None
+    delivery, webhook = loaded
+    body = json.dumps({"id": delivery.pk, **delivery.payload}, ensure_ascii=False).encode()
+    timestamp = int(time.time())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "ChaosLM-Webhooks/1",
+        "X-ChaosLM-Event": delivery.kind,
+        "X-ChaosLM-Delivery": str(delivery.pk),
+        "X-ChaosLM-Signature": sign(webhook.secret, timestamp, body),
+    }
+    final = delivery.attempts + 1 >= settings.CHAOSLM_WEBHOOK_ATTEMPTS
+    try:
+        reply = await _post(webhook.url, headers, body)
+    except Refused as error:
+        await sync_to_async(_record)(delivery_id, ok=False, status_code=None, error=f"refused: {error}", final=final)
+        return False
+    except httpx.HTTPError as error:
+        message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        await sync_to_async(_record)(delivery_id, ok=False, status_code=None, error=message, final=final)
+        return False
+    ok = 200 <= reply.status_code < 300
+    error = "" if ok else f"HTTP {reply.status_code}"
+    await sync_to_async(_record)(delivery_id, ok=ok, status_code=reply.status_code, error=error, final=final)
+    return ok
+
+
+def _attempts_left(delivery_id: int) -> int:
+    attempts = Delivery.objects.filter(pk=delivery_id).values_list("attempts", flat=True).first()
+    return 0 if attempts is None else settings.CHAOSLM_WEBHOOK_ATTEMPTS - attempts
+
+
+async def run(delivery_id: int) -> None:
+    """Deliver, retrying with exponential backoff (CHAOSLM_WEBHOOK_BACKOFF, doubled each time) until delivered
+    or out of attempts."""
+    wait = settings.CHAOSLM_WEBHOOK_BACKOFF
+    while True:
+        result = await attempt(delivery_id)
+        if result is not False or await sync_to_async(_attempts_left)(delivery_id) <= 0:
+            return
+        await asyncio.sleep(wait)
+        wait *= 2
+
+
+def redeliver(delivery: Delivery) -> None:
+    """The owner asks again: a fresh round of attempts."""
+    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.PENDING, attempts=0)
+    runner.submit(KIND, delivery.pk)
+
+
+@shared_task(acks_late=True)
+def deliver_webhook(delivery_id: int) -> None:
+    run_on_process_loop(run(delivery_id))
+
+
+def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **kwargs: Any) -> None:
+    if update_fields is not None and "status" not in update_fields:
+        return
+    if instance.status in (Debate.Status.COMPLETED, Debate.Status.ERROR):
+        notify_debate(instance)

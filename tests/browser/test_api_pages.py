@@ -1,0 +1,48 @@
+"""The API's pages in Chromium: its interactive docs (served from our own static files) work under the
+content security policy, and the account's API tokens page is axe-clean, usable by keyboard, and fits a phone."""
+
+import re
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+from tests.browser.conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_api_docs_load_under_the_policy_with_nothing_from_another_origin(pages, site):
+    page = pages.new()
+    origins = set()
+    page.on("request", lambda request: origins.add(re.match(r"^[a-z]+://[^/]+", request.url).group(0)))
+    page.goto(site + "/api/v1/docs")
+    page.wait_for_selector("text=Create and start a debate")
+    page.wait_for_selector("text=Get a debate")
+    assert origins <= {site, "data:"}, origins
+    screenshot(page, "api-docs")
+    # The `pages` fixture fails the test on any CSP violation the page reported.
+
+
+def test_the_tokens_page_by_keyboard_is_axe_clean_and_fits_a_phone(pages, site):
+    page = pages.new("alice")
+    page.goto(site + "/account/tokens/")
+    page.focus("#id_name")
+    page.keyboard.type("keyboard token")
+    page.keyboard.press("Tab")  # the first access choice: read only
+    page.keyboard.press("ArrowDown")  # read and write
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".new-token")
+    secret = page.input_value(".new-token")
+    assert secret.startswith("chaoslm_")
+    assert "read and write" in page.inner_text(".token-list")
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()
+    screenshot(page, "api-tokens-1280")
+    page.set_viewport_size({"width": 390, "height": 900})
+    wide = page.evaluate(
+        "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 391)"
+        ".map(e => e.tagName + '.' + e.className).slice(0, 5)"
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, wide
+    screenshot(page, "api-tokens-390")
