@@ -1,9 +1,10 @@
 """The one call API every format and every room uses to talk to a model.
 
 `chat()` sends a conversation to an OpenAI-compatible endpoint through the official `openai`
-client, streams the reply through `on_delta` (or, with no `on_delta`, asks for it whole), and returns
-a `ChatResult`. It owns the retry policy (1.5x timeout retry, backoff on 5xx, Retry-After on 429),
-JSON replies (three modes, validated, three attempts), the word limit, and usage accounting.
+client, streams the reply through `on_delta` (or, with no `on_delta`, asks for it whole, except from
+an endpoint that `streams` every reply), and returns a `ChatResult`. It owns the retry policy (1.5x
+timeout retry, backoff on 5xx, Retry-After on 429), JSON replies (three modes, validated, three
+attempts), the word limit, and usage accounting.
 Callers only ever see the typed errors of `chaoslm.llm.errors`.
 """
 
@@ -36,6 +37,7 @@ from chaoslm.llm.errors import (
     LLMTimeout,
     LLMUnavailable,
 )
+from chaoslm.llm.pace import PaceMeter
 from chaoslm.llm.transport import AiohttpTransport
 
 logger = logging.getLogger("chaoslm.llm")
@@ -61,6 +63,10 @@ class Endpoint:
     # A server that answers this many requests at a time (the embedded model: 1): calls wait for a slot in
     # chaoslm/llm/slots.py, before their timeout starts. 0: no line, the server copes with any number.
     slots: int = 0
+    # Ask for every reply as a stream, even one nobody reads as it is written: the timeout is then the longest
+    # silence (before the first token, between two), not the time to write the whole reply. The embedded
+    # model on a busy machine writes a few tokens a second: a reply asked for whole outlasted the timeout.
+    streams: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,8 @@ class Callbacks:
     on_wait: Callable[[float, str], None] | None = None
     # The call waits for a slot of the endpoint (Endpoint.slots), this many calls ahead; 0 once it has one.
     on_queued: Callable[[int], None] | None = None
+    # From an endpoint that `streams`: how fast the model is writing this reply, in tokens a second, now and then.
+    on_pace: Callable[[float], None] | None = None
 
 
 NO_CALLBACKS = Callbacks()
@@ -276,10 +284,12 @@ async def _ask_once(
     timeout: float,
     callbacks: Callbacks,
 ) -> _Attempt:
-    """One request: streamed through `callbacks.on_delta` if there is one, else the whole reply at once.
+    """One request: streamed through `callbacks.on_delta` if there is one, or from an endpoint that `streams`;
+    else the whole reply at once.
 
     Nobody reads a stream without a listener, and reading one costs several times the CPU of one reply
-    (a parse per chunk through the HTTP stack and the SSE decoder): ~3.5 against ~1.5 ms a call here.
+    (a parse per chunk through the HTTP stack and the SSE decoder): ~3.5 against ~1.5 ms a call here. The
+    timeout (`timeout` is the transport's read timeout) is the longest wait for the next bytes either way.
     """
     body: dict[str, Any] = {"model": endpoint.model, "messages": list(messages)}
     if options.temperature is not None:
@@ -295,9 +305,9 @@ async def _ask_once(
     # every chunk. `post` keeps the client's transport, headers and error mapping, and with
     # `cast_to=object` gives the plain dicts the server sent.
     client = client_for(endpoint)
-    if callbacks.on_delta is None:
+    if callbacks.on_delta is None and not endpoint.streams:
         return await _ask_whole(client, endpoint, body, timeout)
-    return await _ask_streamed(client, endpoint, body, timeout, callbacks.on_delta)
+    return await _ask_streamed(client, endpoint, body, timeout, callbacks)
 
 
 async def _ask_whole(client: openai.AsyncOpenAI, endpoint: Endpoint, body: dict[str, Any], timeout: float) -> _Attempt:
@@ -321,7 +331,7 @@ async def _ask_streamed(
     endpoint: Endpoint,
     body: dict[str, Any],
     timeout: float,
-    on_delta: Callable[[str], None],
+    callbacks: Callbacks,
 ) -> _Attempt:
     stream = await client.post(
         "/chat/completions",
@@ -335,6 +345,8 @@ async def _ask_streamed(
     model = endpoint.model
     usage: dict[str, Any] | None = None
     finished = False
+    on_pace = callbacks.on_pace if endpoint.streams else None
+    meter = PaceMeter()
     chunk: dict[str, Any]
     async for chunk in stream:  # type: ignore[assignment]
         model = chunk.get("model") or model
@@ -343,7 +355,10 @@ async def _ask_streamed(
             delta = (choice.get("delta") or {}).get("content")
             if delta:
                 parts.append(delta)
-                on_delta(delta)
+                if callbacks.on_delta is not None:
+                    callbacks.on_delta(delta)
+                if on_pace is not None and (rate := meter.chunk()) is not None:
+                    on_pace(rate)
             if choice.get("finish_reason"):
                 finished = True
     if not finished:
@@ -384,6 +399,7 @@ class _Retries:
             on_delta=self.track if callbacks.on_delta is not None else None,
             on_restart=callbacks.on_restart,
             on_wait=callbacks.on_wait,
+            on_pace=callbacks.on_pace,
         )
 
     def track(self, delta: str) -> None:
@@ -399,10 +415,15 @@ class _Retries:
         """One retry at 1.5x the timeout, then LLMTimeout."""
         self.restart()
         if self.timed_out:
+            # A streamed reply's timeout is a silence: a slow model that keeps writing never reaches it.
+            silent = (
+                "wrote nothing for {:g}s, nor for {:g}s"
+                if self.endpoint.streams
+                else "did not answer within {:g}s, nor within {:g}s"
+            )
             raise LLMTimeout(
-                f"{self.where} did not answer within {self.policy.timeout:g}s, nor within {self.timeout:g}s on a "
-                "second try. Check that the server is up and not overloaded, or raise "
-                "CHAOSLM_LLM_TIMEOUT."
+                f"{self.where} {silent.format(self.policy.timeout, self.timeout)} on a second try. Check that the "
+                "server is up and not overloaded, or raise CHAOSLM_LLM_TIMEOUT."
             ) from None
         self.timed_out = True
         self.timeout = self.policy.timeout * 1.5
