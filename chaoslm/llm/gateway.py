@@ -22,13 +22,9 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx2 as httpx
-import jsonschema
-import openai
-
-from chaoslm.llm import local_status, slots
+from chaoslm.llm import local_status, pace, slots
 from chaoslm.llm.errors import (
     LLMBadResponse,
     LLMConfigError,
@@ -38,7 +34,13 @@ from chaoslm.llm.errors import (
     LLMUnavailable,
 )
 from chaoslm.llm.pace import PaceMeter
-from chaoslm.llm.transport import AiohttpTransport
+
+# The openai client, httpx, aiohttp (chaoslm/llm/transport.py) and jsonschema cost about a second of imports,
+# most of what a command took to start: every command loads this module (the models name an Endpoint), few
+# call a model. The functions that need them import them, once, at a process's first call.
+if TYPE_CHECKING:
+    import jsonschema
+    import openai
 
 logger = logging.getLogger("chaoslm.llm")
 
@@ -148,6 +150,8 @@ _scoped_clients: contextvars.ContextVar[dict[tuple[str, str], openai.AsyncOpenAI
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     # Loading the CA bundle costs ~20 ms; every client (one per event loop) shares one context.
+    import httpx2 as httpx
+
     return httpx.create_ssl_context()
 
 
@@ -174,6 +178,10 @@ async def own_connections() -> AsyncIterator[None]:
 
 
 def _new_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
+    import openai
+
+    from chaoslm.llm.transport import AiohttpTransport
+
     return openai.AsyncOpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key or "not-needed",
@@ -241,11 +249,15 @@ def extract_json(text: str) -> Any:
 @functools.lru_cache(maxsize=256)
 def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     # Built once per schema: `jsonschema.validate` would check the schema itself on every call.
+    import jsonschema
+
     schema = json.loads(schema_json)
     return jsonschema.validators.validator_for(schema)(schema)
 
 
 def _validate(value: Any, schema: dict[str, Any]) -> None:
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the reply"
@@ -333,40 +345,64 @@ async def _ask_streamed(
     timeout: float,
     callbacks: Callbacks,
 ) -> _Attempt:
+    """The reply as a stream. From an endpoint that `streams`, the wait for the first token may be longer than
+    `timeout` (`pace.first_token_allowance`: the model reads the prompt first); then `timeout` is the longest
+    silence between two chunks."""
+    import openai
+
+    first_wait = timeout
+    if endpoint.streams:
+        first_wait = pace.first_token_allowance(endpoint.base_url, estimate_tokens(body["messages"]), timeout)
+    loop = asyncio.get_running_loop()
+    sent = loop.time()
     stream = await client.post(
         "/chat/completions",
         body={**body, "stream": True, "stream_options": {"include_usage": True}},
         cast_to=object,
         stream=True,
         stream_cls=openai.AsyncStream[object],
-        options={"timeout": timeout},
+        options={"timeout": first_wait},
     )
     parts: list[str] = []
     model = endpoint.model
     usage: dict[str, Any] | None = None
     finished = False
+    first_token: float | None = None
     on_pace = callbacks.on_pace if endpoint.streams else None
     meter = PaceMeter()
     chunk: dict[str, Any]
-    async for chunk in stream:  # type: ignore[assignment]
-        model = chunk.get("model") or model
-        usage = chunk.get("usage") or usage
-        for choice in chunk.get("choices") or ():
-            delta = (choice.get("delta") or {}).get("content")
-            if delta:
-                parts.append(delta)
-                if callbacks.on_delta is not None:
-                    callbacks.on_delta(delta)
-                if on_pace is not None and (rate := meter.chunk()) is not None:
-                    on_pace(rate)
-            if choice.get("finish_reason"):
-                finished = True
+    try:
+        # The transport's read timeout is `first_wait`; past the first chunk, this one is `timeout`.
+        async with asyncio.timeout(None) as silence:
+            async for chunk in stream:  # type: ignore[assignment]
+                if first_wait > timeout:
+                    silence.reschedule(loop.time() + timeout)
+                model = chunk.get("model") or model
+                usage = chunk.get("usage") or usage
+                for choice in chunk.get("choices") or ():
+                    delta = (choice.get("delta") or {}).get("content")
+                    if delta:
+                        first_token = first_token or loop.time()
+                        parts.append(delta)
+                        if callbacks.on_delta is not None:
+                            callbacks.on_delta(delta)
+                        if on_pace is not None and (rate := meter.chunk()) is not None:
+                            on_pace(rate)
+                    if choice.get("finish_reason"):
+                        finished = True
+    except BaseException:
+        # Closed, not left to the pool: llama.cpp stops writing a stream whose reader has gone.
+        await stream.close()
+        raise
     if not finished:
         raise _DroppedStream()
+    prompt_tokens = usage.get("prompt_tokens") if usage else None
+    if endpoint.streams and first_token is not None:
+        pace.record_prompt(endpoint.base_url, prompt_tokens or estimate_tokens(body["messages"]), first_token - sent)
     return _Attempt(
         "".join(parts),
         model,
-        usage.get("prompt_tokens") if usage else None,
+        prompt_tokens,
         usage.get("completion_tokens") if usage else None,
     )
 
@@ -457,6 +493,8 @@ class _Retries:
         self.restart()
         self.failures += 1
         if self.failures > self.policy.max_retries:
+            import openai
+
             if isinstance(error, openai.InternalServerError):
                 detail = f"answered HTTP {error.status_code}"
             elif isinstance(error, _DroppedStream):
@@ -472,6 +510,8 @@ class _Retries:
 
 def _refusal(where: str, error: openai.APIStatusError) -> LLMError:
     """The error for a request the server refused outright: retrying will not help."""
+    import openai
+
     if isinstance(error, openai.AuthenticationError):
         return LLMConfigError(f"{where} refused the API key. Check the key in the provider's API key variable.")
     if isinstance(error, openai.NotFoundError):
@@ -490,6 +530,9 @@ async def _call_with_retries(
     policy: Policy,
     callbacks: Callbacks,
 ) -> _Attempt:
+    import httpx2 as httpx
+    import openai
+
     retries = _Retries(endpoint, policy, callbacks)
     while True:
         try:

@@ -44,3 +44,30 @@ def slow_note(tokens_per_second: float | None) -> str:
     if tokens_per_second is None or tokens_per_second >= SLOW_TOKENS_PER_SECOND:
         return ""
     return f"local model at {max(1, round(tokens_per_second))} tokens/s"
+
+
+# The model's prompt speeds (prompt tokens over the wait for the first token) last measured, by server. The
+# slowest of them sizes the next wait: a prompt that shares its start with the previous one is read from the
+# server's cache in no time, and says nothing of how fast a new one is read.
+_PROMPT_READINGS = 8
+_prompt_rates: dict[str, list[float]] = {}
+
+
+def record_prompt(base_url: str, prompt_tokens: int, seconds: float) -> None:
+    """A reply's first token came `seconds` after its request of `prompt_tokens` went out."""
+    if prompt_tokens > 0 and seconds > 0:
+        readings = _prompt_rates.setdefault(base_url, [])
+        readings.append(prompt_tokens / seconds)
+        del readings[:-_PROMPT_READINGS]
+
+
+def first_token_allowance(base_url: str, prompt_tokens: int, timeout: float) -> float:
+    """The silence to allow before a reply's first token: the timeout, or twice the time the model's slowest
+    recent prompt speed needs for `prompt_tokens`, whichever is longer.
+
+    The model reads the whole prompt before it writes a token, and a long prompt on a busy machine takes
+    longer than the timeout to read: that silence is work, not a hung server."""
+    readings = _prompt_rates.get(base_url)
+    if not readings:
+        return timeout
+    return max(timeout, 2 * prompt_tokens / min(readings))

@@ -7,7 +7,7 @@ never silent that long. Every call streams, those nobody reads as they are writt
 
 import pytest
 
-from chaoslm.llm import Callbacks, ChatOptions, LLMTimeout, Policy, chat
+from chaoslm.llm import Callbacks, ChatOptions, LLMTimeout, Policy, chat, pace
 from chaoslm.llm.pace import slow_note
 from chaoslm.personas.models import default_endpoint
 
@@ -22,8 +22,9 @@ POLICY = Policy(timeout=1.0, max_retries=1, backoff=0.01)
 
 
 @pytest.fixture
-def embedded(llm_server, settings):
-    """The embedded model's endpoint, served by the test server at its host and port."""
+def embedded(llm_server, settings, monkeypatch):
+    """The embedded model's endpoint, served by the test server at its host and port, its speed not yet measured."""
+    monkeypatch.setattr(pace, "_prompt_rates", {})
     settings.OPENAI_BASE_URL = ""
     settings.OPENAI_API_KEY = ""
     settings.CHAOSLM_LOCAL_MODEL_HOST = "127.0.0.1"
@@ -77,3 +78,16 @@ async def test_a_server_silent_half_way_through_a_reply_times_out(llm_server, em
     llm_server.configure(rules=[{"fault": "stall"}], reply_words=10, token_rate=20)
     with pytest.raises(LLMTimeout):
         await chat(embedded, USER, ChatOptions(json_schema=SCHEMA), policy=POLICY)
+
+
+async def test_a_long_prompt_may_take_longer_than_the_timeout_to_read_as_its_measured_speed_says(llm_server, embedded):
+    """The model reads the whole prompt before its first token: a prompt eight times as long as one read in
+    0.5 s is given the time to be read, though it is longer than the timeout and its retry."""
+    llm_server.configure(latency=0.5, reply_words=5)
+    await chat(embedded, [{"role": "user", "content": "word " * 200}], policy=POLICY)
+    llm_server.configure(latency=3.0, reply_words=5)
+    result = await chat(embedded, [{"role": "user", "content": "word " * 1600}], policy=POLICY)
+    assert result.attempts == 1 and result.latency_ms >= 3000 and len(llm_server.requests) == 2
+    # A short prompt is not: three silent seconds are a fault there, as before.
+    with pytest.raises(LLMTimeout):
+        await chat(embedded, USER, policy=POLICY)
