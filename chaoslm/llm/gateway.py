@@ -156,7 +156,11 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def warm_up() -> None:
-    """Pay the one-time costs (the CA bundle) before serving, not on the first call."""
+    """Pay the one-time costs (the client's imports, the CA bundle) before serving, not on the first call."""
+    import openai  # noqa: F401
+
+    from chaoslm.llm import transport  # noqa: F401
+
     _ssl_context()
 
 
