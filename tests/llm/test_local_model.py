@@ -2,8 +2,6 @@
 
 import asyncio
 import socket
-import subprocess
-import sys
 from io import StringIO
 
 import pytest
@@ -166,43 +164,3 @@ def test_every_other_format_completes_on_smollm2(local_endpoint, settings, forma
     assert debate.status == Debate.Status.COMPLETED, debate.error_text
     turns = Event.objects.filter(debate=debate, kind="TURN")
     assert turns.exists() and all(t.content.strip() and t.model == local_model.MODEL_ALIAS for t in turns)
-
-
-LONG = (
-    "name: {name}\nrole: {role}\npersonality: You are {name}. Answer at length, in three full paragraphs.\n"
-    "max_tokens: 160\n"
-)
-# Busy-loop processes beside the model: two per core on CI's two cores, as a laptop busy with other work.
-HOGS = 4
-HOG_TIMEOUT = 5
-
-
-@pytest.fixture
-def cpu_hog():
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(HOGS)]
-    yield
-    for hog in hogs:
-        hog.kill()
-        hog.wait()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_duel_on_a_cpu_starved_smollm2_is_slow_but_completes(local_endpoint, settings, cpu_hog):
-    """Issue 26.1: the timeout measures silence. Replies take longer to write than the whole timeout and its
-    retry (so asked for whole they failed: "did not answer within 5s, nor within 7.5s"), yet none is silent
-    that long, so the duel completes."""
-    from chaoslm.personas.models import import_personas
-
-    settings.CHAOSLM_LLM_TIMEOUT = HOG_TIMEOUT
-    import_personas([(f"{n}.yaml", LONG.format(name=n, role=r)) for n, r in [("Pat", "debater"), ("Cy", "debater")]])
-    import_personas([("Jo.yaml", SHORT.format(name="Jo", role="judge"))])
-    call_command(
-        "debate", "duel", "--topic", "Should schools start later?", "--turns", "2", "--a", "Pat", "--b", "Cy",
-        "--judge", "Jo", stdout=StringIO(),
-    )  # fmt: skip
-    debate = Debate.objects.get()
-    assert debate.status == Debate.Status.COMPLETED, debate.error_text
-    assert debate.winner in ("Pat", "Cy")
-    # The premise: the slowest reply took longer to write than the timeout and its retry together allowed.
-    slowest = max(Event.objects.filter(debate=debate, kind="TURN").values_list("latency_ms", flat=True))
-    assert slowest > HOG_TIMEOUT * 1.5 * 1000
