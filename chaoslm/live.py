@@ -12,7 +12,6 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from channels_redis.core import RedisChannelLayer
 from django.utils.html import escape
 
 from chaoslm.embedded_layer import EmbeddedChannelLayer
@@ -86,6 +85,9 @@ async def look_for_audience(group: str) -> None:
 
     The membership is the layer's own (channels_redis keeps each group as a sorted set of channel names
     by the time they joined, expiring after its group_expiry): the same set its `group_send` reads."""
+    # Imported here: redis's client is a good part of a command's start, and only a server with an audience asks.
+    from channels_redis.core import RedisChannelLayer
+
     layer = get_channel_layer()
     if not isinstance(layer, RedisChannelLayer):
         return

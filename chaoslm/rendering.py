@@ -6,13 +6,27 @@ script (event handlers, javascript: links, unknown tags), whatever the Markdown 
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING
+
 import nh3
 from django.utils.safestring import SafeString, mark_safe
-from markdown_it import MarkdownIt
 
-_markdown = (
-    MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table").enable("strikethrough")
-)
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    # Built at the first text rendered, not when the models load: markdown-it slows every command's start.
+    from markdown_it import MarkdownIt
+
+    return (
+        MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True})
+        .enable("table")
+        .enable("strikethrough")
+    )
+
 
 ALLOWED_TAGS = {
     "p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li", "h1", "h2", "h3", "h4",
@@ -21,7 +35,7 @@ ALLOWED_TAGS = {
 
 
 def markdown_to_html(text: str) -> SafeString:
-    html = _markdown.render(text or "")
+    html = _markdown().render(text or "")
     clean = nh3.clean(
         html,
         tags=ALLOWED_TAGS,

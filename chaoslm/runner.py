@@ -134,6 +134,7 @@ class InlineRunner:
             return serving
         with self._lock:
             if self._loop is None:
+                warm_up()  # here, not on the loop: its first call would stop every run on it meanwhile
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, name="chaoslm-inline-runner", daemon=True)
                 thread.start()

@@ -51,7 +51,7 @@ ALLOWED_HOSTS = [h.strip() for h in env_str("CHAOSLM_ALLOWED_HOSTS", "localhost,
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in env_str("CHAOSLM_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 INSTALLED_APPS = [
-    "daphne",
+    "chaoslm.daphne_app.DaphneConfig",  # before staticfiles: its runserver wins
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.template.loader import render_to_string
 
 from chaoslm import live
+from chaoslm.llm.pace import slow_note
 from debates import privacy
 from debates.cards import card_html, cards_of, hidden_card
 from debates.engine import Observer
@@ -135,6 +136,7 @@ class DebateBroadcaster(Observer):
         self.viewers = live.Outbox(self.viewers_group, "#transcript")
         self.thinking: dict[int, Step] = {}  # the steps in flight, by ordinal
         self.ahead: dict[int, int] = {}  # ordinal -> calls ahead of its call, waiting for the embedded model
+        self.paces: dict[str, float] = {}  # seat key -> the embedded model's last measured tokens/s for it
         self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
         self.scores: list[Event] = []
@@ -201,7 +203,7 @@ class DebateBroadcaster(Observer):
                     "partials/writing_card.html", {"step": step, "name": self._name(step), "streamed": False}
                 )
             self.viewers.html(live.upsert(card, "#transcript"))
-        self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
+        self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
 
     def _drawn_as_it_runs(self) -> bool:
         # A debate no page watches (a tournament's match, a command-line run, a page closed) is neither
@@ -244,11 +246,25 @@ class DebateBroadcaster(Observer):
         else:
             self.ahead.pop(step.ordinal, None)
         if self._watched():
-            self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
+            self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
+
+    def pace(self, debate: Debate, step: Step, tokens_per_second: float) -> None:
+        before = self._pace_note()
+        self.paces[step.seat or ""] = tokens_per_second
+        if self._watched() and self._pace_note() != before:
+            self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
+
+    def _note(self) -> str:
+        return self._queue_note() or self._pace_note()
 
     def _queue_note(self) -> str:
         # The step nearest the front speaks for the debate: it is the next to be answered.
         return f"waiting for the embedded model ({min(self.ahead.values())} ahead)" if self.ahead else ""
+
+    def _pace_note(self) -> str:
+        # The slowest seat at work speaks for the debate: "local model at 7 tokens/s" (a slow machine, not a fault).
+        rates = [self.paces[seat] for step in self.thinking.values() if (seat := step.seat or "") in self.paces]
+        return slow_note(min(rates)) if rates else ""
 
     async def _look_for_audience(self) -> None:
         for group in (self.group, self.viewers_group):
@@ -288,7 +304,7 @@ class DebateBroadcaster(Observer):
         if event.visibility == Event.Visibility.PRIVATE and not await sync_to_async(self._shows_thinking)():
             card = live.upsert(hidden_card(event, event.seat), "#transcript")
         self.viewers.html(card)
-        self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
+        self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
 
     async def debate_changed(self, debate: Debate) -> None:
         await self._look_for_audience()

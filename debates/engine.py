@@ -68,6 +68,9 @@ class Observer:
     def queued(self, debate: Debate, step: Step, ahead: int) -> None:
         """The step waits for the embedded model, `ahead` calls before it; 0 once the model is answering it."""
 
+    def pace(self, debate: Debate, step: Step, tokens_per_second: float) -> None:
+        """How fast the embedded model is writing this step's reply, now and then while it writes."""
+
     async def event_saved(self, debate: Debate, event: Event) -> None:
         pass
 
@@ -290,6 +293,7 @@ async def _call(
         on_restart=lambda: observer.restart(debate, step),
         on_wait=lambda seconds, reason: observer.waiting(debate, step, seconds, reason),
         on_queued=lambda ahead: observer.queued(debate, step, ahead),
+        on_pace=lambda rate: observer.pace(debate, step, rate),
     )
     observer.step_started(debate, step)
     try:

@@ -28,9 +28,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+# numpy too (~0.1 s of every command's start) is imported by the functions that compute.
+if TYPE_CHECKING:
+    import numpy as np
 
 # scipy and statsmodels (with pandas) are imported where a report is computed, not here: this module is
 # loaded by every process Django starts (web, worker, each manage.py command), and importing them cost
@@ -211,6 +213,8 @@ class _Fit:
 
 
 def _ratings(verdicts: Sequence[Verdict], debaters: list[str], bootstrap: int, seed: int) -> _Fit:
+    import numpy as np
+
     counts = {name: Counter() for name in debaters}
     for v in verdicts:
         if v.winner is None:
@@ -297,6 +301,8 @@ def _mle_exists(wins: np.ndarray) -> np.ndarray:
     It is iff "i beat j" links every debater to every other (the win graph is strongly connected),
     checked for all matrices at once by squaring their reachability matrices.
     """
+    import numpy as np
+
     n = wins.shape[1]
     reach = ((wins > 0) | np.eye(n, dtype=bool)).astype(float)
     for _ in range(max(1, int(np.ceil(np.log2(n))))):
@@ -326,6 +332,7 @@ def _fit_bt(wins: np.ndarray, ridge: np.ndarray, start: np.ndarray | None = None
     One L-BFGS problem over all B replicates: their likelihoods are independent, so the joint optimum
     is each replicate's optimum, and numpy does the work of all of them at once.
     """
+    import numpy as np
     from scipy import optimize, special
 
     b, n, _ = wins.shape
@@ -407,6 +414,7 @@ def _panel(verdicts: Sequence[Verdict], judges: list[str]) -> PanelFigures:
 
 def _agreement(first: dict[tuple[int, str], Verdict], matches: list[int], judges: list[str]) -> Figure:
     """Kappa on the winners of the matches every judge decided (each judge's first judgment)."""
+    import numpy as np
     from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
     rows = []
@@ -456,6 +464,8 @@ def _kappa(compute: Callable[[], Any]) -> Figure:
 
 def _score_correlation(first: dict[tuple[int, str], Verdict], matches: list[int], judges: list[str]) -> Figure:
     """Pearson's r between judges' scores of each debater in each match (the mean over pairs of judges)."""
+    import numpy as np
+
     scores: dict[str, list[float]] = {j: [] for j in judges}
     for match in matches:
         given = [first.get((match, j)) for j in judges]

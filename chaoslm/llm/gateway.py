@@ -1,9 +1,10 @@
 """The one call API every format and every room uses to talk to a model.
 
 `chat()` sends a conversation to an OpenAI-compatible endpoint through the official `openai`
-client, streams the reply through `on_delta` (or, with no `on_delta`, asks for it whole), and returns
-a `ChatResult`. It owns the retry policy (1.5x timeout retry, backoff on 5xx, Retry-After on 429),
-JSON replies (three modes, validated, three attempts), the word limit, and usage accounting.
+client, streams the reply through `on_delta` (or, with no `on_delta`, asks for it whole, except from
+an endpoint that `streams` every reply), and returns a `ChatResult`. It owns the retry policy (1.5x
+timeout retry, backoff on 5xx, Retry-After on 429), JSON replies (three modes, validated, three
+attempts), the word limit, and usage accounting.
 Callers only ever see the typed errors of `chaoslm.llm.errors`.
 """
 
@@ -21,13 +22,9 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx2 as httpx
-import jsonschema
-import openai
-
-from chaoslm.llm import local_status, slots
+from chaoslm.llm import local_status, pace, slots
 from chaoslm.llm.errors import (
     LLMBadResponse,
     LLMConfigError,
@@ -36,7 +33,14 @@ from chaoslm.llm.errors import (
     LLMTimeout,
     LLMUnavailable,
 )
-from chaoslm.llm.transport import AiohttpTransport
+from chaoslm.llm.pace import PaceMeter
+
+# The openai client, httpx, aiohttp (chaoslm/llm/transport.py) and jsonschema cost about a second of imports,
+# most of what a command took to start: every command loads this module (the models name an Endpoint), few
+# call a model. The functions that need them import them, once, at a process's first call.
+if TYPE_CHECKING:
+    import jsonschema
+    import openai
 
 logger = logging.getLogger("chaoslm.llm")
 
@@ -61,6 +65,10 @@ class Endpoint:
     # A server that answers this many requests at a time (the embedded model: 1): calls wait for a slot in
     # chaoslm/llm/slots.py, before their timeout starts. 0: no line, the server copes with any number.
     slots: int = 0
+    # Ask for every reply as a stream, even one nobody reads as it is written: the timeout is then the longest
+    # silence (before the first token, between two), not the time to write the whole reply. The embedded
+    # model on a busy machine writes a few tokens a second: a reply asked for whole outlasted the timeout.
+    streams: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,8 @@ class Callbacks:
     on_wait: Callable[[float, str], None] | None = None
     # The call waits for a slot of the endpoint (Endpoint.slots), this many calls ahead; 0 once it has one.
     on_queued: Callable[[int], None] | None = None
+    # From an endpoint that `streams`: how fast the model is writing this reply, in tokens a second, now and then.
+    on_pace: Callable[[float], None] | None = None
 
 
 NO_CALLBACKS = Callbacks()
@@ -140,11 +150,17 @@ _scoped_clients: contextvars.ContextVar[dict[tuple[str, str], openai.AsyncOpenAI
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     # Loading the CA bundle costs ~20 ms; every client (one per event loop) shares one context.
+    import httpx2 as httpx
+
     return httpx.create_ssl_context()
 
 
 def warm_up() -> None:
-    """Pay the one-time costs (the CA bundle) before serving, not on the first call."""
+    """Pay the one-time costs (the client's imports, the CA bundle) before serving, not on the first call."""
+    import openai  # noqa: F401
+
+    from chaoslm.llm import transport  # noqa: F401
+
     _ssl_context()
 
 
@@ -166,6 +182,10 @@ async def own_connections() -> AsyncIterator[None]:
 
 
 def _new_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
+    import openai
+
+    from chaoslm.llm.transport import AiohttpTransport
+
     return openai.AsyncOpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key or "not-needed",
@@ -233,11 +253,15 @@ def extract_json(text: str) -> Any:
 @functools.lru_cache(maxsize=256)
 def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     # Built once per schema: `jsonschema.validate` would check the schema itself on every call.
+    import jsonschema
+
     schema = json.loads(schema_json)
     return jsonschema.validators.validator_for(schema)(schema)
 
 
 def _validate(value: Any, schema: dict[str, Any]) -> None:
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the reply"
@@ -276,10 +300,12 @@ async def _ask_once(
     timeout: float,
     callbacks: Callbacks,
 ) -> _Attempt:
-    """One request: streamed through `callbacks.on_delta` if there is one, else the whole reply at once.
+    """One request: streamed through `callbacks.on_delta` if there is one, or from an endpoint that `streams`;
+    else the whole reply at once.
 
     Nobody reads a stream without a listener, and reading one costs several times the CPU of one reply
-    (a parse per chunk through the HTTP stack and the SSE decoder): ~3.5 against ~1.5 ms a call here.
+    (a parse per chunk through the HTTP stack and the SSE decoder): ~3.5 against ~1.5 ms a call here. The
+    timeout (`timeout` is the transport's read timeout) is the longest wait for the next bytes either way.
     """
     body: dict[str, Any] = {"model": endpoint.model, "messages": list(messages)}
     if options.temperature is not None:
@@ -295,9 +321,9 @@ async def _ask_once(
     # every chunk. `post` keeps the client's transport, headers and error mapping, and with
     # `cast_to=object` gives the plain dicts the server sent.
     client = client_for(endpoint)
-    if callbacks.on_delta is None:
+    if callbacks.on_delta is None and not endpoint.streams:
         return await _ask_whole(client, endpoint, body, timeout)
-    return await _ask_streamed(client, endpoint, body, timeout, callbacks.on_delta)
+    return await _ask_streamed(client, endpoint, body, timeout, callbacks)
 
 
 async def _ask_whole(client: openai.AsyncOpenAI, endpoint: Endpoint, body: dict[str, Any], timeout: float) -> _Attempt:
@@ -321,37 +347,66 @@ async def _ask_streamed(
     endpoint: Endpoint,
     body: dict[str, Any],
     timeout: float,
-    on_delta: Callable[[str], None],
+    callbacks: Callbacks,
 ) -> _Attempt:
+    """The reply as a stream. From an endpoint that `streams`, the wait for the first token may be longer than
+    `timeout` (`pace.first_token_allowance`: the model reads the prompt first); then `timeout` is the longest
+    silence between two chunks."""
+    import openai
+
+    first_wait = timeout
+    if endpoint.streams:
+        first_wait = pace.first_token_allowance(endpoint.base_url, estimate_tokens(body["messages"]), timeout)
+    loop = asyncio.get_running_loop()
+    sent = loop.time()
     stream = await client.post(
         "/chat/completions",
         body={**body, "stream": True, "stream_options": {"include_usage": True}},
         cast_to=object,
         stream=True,
         stream_cls=openai.AsyncStream[object],
-        options={"timeout": timeout},
+        options={"timeout": first_wait},
     )
     parts: list[str] = []
     model = endpoint.model
     usage: dict[str, Any] | None = None
     finished = False
+    first_token: float | None = None
+    on_pace = callbacks.on_pace if endpoint.streams else None
+    meter = PaceMeter()
     chunk: dict[str, Any]
-    async for chunk in stream:  # type: ignore[assignment]
-        model = chunk.get("model") or model
-        usage = chunk.get("usage") or usage
-        for choice in chunk.get("choices") or ():
-            delta = (choice.get("delta") or {}).get("content")
-            if delta:
-                parts.append(delta)
-                on_delta(delta)
-            if choice.get("finish_reason"):
-                finished = True
+    try:
+        # The transport's read timeout is `first_wait`; past the first chunk, this one is `timeout`.
+        async with asyncio.timeout(None) as silence:
+            async for chunk in stream:  # type: ignore[assignment]
+                if first_wait > timeout:
+                    silence.reschedule(loop.time() + timeout)
+                model = chunk.get("model") or model
+                usage = chunk.get("usage") or usage
+                for choice in chunk.get("choices") or ():
+                    delta = (choice.get("delta") or {}).get("content")
+                    if delta:
+                        first_token = first_token or loop.time()
+                        parts.append(delta)
+                        if callbacks.on_delta is not None:
+                            callbacks.on_delta(delta)
+                        if on_pace is not None and (rate := meter.chunk()) is not None:
+                            on_pace(rate)
+                    if choice.get("finish_reason"):
+                        finished = True
+    except BaseException:
+        # Closed, not left to the pool: llama.cpp stops writing a stream whose reader has gone.
+        await stream.close()
+        raise
     if not finished:
         raise _DroppedStream()
+    prompt_tokens = usage.get("prompt_tokens") if usage else None
+    if endpoint.streams and first_token is not None:
+        pace.record_prompt(endpoint.base_url, prompt_tokens or estimate_tokens(body["messages"]), first_token - sent)
     return _Attempt(
         "".join(parts),
         model,
-        usage.get("prompt_tokens") if usage else None,
+        prompt_tokens,
         usage.get("completion_tokens") if usage else None,
     )
 
@@ -384,6 +439,7 @@ class _Retries:
             on_delta=self.track if callbacks.on_delta is not None else None,
             on_restart=callbacks.on_restart,
             on_wait=callbacks.on_wait,
+            on_pace=callbacks.on_pace,
         )
 
     def track(self, delta: str) -> None:
@@ -399,10 +455,15 @@ class _Retries:
         """One retry at 1.5x the timeout, then LLMTimeout."""
         self.restart()
         if self.timed_out:
+            # A streamed reply's timeout is a silence: a slow model that keeps writing never reaches it.
+            silent = (
+                "wrote nothing for {:g}s, nor for {:g}s"
+                if self.endpoint.streams
+                else "did not answer within {:g}s, nor within {:g}s"
+            )
             raise LLMTimeout(
-                f"{self.where} did not answer within {self.policy.timeout:g}s, nor within {self.timeout:g}s on a "
-                "second try. Check that the server is up and not overloaded, or raise "
-                "CHAOSLM_LLM_TIMEOUT."
+                f"{self.where} {silent.format(self.policy.timeout, self.timeout)} on a second try. Check that the "
+                "server is up and not overloaded, or raise CHAOSLM_LLM_TIMEOUT."
             ) from None
         self.timed_out = True
         self.timeout = self.policy.timeout * 1.5
@@ -436,6 +497,8 @@ class _Retries:
         self.restart()
         self.failures += 1
         if self.failures > self.policy.max_retries:
+            import openai
+
             if isinstance(error, openai.InternalServerError):
                 detail = f"answered HTTP {error.status_code}"
             elif isinstance(error, _DroppedStream):
@@ -451,6 +514,8 @@ class _Retries:
 
 def _refusal(where: str, error: openai.APIStatusError) -> LLMError:
     """The error for a request the server refused outright: retrying will not help."""
+    import openai
+
     if isinstance(error, openai.AuthenticationError):
         return LLMConfigError(f"{where} refused the API key. Check the key in the provider's API key variable.")
     if isinstance(error, openai.NotFoundError):
@@ -469,6 +534,9 @@ async def _call_with_retries(
     policy: Policy,
     callbacks: Callbacks,
 ) -> _Attempt:
+    import httpx2 as httpx
+    import openai
+
     retries = _Retries(endpoint, policy, callbacks)
     while True:
         try:

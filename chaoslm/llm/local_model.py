@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx2 as httpx
 from django.conf import settings
 
 from chaoslm.llm import local_status
@@ -165,6 +164,8 @@ def base_url() -> str:
 
 
 def is_up(url: str | None = None, timeout: float = 1.0) -> bool:
+    import httpx2 as httpx  # here: every command loads this module (the models name the model), few ask it
+
     try:
         return httpx.get(f"{url or base_url()}/models", timeout=timeout).status_code == 200
     except httpx.HTTPError:
@@ -256,6 +257,8 @@ def log_path(port: int | None = None) -> Path:
 
 def _answers(url: str, timeout: float) -> bool:
     """One real chat completion: /v1/models answers before the weights ever run, so it proves little."""
+    import httpx2 as httpx
+
     body = {"model": chosen().alias, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 2}
     try:
         response = httpx.post(f"{url}/chat/completions", json=body, timeout=timeout)

@@ -35,8 +35,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx2 as httpx
-
 # Seconds between two looks at the line while waiting: the longest a slot freed by another process stays idle.
 POLL = 0.2
 # The longest a call that ended early keeps its slot while the server finishes what it had asked for.
@@ -183,6 +181,8 @@ async def _until_idle(base_url: str) -> None:
     """After a call that ended early (a timeout, a dropped connection): wait, holding its slot, until the server
     is done with it. llama.cpp writes a reply asked for whole to its end even when its caller has left, and the
     next call's timeout would run meanwhile. Its /v1/models waits for the model as a completion does."""
+    import httpx2 as httpx  # only here: a command that calls no model need not load it
+
     with contextlib.suppress(httpx.HTTPError):
         async with httpx.AsyncClient(timeout=IDLE_WAIT) as client:
             await client.get(f"{base_url}/models")

@@ -4,7 +4,7 @@ It answers streaming (SSE chunks, a usage chunk when asked, `[DONE]`) and plain 
 JSON mode too, with replies that are scripted (rules matched against the last user message)
 or derived deterministically from the conversation, so the same conversation always gets the
 same reply. Knobs: latency before the first token, token rate, and faults (HTTP 500, 429 with
-Retry-After, hangs, malformed JSON, dropped streams), always or with a probability.
+Retry-After, hangs, malformed JSON, dropped streams, streams that stall half-way), always or with a probability.
 
 In-process use: `with TestLLMServer() as server: server.url ...`. As a program:
 `python -m chaoslm.llm.testserver --port 8090 --latency 0.2`. Either way it can be driven over
@@ -26,7 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
-FAULT_KINDS = ("500", "429", "hang", "malformed_json", "drop")
+FAULT_KINDS = ("500", "429", "hang", "malformed_json", "drop", "stall")
 
 _VOCABULARY = [
     "evidence",
@@ -429,7 +429,7 @@ class TestLLMServer:
                 status=429,
                 headers={"Retry-After": str(retry_after)},
             )
-        if fault == "hang":
+        if fault == "hang" or (fault == "stall" and not body.get("stream")):
             await asyncio.sleep(config.hang_seconds)
         text = reply if reply is not None else default_reply(body, config.reply_words)
         if fault == "malformed_json":
@@ -475,6 +475,9 @@ class TestLLMServer:
                 if request.transport is not None:
                     request.transport.close()
                 return response
+            if fault == "stall" and index == len(chunks) // 2:
+                # Fall silent mid-reply with the connection open, as a stuck server would.
+                await asyncio.sleep(config.hang_seconds)
             if config.stamp_tokens:
                 piece = f"[t{time.time() * 1e6:.0f}] "
             await send(reply.chunk({"content": piece}))

@@ -88,6 +88,7 @@ def default_endpoint(model: str = "") -> Endpoint:
         context_window=settings.CHAOSLM_LOCAL_MODEL_CONTEXT,
         json_mode="json_object",
         slots=local_model.SLOTS,
+        streams=True,
     )
 
 

@@ -154,3 +154,37 @@ def test_a_json_announcement_shows_as_its_text_in_the_verdict_box_and_card(clien
     for box in (verdict, card):
         assert "Bob wins on <strong>evidence</strong>" in box
         assert "announcement" not in box and "{" not in box and "<script" not in box
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_line_names_the_embedded_models_speed_while_it_is_slow(owner):
+    """A slow machine makes a debate slow, and the line says so (issue 26.1): the seat at work's last pace."""
+    debate, _ = running_duel(owner)
+    broadcaster = DebateBroadcaster(debate.pk)
+    sent = []
+    broadcaster._send = sent.append
+    broadcaster._watched = lambda: True
+    async_to_sync(broadcaster.debate_changed)(debate)
+    records = [record_of(e, None) for e in debate.events.all()]
+    plan_a, plan_b = [s for s in get_format("duel").next_steps(config(turns=3), records).steps if s.calls_llm]
+    broadcaster._watched = lambda: False  # no writing cards: this test reads the line only
+    broadcaster.step_started(debate, plan_a)
+    broadcaster._watched = lambda: True
+    broadcaster.pace(debate, plan_a, 7.4)
+    assert status_of(sent[-1]) == (
+        '<span class="dot"></span> Ada Sterling is planning (private). '
+        '<span class="muted">· local model at 7 tokens/s</span>'
+    )
+    pushes = len(sent)
+    broadcaster.pace(debate, plan_a, 7.2)  # the same words: nothing to redraw
+    assert len(sent) == pushes
+    broadcaster.pace(debate, plan_a, 95.0)  # fast again: no note
+    assert status_of(sent[-1]) == '<span class="dot"></span> Ada Sterling is planning (private).'
+    broadcaster._watched = lambda: False
+    broadcaster.step_started(debate, plan_b)
+    broadcaster._watched = lambda: True
+    broadcaster.pace(debate, plan_b, 11.0)  # the slowest seat at work speaks for the debate
+    assert status_of(sent[-1]) == (
+        '<span class="dot"></span> Ada Sterling is planning (private); Marcus Vale is planning (private). '
+        '<span class="muted">· local model at 11 tokens/s</span>'
+    )

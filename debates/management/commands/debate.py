@@ -1,13 +1,14 @@
+from __future__ import annotations
+
 import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from rich.console import Console
 
 from chaoslm import limits, runner
 from chaoslm.personas.models import Persona
@@ -18,7 +19,9 @@ from debates.formats import LISTED, FormatError, get_format
 from debates.models import Debate, Event
 from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
-from debates.terminal import JsonLinesObserver, TerminalObserver, print_verdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def persona_choice(value: str) -> SeatChoice:
@@ -190,6 +193,11 @@ class Command(BaseCommand):
                 console.print(str(error), style="yellow")
 
     def run(self, debate: Debate, *, json_lines: bool, show_private: bool) -> None:
+        # Imported here: rich is a good part of the command's start, and `debate --help` should be quick.
+        from rich.console import Console
+
+        from debates.terminal import JsonLinesObserver, TerminalObserver, print_verdict
+
         console = Console(file=self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout)
         seats = list(debate.seats.all())
         if json_lines:

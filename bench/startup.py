@@ -1,0 +1,81 @@
+"""How fast ChaosLM's commands start, against a bare Django project's, measured in the same run.
+
+Each command is a new process with the same interpreter: `manage.py check`, `manage.py debate --help`, and
+`django-admin check` on a minimal settings module (two contrib apps, no database), the baseline: what any
+Django project pays to start. The runs take turns (one of each, N times), so a machine that gets busier
+mid-run slows them all alike; each figure is the median of its N wall times. Goal: at most 1.5x the bare start.
+The heavy libraries (the openai client, daphne and Twisted, redis, markdown-it, numpy, rich) are imported
+where they are used, not when Django starts; `python -X importtime manage.py check` shows what is left.
+
+    uv run python bench/startup.py [--runs 9] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._setup import ROOT, parse_args, print_table
+
+GOAL = 1.5
+BARE_SETTINGS = """
+SECRET_KEY = "bench-startup-bare-settings"
+INSTALLED_APPS = ["django.contrib.contenttypes", "django.contrib.auth"]
+DATABASES = {}
+USE_TZ = True
+"""
+
+
+def commands(bare: Path) -> dict[str, list[str]]:
+    return {
+        "bare django-admin check": [
+            sys.executable, "-m", "django", "check", "--settings", "bare_settings", "--pythonpath", str(bare)
+        ],
+        "manage.py check": [sys.executable, "manage.py", "check"],
+        "manage.py debate --help": [sys.executable, "manage.py", "debate", "--help"],
+    }  # fmt: skip
+
+
+def wall_time(command: list[str]) -> float:
+    started = time.perf_counter()
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if run.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {run.returncode}:\n{run.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=9, help="runs of each command (the median is shown)")
+    args = parse_args(parser, {"runs": 1})
+    with tempfile.TemporaryDirectory() as folder:
+        bare = Path(folder)
+        (bare / "bare_settings.py").write_text(BARE_SETTINGS)
+        runs = commands(bare)
+        if not args.smoke:
+            for command in runs.values():
+                wall_time(command)  # once unmeasured: bytecode compiled, files in the page cache
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.runs):
+            for name, command in runs.items():
+                times[name].append(wall_time(command))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    baseline = medians["bare django-admin check"]
+    rows = [("bare django-admin check", f"{baseline * 1000:.0f} ms", f"baseline, median of {args.runs}")]
+    for name in list(runs)[1:]:
+        ratio = medians[name] / baseline
+        verdict = "within" if ratio <= GOAL else "OVER"
+        rows.append((name, f"{medians[name] * 1000:.0f} ms", f"{ratio:.2f}x bare ({verdict} the {GOAL}x goal)"))
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
