@@ -228,7 +228,7 @@ class Structured(Format):
                 prompt=prompt,
                 messages=single_turn(seat, prompt),
                 visibility=PUBLIC if public else PRIVATE,
-                word_limit=limit if public else None,
+                word_limit=limit,
                 data={"state": str(target)},
             )
 
