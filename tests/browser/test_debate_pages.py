@@ -155,3 +155,30 @@ def test_reloading_mid_debate_loses_and_doubles_nothing(pages, site, llm):
     assert len(ordinals) == len(set(ordinals))
     assert ordinals == [e["ordinal"] for e in exported_events(site, owner)]
     assert owner.locator(".card.writing").count() == 0
+
+
+LONG_TOPIC = "https://example.com/" + "a" * 480  # a pasted link: 500 characters and no space
+LONG_WORD = "Consider_" + "b" * 300
+
+
+def test_a_topic_and_a_reply_without_spaces_wrap_inside_the_window(pages, site, llm):
+    """Text from a person or a model breaks anywhere rather than widening the page past the window."""
+    llm.configure(rules=[{"match": ".", "reply": f"{LONG_WORD} ends here."}])
+    owner = pages.new("alice")
+    url = create(
+        owner,
+        site,
+        "duel",
+        LONG_TOPIC,
+        {"a": "Ada Sterling (debater)", "b": "Marcus Vale (debater)", "judge": "— no judge —"},
+        {"turns": 1},
+    )
+    owner.wait_for_selector("#status.status-completed", timeout=60_000)
+    assert LONG_WORD in owner.inner_text("#transcript")
+    for width in (1280, 390):
+        owner.set_viewport_size({"width": width, "height": 900})
+        for address in (site + "/", url):
+            owner.goto(address)
+            widths = owner.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] == widths[1], (address, width, widths)
+        screenshot(owner, f"debate-long-topic-{width}")
