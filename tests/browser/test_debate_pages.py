@@ -182,3 +182,22 @@ def test_a_topic_and_a_reply_without_spaces_wrap_inside_the_window(pages, site, 
             widths = owner.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
             assert widths[0] == widths[1], (address, width, widths)
         screenshot(owner, f"debate-long-topic-{width}")
+
+
+def test_a_viewer_on_a_share_link_is_told_when_the_owner_makes_the_debate_private(pages, site, llm):
+    llm.configure(latency=0.3, reply_words=20)
+    owner = pages.new("alice")
+    seats = {"a": "Ada Sterling (debater)", "b": "Marcus Vale (debater)", "judge": "— no judge —"}
+    create(owner, site, "duel", "Should trains be free?", seats, {"turns": 4}, visibility="unlisted")
+    viewer = pages.new()
+    viewer.goto(owner.input_value(".share-link"))
+    viewer.wait_for_selector("#transcript .card")
+    assert viewer.locator("#notice").is_hidden()
+    owner.select_option("select[name=visibility]", "private")
+    owner.click("form:has(select[name=visibility]) button[type=submit]")
+    viewer.wait_for_selector("#notice:not([hidden])")
+    assert viewer.inner_text("#notice") == (
+        "This link was withdrawn: the owner made this page private or replaced its share link. "
+        "What you see here no longer updates."
+    )
+    assert viewer.get_attribute("#notice", "role") == "alert"
