@@ -173,3 +173,22 @@ def test_speaking_pushes_the_new_card_and_the_running_status_in_one_message(clie
     first = async_to_sync(layer.receive)(spectator)["html"]
     assert "<strong>hot</strong>" in first
     assert 'class="status status-running"' in first and "status-waiting" not in first
+
+
+def test_the_share_panel_speaks_to_a_visitor_as_a_visitor(client, owner):
+    from django.test import Client
+
+    debate, _ = duel(owner, visibility="unlisted")
+    stranger = Client()
+    via_link = stranger.get(reverse("debate_share", args=[debate.share_token])).content.decode()
+    assert (
+        "You are watching through its share link: anyone you give this page's address can watch it too, "
+        "until its owner withdraws the link."
+    ) in via_link
+    assert "owner's to give" not in via_link and 'class="share-link"' not in via_link
+    debate.visibility = "public"
+    debate.save(update_fields=["visibility"])
+    public = stranger.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert "Public: anyone can find it and watch it." in public and "owner's to give" not in public
+    own = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert 'class="share-link"' in own and "You are watching through" not in own
