@@ -179,23 +179,33 @@ def _json_text(name: str) -> str:
 _FENCED = re.compile(r"\A```(?:json)?\s*(.*?)\s*```\Z", re.DOTALL)
 
 
+# The example reasons in the scoring prompts: a small model sometimes copies one back as its own.
+PLACEHOLDER_REASONS = frozenset({"One sentence explaining the score.", "One sentence explaining any change."})
+NO_REASON = "The judge gave no reasons for its verdict."
+_REASON_KEYS = ("announcement", "text", "reason", "reasoning", "explanation", "verdict")
+
+
 def announcement_text(reply: str) -> str:
     """The verdict announcement to show: the reply itself, or its text when the model answered in JSON.
 
     The announcement is asked for right after the verdict's JSON extraction, and some models keep answering
-    in JSON ({"announcement": "..."}); a person should read the sentence, not the object around it.
+    in JSON ({"announcement": "..."}, or the verdict object again); a person should read the sentence, not the
+    object around it, and be told plainly when there is none (an object without one, a copied placeholder).
     """
     stripped = reply.strip()
+    if stripped in PLACEHOLDER_REASONS:
+        return NO_REASON
     fenced = _FENCED.match(stripped)
     try:
         value = json.loads(fenced.group(1) if fenced else stripped)
     except json.JSONDecodeError:
         return reply
     if isinstance(value, dict):
-        for key in ("announcement", "text"):
-            if isinstance(value.get(key), str) and value[key].strip():
-                return value[key]
-    return reply
+        reasons = (value.get(key) for key in _REASON_KEYS)
+        value = next((r for r in reasons if isinstance(r, str) and r.strip() not in PLACEHOLDER_REASONS), "")
+    if isinstance(value, str) and value.strip() and value.strip() not in PLACEHOLDER_REASONS:
+        return value
+    return NO_REASON
 
 
 def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:

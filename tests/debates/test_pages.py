@@ -192,3 +192,30 @@ def test_the_share_panel_speaks_to_a_visitor_as_a_visitor(client, owner):
     assert "Public: anyone can find it and watch it." in public and "owner's to give" not in public
     own = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
     assert 'class="share-link"' in own and "You are watching through" not in own
+
+
+@pytest.mark.parametrize(
+    "answer, shown",
+    [
+        ('{"winner": "Bob", "scores": {"Ada": 6, "Bob": 8}}', "The judge gave no reasons for its verdict."),
+        ('```json\n{"winner": "Bob", "reason": "Bob answered every point."}\n```', "Bob answered every point."),
+        (
+            '{"score": 7, "reasoning": "One sentence explaining the score."}',
+            "The judge gave no reasons for its verdict.",
+        ),
+        ("One sentence explaining any change.", "The judge gave no reasons for its verdict."),
+        ("Bob made the stronger case.", "Bob made the stronger case."),
+    ],
+)
+def test_the_verdict_box_shows_the_judges_reason_never_its_json(client, owner, answer, shown):
+    debate, seats = duel(owner, status="completed", winner="Bob", scores={"Ada": 6, "Bob": 8}, announcement=answer)
+    Event.objects.create(
+        debate=debate, ordinal=30, seat=seats["judge"], kind="VERDICT", step="announce", content=answer
+    )
+    html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    verdict = html.split('id="verdict"')[1].split("</section>")[0]
+    assert f'<div class="md"><p>{shown}</p>' in verdict
+    card = html.split('id="ev-30"')[1].split("</article>")[0]
+    assert f"<p>{shown}</p>" in card
+    for raw in ("{", "One sentence explaining"):
+        assert raw not in verdict and raw not in card

@@ -49,8 +49,9 @@ def test_each_step_of_a_duel_in_words():
         ('{"announcement": "Bob wins on **evidence**."}', "Bob wins on **evidence**."),
         ('```json\n{"text": "Ada carried it."}\n```', "Ada carried it."),
         ("Bob wins. {not json}", "Bob wins. {not json}"),
-        ('{"winner": "Bob"}', '{"winner": "Bob"}'),  # no text to take: shown as it came
-        ("[1, 2]", "[1, 2]"),
+        # No text to take: the page says so rather than show the object.
+        ('{"winner": "Bob"}', "The judge gave no reasons for its verdict."),
+        ("[1, 2]", "The judge gave no reasons for its verdict."),
     ],
 )
 def test_an_announcement_in_json_is_read_for_its_text(reply, shown):
