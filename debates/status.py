@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from django.utils.text import capfirst
 
-from debates.formats import Step
+from debates.formats import Step, get_format
 from debates.formats.base import PRIVATE
-from debates.models import Debate
+from debates.models import Debate, Event
 
 # What a seat is doing during each protocol step, by step name; {turn} is the duel's turn number.
 DOING = {
@@ -92,6 +92,10 @@ def status_line(debate: Debate, doing: Sequence[str] = (), stage: str = "", wait
         text = f"Stopped with an error: {debate.error_text}"
     else:
         text = f"{capfirst(debate.get_status_display())}."
+        if debate.status == Debate.Status.COMPLETED and debate.is_ending:
+            statements = debate.events.filter(kind=Event.Kind.TURN).count()
+            note = get_format(debate.format).ended_early(debate.options, statements)
+            details.extend([note] if note else [])
     if stage and debate.status in (Debate.Status.RUNNING, Debate.Status.WAITING):
         details.append(stage)
     if waiting:

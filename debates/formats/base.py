@@ -147,6 +147,15 @@ class Format:
             },
         )
 
+    def system_line(self, content: str) -> str:
+        """A SYSTEM event as a person reads it on the page. The models get `content` verbatim (the protocol's own
+        "[SYSTEM]: ..." instruction); the page drops the marker meant for them."""
+        return content.removeprefix("[SYSTEM]: ")
+
+    def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
+        """The status line's note on a finished debate its owner ended (`statements`: public turns given)."""
+        return "Ended early by its owner."
+
     def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
         """Fields to set on the finished debate (winner, scores, ...). Most formats have none."""
         return {}

@@ -395,6 +395,10 @@ class Duel(Format):
     )
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."), WORD_LIMIT)
 
+    def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
+        turns = int(options.get("turns", 6))
+        return f"Ended by its owner after turn {statements} of {turns}." if statements < turns else ""
+
     # -- ordinals ---------------------------------------------------------------------------------
     @staticmethod
     def statement_ordinal(turn: int) -> int:
