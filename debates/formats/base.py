@@ -206,6 +206,42 @@ class Histories:
         return (*self._messages[seat], {"role": "user", "content": prompt})
 
 
+class StepBuilder:
+    """Collects the ready steps of one `next_steps` call: a step runs once, when the records it reads exist."""
+
+    def __init__(self, config: DebateConfig, records: Sequence[Record]) -> None:
+        self.done = {r.ordinal: r for r in records}
+        self.histories = Histories(config, records)
+        self.steps: list[Step] = []
+
+    def call(
+        self,
+        seat: str,
+        ordinal: int,
+        kind: str,
+        name: str,
+        prompt: str,
+        needs: Sequence[int] = (),
+        visibility: str = PRIVATE,
+        **extra: Any,
+    ) -> None:
+        # Readiness first: the prompt and history are built only for a step that can run now.
+        if ordinal in self.done or not all(n in self.done for n in needs):
+            return
+        self.steps.append(
+            Step(
+                ordinal=ordinal,
+                kind=kind,
+                step=name,
+                seat=seat,
+                prompt=prompt,
+                messages=self.histories.with_prompt(seat, prompt),
+                visibility=visibility,
+                **extra,
+            )
+        )
+
+
 def single_turn(seat: SeatInfo, prompt: str) -> tuple[Message, ...]:
     """A call that carries its whole context in its prompt, after the seat's persona."""
     system = [{"role": "system", "content": seat.system_prompt}] if seat.system_prompt else []

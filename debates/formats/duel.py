@@ -1,4 +1,4 @@
-"""The judged duel (../shared/specs/judged-duel.md): debaters A (for) and B (against), an optional judge.
+"""The judged duel (protocol: docs/protocols/duel.md): debaters A (for) and B (against), an optional judge.
 
 Ordinals follow the spec's full sequence, so an ordinal is also the number of the LLM call:
 0 HEADER; 1, 2 the plans; 3, 4 A's opening think and statement; for turn t >= 2 the speaker's
@@ -18,17 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from debates.formats.base import (
-    PRIVATE,
     PUBLIC,
     WORD_LIMIT,
     DebateConfig,
     Format,
-    Histories,
     OptionSpec,
     Plan,
     Record,
     SeatSpec,
-    Step,
+    StepBuilder,
 )
 
 PLAN_PROMPT = """The debate topic is: {topic}
@@ -219,42 +217,6 @@ def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
         return None
     above = [(score, name) for name, score in scores.items() if name != winner and score > scores[winner]]
     return max(above)[1] if above else None
-
-
-class StepBuilder:
-    """Collects the ready steps of one `next_steps` call: a step runs once, when the records it reads exist."""
-
-    def __init__(self, config: DebateConfig, records: Sequence[Record]) -> None:
-        self.done = {r.ordinal: r for r in records}
-        self.histories = Histories(config, records)
-        self.steps: list[Step] = []
-
-    def call(
-        self,
-        seat: str,
-        ordinal: int,
-        kind: str,
-        name: str,
-        prompt: str,
-        needs: Sequence[int] = (),
-        visibility: str = PRIVATE,
-        **extra: Any,
-    ) -> None:
-        # Readiness first: the prompt and history are built only for a step that can run now.
-        if ordinal in self.done or not all(n in self.done for n in needs):
-            return
-        self.steps.append(
-            Step(
-                ordinal=ordinal,
-                kind=kind,
-                step=name,
-                seat=seat,
-                prompt=prompt,
-                messages=self.histories.with_prompt(seat, prompt),
-                visibility=visibility,
-                **extra,
-            )
-        )
 
 
 @dataclass(frozen=True)

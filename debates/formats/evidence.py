@@ -38,8 +38,8 @@ from debates.formats.base import (
     Record,
     SeatSpec,
     Step,
+    StepBuilder,
 )
-from debates.formats.duel import StepBuilder
 from debates.formats.quotes import verify
 
 MAX_PASSAGE = 20_000  # characters: a few pages, well inside a small model's context with the prompts

@@ -16,8 +16,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from debates.formats.base import DebateConfig, Format, FormatError, OptionSpec, Plan, Record, SeatSpec, Step
-from debates.formats.duel import Duel, JudgeChain, Statement, StepBuilder
+from debates.formats.base import (
+    DebateConfig,
+    Format,
+    FormatError,
+    OptionSpec,
+    Plan,
+    Record,
+    SeatSpec,
+    Step,
+    StepBuilder,
+)
+from debates.formats.duel import Duel, JudgeChain, Statement
 
 SIDES = {"a": "for", "b": "against"}
 MAX_STATEMENT = 200_000  # characters; a duel's statement is far shorter, this only bounds bad input

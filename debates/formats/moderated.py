@@ -1,4 +1,4 @@
-"""Moderated formats (../shared/specs/scheduling.md): classic, standard and custom.
+"""Moderated formats (protocol: docs/protocols/scheduling.md): classic, standard and custom.
 
 A moderated debate is a sequence of slots. Each slot is a `[SYSTEM]:` instruction, persisted as a
 SYSTEM event (no LLM call), followed by the targeted seat's TURN (or a human's USER message).

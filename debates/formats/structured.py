@@ -1,4 +1,4 @@
-"""The structured debate (../shared/specs/structured-debate.md): affirmative and negative, no moderator.
+"""The structured debate (protocol: docs/protocols/structured.md): affirmative and negative, no moderator.
 
 States run INITIALIZED -> PREPARATION -> OPENING_STATEMENTS -> REBUTTALS -> CROSS_EXAMINATION ->
 CLOSING_STATEMENTS -> COMPLETED, and only those transitions are allowed. Each call sees only the
