@@ -124,6 +124,11 @@ class Format:
     option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
     # Offered in the new-debate form and the `debate` command; a judge replay is made from a duel instead.
     listed: ClassVar[bool] = True
+    # A judge replay reads another debate's public turns (its options name it: `source_debate`); its page links
+    # to that debate for a viewer who may open it.
+    replays_a_debate: ClassVar[bool] = False
+    # A template the debate page's header includes under the topic, with the debate's options as `replay`.
+    header_template: ClassVar[str] = ""
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError

@@ -496,6 +496,8 @@ class EvidenceJudge(EvidenceFormat):
     title = "Evidence judge replay"
     description = "A judge who has not read the passage judges a finished evidence debate's speeches."
     seat_specs = (SeatSpec("judge", "judge", "Judge"),)
+    replays_a_debate = True
+    header_template = "partials/evidence_replay.html"
     option_specs = (ROUNDS, WORD_LIMIT, SIMULTANEOUS)
     TEXT_OPTIONS = ("passage", "question", "answers", "speeches", "source_debate")
 

@@ -69,6 +69,8 @@ class Judge(Format):
     )
     seat_specs = (SeatSpec("judge", "judge", "Judge"),)
     listed = False
+    replays_a_debate = True
+    header_template = "partials/replay_turns.html"
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "The judged duel's turns."),)
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
