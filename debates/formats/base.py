@@ -129,6 +129,8 @@ class Format:
     replays_a_debate: ClassVar[bool] = False
     # A template the debate page's header includes under the topic, with the debate's options as `replay`.
     header_template: ClassVar[str] = ""
+    # The judge replay format that judges a finished debate of this format again (a panel's other judges).
+    replayed_by: ClassVar[str] = ""
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError
@@ -151,6 +153,13 @@ class Format:
                 ],
             },
         )
+
+    def replay_options(
+        self, config: DebateConfig, records: Sequence[Record], source_debate: int | None = None
+    ) -> dict[str, Any]:
+        """A judge replay format's options, copied from the finished debate (`config`, its public `records`) it
+        judges, so the replay never reads another debate."""
+        raise FormatError(f"{self.title} does not judge another debate.")
 
     def system_line(self, content: str) -> str:
         """A SYSTEM event as a person reads it on the page. The models get `content` verbatim (the protocol's own

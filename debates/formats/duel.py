@@ -346,6 +346,7 @@ def running_scores(records: Sequence[Record], names: Mapping[str, str]) -> dict[
 class Duel(Format):
     name = "duel"
     title = "Judged duel"
+    replayed_by = "judge"
     description = (
         "Two debaters, for and against, plan privately, then alternate public turns; a judge "
         "scores each turn as it lands and gives a verdict."

@@ -349,6 +349,7 @@ class EvidenceFormat(Format):
 class EvidenceDebate(EvidenceFormat):
     name = "evidence_debate"
     title = "Evidence debate"
+    replayed_by = "evidence_judge"
     description = (
         "Two debaters who have read a passage argue for answers A and B, citing it; a judge who has not "
         "read it gives the probability of each answer."
@@ -498,6 +499,12 @@ class EvidenceJudge(EvidenceFormat):
     seat_specs = (SeatSpec("judge", "judge", "Judge"),)
     replays_a_debate = True
     header_template = "partials/evidence_replay.html"
+
+    def replay_options(
+        self, config: DebateConfig, records: Sequence[Record], source_debate: int | None = None
+    ) -> dict[str, Any]:
+        return judge_replay_options(config, records, source_debate)
+
     option_specs = (ROUNDS, WORD_LIMIT, SIMULTANEOUS)
     TEXT_OPTIONS = ("passage", "question", "answers", "speeches", "source_debate")
 

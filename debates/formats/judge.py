@@ -71,6 +71,12 @@ class Judge(Format):
     listed = False
     replays_a_debate = True
     header_template = "partials/replay_turns.html"
+
+    def replay_options(
+        self, config: DebateConfig, records: Sequence[Record], source_debate: int | None = None
+    ) -> dict[str, Any]:
+        return replay_options(config, records, source_debate)
+
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "The judged duel's turns."),)
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
