@@ -113,6 +113,17 @@ class SeatSpec:
     human_allowed: bool = False
 
 
+# What a seat is doing during a step its format's `doing_words` do not name, by the step's kind.
+DOING_BY_KIND = {
+    "PLAN": "planning",
+    "THINK": "thinking",
+    "TURN": "speaking",
+    "SCORE": "scoring",
+    "VERDICT": "announcing the verdict",
+    "INTERNAL": "weighing the verdict",
+}
+
+
 class Format:
     name: ClassVar[str]
     title: ClassVar[str]
@@ -131,6 +142,8 @@ class Format:
     header_template: ClassVar[str] = ""
     # The judge replay format that judges a finished debate of this format again (a panel's other judges).
     replayed_by: ClassVar[str] = ""
+    # The status line's words for what a seat does during each of this format's steps, by step name.
+    doing_words: ClassVar[Mapping[str, str]] = {}
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError
@@ -160,6 +173,10 @@ class Format:
         """A judge replay format's options, copied from the finished debate (`config`, its public `records`) it
         judges, so the replay never reads another debate."""
         raise FormatError(f"{self.title} does not judge another debate.")
+
+    def doing(self, step: Step, options: Mapping[str, Any]) -> str:
+        """What a seat is doing during `step`, for the status line: "giving the opening statement"."""
+        return self.doing_words.get(step.step) or DOING_BY_KIND.get(step.kind, "working")
 
     def system_line(self, content: str) -> str:
         """A SYSTEM event as a person reads it on the page. The models get `content` verbatim (the protocol's own

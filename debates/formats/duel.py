@@ -26,6 +26,7 @@ from debates.formats.base import (
     Plan,
     Record,
     SeatSpec,
+    Step,
     StepBuilder,
 )
 
@@ -219,6 +220,35 @@ def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
     return max(above)[1] if above else None
 
 
+# What a seat is doing during each duel step; {turn} is the turn's number ("3 of 6").
+DOING = {
+    "plan": "planning",
+    "think_opening": "thinking over the opening statement",
+    "opening": "giving the opening statement",
+    "think": "thinking over turn {turn}",
+    "think_final": "thinking over turn {turn}",
+    "respond": "giving turn {turn}",
+    "respond_final": "giving turn {turn}",
+    "evaluate": "evaluating turn {turn}",
+    "score_first": "scoring turn {turn}",
+    "score": "scoring turn {turn}",
+    "deliberate": "deliberating on the verdict",
+    "confirm_winner": "naming the winner",
+    "verdict_json": "writing down the verdict",
+    "announce": "announcing the verdict",
+}
+
+
+def doing_in_turns(fmt: Format, step: Step, options: Mapping[str, Any]) -> str:
+    """A duel step's words, its turn numbered: turn t's think and statement are at ordinals 4t-1 and 4t, its
+    judging at 4t+1 and 4t+2 (the judge replay keeps the duel's ordinals, so it says the same)."""
+    doing = Format.doing(fmt, step, options)
+    if "{turn}" not in doing:
+        return doing
+    turns = options.get("turns")
+    return doing.format(turn=f"{(step.ordinal + 1) // 4}" + (f" of {turns}" if turns else ""))
+
+
 @dataclass(frozen=True)
 class Statement:
     """A public statement as the judge receives it: turn t (1-based) by the speaker of seat `key`."""
@@ -347,6 +377,8 @@ class Duel(Format):
     name = "duel"
     title = "Judged duel"
     replayed_by = "judge"
+    doing_words = DOING
+    doing = doing_in_turns
     description = (
         "Two debaters, for and against, plan privately, then alternate public turns; a judge "
         "scores each turn as it lands and gives a verdict."

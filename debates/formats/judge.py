@@ -27,7 +27,7 @@ from debates.formats.base import (
     Step,
     StepBuilder,
 )
-from debates.formats.duel import Duel, JudgeChain, Statement
+from debates.formats.duel import DOING, Duel, JudgeChain, Statement, doing_in_turns
 
 SIDES = {"a": "for", "b": "against"}
 MAX_STATEMENT = 200_000  # characters; a duel's statement is far shorter, this only bounds bad input
@@ -71,6 +71,8 @@ class Judge(Format):
     listed = False
     replays_a_debate = True
     header_template = "partials/replay_turns.html"
+    doing_words = DOING
+    doing = doing_in_turns
 
     def replay_options(
         self, config: DebateConfig, records: Sequence[Record], source_debate: int | None = None

@@ -21,8 +21,9 @@ preparation. Cross-examination is one call at a time, one question each way by d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
+from typing import Any
 
 from debates.formats.base import (
     PRIVATE,
@@ -156,6 +157,19 @@ class Structured(Format):
         OptionSpec("questions", "Cross-examination questions per side", 1, 1, 5),
         WORD_LIMIT,
     )
+
+    doing_words = {
+        "preparation": "preparing",
+        "opening": "giving the opening statement",
+        "rebuttal": "giving a rebuttal",
+        "closing": "giving the closing statement",
+    }
+
+    def doing(self, step: Step, options: Mapping[str, Any]) -> str:
+        kind, _, number = step.step.rpartition("_")
+        if kind in ("question", "answer") and number.isdigit():
+            return f"{'asking' if kind == 'question' else 'answering'} question {number}"
+        return super().doing(step, options)
 
     # Ordinals: 0 header; 1-2 preparation; 3-4 openings; 5-6 rebuttals; cross-examination from 7
     # (affirmative's questions each followed by the negative's answer, then the reverse); closings last.

@@ -20,7 +20,8 @@ from tests.debates.formats.test_duel import config, run
 def test_each_step_of_a_duel_in_words():
     calls, _, _ = run(config(turns=3))
     names = {"a": "Ada Sterling", "b": "Marcus Vale", "judge": "Ines Okafor"}
-    said = [activity(names[c.seat], c, {"turns": 3}) for c in sorted(calls, key=lambda c: c.ordinal)]
+    duel = get_format("duel")
+    said = [activity(names[c.seat], c, duel, {"turns": 3}) for c in sorted(calls, key=lambda c: c.ordinal)]
     assert said == [
         "Ada Sterling is planning (private)",
         "Marcus Vale is planning (private)",
