@@ -316,5 +316,8 @@ LOGGING = {
         # The HTTP client logs every request at INFO: a line an LLM call on a worker logging at INFO, with
         # nothing the gateway's own warnings (retries, failures) do not say.
         "httpx2": {"level": "WARNING"},
+        # A crashed request's traceback goes to the console whatever DEBUG says (Django's own console handler
+        # speaks only under DEBUG): `serve` turns DEBUG off for its pages, and its console is where to read it.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }

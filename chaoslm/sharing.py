@@ -167,10 +167,12 @@ def share_panel(request: HttpRequest, thing: models.Model) -> dict[str, Any]:
     """
     name = _names(type(thing))
     owner = is_owner(request.user, thing)
+    link = reverse(f"{name}_share", args=[thing.share_token])
     return {
         "thing": thing,
         "is_owner": owner,
-        "share_url": request.build_absolute_uri(reverse(f"{name}_share", args=[thing.share_token])) if owner else "",
+        "via_link": request.path == link,
+        "share_url": request.build_absolute_uri(link) if owner else "",
         "reset_url": reverse(f"{name}_share_reset", args=[thing.pk]),
         "visibility_url": reverse(f"{name}_visibility", args=[thing.pk]),
         "visibility_choices": Visibility.choices,

@@ -66,7 +66,7 @@ def cards_of(events: QuerySet[Any], *, thinking: bool = True) -> list[Card]:
     if missing:
         rendered = {
             e.pk: hidden_card(e, e.seat) if e.pk in hidden else render(e, e.seat)
-            for e in events.model.objects.select_related("seat").filter(pk__in=missing)
+            for e in events.model.objects.select_related("seat", "debate").filter(pk__in=missing)
         }
         cards = [card._replace(html=rendered[card.pk]) if card.pk in rendered else card for card in cards]
     return cards

@@ -11,6 +11,7 @@ from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
 from debates import cards
+from debates.formats import get_format
 from debates.formats.duel import announcement_text, outscored_by
 
 
@@ -153,5 +154,10 @@ class Event(models.Model):
 
     @property
     def text_shown(self) -> str:
-        """The text its card shows: a verdict announcement the model wrote as JSON is read for its text."""
-        return announcement_text(self.content) if self.kind == self.Kind.VERDICT else self.content
+        """The text its card shows: a verdict announcement the model wrote as JSON is read for its text, and a
+        SYSTEM instruction is worded for people by its format."""
+        if self.kind == self.Kind.VERDICT:
+            return announcement_text(self.content)
+        if self.kind == self.Kind.SYSTEM:
+            return get_format(self.debate.format).system_line(self.content)
+        return self.content

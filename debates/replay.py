@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from debates.engine import record_of
-from debates.formats import DebateConfig, FormatError, SeatInfo
-from debates.formats.evidence import EvidenceDebate, EvidenceJudge, judge_replay_options
-from debates.formats.judge import replay_options
+from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
+from debates.formats.judge import Judge
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
 
@@ -37,13 +36,11 @@ def create_replay(
     # Only the public statements are read: the replay never holds a PLAN or THINK.
     turns = Event.objects.filter(debate=duel, kind=Event.Kind.TURN)
     records = [record_of(event, keys.get(event.seat_id)) for event in turns]
-    config = duel_config(duel)
-    if duel.format == EvidenceDebate.name:
-        format_name, options = EvidenceJudge.name, judge_replay_options(config, records, source_debate=duel.pk)
-    else:
-        format_name, options = "judge", replay_options(config, records, source_debate=duel.pk)
+    # A format no replay judges goes to the duel's, which says what it can replay.
+    replay = get_format(get_format(duel.format).replayed_by or Judge.name)
+    options = replay.replay_options(duel_config(duel), records, source_debate=duel.pk)
     return create_debate(
-        format_name=format_name,
+        format_name=replay.name,
         topic=duel.topic,
         premise=duel.premise,
         seats={"judge": judge},

@@ -130,13 +130,14 @@ def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
         seats=infos,
         is_ending=debate.is_ending,
     )
+    fmt = get_format(debate.format)
     try:
-        plan = get_format(debate.format).next_steps(config, records)
+        plan = fmt.next_steps(config, records)
     except FormatError:
         return []
     names = {s.key: s.name for s in seats}
     return [
-        activity(names.get(step.seat, step.seat), step, debate.options)
+        activity(names.get(step.seat, step.seat), step, fmt, debate.options)
         for step in plan.steps
         if step.calls_llm and step.seat
     ]

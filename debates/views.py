@@ -101,7 +101,7 @@ def persona_prompt(request: HttpRequest) -> HttpResponse:
 
 def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
     """A judge replay's link to the duel it judges, for a viewer who may open that duel."""
-    source_id = debate.options.get("source_debate") if debate.format in ("judge", "evidence_judge") else None
+    source_id = debate.options.get("source_debate") if get_format(debate.format).replays_a_debate else None
     source = Debate.objects.filter(pk=source_id).first() if isinstance(source_id, int) else None
     if source is None or not sharing.can_view(request.user, source):
         return ""
@@ -110,6 +110,7 @@ def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
 
 def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool = False) -> HttpResponse:
     state = page_state(debate, thinking=privacy.access(request.user, debate, via_share=via_share).thinking)
+    fmt = get_format(debate.format)
     export = reverse("debate_share_export", args=[debate.share_token, "md"])
     if sharing.can_view(request.user, debate):
         export = reverse("debate_export", args=[debate.pk, "md"])
@@ -118,7 +119,8 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool 
         "debates/detail.html",
         {
             **state,
-            "format_title": get_format(debate.format).title,
+            "format_title": fmt.title,
+            "header_template": fmt.header_template,
             "is_owner": sharing.is_owner(request.user, debate),
             "can_delete": sharing.can_delete(request.user, debate),
             "ws_url": ws_url,

@@ -3,7 +3,7 @@
     {"passage": "...", "question": "...", "answers": ["...", "..."], "correct": 0 | 1 | null}
 
 Every bad row is named by its file and line, and nothing is imported when any row is bad. Pure: no Django.
-The sizes are the evidence formats' own (docs/evidence-protocols.md), so a question that imports runs.
+The sizes are the evidence formats' own (docs/protocols/evidence.md), so a question that imports runs.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ protocols, calibration, debaters' persuasiveness and ratings, quote verification
 Pure (no Django): `build_report(runs, ...)` takes plain `Judged` runs and returns a `Report` of frozen
 dataclasses. Every figure that cannot be computed is undefined (`value` None) with `why` in words.
 
-Counting rules (docs/evidence-protocols.md has them for readers):
+Counting rules (docs/protocols/evidence.md has them for readers):
 - A run counts for accuracy when its question's correct answer is known and its answer was parsed. A right
   choice scores 1, a wrong one 0, equal probabilities 0.5. Unparsed answers are counted apart, never guessed.
 - Intervals are 95% percentile bootstrap intervals resampling questions (each with all its runs), numpy's

@@ -1,4 +1,4 @@
-"""Chat rooms: a person and several personas talking, the person steering (../shared/specs/chat-room.md)."""
+"""Chat rooms: a person and several personas talking, the person steering (docs/protocols/rooms.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chat room's turn queue (../shared/specs/chat-room.md), as pure functions over plain data.
+"""The chat room's turn queue (docs/protocols/rooms.md), as pure functions over plain data.
 
 Agents answer in the order they were added. An @mention puts the mentioned agents next (several
 mentions answer together, in queue order); after them the queue returns to its normal order where

@@ -113,6 +113,17 @@ class SeatSpec:
     human_allowed: bool = False
 
 
+# What a seat is doing during a step its format's `doing_words` do not name, by the step's kind.
+DOING_BY_KIND = {
+    "PLAN": "planning",
+    "THINK": "thinking",
+    "TURN": "speaking",
+    "SCORE": "scoring",
+    "VERDICT": "announcing the verdict",
+    "INTERNAL": "weighing the verdict",
+}
+
+
 class Format:
     name: ClassVar[str]
     title: ClassVar[str]
@@ -124,6 +135,15 @@ class Format:
     option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
     # Offered in the new-debate form and the `debate` command; a judge replay is made from a duel instead.
     listed: ClassVar[bool] = True
+    # A judge replay reads another debate's public turns (its options name it: `source_debate`); its page links
+    # to that debate for a viewer who may open it.
+    replays_a_debate: ClassVar[bool] = False
+    # A template the debate page's header includes under the topic, with the debate's options as `replay`.
+    header_template: ClassVar[str] = ""
+    # The judge replay format that judges a finished debate of this format again (a panel's other judges).
+    replayed_by: ClassVar[str] = ""
+    # The status line's words for what a seat does during each of this format's steps, by step name.
+    doing_words: ClassVar[Mapping[str, str]] = {}
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError
@@ -146,6 +166,26 @@ class Format:
                 ],
             },
         )
+
+    def replay_options(
+        self, config: DebateConfig, records: Sequence[Record], source_debate: int | None = None
+    ) -> dict[str, Any]:
+        """A judge replay format's options, copied from the finished debate (`config`, its public `records`) it
+        judges, so the replay never reads another debate."""
+        raise FormatError(f"{self.title} does not judge another debate.")
+
+    def doing(self, step: Step, options: Mapping[str, Any]) -> str:
+        """What a seat is doing during `step`, for the status line: "giving the opening statement"."""
+        return self.doing_words.get(step.step) or DOING_BY_KIND.get(step.kind, "working")
+
+    def system_line(self, content: str) -> str:
+        """A SYSTEM event as a person reads it on the page. The models get `content` verbatim (the protocol's own
+        "[SYSTEM]: ..." instruction); the page drops the marker meant for them."""
+        return content.removeprefix("[SYSTEM]: ")
+
+    def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
+        """The status line's note on a finished debate its owner ended (`statements`: public turns given)."""
+        return "Ended early by its owner."
 
     def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
         """Fields to set on the finished debate (winner, scores, ...). Most formats have none."""
@@ -195,6 +235,42 @@ class Histories:
 
     def with_prompt(self, seat: str, prompt: str) -> tuple[Message, ...]:
         return (*self._messages[seat], {"role": "user", "content": prompt})
+
+
+class StepBuilder:
+    """Collects the ready steps of one `next_steps` call: a step runs once, when the records it reads exist."""
+
+    def __init__(self, config: DebateConfig, records: Sequence[Record]) -> None:
+        self.done = {r.ordinal: r for r in records}
+        self.histories = Histories(config, records)
+        self.steps: list[Step] = []
+
+    def call(
+        self,
+        seat: str,
+        ordinal: int,
+        kind: str,
+        name: str,
+        prompt: str,
+        needs: Sequence[int] = (),
+        visibility: str = PRIVATE,
+        **extra: Any,
+    ) -> None:
+        # Readiness first: the prompt and history are built only for a step that can run now.
+        if ordinal in self.done or not all(n in self.done for n in needs):
+            return
+        self.steps.append(
+            Step(
+                ordinal=ordinal,
+                kind=kind,
+                step=name,
+                seat=seat,
+                prompt=prompt,
+                messages=self.histories.with_prompt(seat, prompt),
+                visibility=visibility,
+                **extra,
+            )
+        )
 
 
 def single_turn(seat: SeatInfo, prompt: str) -> tuple[Message, ...]:

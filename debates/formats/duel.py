@@ -1,4 +1,4 @@
-"""The judged duel (../shared/specs/judged-duel.md): debaters A (for) and B (against), an optional judge.
+"""The judged duel (protocol: docs/protocols/duel.md): debaters A (for) and B (against), an optional judge.
 
 Ordinals follow the spec's full sequence, so an ordinal is also the number of the LLM call:
 0 HEADER; 1, 2 the plans; 3, 4 A's opening think and statement; for turn t >= 2 the speaker's
@@ -18,17 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from debates.formats.base import (
-    PRIVATE,
     PUBLIC,
     WORD_LIMIT,
     DebateConfig,
     Format,
-    Histories,
     OptionSpec,
     Plan,
     Record,
     SeatSpec,
     Step,
+    StepBuilder,
 )
 
 PLAN_PROMPT = """The debate topic is: {topic}
@@ -179,23 +178,33 @@ def _json_text(name: str) -> str:
 _FENCED = re.compile(r"\A```(?:json)?\s*(.*?)\s*```\Z", re.DOTALL)
 
 
+# The example reasons in the scoring prompts: a small model sometimes copies one back as its own.
+PLACEHOLDER_REASONS = frozenset({"One sentence explaining the score.", "One sentence explaining any change."})
+NO_REASON = "The judge gave no reasons for its verdict."
+_REASON_KEYS = ("announcement", "text", "reason", "reasoning", "explanation", "verdict")
+
+
 def announcement_text(reply: str) -> str:
     """The verdict announcement to show: the reply itself, or its text when the model answered in JSON.
 
     The announcement is asked for right after the verdict's JSON extraction, and some models keep answering
-    in JSON ({"announcement": "..."}); a person should read the sentence, not the object around it.
+    in JSON ({"announcement": "..."}, or the verdict object again); a person should read the sentence, not the
+    object around it, and be told plainly when there is none (an object without one, a copied placeholder).
     """
     stripped = reply.strip()
+    if stripped in PLACEHOLDER_REASONS:
+        return NO_REASON
     fenced = _FENCED.match(stripped)
     try:
         value = json.loads(fenced.group(1) if fenced else stripped)
     except json.JSONDecodeError:
         return reply
     if isinstance(value, dict):
-        for key in ("announcement", "text"):
-            if isinstance(value.get(key), str) and value[key].strip():
-                return value[key]
-    return reply
+        reasons = (value.get(key) for key in _REASON_KEYS)
+        value = next((r for r in reasons if isinstance(r, str) and r.strip() not in PLACEHOLDER_REASONS), "")
+    if isinstance(value, str) and value.strip() and value.strip() not in PLACEHOLDER_REASONS:
+        return value
+    return NO_REASON
 
 
 def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
@@ -211,40 +220,33 @@ def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
     return max(above)[1] if above else None
 
 
-class StepBuilder:
-    """Collects the ready steps of one `next_steps` call: a step runs once, when the records it reads exist."""
+# What a seat is doing during each duel step; {turn} is the turn's number ("3 of 6").
+DOING = {
+    "plan": "planning",
+    "think_opening": "thinking over the opening statement",
+    "opening": "giving the opening statement",
+    "think": "thinking over turn {turn}",
+    "think_final": "thinking over turn {turn}",
+    "respond": "giving turn {turn}",
+    "respond_final": "giving turn {turn}",
+    "evaluate": "evaluating turn {turn}",
+    "score_first": "scoring turn {turn}",
+    "score": "scoring turn {turn}",
+    "deliberate": "deliberating on the verdict",
+    "confirm_winner": "naming the winner",
+    "verdict_json": "writing down the verdict",
+    "announce": "announcing the verdict",
+}
 
-    def __init__(self, config: DebateConfig, records: Sequence[Record]) -> None:
-        self.done = {r.ordinal: r for r in records}
-        self.histories = Histories(config, records)
-        self.steps: list[Step] = []
 
-    def call(
-        self,
-        seat: str,
-        ordinal: int,
-        kind: str,
-        name: str,
-        prompt: str,
-        needs: Sequence[int] = (),
-        visibility: str = PRIVATE,
-        **extra: Any,
-    ) -> None:
-        # Readiness first: the prompt and history are built only for a step that can run now.
-        if ordinal in self.done or not all(n in self.done for n in needs):
-            return
-        self.steps.append(
-            Step(
-                ordinal=ordinal,
-                kind=kind,
-                step=name,
-                seat=seat,
-                prompt=prompt,
-                messages=self.histories.with_prompt(seat, prompt),
-                visibility=visibility,
-                **extra,
-            )
-        )
+def doing_in_turns(fmt: Format, step: Step, options: Mapping[str, Any]) -> str:
+    """A duel step's words, its turn numbered: turn t's think and statement are at ordinals 4t-1 and 4t, its
+    judging at 4t+1 and 4t+2 (the judge replay keeps the duel's ordinals, so it says the same)."""
+    doing = Format.doing(fmt, step, options)
+    if "{turn}" not in doing:
+        return doing
+    turns = options.get("turns")
+    return doing.format(turn=f"{(step.ordinal + 1) // 4}" + (f" of {turns}" if turns else ""))
 
 
 @dataclass(frozen=True)
@@ -374,6 +376,9 @@ def running_scores(records: Sequence[Record], names: Mapping[str, str]) -> dict[
 class Duel(Format):
     name = "duel"
     title = "Judged duel"
+    replayed_by = "judge"
+    doing_words = DOING
+    doing = doing_in_turns
     description = (
         "Two debaters, for and against, plan privately, then alternate public turns; a judge "
         "scores each turn as it lands and gives a verdict."
@@ -384,6 +389,10 @@ class Duel(Format):
         SeatSpec("judge", "judge", "Judge", required=False),
     )
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."), WORD_LIMIT)
+
+    def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
+        turns = int(options.get("turns", 6))
+        return f"Ended by its owner after turn {statements} of {turns}." if statements < turns else ""
 
     # -- ordinals ---------------------------------------------------------------------------------
     @staticmethod

@@ -16,8 +16,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from debates.formats.base import DebateConfig, Format, FormatError, OptionSpec, Plan, Record, SeatSpec, Step
-from debates.formats.duel import Duel, JudgeChain, Statement, StepBuilder
+from debates.formats.base import (
+    DebateConfig,
+    Format,
+    FormatError,
+    OptionSpec,
+    Plan,
+    Record,
+    SeatSpec,
+    Step,
+    StepBuilder,
+)
+from debates.formats.duel import DOING, Duel, JudgeChain, Statement, doing_in_turns
 
 SIDES = {"a": "for", "b": "against"}
 MAX_STATEMENT = 200_000  # characters; a duel's statement is far shorter, this only bounds bad input
@@ -59,6 +69,16 @@ class Judge(Format):
     )
     seat_specs = (SeatSpec("judge", "judge", "Judge"),)
     listed = False
+    replays_a_debate = True
+    header_template = "partials/replay_turns.html"
+    doing_words = DOING
+    doing = doing_in_turns
+
+    def replay_options(
+        self, config: DebateConfig, records: Sequence[Record], source_debate: int | None = None
+    ) -> dict[str, Any]:
+        return replay_options(config, records, source_debate)
+
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "The judged duel's turns."),)
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:

@@ -1,4 +1,4 @@
-"""Moderated formats (../shared/specs/scheduling.md): classic, standard and custom.
+"""Moderated formats (protocol: docs/protocols/scheduling.md): classic, standard and custom.
 
 A moderated debate is a sequence of slots. Each slot is a `[SYSTEM]:` instruction, persisted as a
 SYSTEM event (no LLM call), followed by the targeted seat's TURN (or a human's USER message).
@@ -49,6 +49,15 @@ PRO_SUMMARY = "[SYSTEM]: Summaries. {pro}, please summarize your case."
 CON_SUMMARY = "[SYSTEM]: {con}, please summarize your case."
 CONCLUSION = "[SYSTEM]: Moderator, please conclude the debate."
 
+# What the page shows for the instructions that speak to the models in the protocol's own terms (the topic is
+# already the page's title, and "Topic: Is it banned?." would double its punctuation).
+SHOWN = {
+    TERMINATION: "The owner ended the debate early: the moderator gives a final summary.",
+    MAX_ROUNDS: "The last round is over: the moderator sums up and concludes.",
+    TURN_LIMIT: "The turn limit is reached: the moderator sums up and concludes.",
+}
+INTRO_SHOWN = "The moderator introduces the topic and the participants."
+
 CLASSIC_STAGES = (
     "introduction",
     "pro_opening",
@@ -78,6 +87,12 @@ class Moderated(Format):
 
     def slot(self, config: DebateConfig, index: int) -> Slot | None:
         raise NotImplementedError
+
+    def system_line(self, content: str) -> str:
+        intro_head, _, intro_tail = INTRO.partition("{topic}")
+        if content.startswith(intro_head) and content.endswith(intro_tail):
+            return INTRO_SHOWN
+        return SHOWN.get(content) or super().system_line(content)
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         records = sorted(records, key=lambda r: r.ordinal)

@@ -1,4 +1,4 @@
-"""The problem-solving panel (../shared/specs/panel-rounds.md): Analyzer, Solver, Moderator in rounds.
+"""The problem-solving panel (protocol: docs/protocols/panel.md): Analyzer, Solver, Moderator in rounds.
 
 Each round is three turns, always in that order. Turn numbers are `(round - 1) * 3 + position`
 and serve as ordinals (0 is the header). When the Analyzer starts a new round it sees only

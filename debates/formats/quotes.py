@@ -1,4 +1,4 @@
-"""Quote verification (docs/evidence-protocols.md): which of a speaker's `<quote>` citations are in the passage.
+"""Quote verification (docs/protocols/evidence.md): which of a speaker's `<quote>` citations are in the passage.
 
 Pure: `verify(passage, text)` reads the speech and returns it marked for the judge, with each quote
 checked and the counts. A quote is verified when, after normalising both sides (`normalise`), it is a

@@ -1,4 +1,4 @@
-"""The structured debate (../shared/specs/structured-debate.md): affirmative and negative, no moderator.
+"""The structured debate (protocol: docs/protocols/structured.md): affirmative and negative, no moderator.
 
 States run INITIALIZED -> PREPARATION -> OPENING_STATEMENTS -> REBUTTALS -> CROSS_EXAMINATION ->
 CLOSING_STATEMENTS -> COMPLETED, and only those transitions are allowed. Each call sees only the
@@ -21,8 +21,9 @@ preparation. Cross-examination is one call at a time, one question each way by d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
+from typing import Any
 
 from debates.formats.base import (
     PRIVATE,
@@ -157,6 +158,19 @@ class Structured(Format):
         WORD_LIMIT,
     )
 
+    doing_words = {
+        "preparation": "preparing",
+        "opening": "giving the opening statement",
+        "rebuttal": "giving a rebuttal",
+        "closing": "giving the closing statement",
+    }
+
+    def doing(self, step: Step, options: Mapping[str, Any]) -> str:
+        kind, _, number = step.step.rpartition("_")
+        if kind in ("question", "answer") and number.isdigit():
+            return f"{'asking' if kind == 'question' else 'answering'} question {number}"
+        return super().doing(step, options)
+
     # Ordinals: 0 header; 1-2 preparation; 3-4 openings; 5-6 rebuttals; cross-examination from 7
     # (affirmative's questions each followed by the negative's answer, then the reverse); closings last.
     def cross_ordinals(self, config: DebateConfig) -> list[tuple[int, str, str, int]]:
@@ -228,7 +242,7 @@ class Structured(Format):
                 prompt=prompt,
                 messages=single_turn(seat, prompt),
                 visibility=PUBLIC if public else PRIVATE,
-                word_limit=limit if public else None,
+                word_limit=limit,
                 data={"state": str(target)},
             )
 

@@ -1,3 +1,5 @@
+import re
+
 from django import template
 from django.utils.safestring import SafeString
 
@@ -22,3 +24,23 @@ def spaced(name: str) -> str:
 def with_quotes(text: str, passage: str) -> SafeString:
     """An evidence speech's Markdown with its quotes marked verified or unverified (cards.quoted_html)."""
     return quoted_html(text, passage or "")
+
+
+_PARAGRAPHS = re.compile(r"\n\s*\n")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+
+
+@register.filter
+def reflow(text: str) -> list[str]:
+    """A prompt's paragraphs as a person reads them: the YAML's hard line breaks inside a paragraph become
+    spaces (a list item keeps its own line). Only the preview reflows; the model gets the text as it is."""
+    paragraphs = []
+    for block in _PARAGRAPHS.split((text or "").strip()):
+        lines: list[str] = []
+        for line in block.splitlines():
+            if lines and not _LIST_ITEM.match(line):
+                lines[-1] = f"{lines[-1]} {line.strip()}"
+            else:
+                lines.append(line.strip())
+        paragraphs.append("\n".join(lines))
+    return paragraphs

@@ -159,3 +159,15 @@ document.addEventListener("DOMContentLoaded", markScrollBoxes);
 document.addEventListener("htmx:afterSettle", markScrollBoxes);
 document.addEventListener("htmx:oobAfterSwap", markScrollBoxes);
 window.addEventListener("resize", markScrollBoxes);
+
+// The server closes a page's socket with 4403 (chaoslm/consumers.py) when its viewer loses the right to watch:
+// the owner made the page private or replaced the share link it was opened with. Say so, rather than leave a
+// page that silently stops updating.
+document.addEventListener("htmx:wsClose", (event) => {
+  const notice = document.getElementById("notice");
+  if (!notice || event.detail.event.code !== 4403) return;
+  notice.textContent =
+    "This link was withdrawn: the owner made this page private or replaced its share link. " +
+    "What you see here no longer updates.";
+  notice.hidden = false;
+});

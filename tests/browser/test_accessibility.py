@@ -209,9 +209,9 @@ def test_the_new_debate_form_by_keyboard(browser, site):
     page.goto(site + "/debates/new/")
     assert page.evaluate("document.activeElement.id") == "id_topic"  # type the topic straight away
     assert page.locator("#id_seat_judge option:checked").inner_text() == "Judge Ines Okafor (judge)"
-    assert page.locator("#preview-judge pre").is_visible()  # the preselected judge's prompt
+    assert page.locator("#preview-judge .prompt").is_visible()  # the preselected judge's prompt
     page.select_option("#id_seat_a", label="Ada Sterling (debater)")
-    page.wait_for_selector("#preview-a pre")
+    page.wait_for_selector("#preview-a .prompt")
     # From one picker the next Tab reaches the next picker: a preview is no tab stop of its own.
     page.focus("#id_seat_a")
     page.keyboard.press("Tab")

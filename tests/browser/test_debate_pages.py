@@ -93,8 +93,8 @@ def test_end_debate_brings_the_moderators_summary(pages, site, llm):
     owner.click("#controls button.when-active")
     owner.wait_for_selector("#status.status-completed", timeout=60_000)
     shown = cards(owner)
-    system_lines = [text for _, text in shown if text.startswith("[SYSTEM]")]
-    assert system_lines[-1] == "[SYSTEM]: Manual termination triggered. Moderator, please provide a final summary."
+    system_lines = owner.eval_on_selector_all("#transcript .kind-system", "els => els.map(e => e.innerText.trim())")
+    assert system_lines[-1] == "The owner ended the debate early: the moderator gives a final summary."
     assert shown[-1][1].startswith("Sam Reyes")
     assert len(system_lines) < 10  # it stopped well before the 30-turn cap
     screenshot(owner, "debate-ended")
@@ -155,3 +155,49 @@ def test_reloading_mid_debate_loses_and_doubles_nothing(pages, site, llm):
     assert len(ordinals) == len(set(ordinals))
     assert ordinals == [e["ordinal"] for e in exported_events(site, owner)]
     assert owner.locator(".card.writing").count() == 0
+
+
+LONG_TOPIC = "https://example.com/" + "a" * 480  # a pasted link: 500 characters and no space
+LONG_WORD = "Consider_" + "b" * 300
+
+
+def test_a_topic_and_a_reply_without_spaces_wrap_inside_the_window(pages, site, llm):
+    """Text from a person or a model breaks anywhere rather than widening the page past the window."""
+    llm.configure(rules=[{"match": ".", "reply": f"{LONG_WORD} ends here."}])
+    owner = pages.new("alice")
+    url = create(
+        owner,
+        site,
+        "duel",
+        LONG_TOPIC,
+        {"a": "Ada Sterling (debater)", "b": "Marcus Vale (debater)", "judge": "— no judge —"},
+        {"turns": 1},
+    )
+    owner.wait_for_selector("#status.status-completed", timeout=60_000)
+    assert LONG_WORD in owner.inner_text("#transcript")
+    for width in (1280, 390):
+        owner.set_viewport_size({"width": width, "height": 900})
+        for address in (site + "/", url):
+            owner.goto(address)
+            widths = owner.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] == widths[1], (address, width, widths)
+        screenshot(owner, f"debate-long-topic-{width}")
+
+
+def test_a_viewer_on_a_share_link_is_told_when_the_owner_makes_the_debate_private(pages, site, llm):
+    llm.configure(latency=0.3, reply_words=20)
+    owner = pages.new("alice")
+    seats = {"a": "Ada Sterling (debater)", "b": "Marcus Vale (debater)", "judge": "— no judge —"}
+    create(owner, site, "duel", "Should trains be free?", seats, {"turns": 4}, visibility="unlisted")
+    viewer = pages.new()
+    viewer.goto(owner.input_value(".share-link"))
+    viewer.wait_for_selector("#transcript .card")
+    assert viewer.locator("#notice").is_hidden()
+    owner.select_option("select[name=visibility]", "private")
+    owner.click("form:has(select[name=visibility]) button[type=submit]")
+    viewer.wait_for_selector("#notice:not([hidden])")
+    assert viewer.inner_text("#notice") == (
+        "This link was withdrawn: the owner made this page private or replaced its share link. "
+        "What you see here no longer updates."
+    )
+    assert viewer.get_attribute("#notice", "role") == "alert"

@@ -106,7 +106,7 @@ def test_a_refused_form_keeps_what_was_typed(pages, site):
     assert "Each seat needs a different persona" in page.inner_text(".error-box")
     assert page.input_value("#id_topic") == "Should homework be banned?"
     assert page.input_value("#id_premise") == "Homework should be banned"
-    assert page.locator("#preview-a pre").inner_text().strip()  # the chosen persona's prompt, still shown
+    assert page.locator("#preview-a .prompt").inner_text().strip()  # the chosen persona's prompt, still shown
 
 
 def test_logging_in_from_the_login_page_lands_on_the_home_page(pages, site):

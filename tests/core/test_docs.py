@@ -75,10 +75,8 @@ def tracked() -> list[str]:
 # Pages other branches are writing; the README and architecture.md already link them. Once they are merged
 # this set is emptied, and the links are checked like every other.
 ARRIVING = {
-    "docs/adding-a-format.md",
     "docs/adding-a-batch-kind.md",
     "docs/serving-a-crowd.md",
-    "docs/embedded-model.md",
 }
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
@@ -113,23 +111,10 @@ def test_the_readme_reaches_every_page_of_the_docs_in_one_click() -> None:
     assert sorted(pages - linked) == []
 
 
-# Files other branches are rewriting, which still mention it here; the lead fixes them at the merge. Each one
-# must still mention it, so the list only ever shrinks.
-STILL_POINTING_OUT = {
-    "rooms/queue.py",
-    "rooms/models.py",
-    "debates/formats/duel.py",
-    "debates/formats/moderated.py",
-    "debates/formats/panel.py",
-    "debates/formats/structured.py",
-}
-
-
 def test_no_tracked_file_points_outside_the_repository() -> None:
     outside = ("../" + "shared").encode()  # spelt in two parts so this file does not match itself
     mentions = {name for name in tracked() if outside in (ROOT / name).read_bytes()}
-    assert sorted(mentions - STILL_POINTING_OUT) == []
-    assert sorted(STILL_POINTING_OUT - mentions) == [], "fixed: take these out of STILL_POINTING_OUT"
+    assert sorted(mentions) == []
 
 
 def test_every_yaml_example_in_the_docs_is_valid_yaml() -> None:

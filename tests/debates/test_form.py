@@ -95,7 +95,7 @@ def test_pickers_offer_personas_of_the_seats_role_and_preview_the_prompt(owner, 
     judge_picker = html.split('name="seat_judge"')[1].split("</select>")[0]
     assert "Jo (judge)" in judge_picker and "Ann (debater)" not in judge_picker
     preview = owner.get(reverse("persona_prompt"), {"seat_a": personas["Ann"], "role": "debater"}).content.decode()
-    assert "Ann &lt;b&gt;argues&lt;/b&gt;.\n\nFor." in preview
+    assert "<p>Ann &lt;b&gt;argues&lt;/b&gt;.</p><p>For.</p>" in preview
 
 
 def test_the_judge_starts_chosen_and_no_judge_is_an_explicit_choice(owner, personas):
@@ -124,13 +124,33 @@ def test_the_topic_has_focus_and_a_refused_form_keeps_what_was_typed_and_the_pre
     assert "Each seat needs a different persona" in html
     assert 'value="Tea or coffee?"' in html and 'value="Tea wins"' in html
     for key, text in (
-        ("a", "Ann &lt;b&gt;argues&lt;/b&gt;.\n\nFor."),
+        ("a", "<p>Ann &lt;b&gt;argues&lt;/b&gt;.</p><p>For.</p>"),
         ("b", "Ann &lt;b&gt;argues&lt;/b&gt;."),
         ("judge", "Jo judges."),
     ):
         preview = html.split(f'id="preview-{key}"')[1].split("</div>")[0]
-        assert "<pre" in preview and text in preview, key
+        assert '<div class="prompt">' in preview and text in preview, key
     # A chosen persona of the other role (tampered) or a bad id shows no preview and no error page.
     response = owner.post(reverse("debate_new"), duel(personas, seat_a="x", seat_judge=personas["Ann"]))
     assert response.status_code == 200
     assert '<div class="prompt-preview" id="preview-a"></div>' in response.content.decode()
+
+
+def test_the_prompt_preview_reflows_the_yamls_hard_line_breaks(owner):
+    from chaoslm.personas.models import import_personas
+
+    yaml = (
+        "name: Wes\nrole: debater\npersonality: |-\n  You argue plainly and\n  never shout.\n\n"
+        "  - short sentences\n  - one claim each\n"
+    )
+    (wes,) = import_personas([("w.yaml", yaml)])
+    preview = owner.get(reverse("persona_prompt"), {"seat_a": wes.pk, "role": "debater"}).content.decode()
+    assert "<p>You argue plainly and never shout.</p><p>- short sentences<br>- one claim each</p>" in preview
+
+
+def test_checkboxes_come_before_their_labels_on_one_line(owner, personas):
+    html = owner.get(reverse("debate_new")).content.decode()
+    assert '<div class="field check"><input type="checkbox" name="show_thinking"' in html
+    fields = owner.get(reverse("debate_new"), {"format": "standard"}, HTTP_HX_REQUEST="true").content.decode()
+    human = fields.split('<div class="field seat-field check">')[1].split("</div>")[0]
+    assert human.strip().startswith('<input type="checkbox" name="seat_human"') and "<label" in human

@@ -173,3 +173,94 @@ def test_speaking_pushes_the_new_card_and_the_running_status_in_one_message(clie
     first = async_to_sync(layer.receive)(spectator)["html"]
     assert "<strong>hot</strong>" in first
     assert 'class="status status-running"' in first and "status-waiting" not in first
+
+
+def test_the_share_panel_speaks_to_a_visitor_as_a_visitor(client, owner):
+    from django.test import Client
+
+    debate, _ = duel(owner, visibility="unlisted")
+    stranger = Client()
+    via_link = stranger.get(reverse("debate_share", args=[debate.share_token])).content.decode()
+    assert (
+        "You are watching through its share link: anyone you give this page's address can watch it too, "
+        "until its owner withdraws the link."
+    ) in via_link
+    assert "owner's to give" not in via_link and 'class="share-link"' not in via_link
+    debate.visibility = "public"
+    debate.save(update_fields=["visibility"])
+    public = stranger.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert "Public: anyone can find it and watch it." in public and "owner's to give" not in public
+    own = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert 'class="share-link"' in own and "You are watching through" not in own
+
+
+@pytest.mark.parametrize(
+    "answer, shown",
+    [
+        ('{"winner": "Bob", "scores": {"Ada": 6, "Bob": 8}}', "The judge gave no reasons for its verdict."),
+        ('```json\n{"winner": "Bob", "reason": "Bob answered every point."}\n```', "Bob answered every point."),
+        (
+            '{"score": 7, "reasoning": "One sentence explaining the score."}',
+            "The judge gave no reasons for its verdict.",
+        ),
+        ("One sentence explaining any change.", "The judge gave no reasons for its verdict."),
+        ("Bob made the stronger case.", "Bob made the stronger case."),
+    ],
+)
+def test_the_verdict_box_shows_the_judges_reason_never_its_json(client, owner, answer, shown):
+    debate, seats = duel(owner, status="completed", winner="Bob", scores={"Ada": 6, "Bob": 8}, announcement=answer)
+    Event.objects.create(
+        debate=debate, ordinal=30, seat=seats["judge"], kind="VERDICT", step="announce", content=answer
+    )
+    html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    verdict = html.split('id="verdict"')[1].split("</section>")[0]
+    assert f'<div class="md"><p>{shown}</p>' in verdict
+    card = html.split('id="ev-30"')[1].split("</article>")[0]
+    assert f"<p>{shown}</p>" in card
+    for raw in ("{", "One sentence explaining"):
+        assert raw not in verdict and raw not in card
+
+
+def test_the_running_scores_say_what_they_are_beside_the_verdicts(client, owner):
+    debate, seats = duel(owner, status="completed", winner="Bob", scores={"Ada": 5, "Bob": 9})
+    Event.objects.create(debate=debate, ordinal=6, seat=seats["judge"], kind="SCORE", data={"for": "a", "score": 7})
+    html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    chart = html.split('id="score-chart"')[1].split("</section>")[0]
+    assert (
+        "The judge's running score after each turn, out of 10: it weighs the whole debate so far. "
+        "The verdict's scores are the judge's final judgment, given separately."
+    ) in chart
+    assert '<li class="muted">Latest running scores:</li>' in chart
+
+
+def test_a_duel_its_owner_ended_says_after_which_turn(client, owner):
+    debate, seats = duel(owner, status="completed", is_ending=True, options={"turns": 6})
+    for ordinal, key in [(4, "a"), (8, "b")]:
+        Event.objects.create(debate=debate, ordinal=ordinal, seat=seats[key], kind="TURN", content="Said.")
+    html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    status = html.split('id="status"')[1].split("</div>")[0]
+    assert 'Completed. <span class="muted">· Ended by its owner after turn 2 of 6.</span>' in status
+    # One that ran its course says nothing of the kind.
+    debate.is_ending = False
+    debate.save(update_fields=["is_ending"])
+    assert "Ended by its owner" not in client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+
+
+def test_system_lines_are_worded_for_people_while_the_models_keep_the_protocols(client, owner):
+    from debates.formats.moderated import INTRO, TERMINATION
+
+    debate = Debate.objects.create(topic="Is it banned?", format="classic", owner=owner, status="completed")
+    intro = INTRO.format(topic=debate.topic)
+    Event.objects.create(debate=debate, ordinal=1, kind="SYSTEM", step="introduction", content=intro)
+    Event.objects.create(debate=debate, ordinal=2, kind="SYSTEM", step="next", content="[SYSTEM]: Next speaker: Ada.")
+    Event.objects.create(debate=debate, ordinal=3, kind="SYSTEM", step="termination", content=TERMINATION)
+    html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    lines = [html.split(f'id="ev-{n}"')[1].split("</article>")[0] for n in (1, 2, 3)]
+    assert '<p class="system-line">The moderator introduces the topic and the participants.</p>' in lines[0]
+    assert '<p class="system-line">Next speaker: Ada.</p>' in lines[1]
+    assert (
+        '<p class="system-line">The owner ended the debate early: the moderator gives a final summary.</p>' in lines[2]
+    )
+    assert "[SYSTEM]" not in "".join(lines) and "?." not in "".join(lines)
+    # The events keep the protocol's text: it is what the models read.
+    assert Event.objects.get(debate=debate, ordinal=3).content == TERMINATION

@@ -20,7 +20,8 @@ from tests.debates.formats.test_duel import config, run
 def test_each_step_of_a_duel_in_words():
     calls, _, _ = run(config(turns=3))
     names = {"a": "Ada Sterling", "b": "Marcus Vale", "judge": "Ines Okafor"}
-    said = [activity(names[c.seat], c, {"turns": 3}) for c in sorted(calls, key=lambda c: c.ordinal)]
+    duel = get_format("duel")
+    said = [activity(names[c.seat], c, duel, {"turns": 3}) for c in sorted(calls, key=lambda c: c.ordinal)]
     assert said == [
         "Ada Sterling is planning (private)",
         "Marcus Vale is planning (private)",
@@ -49,8 +50,9 @@ def test_each_step_of_a_duel_in_words():
         ('{"announcement": "Bob wins on **evidence**."}', "Bob wins on **evidence**."),
         ('```json\n{"text": "Ada carried it."}\n```', "Ada carried it."),
         ("Bob wins. {not json}", "Bob wins. {not json}"),
-        ('{"winner": "Bob"}', '{"winner": "Bob"}'),  # no text to take: shown as it came
-        ("[1, 2]", "[1, 2]"),
+        # No text to take: the page says so rather than show the object.
+        ('{"winner": "Bob"}', "The judge gave no reasons for its verdict."),
+        ("[1, 2]", "The judge gave no reasons for its verdict."),
     ],
 )
 def test_an_announcement_in_json_is_read_for_its_text(reply, shown):

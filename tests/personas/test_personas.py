@@ -255,3 +255,16 @@ def test_the_yaml_help_text_names_the_fields_and_the_fields_below_show_them(staf
     for label, value in (("Name", "Tess"), ("Role hint", "debater"), ("Temperature", "0.5"), ("Max tokens", "200")):
         assert f"<label>{label}:</label>" in below
         assert f'<div class="readonly">{value}</div>' in below
+
+
+@pytest.mark.django_db
+def test_the_admins_persona_page_styles_its_prompt_preview_from_a_file_not_inline(admin_client):
+    """The site's content security policy refuses inline styles: the preview's look comes from static CSS."""
+    from chaoslm.personas.models import import_personas
+
+    (persona,) = import_personas([("p.yaml", "name: Pat\nrole: debater\npersonality: Pat argues.\n")])
+    html = admin_client.get(f"/admin/personas/persona/{persona.pk}/change/").content.decode()
+    assert "<pre class='prompt-preview'>Pat argues.</pre>" in html
+    assert 'href="/static/css/admin.css"' in html
+    preview = html.split("prompt-preview")[1].split("</pre>")[0]
+    assert "style=" not in preview

@@ -76,7 +76,9 @@ class Command(BaseCommand):
             metavar="NAME=NUMBER",
             help="a format option, e.g. --option max_rounds=3",
         )
-        parser.add_argument("--word-limit", type=int, help="truncate every public statement to this many words")
+        parser.add_argument(
+            "--word-limit", type=int, help="truncate statements to this many words (structured: every response)"
+        )
         parser.add_argument("--resume", type=int, metavar="ID", help="continue an interrupted or failed debate")
         parser.add_argument("--json", action="store_true", help="print events as JSON lines instead")
         parser.add_argument("--hide-private", action="store_true", help="do not print PLAN and THINK text")

@@ -49,9 +49,13 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"Local model answering at {local_model.base_url()}."))
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         self.stdout.write(self.style.SUCCESS(f"ChaosLM: http://{host}/   admin: http://{host}/admin/"))
+        # `make run` is what newcomers use: a missing page or a crash shows ChaosLM's own 404/403/500 pages, never
+        # Django's debug pages (which list every URL pattern); a traceback goes to this console (settings.LOGGING).
+        # `manage.py runserver` keeps them for a developer who wants them.
+        settings.DEBUG = False
         try:
             # With debug off Django stops serving static files; this server is the embedded setup's only one.
-            call_command("runserver", addrport, use_reloader=False, insecure_serving=not settings.DEBUG)
+            call_command("runserver", addrport, use_reloader=False, insecure_serving=True)
         finally:
             if supervisor is not None:
                 supervisor.stop()

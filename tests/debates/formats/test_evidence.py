@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from debates.formats import FORMATS, DebateConfig, FormatError, Record, SeatInfo, evidence
-from debates.formats.evidence import Blind, Consultancy, EvidenceDebate, EvidenceJudge, Oracle, parse_answer
+from debates.formats.evidence import Blind, Consultancy, EvidenceDebate, EvidenceJudge, Oracle, parse_answer, prompts
 
 PASSAGE = "The ferry to Kell left at dawn. Only the harbour master, Ines Varga, knew the cargo was salt."
 QUESTION = "Who knew what the ferry carried?"
@@ -496,7 +496,7 @@ def test_the_protocols_are_registered_and_not_offered_in_the_new_debate_form():
 
 def test_the_spec_page_holds_every_prompt_verbatim():
     page = (Path(__file__).resolve().parents[3] / "docs" / "protocols" / "evidence.md").read_text()
-    names = [n for n in dir(evidence) if n.isupper() and isinstance(getattr(evidence, n), str) and n != "PUBLIC"]
+    names = [n for n in dir(prompts) if n.isupper() and isinstance(getattr(prompts, n), str) and n != "PUBLIC"]
     assert len(names) == 21
     for name in names:
-        assert f"### {name}\n\n```text\n{getattr(evidence, name)}\n```" in page, name
+        assert f"### {name}\n\n```text\n{getattr(prompts, name)}\n```" in page, name

@@ -139,10 +139,10 @@ def test_every_other_transition_is_refused_with_its_message(current, target):
     assert str(caught.value).startswith(f"Invalid state transition from {current} to {target}")
 
 
-def test_word_limit_applies_to_public_statements_not_private_notes():
+def test_word_limit_applies_to_every_response_the_private_notes_included():
     calls, _, _ = run(config(word_limit=100))
     assert {c.word_limit for c in calls if c.visibility == "public"} == {100}
-    assert {c.word_limit for c in calls if c.visibility == "private"} == {None}
+    assert {c.word_limit for c in calls if c.visibility == "private"} == {100}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -405,3 +405,38 @@ def test_a_public_export_holds_no_private_text_not_even_in_prompts(scripted_deba
     for kind in ("md", "json"):
         stranger = Client().get(reverse("debate_export", args=[scripted_debate.pk, kind])).content.decode()
         assert "Ada opens." in stranger and AFF_NOTES not in stranger and NEG_NOTES not in stranger
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_word_limit_cuts_the_preparation_too_with_the_warning(llm_server, caplog, run_to_rest):
+    """The spec's rule is for every response: the preparation notes (shown to viewers with the thinking) too."""
+    import re
+
+    from chaoslm.personas.models import import_personas
+    from debates import transcripts
+    from debates.models import Event
+    from debates.privacy import Access
+    from debates.setup import SeatChoice, create_debate
+
+    persona = "name: {n}\nrole: debater\npersonality: {n} argues.\n"
+    a, b = import_personas([("a.yaml", persona.format(n="Ada")), ("b.yaml", persona.format(n="Bob"))])
+    debate = create_debate(
+        format_name="structured",
+        topic="Remote work",
+        seats={"affirmative": SeatChoice(a), "negative": SeatChoice(b)},
+        options={"questions": 1, "word_limit": 5},
+    )
+    llm_server.configure(rules=[{"match": re.escape(match), "reply": reply} for match, reply in SCRIPT])
+    run_to_rest(debate.pk)
+    notes = {e.seat.key: e for e in Event.objects.filter(debate=debate, step="preparation")}
+    assert notes["affirmative"].content == "AFF-SECRET: lead with the commute"
+    assert notes["negative"].content == "NEG-SECRET: concede nothing on costs,"
+    assert [notes[k].data["truncated_from_words"] for k in ("affirmative", "negative")] == [10, 9]
+    # Both preparations: two warnings with the spec's exact text (the other replies are within 5 words).
+    warnings = [r.getMessage() for r in caplog.records if "exceeded word limit" in r.getMessage()]
+    assert sorted(warnings) == [
+        "Response exceeded word limit of 5, truncated from 10 to 5 words",
+        "Response exceeded word limit of 5, truncated from 9 to 5 words",
+    ]
+    public = transcripts.as_markdown(debate, access=Access(thinking=True, prompts=False))
+    assert "AFF-SECRET: lead with the commute" in public and "survey" not in public and "culture" not in public
