@@ -140,6 +140,10 @@ else:
         "default": {"BACKEND": "chaoslm.embedded_layer.EmbeddedChannelLayer", "CONFIG": {"capacity": 1500}}
     }
 
+# How many bytes a live page's socket may leave unread on the server (beyond its first catch-up) before it is
+# closed and told to catch up again (chaoslm/consumers.py): the bound on a slow reader's cost.
+CHAOSLM_LIVE_BACKLOG_BYTES = int(env_number("CHAOSLM_LIVE_BACKLOG_BYTES", 1_000_000, int))
+
 # The cache holds the start rate limit's counters: in Redis when there is one, so every web process
 # shares them; else in this process's memory.
 if REDIS_URL:
