@@ -48,6 +48,7 @@ class Spectator:
     writing: dict[int, Stream] = field(default_factory=dict)  # ordinal -> the card being written
     streamed: dict[int, str] = field(default_factory=dict)  # ordinal -> its text when the saved card came
     connects: int = 0
+    messages: int = 0
     card_pushes: int = 0
     cards_again: int = 0  # pushes of a card already shown saved: harmless, counted
     text_again: int = 0  # code points received twice and dropped by their offsets
@@ -133,6 +134,7 @@ class Spectator:
                     async for message in ws:
                         if message.type != aiohttp.WSMsgType.TEXT:
                             break
+                        self.messages += 1
                         try:
                             self.apply(message.data, catch_up=first)
                         except Resync:

@@ -179,6 +179,27 @@ def _tokens_piece(anchor: str, target: str, gen: int | None, at: int | None, tex
     return f'<div hx-swap-oob="tokens:{anchor}"><span data-into="{target}"{where}{flag}>{escape(text)}</span></div>'
 
 
+# The most text one push carries: what piles up while a push is out (a burst of cards, a slow layer) goes in
+# several. Daphne refuses a websocket message over 1 MiB, and its consumer dies of it.
+MAX_PUSH_CHARS = 256 * 1024
+
+
+def _messages(parts: list[str]) -> list[str]:
+    """`parts` (whole fragments, in order) joined into messages of at most `MAX_PUSH_CHARS` where they allow."""
+    messages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for part in parts:
+        if current and size + len(part) > MAX_PUSH_CHARS:
+            messages.append("".join(current))
+            current, size = [], 0
+        current.append(part)
+        size += len(part)
+    if current:
+        messages.append("".join(current))
+    return [message for message in messages if message]
+
+
 class Outbox:
     """Pushes to one group, in order, from code running on an event loop; tokens are batched.
 
@@ -253,7 +274,7 @@ class Outbox:
                 await self._push(self._take())
             await asyncio.sleep(TOKEN_BATCH_SECONDS)
 
-    async def _push(self, html: str) -> None:
+    async def _push(self, parts: list[str]) -> None:
         # The text kept for catch-ups is stored before the push that carries it goes out (see `writing_html`).
         if self.writing_changed:
             self.writing_changed = False
@@ -263,12 +284,12 @@ class Outbox:
                 cache.set(writing_key(self.group), self.writing, WRITING_SECONDS)
             else:
                 cache.delete(writing_key(self.group))
-        if html:
+        for html in _messages(parts):
             self.seq += 1
             message = {"type": PUSH_TYPE, "html": html, "source": self.source, "seq": self.seq}
             await get_channel_layer().group_send(self.group, message)
 
-    def _take(self) -> str:
+    def _take(self) -> list[str]:
         parts = []
         for item in self.items:
             kind = item[0]
@@ -311,7 +332,7 @@ class Outbox:
                     self.writing[target] = (card, gen, written + text)
                     self.writing_changed = True
         self.items.clear()
-        return "".join(parts)
+        return parts
 
     async def drain(self) -> None:
         """Stop the sender once its push in flight has gone out, then send what is left."""

@@ -125,7 +125,17 @@ if _SQLITE:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
-if REDIS_URL:
+# With Redis, which of channels_redis' layers carries the live pushes between processes: "core" (a list per
+# channel, groups as sorted sets, a capacity per channel) or "pubsub" (Redis publish/subscribe: no capacity,
+# nothing kept for a subscriber that is not listening). docs/serving-a-crowd.md has the figures of both.
+CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "core")
+if CHAOSLM_CHANNEL_LAYER not in {"core", "pubsub"}:
+    raise ImproperlyConfigured(f"CHAOSLM_CHANNEL_LAYER must be 'core' or 'pubsub', not {CHAOSLM_CHANNEL_LAYER!r}")
+if REDIS_URL and CHAOSLM_CHANNEL_LAYER == "pubsub":
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+elif REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
