@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import random
 import re
 import time
 from dataclasses import dataclass, field
@@ -147,7 +148,9 @@ class Spectator:
                 pass
             attempt += 1  # the address dropped or refused us: the next one, after a pause
             if not done.is_set():
-                await asyncio.sleep(0.2)
+                # As the htmx ws extension waits ("full-jitter"): a crowd that lost its process does not come
+                # back all in the same instant.
+                await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))
 
     async def watch_until(self, session: aiohttp.ClientSession, done: asyncio.Event) -> None:
         """`watch`, stopped once `done` is set and nothing more has come for a moment."""

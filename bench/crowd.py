@@ -162,8 +162,12 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
         done = asyncio.Event()
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as session:
-            tasks = [asyncio.ensure_future(s.watch_until(session, done)) for s in spectators]
-            await until(lambda: all(s.messages for s in spectators), 120, "every spectator's catch-up")
+            # They arrive a hundred at a time: what is measured is delivery, not a thousand handshakes at once.
+            tasks = []
+            for start in range(0, len(spectators), 100):
+                batch = spectators[start : start + 100]
+                tasks += [asyncio.ensure_future(s.watch_until(session, done)) for s in batch]
+                await until(lambda batch=batch: all(s.messages for s in batch), 120, "the spectators' catch-ups")
             await asyncio.sleep(2)
             rss_idle = rss_bytes(web_pids)
             pids = [*web_pids, redis_pid]
@@ -246,9 +250,12 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as session:
             readies = [asyncio.Event() for _ in range(spectators)]
-            tasks = [asyncio.ensure_future(spectator(session, i, readies[i])) for i in range(spectators)]
-            for ready in readies:
-                await ready.wait()
+            tasks = []
+            for start in range(0, spectators, 100):  # a hundred at a time, as ChaosLM's spectators arrive
+                batch = range(start, min(start + 100, spectators))
+                tasks += [asyncio.ensure_future(spectator(session, i, readies[i])) for i in batch]
+                for i in batch:
+                    await asyncio.wait_for(readies[i].wait(), 120)
             await asyncio.sleep(2)
             cpu = cpu_seconds([*pids, redis_pid])
             async with httpx.AsyncClient(timeout=600) as client:
@@ -296,6 +303,9 @@ def main() -> None:
         "CHAOSLM_DEFAULT_MODEL": "bench-model",
         "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
         "CHAOSLM_LOG_LEVEL": "WARNING",
+        # A PostgreSQL connection kept per process: opened per socket (the default), a crowd's handshakes queue
+        # behind each other on the one thread Channels runs database calls in.
+        "CHAOSLM_DB_CONN_MAX_AGE": "600",
         "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
     }
     stack = Stack(env, logs)
