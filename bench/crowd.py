@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
 import shutil
@@ -136,6 +137,14 @@ def debate_status(database_url: str, debate_id: int) -> str:
     return row[0] if row else ""
 
 
+def saved_ordinals(database_url: str, debate_id: int) -> set[int]:
+    with psycopg.connect(database_url) as connection:
+        rows = connection.execute(
+            "SELECT ordinal FROM debates_event WHERE debate_id = %s AND kind != 'INTERNAL'", [debate_id]
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
 async def until(condition, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not condition():
@@ -183,6 +192,11 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
                 rss_peak = max(rss_peak, rss_bytes(web_pids))
                 await asyncio.sleep(0.5)
                 status = debate_status(stack.env["DATABASE_URL"], debate_id)
+            # Saved is not delivered: under load the last pushes reach the sockets seconds later. Wait for every
+            # card (what does not come in two minutes counts as lost).
+            saved = await asyncio.to_thread(saved_ordinals, stack.env["DATABASE_URL"], debate_id)
+            with contextlib.suppress(RuntimeError):
+                await until(lambda: all(saved <= set(s.saved) for s in spectators), 120, "every card")
             done.set()
             await asyncio.gather(*tasks)
             cpu = cpu_seconds([*pids, worker.pid]) - cpu
