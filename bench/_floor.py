@@ -1,7 +1,8 @@
 """The floor for bench/live_latency.py: the same token stream through a bare Channels consumer.
 
 daphne with ChaosLM's settings (TCP_NODELAY on its sockets) but Channels' own in-memory channel layer,
-as Channels ships it (ChaosLM's embedded layer is part of what is measured against it), one
+as Channels ships it (ChaosLM's embedded layer is part of what is measured against it; with REDIS_URL, for
+bench/crowd.py's processes sharing one Redis, the Redis layer ChaosLM's settings choose), one
 `AsyncWebsocketConsumer` that joins a group and forwards, and `GET /replay` that pushes a token stream
 to that group as ChaosLM's pushes look, each token stamped with its send time. Whatever ChaosLM adds
 above this (the LLM client, the engine, the outbox, its consumer) shows as its ratio to this floor.
@@ -25,7 +26,11 @@ get_asgi_application()
 
 from django.conf import settings  # noqa: E402
 
-settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}}
+# With REDIS_URL (bench/crowd.py: several floor processes, one Redis), the layer ChaosLM's settings build for it.
+if not settings.REDIS_URL:
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}
+    }
 
 from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402
@@ -55,7 +60,8 @@ class FloorConsumer(AsyncWebsocketConsumer):
 
 
 async def replay(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """`?tokens=N&rate=R&spectators=S`: once S sockets are in, N token pushes at R a second, then the end."""
+    """`?tokens=N&rate=R&spectators=S`: once S sockets are in this process (0: at once), N token pushes at R a
+    second, then the end."""
     query = {key: values[0] for key, values in parse_qs(scope["query_string"].decode()).items()}
     tokens, rate, spectators = int(query["tokens"]), float(query["rate"]), int(query["spectators"])
     while len(connected) < spectators:

@@ -44,7 +44,7 @@ from bench._setup import (
 
 STAMP = re.compile(r"\[t(\d+)\]")
 # Only token pushes count: a saved card also carries the stamps, but long after they were sent.
-TOKEN_PUSH = re.compile(r'<div hx-swap-oob="tokens:#transcript"><span data-into="[^"]+">([^<]*)</span></div>')
+TOKEN_PUSH = re.compile(r'<div hx-swap-oob="tokens:#transcript"><span data-into="[^"]+"[^>]*>([^<]*)</span></div>')
 
 
 def start_site(port: int, log: Path) -> subprocess.Popen[bytes]:

@@ -9,6 +9,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from chaoslm.consumers import NoteUnsentBytes  # noqa: E402
 from chaoslm.live import RecordServingLoop  # noqa: E402
 from chaoslm.llm.gateway import warm_up  # noqa: E402
 from chaoslm.origins import SameOriginValidator  # noqa: E402
@@ -53,7 +54,7 @@ application = RecordServingLoop(
     ProtocolTypeRouter(
         {
             "http": BodyLimit(django_asgi_app),
-            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "websocket": NoteUnsentBytes(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
         }
     ),
     on_serving=sweep_when_serving,

@@ -9,17 +9,66 @@ thing's own address who sees it only because it is public, `sharing.public_group
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from chaoslm import live, sharing
 
+# Close code for "your page fell behind, reconnect and catch up": 1013 (try again later) is one the htmx ws
+# extension reconnects on by itself.
+RESYNC_CODE = 1013
+
+
+def unsent_bytes(send: Any) -> Callable[[], int] | None:
+    """How many bytes daphne holds for a socket that its reader has not taken yet, or None if the server is
+    not daphne. The ASGI `send` daphne gives an application is `partial(server.handle_reply, protocol)`: the
+    protocol's transport is a Twisted socket, which buffers without bound whatever its reader does not take."""
+    if not isinstance(send, partial) or not send.args:
+        return None
+    protocol = send.args[0]
+
+    def unsent() -> int:
+        transport = getattr(protocol, "transport", None)
+        buffered = getattr(transport, "dataBuffer", None)
+        if buffered is None:
+            return 0
+        return len(buffered) - transport.offset + transport._tempDataLen
+
+    return unsent
+
+
+class NoteUnsentBytes:
+    """ASGI middleware, outermost: gives a websocket's scope `unsent_bytes` of the server's own `send`."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
+        unsent = unsent_bytes(send)
+        if unsent is not None:
+            scope = {**scope, "unsent_bytes": unsent}
+        return await self.app(scope, receive, send)
+
 
 class LiveConsumer(AsyncWebsocketConsumer):
+    """A socket that reads slowly costs only itself: once the server holds more than
+    `CHAOSLM_LIVE_BACKLOG_BYTES` its reader has not taken, or a push to it was lost on the way (a numbered
+    push skipped: a channel layer drops messages for a channel over its capacity), nothing more is sent to it
+    and it is closed with `RESYNC_CODE`; the page reconnects and catches up from what it shows."""
+
     group: str | None = None
     share: str | None = None  # the share link's group, for a socket opened through one
+    resyncing = False
+    backlog_limit = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.last_seq: dict[str, int] = {}  # the last push number seen from each outbox (live.Outbox)
 
     async def allowed_group(self) -> str | None:
         """The group this socket may join (after checking who is asking), or None to refuse it."""
@@ -45,6 +94,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
         first = await self.first_message()
         if first:
             await self.send(text_data=first)
+        # A long catch-up may still be on its way out: it does not count against the page.
+        self.backlog_limit = settings.CHAOSLM_LIVE_BACKLOG_BYTES + len(first.encode())
 
     async def disconnect(self, code: int) -> None:
         for group in (self.group, self.share):
@@ -58,12 +109,30 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if message["type"] == live.PUSH_TYPE:
             # Pushes only forward HTML. Channels' dispatch would first close stale database connections
             # in a worker thread: a thread hop per message per spectator, the biggest cost of a push.
+            if self.resyncing:
+                return
+            if self._skipped(message) or self._unsent() > self.backlog_limit:
+                self.resyncing = True
+                await self.close(code=RESYNC_CODE)
+                return
             await self.send(text_data=message["html"])
             return
         if message["type"] == live.CLOSE_TYPE:
             await self.close(code=4403)  # the link it came through stopped working
             return
         await super().dispatch(message)
+
+    def _skipped(self, message: dict[str, Any]) -> bool:
+        source = message.get("source")
+        if source is None:
+            return False
+        last = self.last_seq.get(source)
+        self.last_seq[source] = message["seq"]
+        return last is not None and message["seq"] != last + 1
+
+    def _unsent(self) -> int:
+        unsent = self.scope.get("unsent_bytes")
+        return unsent() if unsent is not None else 0
 
 
 class SharedConsumer(LiveConsumer):

@@ -6,12 +6,14 @@ Pages join one group each (a debate's, a room's); consumers forward what arrives
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.core.cache import cache
 from django.utils.html import escape
 
 from chaoslm.embedded_layer import EmbeddedChannelLayer
@@ -175,27 +177,103 @@ def remove(element_id: str, anchor: str) -> str:
 # spectators. A push after a quiet spell goes out at once, so a token waits only behind another push.
 TOKEN_BATCH_SECONDS = 0.008
 
+# How long the text of a card being written is kept for the catch-ups, after its last token: longer than
+# any reply takes, short enough that a worker killed mid-step leaves nothing behind for long.
+WRITING_SECONDS = 3600
+
+
+def writing_key(group: str) -> str:
+    return f"live-writing:{group}"
+
+
+def writing_html(group: str, anchor: str) -> str:
+    """The cards being written in `group` and their text so far, for a (re)connecting page's catch-up.
+
+    Each card's text comes whole (`data-reset`, from offset 0), with the generation and offset the pushes
+    after it continue from: the page keeps what follows and skips what it already has (static/js/chaoslm.js).
+    The text is stored before each push that carries it (`Outbox`), so a socket that joined the group before
+    reading it gets every later token either here or in a push, and some in both, which the offsets undo.
+    """
+    writing = cache.get(writing_key(group)) or {}
+    parts = []
+    for target, (card, gen, text) in writing.items():
+        parts.append(upsert(card, anchor))
+        parts.append(_tokens_piece(anchor, target, gen, 0, text, reset=True))
+    return "".join(parts)
+
+
+def _tokens_piece(anchor: str, target: str, gen: int | None, at: int | None, text: str, *, reset: bool = False) -> str:
+    """Text for the page's `tokens` swap; without a generation and offset, it is appended as it comes."""
+    where = "" if gen is None else f' data-gen="{gen}" data-at="{at}"'
+    flag = " data-reset" if reset else ""
+    return f'<div hx-swap-oob="tokens:{anchor}"><span data-into="{target}"{where}{flag}>{escape(text)}</span></div>'
+
+
+# The most text one push carries: what piles up while a push is out (a burst of cards, a slow layer) goes in
+# several. Daphne refuses a websocket message over 1 MiB, and its consumer dies of it.
+MAX_PUSH_CHARS = 256 * 1024
+
+
+def _messages(parts: list[str]) -> list[str]:
+    """`parts` (whole fragments, in order) joined into messages of at most `MAX_PUSH_CHARS` where they allow."""
+    messages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for part in parts:
+        if current and size + len(part) > MAX_PUSH_CHARS:
+            messages.append("".join(current))
+            current, size = [], 0
+        current.append(part)
+        size += len(part)
+    if current:
+        messages.append("".join(current))
+    return [message for message in messages if message]
+
 
 class Outbox:
     """Pushes to one group, in order, from code running on an event loop; tokens are batched.
 
     Token text goes through the page's `tokens` swap (static/js/chaoslm.js), anchored on `anchor`, an
     element every page of the group has: it appends to the element with the given id if the page has
-    it, and drops the text quietly if not.
+    it, and drops the text quietly if not. Each piece carries its offset in the stream (in code points, and
+    a generation that a `reset` starts anew), so a page that gets a piece twice, from a catch-up and a push,
+    shows it once.
+
+    A card opened with `begin` is also kept, with its text so far, where a catch-up on any process reads it
+    (`writing_html`) until `end`: a page that (re)connects mid-step shows the text written so far.
+
+    Every push is numbered (`seq`, with this outbox's `source`): a consumer that sees a number skipped knows
+    its socket missed a push (a channel layer drops messages for a channel over capacity) and has the page
+    resync (chaoslm/consumers.py).
     """
 
     def __init__(self, group: str, anchor: str) -> None:
         self.group = group
         self.anchor = anchor
-        self.items: list[list[Any]] = []  # ["html", text] or ["tokens", target id, [pieces]]
+        self.items: list[list[Any]] = []  # ["html", text], ["tokens", target id, [pieces]] or ["reset", target]
         self.wake: asyncio.Event | None = None
         self.sender: asyncio.Task[None] | None = None
         # Held while a push is in flight. A layer that sends over the network (Redis) awaits inside a push:
         # stopping the sender there would lose what it took, and `drain`'s own push could overtake it.
         self.sending = asyncio.Lock()
+        self.streams: dict[str, list[int]] = {}  # target id -> [generation, code points pushed]
+        self.writing: dict[str, tuple[str, int, str]] = {}  # begun target id -> (card, generation, text pushed)
+        self.writing_changed = False
+        self.source = secrets.token_hex(6)
+        self.seq = 0
 
     def html(self, html: str) -> None:
         self.items.append(["html", html])
+        self._wake()
+
+    def begin(self, target: str, card: str) -> None:
+        """Push `card` (a card being written, holding the element `target`) and keep it for catch-ups."""
+        self.items.append(["begin", target, card])
+        self._wake()
+
+    def end(self, target: str) -> None:
+        """The card being written whose text goes to `target` was saved (or dropped): stop keeping it."""
+        self.items.append(["end", target])
         self._wake()
 
     def tokens(self, target: str, text: str) -> None:
@@ -207,7 +285,8 @@ class Outbox:
         self._wake()
 
     def reset(self, target: str) -> None:
-        self.html(f'<div hx-swap-oob="tokens:{self.anchor}"><span data-into="{target}" data-reset></span></div>')
+        self.items.append(["reset", target])
+        self._wake()
 
     def _wake(self) -> None:
         if self.sender is None:
@@ -222,19 +301,68 @@ class Outbox:
             await self.wake.wait()
             self.wake.clear()
             async with self.sending:
-                await push(self.group, self._take())
+                await self._push(self._take())
             await asyncio.sleep(TOKEN_BATCH_SECONDS)
 
-    def _take(self) -> str:
+    async def _push(self, parts: list[str]) -> None:
+        # The text kept for catch-ups is stored before the push that carries it goes out (see `writing_html`).
+        if self.writing_changed:
+            self.writing_changed = False
+            # Synchronous: one local round trip, where the cache's async methods would queue behind the
+            # database calls on the one thread Django runs them in.
+            if self.writing:
+                cache.set(writing_key(self.group), self.writing, WRITING_SECONDS)
+            else:
+                cache.delete(writing_key(self.group))
+        for html in _messages(parts):
+            self.seq += 1
+            message = {"type": PUSH_TYPE, "html": html, "source": self.source, "seq": self.seq}
+            await get_channel_layer().group_send(self.group, message)
+
+    def _take(self) -> list[str]:
         parts = []
         for item in self.items:
-            if item[0] == "html":
+            kind = item[0]
+            if kind == "html":
                 parts.append(item[1])
+            elif kind == "begin":
+                target, card = item[1], item[2]
+                gen = self.streams.get(target, [0, 0])[0]
+                self.streams[target] = [gen, 0]
+                self.writing[target] = (card, gen, "")
+                self.writing_changed = True
+                parts.append(upsert(card, self.anchor))
+            elif kind == "end":
+                self.streams.pop(item[1], None)
+                if self.writing.pop(item[1], None) is not None:
+                    self.writing_changed = True
+            elif kind == "reset":
+                stream = self.streams.get(item[1])
+                if stream is None:
+                    parts.append(_tokens_piece(self.anchor, item[1], None, None, "", reset=True))
+                    continue
+                stream[0] += 1
+                stream[1] = 0
+                if item[1] in self.writing:
+                    self.writing[item[1]] = (self.writing[item[1]][0], stream[0], "")
+                    self.writing_changed = True
+                parts.append(_tokens_piece(self.anchor, item[1], stream[0], 0, "", reset=True))
             else:
-                text = escape("".join(item[2]))
-                parts.append(f'<div hx-swap-oob="tokens:{self.anchor}"><span data-into="{item[1]}">{text}</span></div>')
+                target = item[1]
+                # A carriage return would not survive the page's HTML parser, and the offsets count what does.
+                text = "".join(item[2]).replace("\r", "")
+                stream = self.streams.get(target)
+                if stream is None:  # a stream with no begun card (a room's): appended as it comes
+                    parts.append(_tokens_piece(self.anchor, target, None, None, text))
+                    continue
+                parts.append(_tokens_piece(self.anchor, target, stream[0], stream[1], text))
+                stream[1] += len(text)
+                if target in self.writing:
+                    card, gen, written = self.writing[target]
+                    self.writing[target] = (card, gen, written + text)
+                    self.writing_changed = True
         self.items.clear()
-        return "".join(parts)
+        return parts
 
     async def drain(self) -> None:
         """Stop the sender once its push in flight has gone out, then send what is left."""
@@ -242,4 +370,4 @@ class Outbox:
             if self.sender is not None:
                 self.sender.cancel()
                 self.sender = None
-            await push(self.group, self._take())
+            await self._push(self._take())

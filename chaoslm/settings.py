@@ -128,7 +128,17 @@ if _SQLITE:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
-if REDIS_URL:
+# With Redis, which of channels_redis' layers carries the live pushes between processes: "core" (a list per
+# channel, groups as sorted sets, a capacity per channel) or "pubsub" (Redis publish/subscribe: no capacity,
+# nothing kept for a subscriber that is not listening). docs/serving-a-crowd.md has the figures of both.
+CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "core")
+if CHAOSLM_CHANNEL_LAYER not in {"core", "pubsub"}:
+    raise ImproperlyConfigured(f"CHAOSLM_CHANNEL_LAYER must be 'core' or 'pubsub', not {CHAOSLM_CHANNEL_LAYER!r}")
+if REDIS_URL and CHAOSLM_CHANNEL_LAYER == "pubsub":
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+elif REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -142,6 +152,10 @@ else:
     CHANNEL_LAYERS = {
         "default": {"BACKEND": "chaoslm.embedded_layer.EmbeddedChannelLayer", "CONFIG": {"capacity": 1500}}
     }
+
+# How many bytes a live page's socket may leave unread on the server (beyond its first catch-up) before it is
+# closed and told to catch up again (chaoslm/consumers.py): the bound on a slow reader's cost.
+CHAOSLM_LIVE_BACKLOG_BYTES = int(env_number("CHAOSLM_LIVE_BACKLOG_BYTES", 1_000_000, int))
 
 # The cache holds the start rate limit's counters: in Redis when there is one, so every web process
 # shares them; else in this process's memory.

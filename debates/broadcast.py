@@ -86,11 +86,19 @@ def live_parts_html(
     return "".join(parts)
 
 
-def catch_up_html(debate_id: int, since_id: int, *, insider: bool = True) -> str:
-    """What a (re)connecting page needs: every card it may have missed, and the live parts as they stand.
+def _text_of(ordinal: int) -> str:
+    """The id of the element a card being written streams its text into (partials/writing_card.html)."""
+    return f"ev-{ordinal}-text"
 
-    Many spectators arriving at once ask for the same thing, so the HTML is cached under a key that
-    changes with every event and every status change (and with who may read the private thinking).
+
+def catch_up_html(debate_id: int, since_id: int, *, insider: bool = True) -> str:
+    """What a (re)connecting page needs: every card it may have missed, the cards being written with their
+    text so far, and the live parts as they stand.
+
+    Many spectators arriving at once ask for the same thing, so the saved part is cached under a key that
+    changes with every event and every status change (and with who may read the private thinking). The cards
+    being written come first: a page never lets one replace a saved card (static/js/chaoslm.js), so one
+    saved while this was read still shows saved.
     """
     debate = Debate.objects.get(pk=debate_id)
     thinking = (privacy.EVERYTHING if insider else privacy.viewers_access(debate)).thinking
@@ -103,7 +111,9 @@ def catch_up_html(debate_id: int, since_id: int, *, insider: bool = True) -> str
     if html is None:
         html = live_parts_html(debate, with_cards_since=since_id, thinking=thinking)
         cache.set(key, html, 60)
-    return html
+    if debate.status != Debate.Status.RUNNING:
+        return html  # what a run killed mid-step kept is no longer being written
+    return live.writing_html(group_of(debate, insider=insider), "#transcript") + html
 
 
 def push_thinking_to_viewers(debate: Debate) -> None:
@@ -195,15 +205,17 @@ class DebateBroadcaster(Observer):
         if step.kind != "INTERNAL":
             # Private text streams to the owner's and staff's pages only; other viewers read it, if the owner
             # shows it, once it is saved (the choice may change while it is written).
+            # Begun, not only pushed: a page that (re)connects mid-step gets the card and its text so far.
+            target = _text_of(step.ordinal)
             card = render_to_string(
                 "partials/writing_card.html", {"step": step, "name": self._name(step), "streamed": True}
             )
-            self.outbox.html(live.upsert(card, "#transcript"))
+            self.outbox.begin(target, card)
             if step.visibility == "private":
                 card = render_to_string(
                     "partials/writing_card.html", {"step": step, "name": self._name(step), "streamed": False}
                 )
-            self.viewers.html(live.upsert(card, "#transcript"))
+            self.viewers.begin(target, card)
         self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
 
     def _drawn_as_it_runs(self) -> bool:
@@ -229,12 +241,12 @@ class DebateBroadcaster(Observer):
     def delta(self, debate: Debate, step: Step, text: str) -> None:
         if self._watched():
             for outbox in self._outboxes(step):
-                outbox.tokens(f"ev-{step.ordinal}-text", text)
+                outbox.tokens(_text_of(step.ordinal), text)
 
     def restart(self, debate: Debate, step: Step) -> None:
         if self._watched():
             for outbox in self._outboxes(step):
-                outbox.reset(f"ev-{step.ordinal}-text")
+                outbox.reset(_text_of(step.ordinal))
 
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
         if self._watched():
@@ -275,6 +287,8 @@ class DebateBroadcaster(Observer):
         await self._look_for_audience()
         self.thinking.pop(event.ordinal, None)
         self.ahead.pop(event.ordinal, None)
+        for outbox in (self.outbox, self.viewers):
+            outbox.end(_text_of(event.ordinal))
         if event.kind == Event.Kind.SYSTEM:
             self.stage = event.data.get("status", "")
         watched = self._watched()
@@ -317,6 +331,9 @@ class DebateBroadcaster(Observer):
             # The status line names seats even when the first page opens mid-run, before the state loads.
             self.seat_names = await sync_to_async(_seat_names)(debate)
         if debate.status != Debate.Status.RUNNING:
+            for ordinal in self.thinking:
+                for outbox in (self.outbox, self.viewers):
+                    outbox.end(_text_of(ordinal))
             self.thinking.clear()
             self.ahead.clear()
         if self._watched():

@@ -53,6 +53,10 @@ htmx.defineExtension("upsert", {
           continue;
         }
         const existing = element.id && document.getElementById(element.id);
+        // A card being written never replaces a saved one (but for a failed step's, which a retry replaces):
+        // a catch-up's or a late push's writing card may reach a page that already shows the step saved.
+        if (existing && element.classList.contains("writing") && !existing.classList.contains("writing")
+            && !existing.classList.contains("kind-error")) continue;
         if (existing) existing.replaceWith(element); else target.appendChild(element);
         added.push(element);
       }
@@ -76,8 +80,13 @@ htmx.defineExtension("upsert", {
       for (const piece of Array.from(fragment.children)) {
         const into = document.getElementById(piece.dataset.into);
         if (!into) continue;
-        if (piece.hasAttribute("data-reset")) into.textContent = "";
-        into.append(...piece.childNodes);
+        if (piece.dataset.at === undefined) {  // a stream without offsets (a room's): append as it comes
+          if (piece.hasAttribute("data-reset")) into.textContent = "";
+          into.append(...piece.childNodes);
+        } else if (!appendAt(into, piece)) {
+          setTimeout(resync);
+          return [];
+        }
       }
       return [];
     }
@@ -85,7 +94,41 @@ htmx.defineExtension("upsert", {
   },
 });
 
+// A piece of a card's stream carries its generation (a restarted reply starts a new one) and its offset in
+// code points: the page keeps only what it does not have yet, so a piece that comes twice (a catch-up and a
+// push) shows once. False when text is missing before the piece: the page must resync.
+function appendAt(into, piece) {
+  const gen = Number(piece.dataset.gen);
+  const at = Number(piece.dataset.at);
+  let have = Number(into.dataset.gen || 0);
+  if (piece.hasAttribute("data-reset")) {
+    // A pushed reset has no text and starts a generation; one this page has (from a catch-up) is done.
+    if (gen < have || (gen === have && !piece.textContent)) return true;
+    into.textContent = "";
+    into.dataset.gen = String(gen);
+    into.dataset.end = "0";
+    have = gen;
+  }
+  if (gen < have) return true;  // a piece of a reply since restarted
+  const end = Number(into.dataset.end || 0);
+  const text = Array.from(piece.textContent);
+  if (gen > have || at > end) return false;
+  if (at + text.length <= end) return true;
+  into.append(text.slice(end - at).join(""));
+  into.dataset.end = String(at + text.length);
+  return true;
+}
+
+// The page's live socket (htmx's ws extension). Resync: open it again, and the catch-up brings what is missing.
+let liveSocket = null;
+document.addEventListener("htmx:wsOpen", (event) => { liveSocket = event.detail.socketWrapper; });
+function resync() {
+  if (liveSocket) liveSocket.reconnect();
+}
+
 // Reconnect with `since` set to the newest event this page shows, so the catch-up sends only what it missed.
+// The server closes a socket whose page fell too far behind with 1013 (try again later): the extension then
+// reconnects by itself, as after a dropped connection (1006) or a web process restarting (1012).
 document.addEventListener("DOMContentLoaded", () => {
   const create = htmx.createWebSocket;
   htmx.createWebSocket = (url) => {
