@@ -21,8 +21,8 @@ from rooms import queue
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOLS = ROOT / "docs" / "protocols"
 
-# Module constants that are not prompt texts.
-NOT_PROMPTS = {"PUBLIC", "PRIVATE", "ROUND_ROBIN", "SELECTOR", "PICK"}
+# Module constants that are not prompt texts (NO_REASON and INTRO_SHOWN are what pages show, not what models read).
+NOT_PROMPTS = {"PUBLIC", "PRIVATE", "ROUND_ROBIN", "SELECTOR", "PICK", "NO_REASON", "INTRO_SHOWN"}
 PAGES = {"duel.md": duel, "scheduling.md": moderated, "structured.md": structured, "panel.md": panel, "rooms.md": queue}
 
 
@@ -76,7 +76,6 @@ def tracked() -> list[str]:
 # this set is emptied, and the links are checked like every other.
 ARRIVING = {
     "docs/adding-a-batch-kind.md",
-    "docs/serving-a-crowd.md",
 }
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
