@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "chaoslm.personas",
     "debates",
     "rooms",
+    "batches",
     "tournaments",
     "experiments",
 ]
@@ -181,8 +182,7 @@ CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int)
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
-    "sweep-tournaments": {"task": "tournaments.tasks.sweep_tournaments", "schedule": 60.0},
-    "sweep-experiments": {"task": "experiments.tasks.sweep_experiments", "schedule": 60.0},
+    "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
     "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
 }
 # How often a running tournament looks again for debates to start when none of its debates finished in

@@ -10,13 +10,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from batches import views as batch_views
+from batches.panel import BatchError, Contestant
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
 from experiments import exports, selectors, services, work
 from experiments.forms import NewExperimentForm
 from experiments.models import Experiment, Run
-from tournaments import batch_views
-from tournaments.services import Contestant
 
 RUNS_PER_PAGE = 50
 
@@ -41,10 +41,10 @@ def new_experiment(request: HttpRequest) -> HttpResponse:
                 owner=request.user,
                 visibility=data["visibility"],
             )
-        except services.ExperimentError as error:
+        except BatchError as error:
             form.add_error(None, str(error))
         else:
-            work.start(experiment)
+            work.EXPERIMENT.start(experiment)
             return redirect("experiment_detail", experiment.pk)
     return render(request, "experiments/new.html", {"form": form})
 
@@ -102,10 +102,12 @@ experiment_export, experiment_share_export = batch_views.export_views(
         "protocols.csv": lambda experiment: csv_text(exports.protocol_rows(selectors.report(experiment))),
     },
 )
-experiment_pause = batch_views.owner_action_view(Experiment, work.pause)
-experiment_resume = batch_views.owner_action_view(Experiment, work.resume)
-experiment_cancel = batch_views.owner_action_view(Experiment, work.cancel)
+experiment_pause = batch_views.owner_action_view(Experiment, work.EXPERIMENT.pause)
+experiment_resume = batch_views.owner_action_view(Experiment, work.EXPERIMENT.resume)
+experiment_cancel = batch_views.owner_action_view(Experiment, work.EXPERIMENT.cancel)
 # The owner (or staff) deletes an experiment and its runs' debates; its run stops first.
-experiment_delete = batch_views.delete_view(Experiment, services.delete, "Experiment deleted, with its runs' debates.")
-experiment_visibility = sharing.visibility_view(Experiment, services.set_visibility)
+experiment_delete = batch_views.delete_view(
+    Experiment, work.EXPERIMENT.delete, "Experiment deleted, with its runs' debates."
+)
+experiment_visibility = sharing.visibility_view(Experiment, work.EXPERIMENT.set_visibility)
 experiment_share_reset = sharing.share_reset_view(Experiment)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -72,8 +71,3 @@ def estimate(questions: int, debaters: int, judges: int, sides: str, repeats: in
     matches = questions * (debaters * (debaters - 1) // 2) * (2 if sides == "both" else 1)
     replays = matches * max(judges * repeats - 1, 0)
     return Estimate(matches, replays, matches * duel_calls(turns) + replays * replay_calls(turns))
-
-
-def names_clash(debaters: Sequence[str], judges: Sequence[str]) -> list[str]:
-    """Names that sit on both sides of the table (a duel needs each seat held by a different persona)."""
-    return sorted(set(debaters) & set(judges))

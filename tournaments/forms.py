@@ -6,6 +6,8 @@ from typing import Any
 
 from django import forms
 
+from batches.forms import PersonaChoices
+from batches.panel import names_clash
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
@@ -13,11 +15,6 @@ from debates.forms import FormatOptions
 from tournaments import design
 from tournaments.models import Tournament
 from tournaments.questions import MAX_BYTES, QuestionsError, QuestionSpec, parse_file, parse_lines
-
-
-class PersonaChoices(forms.ModelMultipleChoiceField):
-    def label_from_instance(self, obj: Persona) -> str:
-        return obj.name
 
 
 class NewTournamentForm(FormatOptions):
@@ -93,7 +90,7 @@ class NewTournamentForm(FormatOptions):
         else:
             self.add_error("questions", "Type at least one question or upload a file.")
         debaters, judges = data.get("debaters") or [], data.get("judges") or []
-        clash = design.names_clash([p.name for p in debaters], [p.name for p in judges])
+        clash = names_clash([p.name for p in debaters], [p.name for p in judges])
         if clash:
             self.add_error("judges", f"{', '.join(clash)} cannot both debate and judge.")
         return data

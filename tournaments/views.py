@@ -10,9 +10,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from batches import views as batch_views
+from batches.panel import BatchError, Contestant
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
-from tournaments import batch_views, broadcast, exports, services
+from tournaments import broadcast, exports, services
 from tournaments.forms import NewTournamentForm
 from tournaments.models import Tournament
 
@@ -27,8 +29,8 @@ def new_tournament(request: HttpRequest) -> HttpResponse:
         try:
             tournament = services.create_tournament(
                 name=data["name"],
-                debaters=[services.Contestant.of(p) for p in data["debaters"]],
-                judges=[services.Contestant.of(p) for p in data["judges"]],
+                debaters=[Contestant.of(p) for p in data["debaters"]],
+                judges=[Contestant.of(p) for p in data["judges"]],
                 questions=form.parsed_questions,
                 options=form.options(),
                 sides=data["sides"],
@@ -37,10 +39,10 @@ def new_tournament(request: HttpRequest) -> HttpResponse:
                 owner=request.user,
                 visibility=data["visibility"],
             )
-        except services.TournamentError as error:
+        except BatchError as error:
             form.add_error(None, str(error))
         else:
-            services.start(tournament)
+            services.TOURNAMENT.start(tournament)
             return redirect("tournament_detail", tournament.pk)
     return render(request, "tournaments/new.html", {"form": form})
 
@@ -100,10 +102,12 @@ tournament_export, tournament_share_export = batch_views.export_views(
         "ratings.csv": lambda tournament: csv_text(exports.rating_rows(tournament)),
     },
 )
-tournament_pause = batch_views.owner_action_view(Tournament, services.pause)
-tournament_resume = batch_views.owner_action_view(Tournament, services.resume)
-tournament_cancel = batch_views.owner_action_view(Tournament, services.cancel)
+tournament_pause = batch_views.owner_action_view(Tournament, services.TOURNAMENT.pause)
+tournament_resume = batch_views.owner_action_view(Tournament, services.TOURNAMENT.resume)
+tournament_cancel = batch_views.owner_action_view(Tournament, services.TOURNAMENT.cancel)
 # The owner (or staff) deletes a tournament and its debates; its run stops first.
-tournament_delete = batch_views.delete_view(Tournament, services.delete, "Tournament deleted, with its debates.")
-tournament_visibility = sharing.visibility_view(Tournament, services.set_visibility)
+tournament_delete = batch_views.delete_view(
+    Tournament, services.TOURNAMENT.delete, "Tournament deleted, with its debates."
+)
+tournament_visibility = sharing.visibility_view(Tournament, services.TOURNAMENT.set_visibility)
 tournament_share_reset = sharing.share_reset_view(Tournament)

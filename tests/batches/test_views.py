@@ -1,4 +1,4 @@
-"""The views tournaments and experiments share (tournaments/batch_views.py), for both kinds: the list (one's own,
+"""The views tournaments and experiments share (batches/views.py), for both kinds: the list (one's own,
 the others' public ones), the exports at the batch's own address and at its share link (their files, types and
 names; an unknown file is a 404), and the owner's pause and cancel."""
 
@@ -8,12 +8,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from batches.panel import Contestant
 from experiments import design
 from experiments import services as experiment_services
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge, questions
 from tournaments import services as tournament_services
-from tournaments.services import Contestant
 
 pytestmark = pytest.mark.django_db
 

@@ -80,7 +80,7 @@ def test_nothing_of_a_run_is_added_or_changed_by_hand(admin_client, tournament):
 
 
 def test_deleting_one_in_the_admin_takes_its_debates_with_it(admin_client, tournament):
-    services.advance(tournament.pk, start=lambda debate_id: None)  # its first duels exist, not running
+    services.TOURNAMENT.advance(tournament.pk, start=lambda debate_id: None)  # its first duels exist, not running
     debate_ids = list(Match.objects.exclude(debate=None).values_list("debate", flat=True))
     assert debate_ids
     response = admin_client.post(reverse("admin:tournaments_tournament_delete", args=[tournament.pk]), {"post": "yes"})

@@ -1,7 +1,8 @@
 """The tournament scheduler and the tournament's shape, as pure functions: no database, no LLM."""
 
-from tournaments import design, schedule
-from tournaments.schedule import DUEL, REPLAY, Job, Settings, plan
+from batches import schedule
+from batches.schedule import DUEL, REPLAY, Job, Settings, plan
+from tournaments import design
 
 
 def duel(match, status=None, attempts=0, stalled=False):

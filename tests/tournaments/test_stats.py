@@ -9,7 +9,8 @@ import choix
 import numpy as np
 import pytest
 
-from tournaments.stats import RIDGE, Figure, Verdict, build_report
+from batches.stats import RIDGE, Figure, Verdict
+from tournaments.stats import build_report
 
 
 def verdict(

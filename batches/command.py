@@ -1,5 +1,6 @@
 """The command line of a batch of debates (`manage.py tournament`, `manage.py experiment`): run a spec with a live
-progress bar, resume one, print its report. Each command says how to create, start, resume and report its own kind."""
+progress bar, resume one, print its report. Each command says how to create and report its own kind; the kind
+(batches/kinds.py) runs it."""
 
 from __future__ import annotations
 
@@ -9,31 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import models
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tournaments.state import ProgressView
+from batches.kinds import BatchKind
 
 
 class BatchCommand(BaseCommand):
-    noun: str  # "tournament", "experiment"
-    model: type[models.Model]
+    """A kind's command says how to create its batch from a spec, its JSON and its printed report."""
+
+    kind: BatchKind
     report_help: str
 
+    @property
+    def noun(self) -> str:
+        return str(self.kind.model._meta.verbose_name)
+
     def create(self, path: Path, console: Console) -> Any:
-        raise NotImplementedError
-
-    def start(self, batch: Any) -> None:
-        raise NotImplementedError
-
-    def resume(self, batch: Any, stalled_after: float) -> None:
-        raise NotImplementedError
-
-    def progress(self, batch: Any) -> ProgressView:
-        raise NotImplementedError
-
-    def is_settled(self, batch_id: int) -> bool:
         raise NotImplementedError
 
     def as_json(self, batch: Any) -> dict[str, Any]:
@@ -70,13 +63,13 @@ class BatchCommand(BaseCommand):
         action = options["action"]
         if action == "run":
             batch = self.create(options["spec"], console)
-            self.start(batch)
+            self.kind.start(batch)
         else:
-            batch = self.model.objects.filter(pk=options["id"]).first()
+            batch = self.kind.model.objects.filter(pk=options["id"]).first()
             if batch is None:
                 raise CommandError(f"there is no {self.noun} {options['id']}")
             if action == "resume":
-                self.resume(batch, options["stalled_after"])
+                self.kind.resume(batch, stalled_after=options["stalled_after"])
         if action in ("run", "resume"):
             if options["enqueue"]:
                 self.stdout.write(str(batch.pk))
@@ -102,12 +95,12 @@ class BatchCommand(BaseCommand):
                 task = bar.add_task(batch.name, total=None, detail="")
                 while True:
                     batch.refresh_from_db()
-                    figures = self.progress(batch)
+                    figures = self.kind.progress(batch)
                     detail = f"{figures.running} running · {figures.failed} failed"
                     if figures.eta_text:
                         detail += f" · {figures.eta_text}"
                     bar.update(task, total=figures.total, completed=figures.done + figures.failed, detail=detail)
-                    if self.is_settled(batch.pk):
+                    if self.kind.is_settled(batch.pk):
                         break
                     time.sleep(0.3)
         except KeyboardInterrupt:
