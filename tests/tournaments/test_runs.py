@@ -7,6 +7,7 @@ from itertools import pairwise
 
 import pytest
 
+from batches import kinds
 from chaoslm import limits
 from chaoslm.llm.testserver import TestLLMServer
 from debates import limits as debate_limits
@@ -21,7 +22,6 @@ from tests.batches.helpers import (
     questions,
     run_to_end,
 )
-from batches import kinds
 from tournaments import results, services, state
 from tournaments.models import Judgment, Match, Tournament
 from tournaments.questions import QuestionSpec
