@@ -7,13 +7,21 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from batches.kinds import BatchKind
+
+# Off a terminal (a pipe, a file, a test) the report's lines and tables print whole, not cut at 80 columns.
+UNWRAPPED_WIDTH = 1000
+
+
+def report_console(file: IO[str]) -> Console:
+    """A console for the command's output: a terminal's own width, or lines printed whole when not a terminal."""
+    return Console(file=file, width=None if file.isatty() else UNWRAPPED_WIDTH)
 
 
 class BatchCommand(BaseCommand):
@@ -59,7 +67,7 @@ class BatchCommand(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         # With --json, stdout carries the JSON alone; the size and the progress bar go to stderr.
-        console = Console(file=(self.stderr if options.get("json") else self.stdout)._out)
+        console = report_console((self.stderr if options.get("json") else self.stdout)._out)
         action = options["action"]
         if action == "run":
             batch = self.create(options["spec"], console)

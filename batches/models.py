@@ -47,6 +47,7 @@ class PersonaSnapshot(models.Model):
     class Role(models.TextChoices):
         DEBATER = "debater"
         JUDGE = "judge"
+        MODERATOR = "moderator"  # a tournament of classic debates: it leads each one
 
     role = models.CharField(max_length=10, choices=Role.choices)
     order = models.PositiveSmallIntegerField(default=0)

@@ -33,10 +33,15 @@ class Contestant:
 
 
 def save_snapshots(
-    model: type[PersonaSnapshot], debaters: Sequence[Contestant], judges: Sequence[Contestant], **link: Any
+    model: type[PersonaSnapshot],
+    debaters: Sequence[Contestant],
+    judges: Sequence[Contestant],
+    moderators: Sequence[Contestant] = (),
+    **link: Any,
 ) -> dict[str, list[Any]]:
-    """A batch's debaters and judges stored as `model` rows (Entrant, Participant), by role, in order; `link`
-    names the batch (`tournament=...`)."""
+    """A batch's debaters, judges (and moderators) stored as `model` rows (Entrant, Participant), by role, in order;
+    `link` names the batch (`tournament=...`)."""
+    Role = PersonaSnapshot.Role
     return {
         role: model.objects.bulk_create(
             [
@@ -44,7 +49,7 @@ def save_snapshots(
                 for i, c in enumerate(group)
             ]
         )
-        for role, group in ((PersonaSnapshot.Role.DEBATER, debaters), (PersonaSnapshot.Role.JUDGE, judges))
+        for role, group in ((Role.DEBATER, debaters), (Role.JUDGE, judges), (Role.MODERATOR, moderators))
     }
 
 

@@ -71,6 +71,7 @@ class Verdict:
     score_for: float | None
     score_against: float | None
     contradicts: bool  # its JSON scores name the other side than its confirmed winner
+    format: str = "duel"  # the judged debate's format
 
     @property
     def winning_debater(self) -> str | None:

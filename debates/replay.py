@@ -6,11 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from debates.engine import record_of
-from debates.formats import DebateConfig, FormatError, SeatInfo
+from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
 from debates.formats.evidence import EvidenceDebate, EvidenceJudge, judge_replay_options
 from debates.formats.judge import replay_options
+from debates.formats.sides_judge import SidesJudge, sides_replay_options
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
+
+# The two-sided formats with no judge of their own, judged again (a tournament's panel) by `sides_judge`.
+SIDES_JUDGED = ("classic", "structured")
 
 
 def duel_config(duel: Debate) -> DebateConfig:
@@ -30,7 +34,8 @@ def create_replay(
     in_batch: bool = False,
 ) -> Debate:
     """A new judge-only debate (pending) over `duel`'s public turns, with the duel's topic and premise: a `judge`
-    replay of a duel, an `evidence_judge` replay of an evidence debate."""
+    replay of a duel, an `evidence_judge` replay of an evidence debate, a `sides_judge` replay of a classic or a
+    structured debate."""
     if duel.status != Debate.Status.COMPLETED:
         raise FormatError("Only a completed debate can be judged again.")
     keys = {s.pk: s.key for s in duel.seats.all()}
@@ -40,6 +45,9 @@ def create_replay(
     config = duel_config(duel)
     if duel.format == EvidenceDebate.name:
         format_name, options = EvidenceJudge.name, judge_replay_options(config, records, source_debate=duel.pk)
+    elif duel.format in SIDES_JUDGED:
+        format_name = SidesJudge.name
+        options = sides_replay_options(get_format(duel.format), config, records, source_debate=duel.pk)
     else:
         format_name, options = "judge", replay_options(config, records, source_debate=duel.pk)
     return create_debate(

@@ -19,11 +19,16 @@ class Tournament(BatchRecord):
         BOTH = "both", "both: every pair debates every question once on each side"
         ONCE = "once", "once: every pair debates every question once"
 
-    format = models.CharField(max_length=20, default="duel")
-    # The duel's options (turns, word_limit), copied into every match.
+    # Its formats, comma-separated in the order given ("duel", "duel,structured"): every pairing debates once in each.
+    format = models.CharField(max_length=100, default="duel")
+    # The formats' options (turns, free_turns, questions, word_limit): each match gets those its format has.
     options = models.JSONField(default=dict, blank=True)
     sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
     repeats = models.PositiveSmallIntegerField(default=1)
+
+    @property
+    def formats(self) -> list[str]:
+        return self.format.split(",")
 
 
 class Entrant(PersonaSnapshot):
@@ -59,10 +64,12 @@ class Question(models.Model):
 
 
 class Match(models.Model):
-    """One duel: a question, a FOR debater and an AGAINST debater; its debate once created."""
+    """One debate of the tournament's: a question, a FOR debater and an AGAINST debater, in one of its formats; its
+    debate once created."""
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="matches")
     order = models.PositiveIntegerField()
+    format = models.CharField(max_length=20, default="duel")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="matches")
     debater_for = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_for")
     debater_against = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_against")
@@ -77,7 +84,7 @@ class Match(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tournament", "order"], name="unique_match_order"),
             models.UniqueConstraint(
-                fields=["tournament", "question", "debater_for", "debater_against"], name="unique_match"
+                fields=["tournament", "format", "question", "debater_for", "debater_against"], name="unique_match"
             ),
         ]
 
@@ -86,8 +93,9 @@ class Match(models.Model):
 
 
 class Judgment(models.Model):
-    """A judge's verdict on a match's transcript. The first judge's repeat 0 is the duel itself; every other
-    judgment is a judge-only replay (a debate of format "judge") over the duel's public turns."""
+    """A judge's verdict on a match's transcript. In a duel, the first judge's repeat 0 is the duel itself; every other
+    judgment is a judge-only replay over the debate's public turns (a debate of format "judge" for a duel,
+    "sides_judge" for a classic or structured debate, which have no judge of their own)."""
 
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="judgments")
     judge = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="judgments")

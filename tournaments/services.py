@@ -47,20 +47,28 @@ def _check(
     concurrency: int,
     visibility: str,
     options: dict[str, Any],
+    formats: Sequence[str] = (design.DUEL,),
+    moderator: Contestant | None = None,
 ) -> design.Estimate:
-    duel = get_format("duel")
-    known = {o.name: o for o in duel.option_specs}
+    unknown = [f for f in formats if f not in design.FORMATS]
+    if not formats or unknown or len(set(formats)) != len(formats):
+        raise TournamentError(f"A tournament's formats are one or more of {', '.join(design.FORMATS)}, each once.")
+    # Each format takes the options it has (a word limit is everyone's).
+    known = {o.name: o for f in formats for o in get_format(f).option_specs}
     check(RULES, debaters, judges, options, known, concurrency, visibility)
+    if ("classic" in formats) != (moderator is not None):
+        raise TournamentError("A classic debate needs a moderator; give one only when a classic debate is run.")
+    if moderator is not None and moderator.spec.name in {c.spec.name for c in (*debaters, *judges)}:
+        raise TournamentError(f"{moderator.spec.name} cannot both moderate and debate or judge.")
     if not questions:
         raise TournamentError("A tournament needs at least one question.")
     if sides not in Tournament.Sides.values:
         raise TournamentError("Sides must be 'both' or 'once'.")
     if not 1 <= repeats <= MAX_REPEATS:
         raise TournamentError(f"Repeats must be between 1 and {MAX_REPEATS}.")
-    turns = options.get("turns", known["turns"].default)
-    if turns < design.MIN_TURNS:
+    if design.DUEL in formats and options.get("turns", known["turns"].default) < design.MIN_TURNS:
         raise TournamentError(design.TOO_FEW_TURNS)
-    size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, turns)
+    size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, options, tuple(formats))
     if size.debates > MAX_DEBATES:
         raise TournamentError(f"That is {size.debates} debates; a tournament runs at most {MAX_DEBATES}.")
     return size
@@ -78,24 +86,30 @@ def create_tournament(
     concurrency: int = 8,
     owner: Any = None,
     visibility: str = Visibility.PRIVATE,
+    formats: Sequence[str] = (design.DUEL,),
+    moderator: Contestant | None = None,
 ) -> Tournament:
-    """Store a tournament with all its matches and judgments (nothing runs yet: see `start`)."""
+    """Store a tournament with all its matches and judgments (nothing runs yet: see `TOURNAMENT.start`): each
+    pairing debates once in each of its `formats` (duel, classic, structured), the formats one after another;
+    a classic debate is led by `moderator`."""
     name = name.strip()
     if not name:
         raise TournamentError("The tournament needs a name.")
     options = {k: v for k, v in (options or {}).items() if v is not None}
-    _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options)
+    formats = list(formats)
+    _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator)
     with transaction.atomic():
         tournament = Tournament.objects.create(
             name=name[:200],
             owner=owner,
+            format=",".join(formats),
             options=options,
             sides=sides,
             repeats=repeats,
             concurrency=concurrency,
             visibility=visibility,
         )
-        entrants = save_snapshots(Entrant, debaters, judges, tournament=tournament)
+        entrants = save_snapshots(Entrant, debaters, judges, [moderator] if moderator else [], tournament=tournament)
         saved_questions = Question.objects.bulk_create(
             [
                 Question(tournament=tournament, index=i, topic=q.topic, premise=q.premise, correct=q.correct)
@@ -108,16 +122,22 @@ def create_tournament(
                 Match(
                     tournament=tournament,
                     order=order,
+                    format=format_name,
                     question=saved_questions[p.question],
                     debater_for=entrants[Entrant.Role.DEBATER][p.debater_for],
                     debater_against=entrants[Entrant.Role.DEBATER][p.debater_against],
                 )
-                for order, p in enumerate(pairings)
+                for order, (format_name, p) in enumerate((f, p) for f in formats for p in pairings)
             ]
         )
         Judgment.objects.bulk_create(
             [
-                Judgment(match=match, judge=judge, repeat=repeat, in_duel=(index == 0 and repeat == 0))
+                Judgment(
+                    match=match,
+                    judge=judge,
+                    repeat=repeat,
+                    in_duel=(index == 0 and repeat == 0 and design.judged_in_debate(match.format)),
+                )
                 for match in matches
                 for index, judge in enumerate(entrants[Entrant.Role.JUDGE])
                 for repeat in range(repeats)
@@ -133,7 +153,8 @@ def _choice(entrant: Entrant) -> SeatChoice:
 
 
 class TournamentKind(BatchKind):
-    """A tournament's jobs: a duel per match, a replay per judgment beyond the duel's own judge."""
+    """A tournament's jobs: a debate per match (the scheduler's DUEL, whatever its format), a replay per judgment
+    beyond a duel's own judge."""
 
     kind = "tournament"
     model = Tournament
@@ -145,10 +166,7 @@ class TournamentKind(BatchKind):
 
     def create(self, batch: Tournament, job: schedule.Job, memo: dict[str, Any]) -> int | None:
         if job.kind == schedule.DUEL:
-            if "judge" not in memo:
-                memo["judge"] = batch.entrants.filter(role=Entrant.Role.JUDGE).order_by("order").first()
-            assert memo["judge"] is not None
-            return _create_duel(batch, job.id, memo["judge"])
+            return _create_duel(batch, job.id, memo)
         return _create_replay(batch, job.id)
 
     def retry(self, job: schedule.Job) -> bool:
@@ -185,14 +203,34 @@ class TournamentKind(BatchKind):
 TOURNAMENT = TournamentKind()
 
 
-def _create_duel(tournament: Tournament, match_id: int, first_judge: Entrant) -> int | None:
+def _seats(match: Match, first_judge: Entrant, moderator: Entrant | None) -> dict[str, SeatChoice]:
+    """The match's seats in its format: FOR and AGAINST as its two sides; a duel's judge, a classic's moderator."""
+    if match.format == "classic":
+        assert moderator is not None
+        return {
+            "moderator": _choice(moderator),
+            "pro": _choice(match.debater_for),
+            "con": _choice(match.debater_against),
+        }
+    if match.format == "structured":
+        return {"affirmative": _choice(match.debater_for), "negative": _choice(match.debater_against)}
+    return {"a": _choice(match.debater_for), "b": _choice(match.debater_against), "judge": _choice(first_judge)}
+
+
+def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> int | None:
     match = Match.objects.select_related("question", "debater_for", "debater_against").get(pk=match_id)
+    if "judge" not in memo:  # read once a pass
+        entrants = tournament.entrants.order_by("order")
+        memo["judge"] = entrants.filter(role=Entrant.Role.JUDGE).first()
+        memo["moderator"] = entrants.filter(role=Entrant.Role.MODERATOR).first()
+    assert memo["judge"] is not None
+    known = {o.name for o in get_format(match.format).option_specs}
     debate = create_debate(
-        format_name=tournament.format,
+        format_name=match.format,
         topic=match.question.topic,
         premise=match.question.premise,
-        seats={"a": _choice(match.debater_for), "b": _choice(match.debater_against), "judge": _choice(first_judge)},
-        options=tournament.options,
+        seats=_seats(match, memo["judge"], memo["moderator"]),
+        options={k: v for k, v in tournament.options.items() if k in known},
         owner=tournament.owner,
         visibility=tournament.visibility,
         in_batch=True,

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import SpecError, load_mapping, people, whole_number
+from batches.spec import SpecError, contestant, load_mapping, people, whole_number
 from chaoslm.sharing import Visibility
+from tournaments.design import DUEL, FORMATS
 from tournaments.questions import QuestionsError, QuestionSpec, parse_file
 
 KEYS = {
@@ -23,6 +24,7 @@ KEYS = {
     "repeats",
     "concurrency",
     "visibility",
+    "moderator",
 }
 
 
@@ -37,6 +39,8 @@ class TournamentSpec:
     repeats: int = 1
     concurrency: int = 8
     visibility: str = Visibility.PRIVATE
+    formats: list[str] = field(default_factory=lambda: [DUEL])
+    moderator: Contestant | None = None  # leads each classic debate
 
 
 def _questions(data: dict[str, Any], base: Path, source: str) -> list[QuestionSpec]:
@@ -77,8 +81,10 @@ def _questions(data: dict[str, Any], base: Path, source: str) -> list[QuestionSp
 def read_spec(path: Path) -> TournamentSpec:
     source = str(path)
     data = load_mapping(path, KEYS, "name, debaters, judges, questions")
-    if data.get("format", "duel") != "duel":
-        raise SpecError(f"{source}: format: tournaments run the judged duel ('duel')")
+    formats = data.get("format", DUEL)
+    formats = [formats] if isinstance(formats, str) else formats
+    if not isinstance(formats, list) or not formats or not all(f in FORMATS for f in formats):
+        raise SpecError(f"{source}: format: one of {', '.join(FORMATS)}, or a list of them such as [duel, structured]")
     options = data.get("options") or {}
     if not isinstance(options, dict):
         raise SpecError(f"{source}: options: expected a mapping such as {{turns: 4}}")
@@ -94,4 +100,6 @@ def read_spec(path: Path) -> TournamentSpec:
         repeats=whole_number(data, "repeats", 1, source),
         concurrency=whole_number(data, "concurrency", 8, source),
         visibility=str(data.get("visibility", Visibility.PRIVATE)),
+        formats=formats,
+        moderator=contestant(data["moderator"], base, f"{source}: moderator") if "moderator" in data else None,
     )

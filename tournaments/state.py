@@ -8,7 +8,6 @@ from django.db.models import F, Q, QuerySet
 
 from batches import schedule
 from batches.progress import ProgressView, jobs_from_rows, progress_view, settings_of
-from debates.formats import get_format
 from debates.models import Debate
 from tournaments import design
 from tournaments.models import Judgment, Match, Tournament
@@ -50,7 +49,23 @@ def debates_of(tournament: Tournament) -> QuerySet[Debate]:
 
 
 def planned_calls(tournament: Tournament) -> Callable[[schedule.Job], int]:
-    """A tournament's job's model calls: a duel's 4T+6, a replay's 2T+4."""
-    turns = tournament.options.get("turns") or get_format("duel").option_specs[0].default
-    planned = {schedule.DUEL: design.duel_calls(turns), schedule.REPLAY: design.replay_calls(turns)}
-    return lambda job: planned[job.kind]
+    """A tournament's job's model calls: its match's debate's (a duel's 4T+6), or a judge's replay of it (2S+4 for S
+    statements). The matches' formats are read (one query) only in a tournament of more than one format."""
+    options = tournament.options
+    planned = {
+        (name, kind): design.debate_calls(name, options)
+        if kind == schedule.DUEL
+        else design.replay_calls(design.statements(name, options))
+        for name in tournament.formats
+        for kind in (schedule.DUEL, schedule.REPLAY)
+    }
+    formats: dict[int, str] = {}
+
+    def calls(job: schedule.Job) -> int:
+        if len(tournament.formats) == 1:
+            return planned[(tournament.formats[0], job.kind)]
+        if not formats:
+            formats.update(Match.objects.filter(tournament=tournament).values_list("id", "format"))
+        return planned[(formats[job.match], job.kind)]
+
+    return calls

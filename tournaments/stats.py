@@ -43,6 +43,20 @@ class PanelFigures:
 
 
 @dataclass(frozen=True)
+class FormatFigures:
+    """How the debates of one format were judged, to compare the formats of a tournament that mixes them."""
+
+    name: str
+    matches: int
+    verdicts: int
+    for_win_rate: Figure
+    accuracy: Figure
+    contradiction_rate: Figure
+    agreement: Figure
+    method: str
+
+
+@dataclass(frozen=True)
 class Report:
     ratings: list[Rating]
     head_to_head: dict[str, dict[str, int]]
@@ -53,6 +67,7 @@ class Report:
     bootstrap: int = 0
     regularized: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    formats: list[FormatFigures] = field(default_factory=list)  # a row a format, when there are several
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON: every Figure as {"value": x or null, "why": "..."}."""
@@ -66,8 +81,10 @@ def build_report(
     *,
     bootstrap: int = 1000,
     seed: int = 0,
+    formats: Sequence[str] = (),
 ) -> Report:
-    """The whole report. `debaters` and `judges` fix the order of rows; every verdict must name them."""
+    """The whole report. `debaters` and `judges` fix the order of rows; every verdict must name them. With more than
+    one of `formats`, a row a format compares them."""
     debaters, judges = list(dict.fromkeys(debaters)), list(dict.fromkeys(judges))
     known_debaters, known_judges = set(debaters), set(judges)
     for v in verdicts:
@@ -88,6 +105,9 @@ def build_report(
         bootstrap=bootstrap,
         regularized=fit.regularized,
         notes=fit.notes,
+        formats=[_format_figures(f, [v for v in verdicts if v.format == f], judges) for f in formats]
+        if len(formats) > 1
+        else [],
     )
 
 
@@ -118,6 +138,22 @@ def _judge_figures(name: str, verdicts: list[Verdict]) -> JudgeFigures:
         contradiction_rate=rate(
             sum(v.contradicts for v in verdicts), len(verdicts), f"{name} has given no verdict yet"
         ),
+    )
+
+
+def _format_figures(name: str, verdicts: list[Verdict], judges: list[str]) -> FormatFigures:
+    """The format's verdicts as a judge's are read (FOR wins, accuracy, contradictions), and its panel's agreement."""
+    figures = _judge_figures(f"the {name} debates", verdicts)
+    panel = _panel(verdicts, judges)
+    return FormatFigures(
+        name=name,
+        matches=len({v.match for v in verdicts}),
+        verdicts=len(verdicts),
+        for_win_rate=figures.for_win_rate,
+        accuracy=figures.accuracy,
+        contradiction_rate=figures.contradiction_rate,
+        agreement=panel.agreement,
+        method=panel.method,
     )
 
 

@@ -10,8 +10,10 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.db.models import F, QuerySet
+from django.test.utils import isolate_apps
 
 from batches import kinds, schedule
 from batches.kinds import BatchKind
@@ -27,21 +29,24 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 # -- file 1: its models (a batch, and one row per debate it needs) -------------------------------------------------
-class Series(BatchRecord):
-    topic = models.CharField(max_length=200)
+# (In a model registry of its own here, which knows the users too, so the rest of the suite never sees its tables.)
+with isolate_apps("batches") as registry:
+    registry.register_model("auth", get_user_model())
 
-    class Meta(BatchRecord.Meta):
-        app_label = "batches"
+    class Series(BatchRecord):
+        topic = models.CharField(max_length=200)
 
+        class Meta(BatchRecord.Meta):
+            app_label = "batches"
 
-class Bout(models.Model):  # noqa: DJ008 (a test's table)
-    series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="bouts")
-    order = models.PositiveIntegerField()
-    debate = models.OneToOneField(Debate, null=True, on_delete=models.SET_NULL, related_name="+")
-    attempts = models.PositiveSmallIntegerField(default=0)
+    class Bout(models.Model):  # noqa: DJ008 (a test's table)
+        series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="bouts")
+        order = models.PositiveIntegerField()
+        debate = models.OneToOneField(Debate, null=True, on_delete=models.SET_NULL, related_name="+")
+        attempts = models.PositiveSmallIntegerField(default=0)
 
-    class Meta:
-        app_label = "batches"
+        class Meta:
+            app_label = "batches"
 
 
 # -- file 2: its kind ----------------------------------------------------------------------------------------------

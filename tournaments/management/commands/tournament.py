@@ -31,7 +31,8 @@ class Command(BatchCommand):
                 len(spec.judges),
                 spec.sides,
                 spec.repeats,
-                spec.options.get("turns", 6),
+                spec.options,
+                tuple(spec.formats),
             )
             console.print(f"[bold]{spec.name}[/]: {size.sentence()}", highlight=False)
             return services.create_tournament(
@@ -44,6 +45,8 @@ class Command(BatchCommand):
                 repeats=spec.repeats,
                 concurrency=spec.concurrency,
                 visibility=spec.visibility,
+                formats=spec.formats,
+                moderator=spec.moderator,
             )
         except (SpecError, BatchError) as error:
             raise CommandError(str(error)) from None
@@ -87,6 +90,20 @@ class Command(BatchCommand):
                 figure(j.contradiction_rate, "percent"),
             )
         console.print(judges)
+        if report.formats:
+            compared = Table(title="Formats compared")
+            for column in ("Format", "Matches judged", "Verdicts", "FOR wins", "Accuracy", "Panel agreement"):
+                compared.add_column(column)
+            for f in report.formats:
+                compared.add_row(
+                    f.name.capitalize(),
+                    str(f.matches),
+                    str(f.verdicts),
+                    figure(f.for_win_rate, "percent"),
+                    figure(f.accuracy, "percent"),
+                    figure(f.agreement),
+                )
+            console.print(compared)
         method = {"cohen": " (Cohen's kappa)", "fleiss": " (Fleiss' kappa)"}.get(report.panel.method, "")
         console.print(
             f"Panel agreement{method}: {figure(report.panel.agreement)}. "
