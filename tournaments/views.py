@@ -38,6 +38,8 @@ def new_tournament(request: HttpRequest) -> HttpResponse:
                 concurrency=data["concurrency"],
                 owner=request.user,
                 visibility=data["visibility"],
+                formats=data["formats"],
+                moderator=Contestant.of(data["moderator"]) if data["moderator"] else None,
             )
         except BatchError as error:
             form.add_error(None, str(error))

@@ -106,7 +106,13 @@ def test_a_tournament_that_mixes_formats_compares_them(llm_server, runner_idle):
     ]
     finished = run_to_end(tournament)
     assert finished.status == "completed"
-    assert sorted(Debate.objects.values_list("format", flat=True)) == ["duel", "judge", "sides_judge", "sides_judge", "structured"]
+    assert sorted(Debate.objects.values_list("format", flat=True)) == [
+        "duel",
+        "judge",
+        "sides_judge",
+        "sides_judge",
+        "structured",
+    ]
     report = results.report(finished)
     assert [(f.name, f.matches, f.verdicts, f.for_win_rate.value) for f in report.formats] == [
         ("duel", 1, 2, 1.0),

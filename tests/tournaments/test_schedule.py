@@ -131,4 +131,4 @@ def test_the_estimate_counts_duels_replays_and_calls():
     assert size.replays == 30 * 3  # two judges, two repeats each: four verdicts a match, one inside the duel
     assert size.calls == 30 * 30 + 90 * 16
     assert size.sentence() == "30 duels and 90 judge replays: 120 debates, 2340 LLM calls."
-    assert design.estimate(questions=1, debaters=2, judges=1, sides="once", repeats=1, turns=2).calls == 14
+    assert design.estimate(questions=1, debaters=2, judges=1, sides="once", repeats=1, options={"turns": 2}).calls == 14
