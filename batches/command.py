@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from batches.kinds import BatchKind
+from chaoslm import cli
 
 # Off a terminal (a pipe, a file, a test) the report's lines and tables print whole, not cut at 80 columns.
 UNWRAPPED_WIDTH = 1000
@@ -34,7 +35,8 @@ class BatchCommand(BaseCommand):
     def noun(self) -> str:
         return str(self.kind.model._meta.verbose_name)
 
-    def create(self, path: Path, console: Console) -> Any:
+    def create(self, path: Path, console: Console, owner: Any) -> Any:
+        """The batch from the spec at `path`, belonging to `owner` (CommandError with what is wrong)."""
         raise NotImplementedError
 
     def as_json(self, batch: Any) -> dict[str, Any]:
@@ -45,11 +47,17 @@ class BatchCommand(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         noun = self.noun
+        article = "an" if noun[0] in "aeiou" else "a"
         sub = parser.add_subparsers(dest="action", required=True)
-        run = sub.add_parser("run", help=f"create a {noun} from SPEC.yaml and run it")
+        run = sub.add_parser("run", help=f"create {article} {noun} from SPEC.yaml and run it")
         run.add_argument("spec", type=Path)
         run.add_argument("--json", action="store_true", help="print the final report as JSON")
-        run.add_argument("--enqueue", action="store_true", help="start it on the runner, print its id and return")
+        run.add_argument(
+            "--enqueue",
+            action="store_true",
+            help="start it on the Celery workers (CHAOSLM_RUNNER=celery), print its id and return",
+        )
+        cli.add_owner_argument(run, noun)
         resume = sub.add_parser("resume", help=f"go on with a stopped, paused or crashed {noun}")
         resume.add_argument("id", type=int)
         resume.add_argument("--json", action="store_true")
@@ -69,8 +77,13 @@ class BatchCommand(BaseCommand):
         # With --json, stdout carries the JSON alone; the size and the progress bar go to stderr.
         console = report_console((self.stderr if options.get("json") else self.stdout)._out)
         action = options["action"]
+        if options.get("enqueue"):
+            cli.refuse_enqueue_inline()
         if action == "run":
-            batch = self.create(options["spec"], console)
+            owner, whose = cli.owner(options["owner"])
+            batch = self.create(options["spec"], console, owner)
+            for line in (whose, *cli.addresses(batch)):
+                console.print(line, highlight=False, soft_wrap=True)
             self.kind.start(batch)
         else:
             batch = self.kind.model.objects.filter(pk=options["id"]).first()

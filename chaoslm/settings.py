@@ -150,6 +150,10 @@ else:
 
 # Where debates run: "inline" (a background thread of the web process) or "celery".
 CHAOSLM_RUNNER = env_str("CHAOSLM_RUNNER", "inline")
+# The site's address, for the page addresses the command line prints (`make run` serves 127.0.0.1:8000), and
+# the user who owns what the command line creates when it names none (`make run` creates it: ensure_admin).
+CHAOSLM_SITE_URL = env_str("CHAOSLM_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+CHAOSLM_ADMIN_USER = env_str("CHAOSLM_ADMIN_USER", "admin")
 if CHAOSLM_RUNNER not in {"inline", "celery"}:
     raise ImproperlyConfigured(f"CHAOSLM_RUNNER must be 'inline' or 'celery', not {CHAOSLM_RUNNER!r}")
 

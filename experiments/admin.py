@@ -1,6 +1,6 @@
 """Experiments in the admin: to look into, not to rewrite (as batches/admin.py says: its rows
 are its state, so changing a run, a participant's snapshot or the options mid-run would make its report mix two
-experiments). Only the name is editable. Deleting one stops its run first."""
+experiments). Only the name and the sharing are editable (batches/admin.py). Deleting one stops its run first."""
 
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ class ExperimentAdmin(BatchAdmin):
         "created_at",
         "finished_at",
     ]
-    readonly_fields = fields[1:]
 
     parts = (Run, Participant, Question)
     kind = work.EXPERIMENT

@@ -68,7 +68,7 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
             "run_page": page,
             "is_owner": sharing.is_owner(request.user, experiment),
             "can_delete": sharing.can_delete(request.user, experiment),
-            "share": sharing.share_panel(request, experiment),
+            "share": sharing.share_panel(request, experiment, staff=True),
             "exports_base": exports_base,
             "ws_url": ws_url,
             "questions": experiment.questions.count(),
@@ -109,5 +109,6 @@ experiment_cancel = batch_views.owner_action_view(Experiment, work.EXPERIMENT.ca
 experiment_delete = batch_views.delete_view(
     Experiment, work.EXPERIMENT.delete, "Experiment deleted, with its runs' debates."
 )
-experiment_visibility = sharing.visibility_view(Experiment, work.EXPERIMENT.set_visibility)
-experiment_share_reset = sharing.share_reset_view(Experiment)
+# Staff manage any batch's sharing: one made on the command line may belong to nobody who could.
+experiment_visibility = sharing.visibility_view(Experiment, work.EXPERIMENT.set_visibility, staff=True)
+experiment_share_reset = sharing.share_reset_view(Experiment, staff=True)

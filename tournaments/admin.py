@@ -1,7 +1,8 @@
 """Tournaments in the admin: to look into, not to rewrite. A tournament's rows are its state (its matches and
 judgments are made with it, its progress is derived from them), so everything that the run reads is read-only:
 changing a match, an entrant's snapshot or the options mid-run would make its report mix two tournaments.
-Only the name is editable. Deleting one stops its run first (batches/kinds.py `delete`)."""
+Only the name and the sharing are editable (batches/admin.py). Deleting one stops its run first (batches/kinds.py
+`delete`)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,6 @@ class TournamentAdmin(BatchAdmin):
         "created_at",
         "finished_at",
     ]
-    readonly_fields = fields[1:]
     parts = (Match, Judgment, Entrant, Question)
     kind = services.TOURNAMENT
 

@@ -81,6 +81,7 @@ class Match(models.Model):
 
     class Meta:
         ordering = ["order"]
+        verbose_name_plural = "matches"
         constraints = [
             models.UniqueConstraint(fields=["tournament", "order"], name="unique_match_order"),
             models.UniqueConstraint(

@@ -71,7 +71,7 @@ def _page(request: HttpRequest, tournament: Tournament, *, ws_url: str, exports_
             "is_owner": sharing.is_owner(request.user, tournament),
             "can_delete": sharing.can_delete(request.user, tournament),
             "ws_url": ws_url,
-            "share": sharing.share_panel(request, tournament),
+            "share": sharing.share_panel(request, tournament, staff=True),
             "exports_base": exports_base,
             "questions": tournament.questions.count(),
             "entrants": list(tournament.entrants.all()),
@@ -111,5 +111,6 @@ tournament_cancel = batch_views.owner_action_view(Tournament, services.TOURNAMEN
 tournament_delete = batch_views.delete_view(
     Tournament, services.TOURNAMENT.delete, "Tournament deleted, with its debates."
 )
-tournament_visibility = sharing.visibility_view(Tournament, services.TOURNAMENT.set_visibility)
-tournament_share_reset = sharing.share_reset_view(Tournament)
+# Staff manage any batch's sharing: one made on the command line may belong to nobody who could.
+tournament_visibility = sharing.visibility_view(Tournament, services.TOURNAMENT.set_visibility, staff=True)
+tournament_share_reset = sharing.share_reset_view(Tournament, staff=True)

@@ -23,7 +23,7 @@ class Command(BatchCommand):
     def as_json(self, batch: Experiment) -> dict[str, Any]:
         return exports.as_json(batch)
 
-    def create(self, path: Path, console: Console) -> Experiment:
+    def create(self, path: Path, console: Console, owner: Any) -> Experiment:
         try:
             spec = read_spec(path)
             size = design.count(len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))
@@ -40,6 +40,7 @@ class Command(BatchCommand):
                 judges=spec.judges,
                 options=spec.options,
                 concurrency=spec.concurrency,
+                owner=owner,
                 visibility=spec.visibility,
             )
         except (SpecError, BatchError) as error:

@@ -22,7 +22,7 @@ class Command(BatchCommand):
     def as_json(self, batch: Tournament) -> dict[str, Any]:
         return exports.as_json(batch)
 
-    def create(self, path: Path, console: Console) -> Tournament:
+    def create(self, path: Path, console: Console, owner: Any) -> Tournament:
         try:
             spec = read_spec(path)
             size = design.estimate(
@@ -44,6 +44,7 @@ class Command(BatchCommand):
                 sides=spec.sides,
                 repeats=spec.repeats,
                 concurrency=spec.concurrency,
+                owner=owner,
                 visibility=spec.visibility,
                 formats=spec.formats,
                 moderator=spec.moderator,
