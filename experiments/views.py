@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 
 from batches import views as batch_views
 from batches.panel import BatchError, Contestant
@@ -49,7 +49,7 @@ def new_experiment(request: HttpRequest) -> HttpResponse:
     return render(request, "experiments/new.html", {"form": form})
 
 
-def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_base: str) -> HttpResponse:
+def _page(request: HttpRequest, experiment: Experiment, common: dict[str, Any]) -> HttpResponse:
     judged = selectors.judged(experiment)
     runs = Run.objects.filter(experiment=experiment).select_related(
         "question", "judge", "first", "second", "debate", "source"
@@ -62,36 +62,18 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
         request,
         "experiments/detail.html",
         {
+            **common,
             "experiment": experiment,
             "progress": selectors.progress(experiment),
             **selectors.report_context(experiment, judged),
             "run_page": page,
-            "is_owner": sharing.is_owner(request.user, experiment),
-            "can_delete": sharing.can_delete(request.user, experiment),
-            "share": sharing.share_panel(request, experiment, staff=True),
-            "exports_base": exports_base,
-            "ws_url": ws_url,
             "questions": experiment.questions.count(),
             "participants": list(experiment.participants.all()),
         },
     )
 
 
-def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = sharing.visible_or_404(Experiment, request.user, pk=pk)
-    return _page(
-        request, experiment, ws_url=f"/ws/experiments/{pk}/", exports_base=reverse("experiment_detail", args=[pk])
-    )
-
-
-def experiment_share(request: HttpRequest, token: str) -> HttpResponse:
-    experiment = sharing.visible_or_404(Experiment, request.user, token=token)
-    return _page(
-        request,
-        experiment,
-        ws_url=f"/ws/experiment-share/{token}/",
-        exports_base=reverse("experiment_share", args=[token]),
-    )
+experiment_detail, experiment_share = batch_views.page_views(Experiment, _page)
 
 
 experiment_export, experiment_share_export = batch_views.export_views(

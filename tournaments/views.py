@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from batches import views as batch_views
@@ -58,44 +58,23 @@ def estimate(request: HttpRequest) -> HttpResponse:
     return render(request, "tournaments/estimate.html", {"form": form, "estimate": form.estimate()})
 
 
-def _page(request: HttpRequest, tournament: Tournament, *, ws_url: str, exports_base: str) -> HttpResponse:
-    state = broadcast.page_state(tournament)
+def _page(request: HttpRequest, tournament: Tournament, common: dict[str, Any]) -> HttpResponse:
     match_page, match_rows = broadcast.match_page(tournament, request.GET.get("page"))
     return render(
         request,
         "tournaments/detail.html",
         {
-            **state,
+            **broadcast.page_state(tournament),
+            **common,
             "match_page": match_page,
             "match_rows": match_rows,
-            "is_owner": sharing.is_owner(request.user, tournament),
-            "can_delete": sharing.can_delete(request.user, tournament),
-            "ws_url": ws_url,
-            "share": sharing.share_panel(request, tournament, staff=True),
-            "exports_base": exports_base,
             "questions": tournament.questions.count(),
             "entrants": list(tournament.entrants.all()),
         },
     )
 
 
-def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    tournament = sharing.visible_or_404(Tournament, request.user, pk=pk)
-    return _page(
-        request, tournament, ws_url=f"/ws/tournaments/{pk}/", exports_base=reverse("tournament_detail", args=[pk])
-    )
-
-
-def tournament_share(request: HttpRequest, token: str) -> HttpResponse:
-    tournament = sharing.visible_or_404(Tournament, request.user, token=token)
-    return _page(
-        request,
-        tournament,
-        ws_url=f"/ws/tournament-share/{token}/",
-        exports_base=reverse("tournament_share", args=[token]),
-    )
-
-
+tournament_detail, tournament_share = batch_views.page_views(Tournament, _page)
 tournament_export, tournament_share_export = batch_views.export_views(
     Tournament,
     {

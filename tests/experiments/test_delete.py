@@ -146,7 +146,8 @@ def test_experiments_in_the_admin_are_read_only_but_for_the_name(people):
         for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
     }
     url = reverse("admin:experiments_experiment_change", args=[experiment.pk])
-    response = boss.post(url, {"name": "Renamed", "concurrency": 99, "options": '{"rounds": 9}', **management})
+    data = {"name": "Renamed", "visibility": experiment.visibility, "concurrency": 99, "options": '{"rounds": 9}'}
+    response = boss.post(url, {**data, **management})
     assert response.status_code == 302, response.content.decode()[:2000]
     experiment.refresh_from_db()
     assert (experiment.name, experiment.concurrency, experiment.options) == ("Renamed", 2, {"rounds": 3})
