@@ -56,8 +56,8 @@ def tournament_wall(duels: int, concurrency: int) -> tuple[float, int]:
         concurrency=concurrency,
     )
     start = time.perf_counter()
-    services.start(tournament)
-    while not services.is_settled(tournament.pk):
+    services.TOURNAMENT.start(tournament)
+    while not services.TOURNAMENT.is_settled(tournament.pk):
         time.sleep(0.1)
     wall = time.perf_counter() - start
     tournament.refresh_from_db()
@@ -67,7 +67,7 @@ def tournament_wall(duels: int, concurrency: int) -> tuple[float, int]:
 
 def synthetic_verdicts(count: int) -> tuple[list, list[str], list[str]]:
     """`count` verdicts: 8 debaters of graded strength, 3 judges, each match judged by all three."""
-    from tournaments.stats import Verdict
+    from batches.stats import Verdict
 
     rng = random.Random(7)
     debaters = [f"Debater {i}" for i in range(8)]
@@ -113,11 +113,12 @@ def main() -> None:
     server, url = start_test_server(args.latency)
     try:
         django_with_temp_db(url)
+        from batches.stats import load_libraries
         from chaoslm.runner import inline
         from debates.models import Debate
         from tournaments import results
         from tournaments.models import Tournament
-        from tournaments.stats import build_report, load_libraries
+        from tournaments.stats import build_report
 
         one_duel_wall()  # the process's first duel pays one-time costs (connections, templates): not the baseline
         one = one_duel_wall()

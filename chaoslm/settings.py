@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "chaoslm.personas",
     "debates",
     "rooms",
+    "batches",
     "tournaments",
     "experiments",
     # The JSON API (/api/v1/); `ninja` serves its docs page's scripts and styles from our static files.
@@ -166,6 +167,10 @@ else:
 
 # Where debates run: "inline" (a background thread of the web process) or "celery".
 CHAOSLM_RUNNER = env_str("CHAOSLM_RUNNER", "inline")
+# The site's address, for the page addresses the command line prints (`make run` serves 127.0.0.1:8000), and
+# the user who owns what the command line creates when it names none (`make run` creates it: ensure_admin).
+CHAOSLM_SITE_URL = env_str("CHAOSLM_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+CHAOSLM_ADMIN_USER = env_str("CHAOSLM_ADMIN_USER", "admin")
 if CHAOSLM_RUNNER not in {"inline", "celery"}:
     raise ImproperlyConfigured(f"CHAOSLM_RUNNER must be 'inline' or 'celery', not {CHAOSLM_RUNNER!r}")
 
@@ -198,8 +203,7 @@ CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int)
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
-    "sweep-tournaments": {"task": "tournaments.tasks.sweep_tournaments", "schedule": 60.0},
-    "sweep-experiments": {"task": "experiments.tasks.sweep_experiments", "schedule": 60.0},
+    "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
     "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
 }
 # How often a running tournament looks again for debates to start when none of its debates finished in

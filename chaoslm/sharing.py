@@ -126,13 +126,19 @@ def visible_or_404(model: type[S], user: Any, pk: int | None = None, token: str 
     return found
 
 
+def can_manage_sharing(user: Any, thing: Shared, *, staff: bool = False) -> bool:
+    """Who changes a thing's visibility and share link: its owner; with `staff`, staff too (a batch made on the
+    command line may have no owner who could)."""
+    return is_owner(user, thing) or (staff and bool(user.is_staff))
+
+
 def owner_action(
-    model: type[S],
+    model: type[S], *, staff: bool = False
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """A POST view only the owner may use: `view(request, thing, **kwargs)` behind `wrapped(request, pk, **kwargs)`.
 
     The anonymous are sent to log in (302); those who may not see the thing get the same 404 as for one
-    that does not exist; those who may see it but do not own it get 403.
+    that does not exist; those who may see it but do not own it get 403 (staff too, unless `staff`).
     """
     noun = model._meta.verbose_name
 
@@ -142,7 +148,7 @@ def owner_action(
         @functools.wraps(view)
         def wrapped(request: HttpRequest, pk: int, **kwargs: Any) -> HttpResponse:
             thing = visible_or_404(model, request.user, pk=pk)
-            if not is_owner(request.user, thing):
+            if not can_manage_sharing(request.user, thing, staff=staff):
                 return HttpResponseForbidden(f"Only the {noun}'s owner can do that.")
             return view(request, thing, **kwargs)
 
@@ -159,14 +165,14 @@ def _names(model: type[models.Model]) -> str:
     return model._meta.model_name or ""
 
 
-def share_panel(request: HttpRequest, thing: models.Model) -> dict[str, Any]:
+def share_panel(request: HttpRequest, thing: models.Model, *, staff: bool = False) -> dict[str, Any]:
     """What templates/partials/share_panel.html needs for `thing`, as `request.user` may see it.
 
     The share link is the owner's to hand out: nobody else is shown it, so a viewer of a public page
     cannot keep a way in after the owner makes it unlisted.
     """
     name = _names(type(thing))
-    owner = is_owner(request.user, thing)
+    owner = can_manage_sharing(request.user, thing, staff=staff)  # type: ignore[arg-type]
     link = reverse(f"{name}_share", args=[thing.share_token])
     return {
         "thing": thing,
@@ -179,12 +185,14 @@ def share_panel(request: HttpRequest, thing: models.Model) -> dict[str, Any]:
     }
 
 
-def visibility_view(model: type[S], apply: Callable[[S, str], None] = set_visibility) -> Callable[..., HttpResponse]:
-    """The owner's POST that changes who may see a `model` (`apply`: `set_visibility`, or a kind's own that
-    calls it), then back to its page with a message."""
+def visibility_view(
+    model: type[S], apply: Callable[[S, str], None] = set_visibility, *, staff: bool = False
+) -> Callable[..., HttpResponse]:
+    """The owner's (with `staff`, staff's too) POST that changes who may see a `model` (`apply`: `set_visibility`,
+    or a kind's own that calls it), then back to its page with a message."""
     noun, name = model._meta.verbose_name, _names(model)
 
-    @owner_action(model)
+    @owner_action(model, staff=staff)
     def view(request: HttpRequest, thing: S) -> HttpResponse:
         try:
             apply(thing, request.POST.get("visibility", ""))
@@ -196,11 +204,12 @@ def visibility_view(model: type[S], apply: Callable[[S, str], None] = set_visibi
     return view
 
 
-def share_reset_view(model: type[S]) -> Callable[..., HttpResponse]:
-    """The owner's POST that gives a `model` a new share link; the old one stops working."""
+def share_reset_view(model: type[S], *, staff: bool = False) -> Callable[..., HttpResponse]:
+    """The owner's (with `staff`, staff's too) POST that gives a `model` a new share link; the old one stops
+    working."""
     noun, name = model._meta.verbose_name, _names(model)
 
-    @owner_action(model)
+    @owner_action(model, staff=staff)
     def view(request: HttpRequest, thing: S) -> HttpResponse:
         reset_share_link(thing)  # type: ignore[arg-type]
         messages.success(request, f"This {noun} has a new share link; the old one no longer works.")

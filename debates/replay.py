@@ -13,9 +13,11 @@ from debates.setup import SeatChoice, create_debate
 
 
 def duel_config(duel: Debate) -> DebateConfig:
+    # In the format's own seat order, so a replay reads a debate's first debater as the side that argues FOR.
+    order = {spec.key: i for i, spec in enumerate(get_format(duel.format).seat_specs)}
     seats = tuple(
         SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
-        for s in duel.seats.all()
+        for s in sorted(duel.seats.all(), key=lambda s: order.get(s.key, len(order)))
     )
     return DebateConfig(format=duel.format, topic=duel.topic, premise=duel.premise, options=duel.options, seats=seats)
 
@@ -29,7 +31,8 @@ def create_replay(
     in_batch: bool = False,
 ) -> Debate:
     """A new judge-only debate (pending) over `duel`'s public turns, with the duel's topic and premise: a `judge`
-    replay of a duel, an `evidence_judge` replay of an evidence debate."""
+    replay of a duel, an `evidence_judge` replay of an evidence debate, a `sides_judge` replay of a classic or a
+    structured debate."""
     if duel.status != Debate.Status.COMPLETED:
         raise FormatError("Only a completed debate can be judged again.")
     keys = {s.pk: s.key for s in duel.seats.all()}

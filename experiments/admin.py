@@ -1,14 +1,14 @@
-"""Experiments in the admin: to look into, not to rewrite (as tournaments/admin.py, for the same reason: its rows
+"""Experiments in the admin: to look into, not to rewrite (as batches/admin.py says: its rows
 are its state, so changing a run, a participant's snapshot or the options mid-run would make its report mix two
-experiments). Only the name is editable. Deleting one stops its run first (experiments/services.py `delete`)."""
+experiments). Only the name and the sharing are editable (batches/admin.py). Deleting one stops its run first."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from experiments import services
+from batches.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline, SnapshotInline
+from experiments import work
 from experiments.models import Experiment, Participant, Question, Run
-from tournaments.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline, SnapshotInline
 
 
 class ParticipantInline(SnapshotInline):
@@ -36,12 +36,9 @@ class ExperimentAdmin(BatchAdmin):
         "created_at",
         "finished_at",
     ]
-    readonly_fields = fields[1:]
 
     parts = (Run, Participant, Question)
-
-    def delete_batch(self, batch: Experiment) -> None:
-        services.delete(batch)
+    kind = work.EXPERIMENT
 
 
 @admin.register(Run)

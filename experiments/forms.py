@@ -6,12 +6,12 @@ from typing import Any
 
 from django import forms
 
+from batches.forms import PersonaChoices
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, WORD_LIMIT
 from experiments import design
 from experiments.questions import MAX_BYTES, EvidenceQuestion, QuestionsError, parse_file, sample
-from tournaments.forms import PersonaChoices
 
 PROTOCOL_CHOICES = [
     (design.DEBATE, "Debate: two debaters who read the passage argue A and B"),

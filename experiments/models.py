@@ -1,6 +1,6 @@
 """Experiments: a question set with passages, run under several protocols (evidence debate, consultancy, blind,
 oracle) by debater personas before a panel of judges, each answer order presented both ways. Its rows are the
-whole state: progress is derived from the runs and their debates' statuses (tournaments/schedule.py), so an
+whole state: progress is derived from the runs and their debates' statuses (batches/schedule.py), so an
 experiment resumes after any crash with nothing run twice. A run's debate is an ordinary debate of the
 protocol's format, created at most once (a one-to-one link, created under the experiment's row lock).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from batches.models import BatchRecord, PersonaSnapshot
 from debates.models import Debate
-from tournaments.models import BatchRecord, PersonaSnapshot
 
 
 class Experiment(BatchRecord):

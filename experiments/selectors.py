@@ -9,16 +9,17 @@ from typing import Any
 from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce
 
+from batches import schedule
+from batches.progress import ProgressView, jobs_from_rows, progress_view, settings_of
 from debates.formats.evidence import asks_nothing, read_answer
 from debates.formats.quotes import verify
 from debates.models import Debate, Event
 from experiments import charts, design, stats
 from experiments.models import Experiment, Participant, Run
-from tournaments import batches, schedule, state
 
 
 def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
-    """Every run's debate as it stands (see tournaments.state.jobs: the same reading, one query for the runs).
+    """Every run's debate as it stands (see tournaments/state.py `jobs`: the same reading, one query for the runs).
 
     A run holding its own debate is the scheduler's DUEL (its match is itself); a run reading another's is a
     REPLAY of that run (its match is the source), so it waits for that debate to finish and fails with it."""
@@ -30,7 +31,7 @@ def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_onl
         (schedule.REPLAY if row["source_id"] else schedule.DUEL, row)
         for row in runs.values(*fields, "source_id", job_order=F("order"), job_match=Coalesce("source_id", "id"))
     ]
-    return state.jobs_from_rows(rows, stalled_after)
+    return jobs_from_rows(rows, stalled_after)
 
 
 def debates_of(experiment: Experiment) -> QuerySet[Debate]:
@@ -38,11 +39,9 @@ def debates_of(experiment: Experiment) -> QuerySet[Debate]:
     return Debate.objects.filter(experiment_run__experiment=experiment)
 
 
-def progress(experiment: Experiment) -> state.ProgressView:
+def progress(experiment: Experiment) -> ProgressView:
     """Done, running and failed runs; the ETA from the pace of the model calls so far, as a tournament's."""
-    return state.progress_view(
-        jobs(experiment), batches.settings_of(experiment), debates_of(experiment), planned_calls(experiment)
-    )
+    return progress_view(jobs(experiment), settings_of(experiment), debates_of(experiment), planned_calls(experiment))
 
 
 def judged(experiment: Experiment) -> list[stats.Judged]:

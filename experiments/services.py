@@ -7,24 +7,26 @@ from typing import Any
 
 from django.db import transaction
 
+from batches.panel import BatchError, Contestant, Rules, check, save_snapshots
 from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, SIMULTANEOUS, WORD_LIMIT
-from experiments import design, work
+from experiments import design
 from experiments.models import Experiment, Participant, Question, Run
 from experiments.questions import EvidenceQuestion
-from tournaments import batches
-from tournaments import design as tournament_design
-from tournaments.services import Contestant, save_snapshots
 
 MAX_DEBATERS = 10
 MAX_JUDGES = 10
-MAX_CONCURRENCY = 100
 MAX_RUNS = 20_000
 OPTIONS = {o.name: o for o in (ROUNDS, WORD_LIMIT, SIMULTANEOUS)}
 
 
-class ExperimentError(ValueError):
+class ExperimentError(BatchError):
     """An experiment that cannot be made as asked; the message is for the user."""
+
+
+RULES = Rules(
+    noun="An experiment", max_debaters=MAX_DEBATERS, max_judges=MAX_JUDGES, debaters_do="argue", error=ExperimentError
+)
 
 
 def _check(
@@ -49,29 +51,7 @@ def _check(
         raise ExperimentError("A debate or a consultancy needs at least one debater.")
     if design.DEBATE in protocols and len(debaters) < 2:
         raise ExperimentError("An evidence debate needs two debaters: a persona does not argue against itself.")
-    if len(debaters) > MAX_DEBATERS:
-        raise ExperimentError(f"An experiment takes at most {MAX_DEBATERS} debaters.")
-    if not judges:
-        raise ExperimentError("An experiment needs at least one judge.")
-    if len(judges) > MAX_JUDGES:
-        raise ExperimentError(f"An experiment takes at most {MAX_JUDGES} judges.")
-    for group, label in ((debaters, "debater"), (judges, "judge")):
-        names = [c.spec.name for c in group]
-        if len(set(names)) != len(names):
-            raise ExperimentError(f"Each {label} must be a different persona.")
-    clash = tournament_design.names_clash([c.spec.name for c in debaters], [c.spec.name for c in judges])
-    if clash:
-        raise ExperimentError(f"{', '.join(clash)} cannot both argue and judge.")
-    for name, value in options.items():
-        spec = OPTIONS.get(name)
-        if spec is None:
-            raise ExperimentError(f"There is no option {name!r}; the options are {', '.join(OPTIONS)}.")
-        if isinstance(value, bool) or not isinstance(value, int) or not spec.minimum <= value <= spec.maximum:
-            raise ExperimentError(f"{spec.label} must be a whole number from {spec.minimum} to {spec.maximum}.")
-    if not 1 <= concurrency <= MAX_CONCURRENCY:
-        raise ExperimentError(f"Concurrency must be between 1 and {MAX_CONCURRENCY}.")
-    if visibility not in Visibility.values:
-        raise ExperimentError("Visibility must be private, unlisted or public.")
+    check(RULES, debaters, judges, options, OPTIONS, concurrency, visibility)
     size = design.count(len(questions), list(protocols), len(debaters), len(judges))
     if size > MAX_RUNS:
         raise ExperimentError(f"That is {size} runs; an experiment makes at most {MAX_RUNS}.")
@@ -90,7 +70,7 @@ def create_experiment(
     owner: Any = None,
     visibility: str = Visibility.PRIVATE,
 ) -> Experiment:
-    """Store an experiment with all its runs (nothing runs yet: see work.start)."""
+    """Store an experiment with all its runs (nothing runs yet: see `work.EXPERIMENT.start`)."""
     name = name.strip()
     if not name:
         raise ExperimentError("The experiment needs a name.")
@@ -148,13 +128,3 @@ def create_experiment(
                 replays.append(row)
         Run.objects.bulk_update(replays, ["source"], batch_size=2000)
     return experiment
-
-
-def set_visibility(experiment: Experiment, value: str) -> None:
-    """The experiment's visibility, and its runs' debates' with it (batches.set_visibility)."""
-    batches.set_visibility(work.EXPERIMENT, experiment, value)
-
-
-def delete(experiment: Experiment) -> None:
-    """Delete an experiment and its runs' debates, stopping its run first (batches.delete)."""
-    batches.delete(work.EXPERIMENT, experiment)

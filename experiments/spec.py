@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from batches.panel import Contestant
+from batches.spec import SpecError, load_mapping, people, whole_number
 from chaoslm.sharing import Visibility
 from experiments.questions import EvidenceQuestion, QuestionsError, parse_file, sample
-from tournaments.services import Contestant
-from tournaments.spec import SpecError, contestant, load_mapping
 
 KEYS = {"name", "questions_file", "sample", "protocols", "debaters", "judges", "options", "concurrency", "visibility"}
 
@@ -60,22 +60,14 @@ def read_spec(path: Path) -> ExperimentSpec:
     if not isinstance(protocols, list) or not all(isinstance(p, str) for p in protocols):
         raise SpecError(f"{source}: protocols: expected a list such as [evidence_debate, blind]")
     base = path.parent
-    people = {}
-    for key in ("debaters", "judges"):
-        values = data.get(key, [])
-        if not isinstance(values, list):
-            raise SpecError(f"{source}: {key}: expected a list of persona names or YAML paths")
-        people[key] = [contestant(v, base, f"{source}: {key}[{i}]") for i, v in enumerate(values, start=1)]
-    concurrency = data.get("concurrency", 8)
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool):
-        raise SpecError(f"{source}: concurrency: expected a whole number")
+    seated = people(data, base, source)
     return ExperimentSpec(
         name=str(data.get("name") or path.stem),
         questions=_questions(data, base, source),
         protocols=protocols,
-        debaters=people["debaters"],
-        judges=people["judges"],
+        debaters=seated["debaters"],
+        judges=seated["judges"],
         options=dict(options),
-        concurrency=concurrency,
+        concurrency=whole_number(data, "concurrency", 8, source),
         visibility=str(data.get("visibility", Visibility.PRIVATE)),
     )

@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-from tournaments import stats as tournament_stats
-from tournaments.stats import Figure, plain
+from batches.stats import Figure, Rating, Verdict, plain, ratings
 
 DEBATE, CONSULTANCY = "evidence_debate", "consultancy"
 BINS = 10
@@ -341,7 +340,7 @@ def _wins(name: str, runs: Sequence[Judged], protocol: str, correct: bool) -> Fi
     return _rate(hits, total, f"no {kind} arguing the {side} answer with a decided verdict")
 
 
-def _verdicts(runs: Sequence[Judged]) -> list[tournament_stats.Verdict]:
+def _verdicts(runs: Sequence[Judged]) -> list[Verdict]:
     """The debates as the tournaments' verdicts, for their Bradley-Terry ratings: the side shown first is FOR."""
     out = []
     for run in runs:
@@ -355,7 +354,7 @@ def _verdicts(runs: Sequence[Judged]) -> list[tournament_stats.Verdict]:
         if run.correct is not None:
             correct = "for" if run.correct == (1 if run.swapped else 0) else "against"
         out.append(
-            tournament_stats.Verdict(
+            Verdict(
                 match=run.run,
                 question=run.question,
                 judge=run.judge,
@@ -373,14 +372,14 @@ def _verdicts(runs: Sequence[Judged]) -> list[tournament_stats.Verdict]:
 
 
 def _debaters(
-    runs: Sequence[Judged], debaters: Sequence[str], judges: Sequence[str], bootstrap: int, seed: int
+    runs: Sequence[Judged], debaters: Sequence[str], bootstrap: int, seed: int
 ) -> tuple[list[DebaterFigures], tuple[str, ...]]:
     verdicts = _verdicts(runs)
-    ratings: dict[str, tournament_stats.Rating] = {}
+    rated: dict[str, Rating] = {}
     notes: tuple[str, ...] = ()
     if verdicts and debaters:
-        fitted = tournament_stats.build_report(verdicts, debaters, judges, bootstrap=bootstrap, seed=seed)
-        ratings = {r.name: r for r in fitted.ratings}
+        fitted = ratings(verdicts, debaters, bootstrap, seed)
+        rated = {r.name: r for r in fitted.ratings}
         notes = fitted.notes
     out = []
     for name in debaters:
@@ -388,7 +387,7 @@ def _debaters(
         for run in runs:
             for key, value in run.quotes.get(name, {}).items():
                 counts[key] += value
-        rating = ratings.get(name)
+        rating = rated.get(name)
         out.append(
             DebaterFigures(
                 name=name,
@@ -441,7 +440,7 @@ def build_report(
     for a, b in DIFFERENCES:
         if a in protocols and b in protocols:
             differences[f"{a} - {b}"] = difference(of[a], of[b], bootstrap=bootstrap, seed=seed)
-    debater_rows, notes = _debaters(runs, debaters, judges, bootstrap, seed)
+    debater_rows, notes = _debaters(runs, debaters, bootstrap, seed)
     return Report(
         protocols=figures,
         differences=differences,

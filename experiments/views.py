@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from batches import views as batch_views
+from batches.panel import BatchError, Contestant
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
 from experiments import exports, selectors, services, work
 from experiments.forms import NewExperimentForm
 from experiments.models import Experiment, Run
-from tournaments import batch_views
-from tournaments.services import Contestant
 
 RUNS_PER_PAGE = 50
 
@@ -42,10 +42,10 @@ def new_experiment(request: HttpRequest) -> HttpResponse:
                 owner=request.user,
                 visibility=data["visibility"],
             )
-        except services.ExperimentError as error:
+        except BatchError as error:
             form.add_error(None, str(error))
         else:
-            work.start(experiment)
+            work.EXPERIMENT.start(experiment)
             return redirect("experiment_detail", experiment.pk)
     return render(request, "experiments/new.html", {"form": form})
 
@@ -60,7 +60,7 @@ def estimate(request: HttpRequest) -> HttpResponse:
     return render(request, "experiments/estimate.html", {"estimate": form.estimate(), "file_errors": file_errors})
 
 
-def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_base: str) -> HttpResponse:
+def _page(request: HttpRequest, experiment: Experiment, common: dict[str, Any]) -> HttpResponse:
     judged = selectors.judged(experiment)
     runs = Run.objects.filter(experiment=experiment).select_related(
         "question", "judge", "first", "second", "debate", "source"
@@ -73,36 +73,18 @@ def _page(request: HttpRequest, experiment: Experiment, *, ws_url: str, exports_
         request,
         "experiments/detail.html",
         {
+            **common,
             "experiment": experiment,
             "progress": selectors.progress(experiment),
             **selectors.report_context(experiment, judged),
             "run_page": page,
-            "is_owner": sharing.is_owner(request.user, experiment),
-            "can_delete": sharing.can_delete(request.user, experiment),
-            "share": sharing.share_panel(request, experiment),
-            "exports_base": exports_base,
-            "ws_url": ws_url,
             "questions": experiment.questions.count(),
             "participants": list(experiment.participants.all()),
         },
     )
 
 
-def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = sharing.visible_or_404(Experiment, request.user, pk=pk)
-    return _page(
-        request, experiment, ws_url=f"/ws/experiments/{pk}/", exports_base=reverse("experiment_detail", args=[pk])
-    )
-
-
-def experiment_share(request: HttpRequest, token: str) -> HttpResponse:
-    experiment = sharing.visible_or_404(Experiment, request.user, token=token)
-    return _page(
-        request,
-        experiment,
-        ws_url=f"/ws/experiment-share/{token}/",
-        exports_base=reverse("experiment_share", args=[token]),
-    )
+experiment_detail, experiment_share = batch_views.page_views(Experiment, _page)
 
 
 experiment_export, experiment_share_export = batch_views.export_views(
@@ -113,10 +95,13 @@ experiment_export, experiment_share_export = batch_views.export_views(
         "protocols.csv": lambda experiment: csv_text(exports.protocol_rows(selectors.report(experiment))),
     },
 )
-experiment_pause = batch_views.owner_action_view(Experiment, work.pause)
-experiment_resume = batch_views.owner_action_view(Experiment, work.resume)
-experiment_cancel = batch_views.owner_action_view(Experiment, work.cancel)
+experiment_pause = batch_views.owner_action_view(Experiment, work.EXPERIMENT.pause)
+experiment_resume = batch_views.owner_action_view(Experiment, work.EXPERIMENT.resume)
+experiment_cancel = batch_views.owner_action_view(Experiment, work.EXPERIMENT.cancel)
 # The owner (or staff) deletes an experiment and its runs' debates; its run stops first.
-experiment_delete = batch_views.delete_view(Experiment, services.delete, "Experiment deleted, with its runs' debates.")
-experiment_visibility = sharing.visibility_view(Experiment, services.set_visibility)
-experiment_share_reset = sharing.share_reset_view(Experiment)
+experiment_delete = batch_views.delete_view(
+    Experiment, work.EXPERIMENT.delete, "Experiment deleted, with its runs' debates."
+)
+# Staff manage any batch's sharing: one made on the command line may belong to nobody who could.
+experiment_visibility = sharing.visibility_view(Experiment, work.EXPERIMENT.set_visibility, staff=True)
+experiment_share_reset = sharing.share_reset_view(Experiment, staff=True)

@@ -1,5 +1,6 @@
-"""Running experiments: an experiment is a batch (tournaments/batches.py), like a tournament, so one pass, the
-owner's cap, the inline loop, the Celery tick chain, the sweep and resuming after a crash are the same code."""
+"""The experiment kind of batch (`EXPERIMENT`): an experiment is a batch (batches/kinds.py), like a tournament, so one
+pass, the owner's cap, the inline loop, the Celery tick chain, the sweep, the owner's actions and resuming after a
+crash are the same code; here is how its runs' debates are made."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ from typing import Any
 
 from django.db.models import F, QuerySet
 
+from batches import schedule
+from batches.kinds import BatchKind
+from batches.progress import ProgressView
 from debates.formats import FormatError, get_format
 from debates.models import Debate
 from debates.replay import create_replay
 from debates.setup import SeatChoice, create_debate
 from experiments import broadcast, design, selectors
 from experiments.models import Experiment, Participant, Run
-from tournaments import batches, schedule
 
 
 def _choice(participant: Participant) -> SeatChoice:
@@ -75,9 +78,10 @@ def _link(run_id: int, debate: Debate) -> int | None:
     return debate.pk
 
 
-class ExperimentBatch(batches.Batch):
+class ExperimentKind(BatchKind):
+    """An experiment's jobs: a run's debate, or a panel judge's replay of another run's."""
+
     kind = "experiment"
-    task = "experiments.tasks.advance_experiment"
     model = Experiment
 
     def jobs(
@@ -103,6 +107,9 @@ class ExperimentBatch(batches.Batch):
     def of_debate(self, debate_id: int) -> int | None:
         return Run.objects.filter(debate_id=debate_id).values_list("experiment_id", flat=True).first()
 
+    def progress(self, batch: Experiment) -> ProgressView:
+        return selectors.progress(batch)
+
     def group(self, batch_id: int) -> str:
         return broadcast.group(batch_id)
 
@@ -110,48 +117,4 @@ class ExperimentBatch(batches.Batch):
         return broadcast.live_html_of(batch_id)
 
 
-EXPERIMENT = ExperimentBatch()
-batches.register(EXPERIMENT)
-
-
-def advance(experiment_id: int, *, stalled_after: float | None = None) -> schedule.Decision:
-    return batches.advance(EXPERIMENT, experiment_id, stalled_after=stalled_after)
-
-
-def is_settled(experiment_id: int) -> bool:
-    return batches.is_settled(EXPERIMENT, experiment_id)
-
-
-def start(experiment: Experiment) -> None:
-    """Run (or go on running) the experiment on the configured runner."""
-    batches.submit(EXPERIMENT, experiment.pk)
-
-
-def pause(experiment: Experiment) -> None:
-    batches.pause(EXPERIMENT, experiment.pk)
-
-
-def resume(experiment: Experiment, *, stalled_after: float | None = None) -> None:
-    """Go on with a paused experiment, or a running one whose process died (`stalled_after=0`: restart each
-    of its debates in flight at once)."""
-    batches.resume(EXPERIMENT, experiment.pk, stalled_after=stalled_after)
-
-
-def cancel(experiment: Experiment) -> None:
-    batches.cancel(EXPERIMENT, experiment.pk)
-
-
-async def run_inline(experiment_id: int) -> None:
-    await batches.run_inline(EXPERIMENT, experiment_id)
-
-
-def tick(experiment_id: int, token: str) -> None:
-    batches.tick(EXPERIMENT, experiment_id, token)
-
-
-def sweep() -> list[int]:
-    return batches.sweep(EXPERIMENT)
-
-
-def connect_signals() -> None:
-    batches.connect_signals()
+EXPERIMENT = ExperimentKind()

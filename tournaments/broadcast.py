@@ -30,6 +30,7 @@ PARTIALS = (
     "partials/tournament_leaderboard.html",
     "partials/tournament_matrix.html",
     "partials/tournament_judges.html",
+    "partials/tournament_formats.html",
     "partials/tournament_usage.html",
 )
 

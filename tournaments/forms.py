@@ -6,6 +6,8 @@ from typing import Any
 
 from django import forms
 
+from batches.forms import PersonaChoices
+from batches.panel import names_clash
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
@@ -14,10 +16,11 @@ from tournaments import design
 from tournaments.models import Tournament
 from tournaments.questions import MAX_BYTES, QuestionsError, QuestionSpec, parse_file, parse_lines
 
-
-class PersonaChoices(forms.ModelMultipleChoiceField):
-    def label_from_instance(self, obj: Persona) -> str:
-        return obj.name
+FORMAT_CHOICES = [
+    (design.DUEL, "Judged duel: the first judge scores each turn inside it"),
+    ("classic", "Classic: a moderator leads pro and con through nine stages"),
+    ("structured", "Structured: prepare, open, rebut, cross-examine, close"),
+]
 
 
 class NewTournamentForm(FormatOptions):
@@ -44,6 +47,16 @@ class NewTournamentForm(FormatOptions):
         label="Or upload questions",
         help_text='CSV with a header row (topic, premise, correct) or JSONL ({"topic": ...} a line).',
     )
+    formats = forms.MultipleChoiceField(
+        choices=FORMAT_CHOICES,
+        initial=[design.DUEL],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Each pairing debates once in each format ticked (none ticked: the duel); the report compares them.",
+    )
+    moderator = forms.ModelChoiceField(
+        queryset=Persona.objects.none(), required=False, help_text="Leads each classic debate (classic only)."
+    )
     sides = forms.ChoiceField(choices=Tournament.Sides.choices, initial=Tournament.Sides.BOTH)
     repeats = forms.IntegerField(
         min_value=1, max_value=10, initial=1, help_text="How many times each judge judges each transcript."
@@ -55,15 +68,22 @@ class NewTournamentForm(FormatOptions):
         super().__init__(*args, **kwargs)
         self.fields["debaters"].queryset = Persona.objects.filter(role="debater")
         self.fields["judges"].queryset = Persona.objects.filter(role="judge")
-        self.add_options(get_format("duel").option_specs)
+        self.fields["moderator"].queryset = Persona.objects.filter(role="moderator")
+        # Every format's options, each once (a word limit is everyone's); a tournament keeps its formats' own.
+        self.add_options({o.name: o for f in design.FORMATS for o in get_format(f).option_specs}.values())
+        for field in self.option_fields():
+            field.field.required = False  # left empty: the format's default
         self.fields["option_turns"].widget.attrs["min"] = design.MIN_TURNS
         self.parsed_questions: list[QuestionSpec] = []
 
-    def clean_option_turns(self) -> int:
+    def clean_option_turns(self) -> int | None:
         turns = self.cleaned_data["option_turns"]
-        if turns < design.MIN_TURNS:
+        if turns is not None and turns < design.MIN_TURNS:
             raise forms.ValidationError(design.TOO_FEW_TURNS)
         return turns
+
+    def clean_formats(self) -> list[str]:
+        return self.cleaned_data["formats"] or [design.DUEL]
 
     def clean_debaters(self) -> Any:
         chosen = self.cleaned_data["debaters"]
@@ -92,21 +112,30 @@ class NewTournamentForm(FormatOptions):
                 self.add_error("questions", error.problems)
         else:
             self.add_error("questions", "Type at least one question or upload a file.")
+        if "classic" in (data.get("formats") or []) and not data.get("moderator"):
+            self.add_error("moderator", "A classic debate needs a moderator.")
         debaters, judges = data.get("debaters") or [], data.get("judges") or []
-        clash = design.names_clash([p.name for p in debaters], [p.name for p in judges])
+        clash = names_clash([p.name for p in debaters], [p.name for p in judges])
         if clash:
             self.add_error("judges", f"{', '.join(clash)} cannot both debate and judge.")
         return data
 
+    def options(self) -> dict[str, int]:
+        """The options of the formats chosen."""
+        formats = self.cleaned_data.get("formats") or [design.DUEL]
+        known = {o.name for f in formats for o in get_format(f).option_specs}
+        return {name: value for name, value in super().options().items() if name in known and value is not None}
+
     def estimate(self) -> design.Estimate:
         """The size of the tournament as entered so far (for the line shown before it starts)."""
         data = getattr(self, "cleaned_data", {})
-        turns = data.get("option_turns") or get_format("duel").option_specs[0].default
+        options = {k.removeprefix("option_"): v for k, v in data.items() if k.startswith("option_") and v is not None}
         return design.estimate(
             len(self.parsed_questions),
             len(data.get("debaters") or []),
             len(data.get("judges") or []),
             data.get("sides") or "both",
             data.get("repeats") or 1,
-            turns,
+            options,
+            tuple(data.get("formats") or [design.DUEL]),
         )

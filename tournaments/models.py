@@ -1,77 +1,17 @@
 """Tournaments: many duels over a question set, judged by a panel. Their rows are the whole state.
 
 Progress is never counted in a field: it is derived from the matches and judgments and their debates'
-statuses (tournaments/schedule.py), so a tournament resumes after any crash with nothing lost or run
+statuses (batches/schedule.py), so a tournament resumes after any crash with nothing lost or run
 twice. A match's duel and a judgment's replay are ordinary debates, created at most once (one-to-one
 links, created under the tournament's row lock).
 """
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
-from chaoslm.personas.yaml_io import PersonaSpec, spec_from_mapping
-from chaoslm.sharing import Visibility
-from debates.models import Debate, new_share_token
-
-
-class BatchRecord(models.Model):
-    """What every batch of debates stores (a tournament, an experiment): tournaments/batches.py runs any of them."""
-
-    class Status(models.TextChoices):
-        RUNNING = "running", "running"
-        PAUSED = "paused", "paused"
-        CANCELLED = "cancelled", "cancelled"
-        COMPLETED = "completed", "completed"
-
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
-    name = models.CharField(max_length=200)
-    concurrency = models.PositiveSmallIntegerField(default=8)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
-    share_token = models.CharField(max_length=64, unique=True, default=new_share_token)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # The Celery tick chain: only the task carrying this token re-enqueues itself (tournaments/batches.py).
-    tick_token = models.CharField(max_length=32, blank=True)
-    ticked_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        abstract = True
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"#{self.pk} {self.name}"
-
-
-class PersonaSnapshot(models.Model):
-    """A debater or a judge of a batch: the persona as it was when the batch was made."""
-
-    class Role(models.TextChoices):
-        DEBATER = "debater"
-        JUDGE = "judge"
-
-    role = models.CharField(max_length=10, choices=Role.choices)
-    order = models.PositiveSmallIntegerField(default=0)
-    name = models.CharField(max_length=100)
-    persona = models.ForeignKey("personas.Persona", null=True, blank=True, on_delete=models.SET_NULL)
-    spec = models.JSONField(default=dict)
-
-    class Meta:
-        abstract = True
-        ordering = ["role", "order"]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.role})"
-
-    def batch_label(self) -> str:
-        """Which batch it belongs to, for error messages ("tournament 3")."""
-        raise NotImplementedError
-
-    def persona_spec(self) -> PersonaSpec:
-        return spec_from_mapping(self.spec, f"{self.batch_label()}: {self.name}")
+from batches.models import BatchRecord, PersonaSnapshot
+from debates.models import Debate
 
 
 class Tournament(BatchRecord):
@@ -79,11 +19,16 @@ class Tournament(BatchRecord):
         BOTH = "both", "both: every pair debates every question once on each side"
         ONCE = "once", "once: every pair debates every question once"
 
-    format = models.CharField(max_length=20, default="duel")
-    # The duel's options (turns, word_limit), copied into every match.
+    # Its formats, comma-separated in the order given ("duel", "duel,structured"): every pairing debates once in each.
+    format = models.CharField(max_length=100, default="duel")
+    # The formats' options (turns, free_turns, questions, word_limit): each match gets those its format has.
     options = models.JSONField(default=dict, blank=True)
     sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
     repeats = models.PositiveSmallIntegerField(default=1)
+
+    @property
+    def formats(self) -> list[str]:
+        return self.format.split(",")
 
 
 class Entrant(PersonaSnapshot):
@@ -119,10 +64,12 @@ class Question(models.Model):
 
 
 class Match(models.Model):
-    """One duel: a question, a FOR debater and an AGAINST debater; its debate once created."""
+    """One debate of the tournament's: a question, a FOR debater and an AGAINST debater, in one of its formats; its
+    debate once created."""
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="matches")
     order = models.PositiveIntegerField()
+    format = models.CharField(max_length=20, default="duel")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="matches")
     debater_for = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_for")
     debater_against = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_against")
@@ -134,10 +81,11 @@ class Match(models.Model):
 
     class Meta:
         ordering = ["order"]
+        verbose_name_plural = "matches"
         constraints = [
             models.UniqueConstraint(fields=["tournament", "order"], name="unique_match_order"),
             models.UniqueConstraint(
-                fields=["tournament", "question", "debater_for", "debater_against"], name="unique_match"
+                fields=["tournament", "format", "question", "debater_for", "debater_against"], name="unique_match"
             ),
         ]
 
@@ -146,8 +94,9 @@ class Match(models.Model):
 
 
 class Judgment(models.Model):
-    """A judge's verdict on a match's transcript. The first judge's repeat 0 is the duel itself; every other
-    judgment is a judge-only replay (a debate of format "judge") over the duel's public turns."""
+    """A judge's verdict on a match's transcript. In a duel, the first judge's repeat 0 is the duel itself; every other
+    judgment is a judge-only replay over the debate's public turns (a debate of format "judge" for a duel,
+    "sides_judge" for a classic or structured debate, which have no judge of their own)."""
 
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="judgments")
     judge = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="judgments")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Max, Q, Sum
 
 from debates.formats.duel import outscored_by
 from debates.models import Debate, Event
@@ -45,10 +45,11 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
             "match__debater_against__name",
             "debate__winner",
             "debate__scores",
+            "match__format",
         )
     )
     out = []
-    for duel, question, correct, judge, repeat, name_for, name_against, winner, scores in rows:
+    for duel, question, correct, judge, repeat, name_for, name_against, winner, scores, format_name in rows:
         scores = scores or {}
         score_for, score_against = scores.get(name_for), scores.get(name_against)
         out.append(
@@ -64,6 +65,7 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
                 score_for=float(score_for) if isinstance(score_for, int | float) else None,
                 score_against=float(score_against) if isinstance(score_against, int | float) else None,
                 contradicts=contradicts(winner, scores),
+                format=format_name,
             )
         )
     return out
@@ -72,7 +74,8 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
 def entrant_names(tournament: Tournament) -> tuple[list[str], list[str]]:
     debaters: list[str] = []
     judges: list[str] = []
-    for role, name in Entrant.objects.filter(tournament=tournament).order_by("order").values_list("role", "name"):
+    panel = Entrant.objects.filter(tournament=tournament, role__in=[Entrant.Role.DEBATER, Entrant.Role.JUDGE])
+    for role, name in panel.order_by("order").values_list("role", "name"):
         (debaters if role == Entrant.Role.DEBATER else judges).append(name)
     return debaters, judges
 
@@ -101,7 +104,7 @@ def report(tournament: Tournament, *, max_age: float = 0) -> Report:
             return recent[1]
     debaters, judges = entrant_names(tournament)
     started = time.time()
-    found = build_report(verdicts(tournament), debaters, judges)
+    found = build_report(verdicts(tournament), debaters, judges, formats=tournament.formats)
     cache.set(key, found, 600)
     cache.set(live_key, (time.time(), found, time.time() - started), 600)
     return found
@@ -118,7 +121,12 @@ class PersonaUsage:
 def usage(tournament: Tournament) -> list[PersonaUsage]:
     """LLM calls and tokens so far, per persona, over every debate of the tournament. One query."""
     rows = (
-        Event.objects.filter(debate__tournament_judgment__match__tournament=tournament, seat__isnull=False)
+        # A match's own debate (a classic or structured one is no judgment's) and every judgment's.
+        Event.objects.filter(
+            Q(debate__tournament_match__tournament=tournament)
+            | Q(debate__tournament_judgment__match__tournament=tournament),
+            seat__isnull=False,
+        )
         .exclude(kind=Event.Kind.ERROR)
         .values("seat__name")
         .annotate(calls=Count("id"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
@@ -171,6 +179,7 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
         out.append(
             {
                 "match": m.order + 1,  # as people count: the first match is match 1
+                "format": m.format,
                 "question": m.question.index,
                 "topic": m.question.topic,
                 "premise": m.question.premise,

@@ -6,12 +6,14 @@ from debates.formats.evidence import PROTOCOLS, REPLAY
 from debates.formats.judge import Judge
 from debates.formats.moderated import Classic, Custom, Standard
 from debates.formats.panel import Panel
+from debates.formats.sides_judge import SidesJudge
 from debates.formats.structured import Structured
 
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (Duel(), Classic(), Standard(), Custom(), Structured(), Panel(), Judge(), *PROTOCOLS.values(), REPLAY)
 }
+FORMATS[SidesJudge.name] = SidesJudge()
 
 # The formats a person starts directly (the form, the `debate` command).
 LISTED: dict[str, Format] = {name: f for name, f in FORMATS.items() if f.listed}

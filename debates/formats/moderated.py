@@ -193,6 +193,7 @@ def shared_transcript(
 class Classic(Moderated):
     name = "classic"
     title = "Classic"
+    replayed_by = "sides_judge"
     description = (
         "A moderator leads pro and con through nine fixed stages: introduction, openings, rebuttals, "
         "a free exchange, summaries and a conclusion."

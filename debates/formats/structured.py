@@ -145,6 +145,7 @@ def _other(key: str) -> str:
 class Structured(Format):
     name = "structured"
     title = "Structured"
+    replayed_by = "sides_judge"
     description = (
         "Affirmative and negative prepare, open, rebut, cross-examine each other and close, in a strict order; "
         "each round sees only what the protocol allows."

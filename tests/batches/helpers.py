@@ -56,9 +56,9 @@ def questions(count: int) -> list[QuestionSpec]:
 
 def run_to_end(tournament: Tournament, timeout: float = 120) -> Tournament:
     """Start the tournament on the inline runner and wait until it settles and every debate has stopped."""
-    services.start(tournament)
+    services.TOURNAMENT.start(tournament)
     deadline = time.monotonic() + timeout
-    while not services.is_settled(tournament.pk):
+    while not services.TOURNAMENT.is_settled(tournament.pk):
         assert time.monotonic() < deadline, "the tournament did not finish in time"
         time.sleep(0.1)
     inline.wait_idle()

@@ -1,4 +1,4 @@
-"""The views tournaments and experiments share (tournaments/batch_views.py), for both kinds: the list (one's own,
+"""The views tournaments and experiments share (batches/views.py), for both kinds: the list (one's own,
 the others' public ones), the exports at the batch's own address and at its share link (their files, types and
 names; an unknown file is a 404), and the owner's pause and cancel."""
 
@@ -8,12 +8,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from batches.panel import Contestant
 from experiments import design
 from experiments import services as experiment_services
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge, questions
 from tournaments import services as tournament_services
-from tournaments.services import Contestant
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +99,23 @@ def test_the_owners_pause_and_cancel(kind, people):
         assert response.status_code == 302 and response["Location"] == reverse(f"{kind}_detail", args=[batch.pk])
         batch.refresh_from_db()
         assert batch.status == status
+
+
+@pytest.mark.parametrize("kind", ["tournament", "experiment"])
+def test_staff_manage_the_sharing_of_a_batch_that_has_no_owner(kind, people, django_user_model):
+    """A batch made on the command line may belong to nobody: staff see its share link and change who sees it."""
+    batch = make(kind, None, "Orphan", "unlisted")
+    staff = django_user_model.objects.create_user("staffer", password="pw-staff-123", is_staff=True)
+    page = client_of(staff).get(reverse(f"{kind}_detail", args=[batch.pk])).content.decode()
+    assert f"/{batch.share_token}/" in page and reverse(f"{kind}_visibility", args=[batch.pk]) in page
+    response = client_of(staff).post(reverse(f"{kind}_visibility", args=[batch.pk]), {"visibility": "public"})
+    assert response.status_code == 302
+    batch.refresh_from_db()
+    assert batch.visibility == "public"
+    old = batch.share_token
+    assert client_of(staff).post(reverse(f"{kind}_share_reset", args=[batch.pk])).status_code == 302
+    batch.refresh_from_db()
+    assert batch.share_token != old
+    # Anyone else who may see it still may not change it.
+    refused = client_of(people["other"]).post(reverse(f"{kind}_visibility", args=[batch.pk]), {"visibility": "private"})
+    assert refused.status_code == 403

@@ -124,7 +124,7 @@ def test_deleting_a_running_tournament_stops_it_and_its_debates_without_a_traceb
         concurrency=2,
         owner=people["owner"],
     )
-    tournament_services.start(tournament)
+    tournament_services.TOURNAMENT.start(tournament)
     wait_for(lambda: Event.objects.filter(debate__in_batch=True, kind="TURN").exists())
     debate_ids = list(Match.objects.filter(tournament=tournament).exclude(debate=None).values_list("debate", flat=True))
     assert debate_ids
@@ -192,5 +192,5 @@ def test_a_run_no_one_cancels_finds_its_debate_deleted_and_stops_quietly(people,
     no_tracebacks(caplog)
     with pytest.raises(DebateDeleted):  # a redelivered task for it
         asyncio.run(run_debate(debate.pk))
-    tournament_services.tick(debate.pk + 1000, "token")  # a tick for a deleted tournament: quiet
+    tournament_services.TOURNAMENT.tick(debate.pk + 1000, "token")  # a tick for a deleted tournament: quiet
     no_tracebacks(caplog)

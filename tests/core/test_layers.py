@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("chaoslm", "debates", "rooms", "tournaments", "experiments", "api")
-APPS = ("debates", "rooms", "tournaments", "experiments", "api")
+PACKAGES = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "api")
+APPS = ("debates", "rooms", "batches", "tournaments", "experiments", "api")
 # The core's wiring: it gathers every app's URLs, websocket routes and settings, so it may import them.
 WIRING = {"chaoslm.urls", "chaoslm.asgi", "chaoslm.routing", "chaoslm.settings", "chaoslm.celery"}
-PURE = ("debates.formats", "rooms.queue", "experiments.questions", "experiments.design")
+PURE = ("debates.formats", "rooms.queue", "batches.schedule", "experiments.questions", "experiments.design")
 
 
 def _modules() -> dict[str, Path]:
@@ -79,9 +79,16 @@ def test_the_core_imports_no_app():
         ("debates", "rooms"),
         ("rooms", "debates"),
         ("rooms", "tournaments"),
-        # Experiments build on tournaments and debates; nothing builds on experiments.
+        # Batches build on debates; tournaments and experiments build on batches, and not on each other.
+        ("debates", "batches"),
+        ("rooms", "batches"),
+        ("batches", "rooms"),
+        ("batches", "tournaments"),
+        ("batches", "experiments"),
+        ("debates", "tournaments"),
         ("debates", "experiments"),
         ("tournaments", "experiments"),
+        ("experiments", "tournaments"),
         ("rooms", "experiments"),
         ("experiments", "rooms"),
     ],
@@ -94,6 +101,13 @@ def test_the_api_is_the_top_layer():
     """The JSON API (layer 4) may import every app; nothing imports it but the URL wiring."""
     wrong = {(m, i) for m, imports in GRAPH.items() for i in imports if _top(i) == "api" and _top(m) != "api"}
     assert wrong <= {("chaoslm.urls", "api.urls")}
+
+
+@pytest.mark.parametrize("kind", ["tournaments", "experiments"])
+def test_both_kinds_of_batch_build_on_batches_which_builds_on_debates(kind):
+    """batches sits below tournaments and experiments and above debates: each kind imports it, it imports debates."""
+    assert any(_top(i) == "batches" for m, imports in GRAPH.items() if _top(m) == kind for i in imports)
+    assert any(_top(i) == "debates" for m, imports in GRAPH.items() if _top(m) == "batches" for i in imports)
 
 
 @pytest.mark.parametrize("module", PURE)

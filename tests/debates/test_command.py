@@ -275,3 +275,22 @@ def test_end_debate_command_closes_an_interrupted_debate(llm_server):
     assert [e.kind for e in reversed(last)] == ["SYSTEM", "TURN"]
     assert last[1].content == "[SYSTEM]: Manual termination triggered. Moderator, please provide a final summary."
     assert last[0].seat.key == "moderator"
+
+
+def test_a_debate_belongs_to_the_admin_by_default_and_prints_its_page_and_share_link(llm_server, django_user_model):
+    admin = django_user_model.objects.create_superuser("admin", password="pw-admin-123")
+    text = run(*DUEL, "--turns", "2", "--visibility", "unlisted")
+    debate = Debate.objects.get()
+    assert debate.owner == admin
+    assert "Owner: admin (the default; --owner USERNAME gives it to another user)" in text
+    assert f"Page: http://127.0.0.1:8000/debates/{debate.pk}/" in text
+    assert f"Share link: http://127.0.0.1:8000/s/{debate.share_token}/" in text
+
+
+def test_owner_names_who_it_belongs_to_and_an_unknown_one_is_refused(llm_server, django_user_model):
+    carol = django_user_model.objects.create_user("carol", password="pw-carol-123")
+    text = run(*DUEL, "--turns", "2", "--owner", "carol")
+    assert Debate.objects.get().owner == carol and "Owner: carol" in text and "Share link" not in text
+    with pytest.raises(CommandError, match="there is no user 'nobody' to own it"):
+        run(*DUEL, "--owner", "nobody")
+    assert Debate.objects.count() == 1

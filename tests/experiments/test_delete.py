@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
+from batches.panel import Contestant
 from chaoslm.runner import inline
 from debates.models import Debate, Event
 from experiments import design, services, work
@@ -18,7 +19,6 @@ from experiments.models import Experiment, Participant, Question, Run
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge
 from tests.core.test_delete_running import calls_stop, client_of, no_tracebacks, wait_for
-from tournaments.services import Contestant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,7 +39,7 @@ def make(owner, *, visibility="private", questions=2, concurrency=2) -> Experime
 
 def started_running(experiment: Experiment) -> list[int]:
     """Start it and wait until one of its debates is mid-speech; the ids of its debates made so far."""
-    work.start(experiment)
+    work.EXPERIMENT.start(experiment)
     wait_for(lambda: Event.objects.filter(debate__experiment_run__experiment=experiment, kind="TURN").exists())
     assert Experiment.objects.get(pk=experiment.pk).status == Experiment.Status.RUNNING
     debate_ids = list(Run.objects.filter(experiment=experiment).exclude(debate=None).values_list("debate", flat=True))
@@ -146,7 +146,8 @@ def test_experiments_in_the_admin_are_read_only_but_for_the_name(people):
         for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
     }
     url = reverse("admin:experiments_experiment_change", args=[experiment.pk])
-    response = boss.post(url, {"name": "Renamed", "concurrency": 99, "options": '{"rounds": 9}', **management})
+    data = {"name": "Renamed", "visibility": experiment.visibility, "concurrency": 99, "options": '{"rounds": 9}'}
+    response = boss.post(url, {**data, **management})
     assert response.status_code == 302, response.content.decode()[:2000]
     experiment.refresh_from_db()
     assert (experiment.name, experiment.concurrency, experiment.options) == ("Renamed", 2, {"rounds": 3})

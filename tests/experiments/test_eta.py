@@ -1,4 +1,4 @@
-"""An experiment's ETA, at the pace of its model calls as a tournament's (tournaments.state.eta_seconds, one function
+"""An experiment's ETA, at the pace of its model calls as a tournament's (batches.progress.eta_seconds, one function
 for both): the calls each run plans (experiments.design.planned_calls) are the calls a finished run made at the
 test server, and the ETA shows from the first calls, on the page too."""
 
@@ -12,15 +12,15 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from batches import schedule
+from batches.panel import Contestant
+from batches.progress import NOT_CALLS
 from debates.models import Debate, Event
 from experiments import design, selectors, services, work
 from experiments.models import Experiment, Run
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge
 from tests.experiments.test_runs import run_to_end
-from tournaments import batches, schedule
-from tournaments.services import Contestant
-from tournaments.state import NOT_CALLS
 
 
 def test_the_calls_each_protocol_plans():
@@ -85,7 +85,7 @@ def test_the_eta_shows_from_the_first_calls_at_their_pace_on_the_page_too(people
         owner=people["owner"],
     )
     # Four debate runs of 5 calls, two blind runs of 1: 22 calls. Their debates made, none running yet.
-    batches.advance(work.EXPERIMENT, experiment.pk, start=lambda debate_id: None)
+    work.EXPERIMENT.advance(experiment.pk, start=lambda debate_id: None)
     assert selectors.progress(experiment).eta_seconds is None  # no call yet
     first = Run.objects.filter(experiment=experiment, protocol=design.DEBATE).order_by("order").first().debate
 
@@ -106,6 +106,6 @@ def test_the_eta_shows_from_the_first_calls_at_their_pace_on_the_page_too(people
     assert selectors.progress(experiment).eta_seconds == pytest.approx(680, rel=0.01)
 
     # Paused: no ETA.
-    work.pause(experiment)
+    work.EXPERIMENT.pause(experiment)
     experiment.refresh_from_db()
     assert selectors.progress(experiment).eta_text == ""

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from batches.panel import Contestant
 from chaoslm.llm.testserver import TestLLMServer
 from chaoslm.personas.models import Persona
 from chaoslm.runner import inline
@@ -15,7 +16,6 @@ from experiments import design, exports, selectors, services, work
 from experiments.models import Experiment, Run
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge, provider_for
-from tournaments.services import Contestant
 
 
 # -- the design (pure) ------------------------------------------------------------------------------------------------
@@ -102,9 +102,9 @@ def judge_server():
 
 
 def run_to_end(experiment: Experiment, timeout: float = 120) -> Experiment:
-    work.start(experiment)
+    work.EXPERIMENT.start(experiment)
     deadline = time.monotonic() + timeout
-    while not work.is_settled(experiment.pk):
+    while not work.EXPERIMENT.is_settled(experiment.pk):
         assert time.monotonic() < deadline, "the experiment did not finish in time"
         time.sleep(0.1)
     inline.wait_idle()

@@ -13,6 +13,7 @@ import re
 import pytest
 from django.test import Client
 
+from batches.panel import Contestant
 from chaoslm.llm.testserver import TestLLMServer
 from debates import privacy, transcripts
 from debates.cards import card_html
@@ -23,7 +24,6 @@ from experiments.models import Experiment
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge, provider_for
 from tests.experiments.test_runs import run_to_end
-from tournaments.services import Contestant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,13 +14,13 @@ from channels.testing import WebsocketCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from experiments import broadcast, design, services
+from batches.panel import Contestant
+from experiments import broadcast, design, services, work
 from experiments.models import Experiment
 from experiments.questions import sample
 from experiments.routing import websocket_urlpatterns
 from tests.batches.helpers import debater, judge
 from tests.experiments.test_runs import run_to_end
-from tournaments.services import Contestant
 
 
 def client_for(user) -> Client:
@@ -46,7 +46,7 @@ def form_data(**changes):
 
 @pytest.mark.django_db
 def test_a_bad_file_is_refused_naming_file_and_line_and_the_form_keeps_what_was_typed(people, monkeypatch):
-    monkeypatch.setattr("experiments.work.start", lambda experiment: None)
+    monkeypatch.setattr(work.EXPERIMENT, "start", lambda experiment: None)
     bad = SimpleUploadedFile("mine.jsonl", b'{"passage": "p", "question": "q", "answers": ["a", "b"], "correct": 3}\n')
     response = client_for(people["owner"]).post("/experiments/new/", form_data(questions_file=bad))
     assert response.status_code == 200
@@ -59,7 +59,7 @@ def test_a_bad_file_is_refused_naming_file_and_line_and_the_form_keeps_what_was_
 @pytest.mark.django_db
 def test_the_sample_set_makes_an_experiment_and_its_page_says_what_is_undefined(people, monkeypatch):
     started = []
-    monkeypatch.setattr("experiments.views.work.start", started.append)
+    monkeypatch.setattr(work.EXPERIMENT, "start", started.append)
     response = client_for(people["owner"]).post("/experiments/new/", form_data(use_sample="on"))
     experiment = Experiment.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/experiments/{experiment.pk}/"
@@ -139,7 +139,7 @@ def test_a_running_experiments_report_is_pushed_at_most_every_two_seconds_and_al
 
 @pytest.mark.django_db
 def test_only_the_owner_pauses_and_others_cannot_see_a_private_experiment(people, monkeypatch):
-    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    monkeypatch.setattr("batches.kinds.submit", lambda kind, batch_id: None)
     experiment = services.create_experiment(
         name="Mine",
         questions=sample()[:1],
@@ -157,7 +157,7 @@ def test_only_the_owner_pauses_and_others_cannot_see_a_private_experiment(people
 
 @pytest.mark.django_db(transaction=True)
 def test_the_socket_refuses_whom_the_page_refuses_and_sends_the_progress(people, monkeypatch):
-    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    monkeypatch.setattr("batches.kinds.submit", lambda kind, batch_id: None)
 
     def make(visibility):
         return services.create_experiment(
@@ -201,7 +201,7 @@ def public_experiment(owner):
 
 @pytest.mark.django_db
 def test_leaving_public_gives_an_experiment_a_new_share_link(people, monkeypatch):
-    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    monkeypatch.setattr("batches.kinds.submit", lambda kind, batch_id: None)
     experiment = public_experiment(people["owner"])
     old = experiment.share_token
     response = client_for(people["owner"]).post(f"/experiments/{experiment.pk}/visibility/", {"visibility": "unlisted"})
@@ -215,7 +215,7 @@ def test_leaving_public_gives_an_experiment_a_new_share_link(people, monkeypatch
 
 @pytest.mark.django_db
 def test_only_the_owner_is_shown_an_experiments_share_link(people, monkeypatch):
-    monkeypatch.setattr("experiments.work.batches.submit", lambda kind, batch_id: None)
+    monkeypatch.setattr("batches.kinds.submit", lambda kind, batch_id: None)
     experiment = public_experiment(people["owner"])
     for viewer in (Client(), client_for(people["other"])):
         page = viewer.get(f"/experiments/{experiment.pk}/")

@@ -64,7 +64,7 @@ def test_a_room_in_auto_mode_a_duel_and_a_tournament_started_together_all_comple
     rooms.set_mode(room, Room.Mode.AUTO)
     room_work.start_auto(room.pk)
     runner.submit("debate", duel.pk)
-    tournaments.start(cup)
+    tournaments.TOURNAMENT.start(cup)
 
     # A deadline only against a hang: alone on two cores this takes a few minutes, on a shared machine under
     # a load of 10 it took over half an hour.
@@ -72,7 +72,7 @@ def test_a_room_in_auto_mode_a_duel_and_a_tournament_started_together_all_comple
     while not (
         Room.objects.get(pk=room.pk).mode == Room.Mode.MANUAL
         and Debate.objects.get(pk=duel.pk).status not in (Debate.Status.PENDING, Debate.Status.RUNNING)
-        and tournaments.is_settled(cup.pk)
+        and tournaments.TOURNAMENT.is_settled(cup.pk)
     ):
         assert time.monotonic() < deadline, "the room, the duel and the tournament did not all finish"
         time.sleep(0.5)

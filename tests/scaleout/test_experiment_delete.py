@@ -44,8 +44,8 @@ def test_deleting_an_experiment_running_on_workers_stops_it_quietly(stack, _llm_
     assert query(stack, "SELECT count(*) FROM debates_debate WHERE id = ANY(%s) AND status = 'running'", [debate_ids])
 
     code = (
-        "from experiments import services\nfrom experiments.models import Experiment\n"
-        f"services.delete(Experiment.objects.get(pk={experiment_id}))"
+        "from experiments import work\nfrom experiments.models import Experiment\n"
+        f"work.EXPERIMENT.delete(Experiment.objects.get(pk={experiment_id}))"
     )
     stack.manage("shell", "-c", code)
 
@@ -58,5 +58,5 @@ def test_deleting_an_experiment_running_on_workers_stops_it_quietly(stack, _llm_
     assert query(stack, "SELECT count(*) FROM debates_debate WHERE id = ANY(%s)", [debate_ids]) == [(0,)]
     assert query(stack, "SELECT count(*) FROM debates_event WHERE debate_id = ANY(%s)", [debate_ids]) == [(0,)]
     logs = "".join(path.read_text() for path in tmp_path.glob("worker-*.log"))
-    assert "ready." in logs and "experiments.tasks.advance_experiment" in logs  # the worker's own log, and it ran
+    assert "ready." in logs and "batches.tasks.advance_batch" in logs  # the worker's own log, and it ran
     assert "Traceback" not in logs and "ERROR" not in logs, logs[-3000:]

@@ -50,6 +50,7 @@ def test_only_the_name_changes(admin_client, tournament):
     url = reverse("admin:tournaments_tournament_change", args=[tournament.pk])
     data = {
         "name": "Spring league",
+        "visibility": "private",
         "concurrency": 99,
         "options": '{"turns": 9}',
         "status": "completed",
@@ -80,9 +81,42 @@ def test_nothing_of_a_run_is_added_or_changed_by_hand(admin_client, tournament):
 
 
 def test_deleting_one_in_the_admin_takes_its_debates_with_it(admin_client, tournament):
-    services.advance(tournament.pk, start=lambda debate_id: None)  # its first duels exist, not running
+    services.TOURNAMENT.advance(tournament.pk, start=lambda debate_id: None)  # its first duels exist, not running
     debate_ids = list(Match.objects.exclude(debate=None).values_list("debate", flat=True))
     assert debate_ids
     response = admin_client.post(reverse("admin:tournaments_tournament_delete", args=[tournament.pk]), {"post": "yes"})
     assert response.status_code == 302
     assert not Tournament.objects.exists() and not Debate.objects.filter(pk__in=debate_ids).exists()
+
+
+def test_the_admin_says_matches(admin_client, tournament):
+    index = admin_client.get(reverse("admin:index")).content.decode()
+    assert ">Matches<" in index and "Matchs" not in index
+
+
+def test_staff_manage_any_batchs_sharing_in_the_admin(admin_client, tournament):
+    services.TOURNAMENT.advance(tournament.pk, start=lambda debate_id: None)
+    url = reverse("admin:tournaments_tournament_change", args=[tournament.pk])
+    assert "none while it is private" in admin_client.get(url).content.decode()
+    data = {
+        "name": "League",
+        "visibility": "unlisted",
+        **{
+            f"{prefix}-{key}": value
+            for prefix in ("entrants", "questions")
+            for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
+        },
+    }
+    assert admin_client.post(url, data).status_code == 302
+    tournament.refresh_from_db()
+    # Through its kind: its debates are seen where it is.
+    assert tournament.visibility == "unlisted"
+    assert set(Debate.objects.values_list("visibility", flat=True)) == {"unlisted"}
+    page = admin_client.get(url).content.decode()
+    assert f"http://127.0.0.1:8000/ts/{tournament.share_token}/" in page
+    old = tournament.share_token
+    changelist = reverse("admin:tournaments_tournament_changelist")
+    response = admin_client.post(changelist, {"action": "new_share_link", "_selected_action": [tournament.pk]})
+    assert response.status_code == 302
+    tournament.refresh_from_db()
+    assert tournament.share_token != old

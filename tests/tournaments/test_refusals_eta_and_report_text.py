@@ -114,7 +114,7 @@ def _calls(debate, count, start=1):
 
 def test_the_eta_shows_from_the_first_calls_at_their_pace(db):
     tournament = make()  # two duels (Alice-Bob, Bob-Alice) of two turns: 14 calls each, 28 in all
-    services.advance(tournament.pk, start=lambda debate_id: None)
+    services.TOURNAMENT.advance(tournament.pk, start=lambda debate_id: None)
     first, _ = [m.debate for m in Match.objects.filter(tournament=tournament).order_by("order")]
     assert design.duel_calls(2) == 14
 

@@ -7,6 +7,7 @@ from itertools import pairwise
 
 import pytest
 
+from batches import kinds
 from chaoslm import limits
 from chaoslm.llm.testserver import TestLLMServer
 from debates import limits as debate_limits
@@ -21,7 +22,7 @@ from tests.batches.helpers import (
     questions,
     run_to_end,
 )
-from tournaments import batches, results, services, state
+from tournaments import results, services, state
 from tournaments.models import Judgment, Match, Tournament
 from tournaments.questions import QuestionSpec
 
@@ -113,7 +114,7 @@ def test_each_finished_debate_starts_the_next_one_itself_without_waiting_for_the
     # The tick and the page's pushes ten minutes apart: only the pass a finished debate runs at once can start
     # the next match or replay before run_to_end's deadline; the tournament's loop wakes only to hear it settled.
     settings.CHAOSLM_TOURNAMENT_TICK = 600
-    monkeypatch.setattr(batches, "PUSH_EVERY", 600)
+    monkeypatch.setattr(kinds, "PUSH_EVERY", 600)
     tournament = services.create_tournament(
         name="Back to back",
         debaters=contestants([debater("Alice"), debater("Bob")]),
@@ -140,10 +141,10 @@ def test_a_paused_tournament_starts_nothing_until_resumed(llm_server):
         questions=questions(1),
         options={"turns": 2},
     )
-    services.pause(tournament)
-    services.advance(tournament.pk)
-    assert Debate.objects.count() == 0 and services.is_settled(tournament.pk)
-    services.resume(tournament)
+    services.TOURNAMENT.pause(tournament)
+    services.TOURNAMENT.advance(tournament.pk)
+    assert Debate.objects.count() == 0 and services.TOURNAMENT.is_settled(tournament.pk)
+    services.TOURNAMENT.resume(tournament)
     finished = run_to_end(tournament)
     assert finished.status == Tournament.Status.COMPLETED and Debate.objects.count() == 2
 
@@ -156,11 +157,11 @@ def test_a_cancelled_tournament_starts_nothing_more(llm_server):
         questions=questions(3),
         options={"turns": 2},
     )
-    services.cancel(tournament)
-    services.advance(tournament.pk)
+    services.TOURNAMENT.cancel(tournament)
+    services.TOURNAMENT.advance(tournament.pk)
     tournament.refresh_from_db()
     assert tournament.status == Tournament.Status.CANCELLED and Debate.objects.count() == 0
-    assert services.is_settled(tournament.pk)
+    assert services.TOURNAMENT.is_settled(tournament.pk)
 
 
 def test_bad_tournaments_are_refused_with_a_message(db):
@@ -286,7 +287,7 @@ def test_one_owner_s_matches_stay_within_their_cap_across_tournaments_and_leave_
         )
         for i in range(2)
     )
-    services.start(first)
+    services.TOURNAMENT.start(first)
     deadline = time.monotonic() + 30
     while not Debate.objects.filter(owner=owner, status=Debate.Status.RUNNING).exists():
         assert time.monotonic() < deadline, "no match started"

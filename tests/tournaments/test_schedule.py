@@ -1,7 +1,8 @@
 """The tournament scheduler and the tournament's shape, as pure functions: no database, no LLM."""
 
-from tournaments import design, schedule
-from tournaments.schedule import DUEL, REPLAY, Job, Settings, plan
+from batches import schedule
+from batches.schedule import DUEL, REPLAY, Job, Settings, plan
+from tournaments import design
 
 
 def duel(match, status=None, attempts=0, stalled=False):
@@ -125,9 +126,9 @@ def test_pairings_on_both_sides_and_once():
 def test_the_estimate_counts_duels_replays_and_calls():
     assert design.duel_calls(6) == 30
     assert design.replay_calls(6) == 16
-    size = design.estimate(questions=5, debaters=3, judges=2, sides="both", repeats=2, turns=6)
+    size = design.estimate(questions=5, debaters=3, judges=2, sides="both", repeats=2, options={"turns": 6})
     assert size.matches == 30
     assert size.replays == 30 * 3  # two judges, two repeats each: four verdicts a match, one inside the duel
     assert size.calls == 30 * 30 + 90 * 16
     assert size.sentence() == "30 duels and 90 judge replays: 120 debates, 2340 LLM calls."
-    assert design.estimate(questions=1, debaters=2, judges=1, sides="once", repeats=1, turns=2).calls == 14
+    assert design.estimate(questions=1, debaters=2, judges=1, sides="once", repeats=1, options={"turns": 2}).calls == 14

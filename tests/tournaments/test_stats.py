@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from tournaments.stats import RIDGE, Figure, Verdict, build_report
+from batches.stats import RIDGE, Figure, Verdict
+from tournaments.stats import build_report
 
 
 def verdict(

@@ -6,11 +6,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chaoslm import limits, runner
+from chaoslm import cli, limits, runner
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 from debates import limits as debate_limits
@@ -93,11 +91,7 @@ class Command(BaseCommand):
             action="store_true",
             help="keep the private thinking (PLAN, THINK) from viewers other than the owner and staff",
         )
-        parser.add_argument(
-            "--owner",
-            metavar="USERNAME",
-            help="the user it belongs to (it shows among their debates, and counts against their running cap)",
-        )
+        cli.add_owner_argument(parser, "debate")
         parser.add_argument(
             "--enqueue",
             action="store_true",
@@ -114,16 +108,16 @@ class Command(BaseCommand):
             if debate.status != Debate.Status.RUNNING:
                 self.check_limits(debate.owner)
         else:
-            if opts["enqueue"] and settings.CHAOSLM_RUNNER != "celery":
-                raise CommandError("--enqueue needs CHAOSLM_RUNNER=celery: the inline runner lives in this process")
-            owner = None
-            if opts["owner"]:
-                owner = get_user_model().objects.filter(username=opts["owner"]).first()
-                if owner is None:
-                    raise CommandError(f"there is no user {opts['owner']!r}")
+            if opts["enqueue"]:
+                cli.refuse_enqueue_inline()
+            owner, whose = cli.owner(opts["owner"])
             with limits.starting(owner):
                 self.check_limits(owner)
                 debate = self.create(opts, owner)
+            # With --json, stdout carries the events alone.
+            out = self.stderr if opts["json"] else self.stdout
+            for line in (whose, *cli.addresses(debate)):
+                out.write(line)
         if opts["enqueue"]:
             runner.submit("debate", debate.pk)
             self.stdout.write(str(debate.pk))

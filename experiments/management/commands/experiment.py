@@ -5,38 +5,25 @@ from django.core.management.base import CommandError
 from rich.console import Console
 from rich.table import Table
 
+from batches.command import BatchCommand
+from batches.panel import BatchError
+from batches.spec import SpecError
+from batches.templatetags.batch_tags import figure, number
 from experiments import design, exports, selectors, services, work
 from experiments.charts import title
 from experiments.models import Experiment
 from experiments.spec import read_spec
-from tournaments.batch_command import BatchCommand
-from tournaments.spec import SpecError
-from tournaments.state import ProgressView
-from tournaments.templatetags.tournament_tags import figure, number
 
 
 class Command(BatchCommand):
     help = "Run an experiment from a YAML spec with a live progress bar, resume one, or print its report."
-    noun = "experiment"
-    model = Experiment
+    kind = work.EXPERIMENT
     report_help = "print an experiment's accuracy, calibration, debaters and judges"
-
-    def start(self, batch: Experiment) -> None:
-        work.start(batch)
-
-    def resume(self, batch: Experiment, stalled_after: float) -> None:
-        work.resume(batch, stalled_after=stalled_after)
-
-    def progress(self, batch: Experiment) -> ProgressView:
-        return selectors.progress(batch)
-
-    def is_settled(self, batch_id: int) -> bool:
-        return work.is_settled(batch_id)
 
     def as_json(self, batch: Experiment) -> dict[str, Any]:
         return exports.as_json(batch)
 
-    def create(self, path: Path, console: Console) -> Experiment:
+    def create(self, path: Path, console: Console, owner: Any) -> Experiment:
         try:
             spec = read_spec(path)
             size = design.count(len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))
@@ -53,14 +40,15 @@ class Command(BatchCommand):
                 judges=spec.judges,
                 options=spec.options,
                 concurrency=spec.concurrency,
+                owner=owner,
                 visibility=spec.visibility,
             )
-        except (SpecError, services.ExperimentError) as error:
+        except (SpecError, BatchError) as error:
             raise CommandError(str(error)) from None
 
     def print_report(self, experiment: Experiment, console: Console) -> None:
         report = selectors.report(experiment)
-        figures = selectors.progress(experiment)
+        figures = work.EXPERIMENT.progress(experiment)
         console.print(
             f"[bold]{experiment.name}[/] (#{experiment.pk}): {experiment.get_status_display()}, "
             f"{figures.done} of {figures.total} runs done, {figures.failed} failed.",

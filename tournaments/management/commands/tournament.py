@@ -5,36 +5,24 @@ from django.core.management.base import CommandError
 from rich.console import Console
 from rich.table import Table
 
-from tournaments import design, exports, results, services, state
-from tournaments.batch_command import BatchCommand
+from batches.command import BatchCommand
+from batches.panel import BatchError
+from batches.spec import SpecError
+from batches.templatetags.batch_tags import figure, number
+from tournaments import design, exports, results, services
 from tournaments.models import Tournament
-from tournaments.spec import SpecError, read_spec
-from tournaments.state import ProgressView
-from tournaments.templatetags.tournament_tags import figure, number
+from tournaments.spec import read_spec
 
 
 class Command(BatchCommand):
     help = "Run a tournament from a YAML spec with a live progress bar, resume one, or print its report."
-    noun = "tournament"
-    model = Tournament
+    kind = services.TOURNAMENT
     report_help = "print a tournament's leaderboard and judge table"
-
-    def start(self, batch: Tournament) -> None:
-        services.start(batch)
-
-    def resume(self, batch: Tournament, stalled_after: float) -> None:
-        services.resume(batch, stalled_after=stalled_after)
-
-    def progress(self, batch: Tournament) -> ProgressView:
-        return state.progress(batch)
-
-    def is_settled(self, batch_id: int) -> bool:
-        return services.is_settled(batch_id)
 
     def as_json(self, batch: Tournament) -> dict[str, Any]:
         return exports.as_json(batch)
 
-    def create(self, path: Path, console: Console) -> Tournament:
+    def create(self, path: Path, console: Console, owner: Any) -> Tournament:
         try:
             spec = read_spec(path)
             size = design.estimate(
@@ -43,7 +31,8 @@ class Command(BatchCommand):
                 len(spec.judges),
                 spec.sides,
                 spec.repeats,
-                spec.options.get("turns", 6),
+                spec.options,
+                tuple(spec.formats),
             )
             console.print(f"[bold]{spec.name}[/]: {size.sentence()}", highlight=False)
             return services.create_tournament(
@@ -55,14 +44,17 @@ class Command(BatchCommand):
                 sides=spec.sides,
                 repeats=spec.repeats,
                 concurrency=spec.concurrency,
+                owner=owner,
                 visibility=spec.visibility,
+                formats=spec.formats,
+                moderator=spec.moderator,
             )
-        except (SpecError, services.TournamentError) as error:
+        except (SpecError, BatchError) as error:
             raise CommandError(str(error)) from None
 
     def print_report(self, tournament: Tournament, console: Console) -> None:
         report = results.report(tournament)
-        figures = state.progress(tournament)
+        figures = services.TOURNAMENT.progress(tournament)
         console.print(
             f"[bold]{tournament.name}[/] (#{tournament.pk}): {tournament.get_status_display()}, "
             f"{figures.done} of {figures.total} debates done, {figures.failed} failed.",
@@ -99,6 +91,20 @@ class Command(BatchCommand):
                 figure(j.contradiction_rate, "percent"),
             )
         console.print(judges)
+        if report.formats:
+            compared = Table(title="Formats compared")
+            for column in ("Format", "Matches judged", "Verdicts", "FOR wins", "Accuracy", "Panel agreement"):
+                compared.add_column(column)
+            for f in report.formats:
+                compared.add_row(
+                    f.name.capitalize(),
+                    str(f.matches),
+                    str(f.verdicts),
+                    figure(f.for_win_rate, "percent"),
+                    figure(f.accuracy, "percent"),
+                    figure(f.agreement),
+                )
+            console.print(compared)
         method = {"cohen": " (Cohen's kappa)", "fleiss": " (Fleiss' kappa)"}.get(report.panel.method, "")
         console.print(
             f"Panel agreement{method}: {figure(report.panel.agreement)}. "

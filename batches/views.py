@@ -15,6 +15,7 @@ from django.db import models
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from chaoslm import sharing
@@ -36,6 +37,36 @@ def list_view(model: type[models.Model], template: str) -> View:
         return render(request, template, {"mine": mine[:50], "public_page": page})
 
     return view
+
+
+def page_views(
+    model: type[models.Model], draw: Callable[[HttpRequest, Any, dict[str, Any]], HttpResponse]
+) -> tuple[View, View]:
+    """The batch's page at its own address and at its share link: `draw(request, batch, common)` renders it, with
+    `common` what every kind's page has (who may do what, its sharing panel, its socket and exports addresses)."""
+    name = model._meta.model_name
+
+    def common(request: HttpRequest, batch: Any, ws_url: str, exports_base: str) -> dict[str, Any]:
+        return {
+            "is_owner": sharing.is_owner(request.user, batch),
+            "can_delete": sharing.can_delete(request.user, batch),
+            # Staff manage any batch's sharing: one made on the command line may belong to nobody who could.
+            "share": sharing.share_panel(request, batch, staff=True),
+            "ws_url": ws_url,
+            "exports_base": exports_base,
+        }
+
+    def by_id(request: HttpRequest, pk: int) -> HttpResponse:
+        batch = sharing.visible_or_404(model, request.user, pk=pk)
+        here = reverse(f"{name}_detail", args=[pk])
+        return draw(request, batch, common(request, batch, f"/ws/{name}s/{pk}/", here))
+
+    def by_share_link(request: HttpRequest, token: str) -> HttpResponse:
+        batch = sharing.visible_or_404(model, request.user, token=token)
+        here = reverse(f"{name}_share", args=[token])
+        return draw(request, batch, common(request, batch, f"/ws/{name}-share/{token}/", here))
+
+    return by_id, by_share_link
 
 
 def owner_action_view(model: type[models.Model], act: Callable[[Any], None]) -> View:

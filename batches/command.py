@@ -1,39 +1,42 @@
 """The command line of a batch of debates (`manage.py tournament`, `manage.py experiment`): run a spec with a live
-progress bar, resume one, print its report. Each command says how to create, start, resume and report its own kind."""
+progress bar, resume one, print its report. Each command says how to create and report its own kind; the kind
+(batches/kinds.py) runs it."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import models
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tournaments.state import ProgressView
+from batches.kinds import BatchKind
+from chaoslm import cli
+
+# Off a terminal (a pipe, a file, a test) the report's lines and tables print whole, not cut at 80 columns.
+UNWRAPPED_WIDTH = 1000
+
+
+def report_console(file: IO[str]) -> Console:
+    """A console for the command's output: a terminal's own width, or lines printed whole when not a terminal."""
+    return Console(file=file, width=None if file.isatty() else UNWRAPPED_WIDTH)
 
 
 class BatchCommand(BaseCommand):
-    noun: str  # "tournament", "experiment"
-    model: type[models.Model]
+    """A kind's command says how to create its batch from a spec, its JSON and its printed report."""
+
+    kind: BatchKind
     report_help: str
 
-    def create(self, path: Path, console: Console) -> Any:
-        raise NotImplementedError
+    @property
+    def noun(self) -> str:
+        return str(self.kind.model._meta.verbose_name)
 
-    def start(self, batch: Any) -> None:
-        raise NotImplementedError
-
-    def resume(self, batch: Any, stalled_after: float) -> None:
-        raise NotImplementedError
-
-    def progress(self, batch: Any) -> ProgressView:
-        raise NotImplementedError
-
-    def is_settled(self, batch_id: int) -> bool:
+    def create(self, path: Path, console: Console, owner: Any) -> Any:
+        """The batch from the spec at `path`, belonging to `owner` (CommandError with what is wrong)."""
         raise NotImplementedError
 
     def as_json(self, batch: Any) -> dict[str, Any]:
@@ -44,11 +47,17 @@ class BatchCommand(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         noun = self.noun
+        article = "an" if noun[0] in "aeiou" else "a"
         sub = parser.add_subparsers(dest="action", required=True)
-        run = sub.add_parser("run", help=f"create a {noun} from SPEC.yaml and run it")
+        run = sub.add_parser("run", help=f"create {article} {noun} from SPEC.yaml and run it")
         run.add_argument("spec", type=Path)
         run.add_argument("--json", action="store_true", help="print the final report as JSON")
-        run.add_argument("--enqueue", action="store_true", help="start it on the runner, print its id and return")
+        run.add_argument(
+            "--enqueue",
+            action="store_true",
+            help="start it on the Celery workers (CHAOSLM_RUNNER=celery), print its id and return",
+        )
+        cli.add_owner_argument(run, noun)
         resume = sub.add_parser("resume", help=f"go on with a stopped, paused or crashed {noun}")
         resume.add_argument("id", type=int)
         resume.add_argument("--json", action="store_true")
@@ -66,17 +75,22 @@ class BatchCommand(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         # With --json, stdout carries the JSON alone; the size and the progress bar go to stderr.
-        console = Console(file=(self.stderr if options.get("json") else self.stdout)._out)
+        console = report_console((self.stderr if options.get("json") else self.stdout)._out)
         action = options["action"]
+        if options.get("enqueue"):
+            cli.refuse_enqueue_inline()
         if action == "run":
-            batch = self.create(options["spec"], console)
-            self.start(batch)
+            owner, whose = cli.owner(options["owner"])
+            batch = self.create(options["spec"], console, owner)
+            for line in (whose, *cli.addresses(batch)):
+                console.print(line, highlight=False, soft_wrap=True)
+            self.kind.start(batch)
         else:
-            batch = self.model.objects.filter(pk=options["id"]).first()
+            batch = self.kind.model.objects.filter(pk=options["id"]).first()
             if batch is None:
                 raise CommandError(f"there is no {self.noun} {options['id']}")
             if action == "resume":
-                self.resume(batch, options["stalled_after"])
+                self.kind.resume(batch, stalled_after=options["stalled_after"])
         if action in ("run", "resume"):
             if options["enqueue"]:
                 self.stdout.write(str(batch.pk))
@@ -102,12 +116,12 @@ class BatchCommand(BaseCommand):
                 task = bar.add_task(batch.name, total=None, detail="")
                 while True:
                     batch.refresh_from_db()
-                    figures = self.progress(batch)
+                    figures = self.kind.progress(batch)
                     detail = f"{figures.running} running · {figures.failed} failed"
                     if figures.eta_text:
                         detail += f" · {figures.eta_text}"
                     bar.update(task, total=figures.total, completed=figures.done + figures.failed, detail=detail)
-                    if self.is_settled(batch.pk):
+                    if self.kind.is_settled(batch.pk):
                         break
                     time.sleep(0.3)
         except KeyboardInterrupt:

@@ -1,14 +1,18 @@
-"""Running a batch of debates (a tournament, an experiment): one pass starts what the scheduler says, within the
-owner's cap; the inline loop, the Celery tick chain, the sweep, and the wake when one of its debates finishes.
+"""Kinds of batch of debates (a tournament, an experiment) and running them: one pass starts what the scheduler
+says, within the owner's cap; the inline loop, the Celery tick chain, the sweep, and the wake when one of its
+debates finishes; the owner's actions (pause, resume, cancel, delete, visibility).
 
-A kind of batch (`Batch`) says how its jobs are read and its debates made; everything else here is the same
-for every kind. Where a batch runs is decided in `submit`, `_wake` and the inline loop alone (the only code
-here that touches a runner), so moving to another runner API changes those functions only:
+A kind of batch is one `BatchKind` object, registered once (`register`): its hooks say how its jobs are read and
+its debates made; its other methods are the same for every kind, and are what the views, tasks, admin and
+command line call (docs/adding-a-batch-kind.md).
+
+Where a batch runs is decided in `submit`, `_wake` and the inline loop alone (the only code here that touches a
+runner), so moving to another runner API changes those functions only:
 
 - inline: a loop on the runner's event loop runs a pass and pushes the page, then waits (PUSH_EVERY or
   CHAOSLM_TOURNAMENT_TICK seconds, the sooner), until the batch settles; each of its debates that finishes
   runs a pass at once, in the thread that stored it, and starts what that pass chose;
-- celery: the kind's task runs one pass (`tick`); the task carrying the batch's current tick token
+- celery: batches/tasks.py's `advance_batch` runs one pass (`tick`); the task carrying the batch's current tick token
   re-enqueues itself with a countdown until the batch settles, and every debate that finishes enqueues a
   pass at once (so a batch never waits a whole tick to go on).
 
@@ -37,25 +41,29 @@ from django.db.models import Q, QuerySet
 from django.db.models.signals import post_save
 from django.utils import timezone
 
+from batches import schedule
+from batches.progress import ProgressView, settings_of
 from chaoslm import limits, live, runner, sharing
 from debates import limits as debate_limits
 from debates.formats import FormatError
 from debates.models import Debate
-from tournaments import schedule
 
-logger = logging.getLogger("chaoslm.tournaments")
+logger = logging.getLogger("chaoslm.batches")
 
 # A batch's statuses (Tournament.Status, Experiment.Status), as plain strings.
 RUNNING, PAUSED, CANCELLED, COMPLETED = "running", "paused", "cancelled", "completed"
 
 
-class Batch:
-    """A kind of batch. Its model has: owner, status, concurrency, finished_at, updated_at, tick_token, ticked_at."""
+class BatchKind:
+    """A kind of batch. Its model (a `batches.models.BatchRecord`) has: owner, status, concurrency, finished_at,
+    updated_at, tick_token, ticked_at, visibility, share_token.
 
-    kind: ClassVar[str]  # the runner's kind for its inline loop
-    task: ClassVar[str]  # the Celery task running one tick: task(batch_id, token)
+    A kind fills in the hooks (the methods that raise NotImplementedError); the rest is the same for every kind."""
+
+    kind: ClassVar[str]  # the runner's kind for its inline loop, the registry's key, and its Celery ticks' argument
     model: ClassVar[type[models.Model]]
 
+    # -- the hooks -------------------------------------------------------------------------------
     def jobs(self, batch: Any, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
         raise NotImplementedError
 
@@ -82,6 +90,10 @@ class Batch:
         """The id of the batch of this kind that the debate belongs to, if any."""
         raise NotImplementedError
 
+    def progress(self, batch: Any) -> ProgressView:
+        """Done, running and failed debates, and the ETA (batches.progress.progress_view over the kind's jobs)."""
+        raise NotImplementedError
+
     def group(self, batch_id: int) -> str:
         raise NotImplementedError
 
@@ -89,37 +101,112 @@ class Batch:
         """The batch's live parts to push; nothing while no page shows it."""
         raise NotImplementedError
 
+    # -- the same for every kind -----------------------------------------------------------------
     def push(self, batch_id: int) -> None:
         """Send the live parts, as they stand, to every page showing the batch (from synchronous code)."""
         live.push_sync(self.group(batch_id), self.live_html(batch_id))
 
+    def advance(
+        self, batch_id: int, *, stalled_after: float | None = None, start: Callable[[int], None] | None = None
+    ) -> schedule.Decision:
+        """One pass: start what the scheduler says now; mark the batch completed once it settles.
 
-KINDS: dict[str, Batch] = {}
+        `stalled_after` (default CHAOSLM_STALLED_AFTER): a debate in flight with no progress for that long
+        is started again (its worker died); a `resume` command passes 0 to restart every one at once.
+        `start(debate_id)` runs a debate (by default on the configured runner, once the pass commits).
+        """
+        return _pass(self, batch_id, stalled_after, start)[0]
+
+    def is_settled(self, batch_id: int) -> bool:
+        """Whether no pass has anything more to do: completed, paused, or cancelled with nothing in flight."""
+        batch = self.model.objects.get(pk=batch_id)
+        return _settled(batch.status, lambda: schedule.plan(settings_of(batch), self.jobs(batch)).settled)
+
+    def start(self, batch: Any) -> None:
+        """Run (or go on running) the batch on the configured runner."""
+        submit(self, batch.pk)
+
+    def pause(self, batch: Any) -> None:
+        """Start nothing new; the debates in flight finish."""
+        self.model.objects.filter(pk=batch.pk, status=RUNNING).update(status=PAUSED, updated_at=timezone.now())
+        transaction.on_commit(lambda: self.push(batch.pk))
+
+    def resume(self, batch: Any, *, stalled_after: float | None = None) -> None:
+        """Go on with a paused batch, or a running one whose process died (`stalled_after=0` then restarts each of
+        its debates in flight at once rather than after CHAOSLM_STALLED_AFTER)."""
+        self.model.objects.filter(pk=batch.pk, status=PAUSED).update(status=RUNNING, updated_at=timezone.now())
+        if stalled_after is not None:
+            self.advance(batch.pk, stalled_after=stalled_after)
+        submit(self, batch.pk)
+
+    def cancel(self, batch: Any) -> None:
+        """Start nothing more, for good; the debates in flight finish and count."""
+        now = timezone.now()
+        self.model.objects.filter(pk=batch.pk, status__in=[RUNNING, PAUSED]).update(
+            status=CANCELLED, finished_at=now, updated_at=now
+        )
+        transaction.on_commit(lambda: self.push(batch.pk))
+
+    def delete(self, batch: Any) -> None:
+        """Delete a batch and its debates, stopping its run first: nothing new starts (cancelled), its inline loop
+        and inline debates are cancelled at once, and work on Celery workers finds the rows gone and stops quietly
+        (`run_inline`, `tick`, the engine's `DebateDeleted`)."""
+        # Waits for a pass holding the batch's row lock: once it is cancelled, no later pass makes a debate, so the
+        # debates listed next are all it will ever have.
+        self.model.objects.filter(pk=batch.pk).update(status=CANCELLED, updated_at=timezone.now())
+        runner.cancel(self.kind, batch.pk)
+        debate_ids = list(self.debates(batch).values_list("pk", flat=True))
+        for debate_id in debate_ids:
+            runner.cancel("debate", debate_id)
+        runner.delete_under_work(self.model.objects.filter(pk=batch.pk), Debate.objects.filter(pk__in=debate_ids))
+
+    def set_visibility(self, batch: Any, value: str) -> None:
+        """The batch's visibility (ValueError if unknown), and its debates' with it: each is seen where its batch
+        is, and sockets that lose the right close (sharing.set_visibility)."""
+        sharing.set_visibility(batch, value)
+        for debate in self.debates(batch).exclude(visibility=value):
+            sharing.set_visibility(debate, value)
+
+    async def run_inline(self, batch_id: int) -> None:
+        await _run_inline(self, batch_id)
+
+    def tick(self, batch_id: int, token: str) -> None:
+        """The Celery task's body: a pass; then, if this task carries the current tick token and the batch is not
+        settled, enqueue the next tick (one chain per batch, whatever is redelivered)."""
+        try:
+            _tick(self, batch_id, token)
+        except ObjectDoesNotExist:
+            logger.info("%s %s was deleted; its tick chain stops", self.kind, batch_id)
+
+    def sweep(self) -> list[int]:
+        """The periodic sweep (Celery beat): batches still running whose tick chain stopped (its message was lost
+        with a killed worker) get a new one."""
+        limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_TOURNAMENT_TICK, 30))
+        ids = list(
+            self.model.objects.filter(status=RUNNING)
+            .filter(Q(ticked_at__lt=limit) | Q(ticked_at__isnull=True, created_at__lt=limit))
+            .values_list("pk", flat=True)
+        )
+        for batch_id in ids:
+            submit(self, batch_id)
+        return ids
 
 
-def register(batch: Batch) -> None:
-    KINDS[batch.kind] = batch
+KINDS: dict[str, BatchKind] = {}
 
 
-def settings_of(batch: Any) -> schedule.Settings:
-    return schedule.Settings(concurrency=batch.concurrency, active=batch.status == RUNNING)
+def register(kind: BatchKind) -> BatchKind:
+    """Make `kind` known to the runner (its inline loop and its Celery task), the sweep and the debates' wake."""
+    KINDS[kind.kind] = kind
+    # On Celery a batch goes by its tick chain (`submit`), never by the runner's task: none is given.
+    runner.register(kind.kind, kind.run_inline, None)
+    runner.register_sweep(kind.sweep)
+    return kind
 
 
 # -- one pass ------------------------------------------------------------------------------------
-def advance(
-    kind: Batch, batch_id: int, *, stalled_after: float | None = None, start: Callable[[int], None] | None = None
-) -> schedule.Decision:
-    """One pass: start what the scheduler says now; mark the batch completed once it settles.
-
-    `stalled_after` (default CHAOSLM_STALLED_AFTER): a debate in flight with no progress for that long
-    is started again (its worker died); a `resume` command passes 0 to restart every one at once.
-    `start(debate_id)` runs a debate (by default on the configured runner, once the pass commits).
-    """
-    return _pass(kind, batch_id, stalled_after, start)[0]
-
-
 def _pass(
-    kind: Batch, batch_id: int, stalled_after: float | None, start: Callable[[int], None] | None
+    kind: BatchKind, batch_id: int, stalled_after: float | None, start: Callable[[int], None] | None
 ) -> tuple[schedule.Decision, bool]:
     """`advance`, and whether the batch is settled after it (as `is_settled` would say, without asking)."""
     stalled_after = settings.CHAOSLM_STALLED_AFTER if stalled_after is None else stalled_after
@@ -167,12 +254,6 @@ def within_owner_cap(owner: Any, wanted: schedule.Settings, jobs: Sequence[sched
     return dataclasses.replace(wanted, concurrency=min(wanted.concurrency, free))
 
 
-def is_settled(kind: Batch, batch_id: int) -> bool:
-    """Whether no pass has anything more to do: completed, paused, or cancelled with nothing in flight."""
-    batch = kind.model.objects.get(pk=batch_id)
-    return _settled(batch.status, lambda: schedule.plan(settings_of(batch), kind.jobs(batch)).settled)
-
-
 def _settled(status: str, nothing_in_flight: Callable[[], bool]) -> bool:
     """The rule of `is_settled`, given the status and how to tell whether a cancelled one has work in flight."""
     if status == RUNNING:
@@ -182,58 +263,11 @@ def _settled(status: str, nothing_in_flight: Callable[[], bool]) -> bool:
     return True
 
 
-# -- owner actions -------------------------------------------------------------------------------
-def pause(kind: Batch, batch_id: int) -> None:
-    """Start nothing new; the debates in flight finish."""
-    kind.model.objects.filter(pk=batch_id, status=RUNNING).update(status=PAUSED, updated_at=timezone.now())
-    transaction.on_commit(lambda: kind.push(batch_id))
-
-
-def resume(kind: Batch, batch_id: int, *, stalled_after: float | None = None) -> None:
-    """Go on with a paused batch, or a running one whose process died (`stalled_after=0` then restarts each of
-    its debates in flight at once rather than after CHAOSLM_STALLED_AFTER)."""
-    kind.model.objects.filter(pk=batch_id, status=PAUSED).update(status=RUNNING, updated_at=timezone.now())
-    if stalled_after is not None:
-        advance(kind, batch_id, stalled_after=stalled_after)
-    submit(kind, batch_id)
-
-
-def delete(kind: Batch, batch: Any) -> None:
-    """Delete a batch and its debates, stopping its run first: nothing new starts (cancelled), its inline loop
-    and inline debates are cancelled at once, and work on Celery workers finds the rows gone and stops quietly
-    (`run_inline`, `tick`, the engine's `DebateDeleted`)."""
-    # Waits for a pass holding the batch's row lock: once it is cancelled, no later pass makes a debate, so the
-    # debates listed next are all it will ever have.
-    kind.model.objects.filter(pk=batch.pk).update(status=CANCELLED, updated_at=timezone.now())
-    runner.cancel(kind.kind, batch.pk)
-    debate_ids = list(kind.debates(batch).values_list("pk", flat=True))
-    for debate_id in debate_ids:
-        runner.cancel("debate", debate_id)
-    runner.delete_under_work(kind.model.objects.filter(pk=batch.pk), Debate.objects.filter(pk__in=debate_ids))
-
-
-def set_visibility(kind: Batch, batch: Any, value: str) -> None:
-    """The batch's visibility (ValueError if unknown), and its debates' with it: each is seen where its batch is,
-    and sockets that lose the right close (sharing.set_visibility)."""
-    sharing.set_visibility(batch, value)
-    for debate in kind.debates(batch).exclude(visibility=value):
-        sharing.set_visibility(debate, value)
-
-
-def cancel(kind: Batch, batch_id: int) -> None:
-    """Start nothing more, for good; the debates in flight finish and count."""
-    now = timezone.now()
-    kind.model.objects.filter(pk=batch_id, status__in=[RUNNING, PAUSED]).update(
-        status=CANCELLED, finished_at=now, updated_at=now
-    )
-    transaction.on_commit(lambda: kind.push(batch_id))
-
-
 # -- the runner (the only code here that knows where batches run) ---------------------------------
 _wakers: dict[tuple[str, int], tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}
 
 
-def submit(kind: Batch, batch_id: int) -> None:
+def submit(kind: BatchKind, batch_id: int) -> None:
     """Advance the batch on the configured runner until it settles, once the transaction commits."""
     if settings.CHAOSLM_RUNNER == "celery":
         token = secrets.token_hex(8)
@@ -247,7 +281,7 @@ def _start_debate(debate_id: int) -> None:
     runner.submit("debate", debate_id)
 
 
-def _wake(kind: Batch, batch_id: int) -> None:
+def _wake(kind: BatchKind, batch_id: int) -> None:
     """One of the batch's debates finished: go on now rather than at the next tick."""
     if settings.CHAOSLM_RUNNER == "celery":
         transaction.on_commit(lambda: _send(kind, batch_id, ""))
@@ -255,7 +289,7 @@ def _wake(kind: Batch, batch_id: int) -> None:
         transaction.on_commit(lambda: _pass_here(kind, batch_id))
 
 
-def _pass_here(kind: Batch, batch_id: int) -> None:
+def _pass_here(kind: BatchKind, batch_id: int) -> None:
     """Inline: the pass runs right here, in the thread that stored the finished debate (the engine's database
     thread), and the debates it starts go straight to the runner's loop: the next one starts without a trip
     through the batch's loop and back. The loop itself wakes only when the batch settles."""
@@ -281,10 +315,13 @@ def _pass_here(kind: Batch, batch_id: int) -> None:
         loop.call_soon_threadsafe(wake.set)
 
 
-def _send(kind: Batch, batch_id: int, token: str, countdown: float = 0) -> None:
+TASK = "batches.tasks.advance_batch"  # one tick of any kind of batch: (kind, batch_id, token)
+
+
+def _send(kind: BatchKind, batch_id: int, token: str, countdown: float = 0) -> None:
     from chaoslm.celery import app
 
-    app.send_task(kind.task, args=[batch_id, token], countdown=countdown)
+    app.send_task(TASK, args=[kind.kind, batch_id, token], countdown=countdown)
 
 
 # The inline loop pushes the batch's page at most this often (seconds) while it runs, and once as it settles:
@@ -292,7 +329,7 @@ def _send(kind: Batch, batch_id: int, token: str, countdown: float = 0) -> None:
 PUSH_EVERY = 1.0
 
 
-async def run_inline(kind: Batch, batch_id: int) -> None:
+async def _run_inline(kind: BatchKind, batch_id: int) -> None:
     """The inline runner's loop for one batch: a pass and a push of its page, then wait for the next push (or
     tick, if sooner), or for a debate's pass (`_pass_here`) to say the batch settled."""
     loop = asyncio.get_running_loop()
@@ -325,17 +362,8 @@ async def run_inline(kind: Batch, batch_id: int) -> None:
         _wakers.pop((kind.kind, batch_id), None)
 
 
-def tick(kind: Batch, batch_id: int, token: str) -> None:
-    """The Celery task's body: a pass; then, if this task carries the current tick token and the batch is not
-    settled, enqueue the next tick (one chain per batch, whatever is redelivered)."""
-    try:
-        _tick(kind, batch_id, token)
-    except ObjectDoesNotExist:
-        logger.info("%s %s was deleted; its tick chain stops", kind.kind, batch_id)
-
-
-def _tick(kind: Batch, batch_id: int, token: str) -> None:
-    advance(kind, batch_id)
+def _tick(kind: BatchKind, batch_id: int, token: str) -> None:
+    kind.advance(batch_id)
     kind.push(batch_id)
     if not token:
         return
@@ -344,7 +372,7 @@ def _tick(kind: Batch, batch_id: int, token: str) -> None:
         if batch.tick_token != token:
             return
         batch.ticked_at = timezone.now()
-        if is_settled(kind, batch_id):
+        if kind.is_settled(batch_id):
             batch.tick_token = ""
             batch.save(update_fields=["tick_token", "ticked_at"])
             return
@@ -352,20 +380,6 @@ def _tick(kind: Batch, batch_id: int, token: str) -> None:
         batch.save(update_fields=["tick_token", "ticked_at"])
         following = batch.tick_token
         transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_TOURNAMENT_TICK))
-
-
-def sweep(kind: Batch) -> list[int]:
-    """The periodic sweep (Celery beat): batches still running whose tick chain stopped (its message was lost
-    with a killed worker) get a new one."""
-    limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_TOURNAMENT_TICK, 30))
-    ids = list(
-        kind.model.objects.filter(status=RUNNING)
-        .filter(Q(ticked_at__lt=limit) | Q(ticked_at__isnull=True, created_at__lt=limit))
-        .values_list("pk", flat=True)
-    )
-    for batch_id in ids:
-        submit(kind, batch_id)
-    return ids
 
 
 def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = None, **_: Any) -> None:
@@ -383,4 +397,5 @@ def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = N
 
 
 def connect_signals() -> None:
-    post_save.connect(_debate_saved, sender=Debate, dispatch_uid="tournaments.batches.debate_saved")
+    """A batch's debate that finishes wakes its batch (batches/apps.py, once a process)."""
+    post_save.connect(_debate_saved, sender=Debate, dispatch_uid="batches.kinds.debate_saved")

@@ -1,0 +1,61 @@
+"""What every command that creates work (`debate`, `tournament run`, `experiment run`) does alike: whose it is
+(`--owner`), refusing `--enqueue` where nothing would run it, and the addresses to print once it exists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError, CommandParser
+from django.db import models
+from django.urls import reverse
+
+from chaoslm.sharing import Visibility
+
+ENQUEUE_NEEDS_CELERY = "--enqueue needs CHAOSLM_RUNNER=celery: the inline runner lives in this process"
+
+
+def add_owner_argument(parser: CommandParser, noun: str) -> None:
+    parser.add_argument(
+        "--owner",
+        metavar="USERNAME",
+        help=f"the user the {noun} belongs to: it shows among theirs, they manage its sharing, and it counts against "
+        f"their running cap (default: {settings.CHAOSLM_ADMIN_USER}, the admin `make run` creates)",
+    )
+
+
+def owner(username: str | None) -> tuple[Any, str]:
+    """The user named by `--owner` (CommandError if there is none), or the admin `make run` creates; and a line
+    saying whose it is."""
+    User = get_user_model()
+    if username:
+        found = User.objects.filter(username=username).first()
+        if found is None:
+            raise CommandError(f"there is no user {username!r} to own it (--owner takes an existing username)")
+        return found, f"Owner: {username}"
+    default = settings.CHAOSLM_ADMIN_USER
+    found = User.objects.filter(username=default).first()
+    if found is None:
+        return None, (
+            f"Owner: nobody (there is no user {default!r}: create it with `manage.py ensure_admin`, or pass "
+            "--owner USERNAME); only staff can see it in the browser"
+        )
+    return found, f"Owner: {default} (the default; --owner USERNAME gives it to another user)"
+
+
+def refuse_enqueue_inline() -> None:
+    """`--enqueue` returns at once: only Celery workers run the work after this process has gone."""
+    if settings.CHAOSLM_RUNNER != "celery":
+        raise CommandError(ENQUEUE_NEEDS_CELERY)
+
+
+def addresses(thing: models.Model) -> list[str]:
+    """The lines naming its page and, unless it is private, its share link (URL names `<model>_detail`,
+    `<model>_share`, as chaoslm/sharing.py's)."""
+    name = thing._meta.model_name
+    base = settings.CHAOSLM_SITE_URL
+    lines = [f"Page: {base}{reverse(f'{name}_detail', args=[thing.pk])}"]
+    if thing.visibility != Visibility.PRIVATE:  # type: ignore[attr-defined]
+        lines.append(f"Share link: {base}{reverse(f'{name}_share', args=[thing.share_token])}")  # type: ignore[attr-defined]
+    return lines
