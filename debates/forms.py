@@ -72,7 +72,7 @@ class NewDebateForm(FormatOptions):
         super().__init__(*args, **kwargs)
         self.fmt: Format = get_format(format_name if format_name in LISTED else "duel")
         self.fields["format"].initial = self.fmt.name
-        personas = list(Persona.objects.all())
+        personas = [p for p in Persona.objects.all() if p.offered_in(self.fmt.name)]
         self.personas = {p.pk: p for p in personas}
         self.seat_roles: dict[str, str] = {}
         for spec in self.fmt.seat_specs:

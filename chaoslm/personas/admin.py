@@ -36,7 +36,8 @@ class ProviderAdmin(admin.ModelAdmin):
 
 YAML_HELP = (
     "The persona as YAML, the source of truth. Its fields: name, role ({roles}) and personality (required); "
-    "position, instructions, judging_criteria, model, provider, temperature (0 to 2), max_tokens (1 to 32768). "
+    "position, instructions, judging_criteria, model, provider, temperature (0 to 2), max_tokens (1 to 32768), "
+    "formats (the formats whose seats offer it; else every format's). "
     "The read-only fields below are read from it when you save."
 )
 
@@ -105,7 +106,7 @@ class PersonaAdmin(admin.ModelAdmin):
     list_filter = ["role", "provider"]
     search_fields = ["name", "personality", "position", "instructions", "judging_criteria"]
     # What the YAML says, as saved: the help text above the box points here.
-    readonly_fields = ["name", "role", "model_label", "temperature", "max_tokens", "system_prompt_preview"]
+    readonly_fields = ["name", "role", "model_label", "temperature", "max_tokens", "formats", "system_prompt_preview"]
     fields = ["yaml", *readonly_fields]
     actions = ["export_yaml", "duplicate"]
     change_list_template = "admin/personas/persona/change_list.html"

@@ -104,6 +104,7 @@ class Persona(models.Model):
     provider = models.ForeignKey(Provider, null=True, blank=True, on_delete=models.PROTECT, editable=False)
     temperature = models.FloatField(null=True, blank=True, editable=False)
     max_tokens = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    formats = models.JSONField(default=list, blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -124,6 +125,7 @@ class Persona(models.Model):
             provider=self.provider.name if self.provider else "",
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            formats=tuple(self.formats),
         )
 
     def apply_spec(self, spec: PersonaSpec, source: str = "persona") -> None:
@@ -143,7 +145,12 @@ class Persona(models.Model):
         self.provider = provider
         self.temperature = spec.temperature
         self.max_tokens = spec.max_tokens
+        self.formats = list(spec.formats)
         self.yaml = dump_persona(spec)
+
+    def offered_in(self, format_name: str) -> bool:
+        """Whether the seats of `format_name` offer this persona (its YAML's `formats`, empty for all)."""
+        return not self.formats or format_name in self.formats
 
     def endpoint(self) -> Endpoint:
         if self.provider is not None:

@@ -8,6 +8,7 @@ error that names the file and the field; every field's problem is reported at on
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -17,6 +18,8 @@ from django.conf import settings
 ROLES = ("debater", "judge", "moderator", "analyzer", "solver", "chat")
 TEXT_FIELDS = ("personality", "position", "instructions", "judging_criteria")
 MAX_TEXT = 20_000
+MAX_FORMATS = 20
+FORMAT_NAME = re.compile(r"[a-z][a-z_]{0,29}")
 
 
 class PersonaYAMLError(ValueError):
@@ -54,6 +57,9 @@ class PersonaSpec:
     provider: str = ""
     temperature: float | None = None
     max_tokens: int | None = None
+    # The formats whose seats offer this persona (a panel's moderator is no moderator for a classic debate);
+    # empty: every format.
+    formats: tuple[str, ...] = ()
 
     def system_prompt(self, seat_role: str | None = None) -> str:
         """The exact system prompt for this persona in a seat of `seat_role` (default: its own role).
@@ -75,8 +81,8 @@ class PersonaSpec:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if value not in ("", None):
-                out[f.name] = value
+            if value not in ("", None, ()):
+                out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
 
 
@@ -138,6 +144,13 @@ def _check_type(source: str, key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
             raise PersonaYAMLError(source, key, f"must be a number from 0 to 2, not {value!r}")
         return float(value)
+    if key == "formats":
+        if not isinstance(value, list) or len(value) > MAX_FORMATS:
+            raise PersonaYAMLError(source, key, f"must be a list of at most {MAX_FORMATS} format names, e.g. [panel]")
+        wrong = [name for name in value if not isinstance(name, str) or not FORMAT_NAME.fullmatch(name)]
+        if wrong:
+            raise PersonaYAMLError(source, key, f"must name formats (duel, classic, panel ...), not {wrong[0]!r}")
+        return tuple(value)
     if key == "max_tokens":
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32768:
             raise PersonaYAMLError(source, key, f"must be a whole number from 1 to 32768, not {value!r}")

@@ -98,6 +98,21 @@ def test_pickers_offer_personas_of_the_seats_role_and_preview_the_prompt(owner, 
     assert "<p>Ann &lt;b&gt;argues&lt;/b&gt;.</p><p>For.</p>" in preview
 
 
+def test_a_persona_meant_for_some_formats_is_offered_only_in_their_seats(owner):
+    import_personas(
+        [
+            ("r.yaml", "name: Reyes\nrole: moderator\npersonality: Moderates debates.\n"),
+            ("m.yaml", "name: Panel Mod\nrole: moderator\npersonality: Moderates panels.\nformats: [panel]\n"),
+        ]
+    )
+    standard = owner.get(reverse("debate_new"), {"format": "standard"}).content.decode()
+    picker = standard.split('name="seat_moderator"')[1].split("</select>")[0]
+    assert "Reyes (moderator)" in picker and "Panel Mod" not in picker
+    panel = owner.get(reverse("debate_new"), {"format": "panel"}).content.decode()
+    picker = panel.split('name="seat_moderator"')[1].split("</select>")[0]
+    assert "Reyes (moderator)" in picker and "Panel Mod (moderator)" in picker
+
+
 def test_the_judge_starts_chosen_and_no_judge_is_an_explicit_choice(owner, personas):
     html = owner.get(reverse("debate_new")).content.decode()
     judge_picker = html.split('name="seat_judge"')[1].split("</select>")[0]

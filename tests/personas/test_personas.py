@@ -40,6 +40,8 @@ BAD_CASES = {
     "wrong_type_name": (GOOD.replace("name: Tess", "name: [1, 2]"), "bad.yaml: name: must be text, not list"),
     "max_tokens_float": (GOOD.replace("200", "2.5"), "bad.yaml: max_tokens: must be a whole number"),
     "unknown_key": (GOOD + "mood: grumpy\n", "bad.yaml: mood: unknown field"),
+    "formats_not_a_list": (GOOD + "formats: panel\n", "bad.yaml: formats: must be a list of at most 20 format names"),
+    "formats_not_a_name": (GOOD + "formats: [Panel!]\n", "bad.yaml: formats: must name formats"),
     "missing_personality": ("name: Tess\nrole: debater\n", "bad.yaml: personality: is required"),
     "missing_role": ("name: Tess\npersonality: x\n", "bad.yaml: role: is required"),
     "bad_role": (GOOD.replace("role: debater", "role: jester"), "bad.yaml: role: must be one of"),
@@ -61,6 +63,13 @@ def test_parse_keeps_every_field():
     (spec,) = parse_personas(GOOD, "good.yaml")
     assert (spec.name, spec.role, spec.temperature, spec.max_tokens) == ("Tess", "debater", 0.5, 200)
     assert spec.system_prompt() == "A careful thinker.\n\nFor the motion.\n\nBe brief."
+
+
+def test_formats_are_kept_through_import_and_export():
+    (persona,) = import_personas([("m.yaml", "name: M\nrole: moderator\npersonality: Moderates.\nformats: [panel]\n")])
+    assert persona.formats == ["panel"] and persona.spec().formats == ("panel",)
+    assert "formats:\n- panel\n" in persona.yaml
+    assert persona.offered_in("panel") and not persona.offered_in("standard")
 
 
 def test_judge_prompt_is_personality_and_criteria():
@@ -231,8 +240,8 @@ def test_a_file_and_a_folder_report_every_error_at_once(tmp_path):
     with pytest.raises(PersonaYAMLError) as raised:
         parse_personas("name: Tess\nrole: jester\ncolour: red\ntemperature: hot\n", "bad.yaml")
     assert [str(e) for e in raised.value.errors] == [
-        "bad.yaml: colour: unknown field; the known fields are instructions, judging_criteria, max_tokens, model, "
-        "name, personality, position, provider, role, temperature",
+        "bad.yaml: colour: unknown field; the known fields are formats, instructions, judging_criteria, max_tokens, "
+        "model, name, personality, position, provider, role, temperature",
         "bad.yaml: role: must be one of debater, judge, moderator, analyzer, solver, chat, not 'jester'",
         "bad.yaml: temperature: must be a number from 0 to 2, not 'hot'",
         "bad.yaml: personality: is required",
@@ -250,7 +259,7 @@ def test_the_yaml_help_text_names_the_fields_and_the_fields_below_show_them(staf
     (persona,) = import_personas([("a.yaml", GOOD)])
     html = staff.get(reverse("admin:personas_persona_change", args=[persona.pk])).content.decode()
     assert "The read-only fields below are read from it when you save." in html
-    assert "judging_criteria, model, provider, temperature (0 to 2), max_tokens (1 to 32768)" in html
+    assert "judging_criteria, model, provider, temperature (0 to 2), max_tokens (1 to 32768), formats" in html
     below = html.split('id="id_yaml"')[1]
     for label, value in (("Name", "Tess"), ("Role hint", "debater"), ("Temperature", "0.5"), ("Max tokens", "200")):
         assert f"<label>{label}:</label>" in below
