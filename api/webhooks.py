@@ -22,10 +22,9 @@ import ipaddress
 import json
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx
 from asgiref.sync import sync_to_async
 from celery import shared_task
 from django.conf import settings
@@ -35,6 +34,9 @@ from api.models import Delivery, Webhook
 from chaoslm import runner
 from chaoslm.runner import run_on_process_loop
 from debates.models import Debate
+
+if TYPE_CHECKING:
+    import httpx
 
 KIND = "webhook"
 MAX_REDIRECTS = 3
@@ -153,6 +155,8 @@ def _record(delivery_id: int, *, ok: bool, status_code: int | None, error: str, 
 
 async def _post(url: str, headers: dict[str, str], body: bytes) -> httpx.Response:
     """POST `body`, following redirects by hand: each hop's address is checked, and connected to as checked."""
+    import httpx  # here, not at the top: this module loads with every command, and httpx costs a good part of a start
+
     for _ in range(MAX_REDIRECTS + 1):
         scheme, host, port, address = await sync_to_async(resolve)(url)
         parts = urlsplit(url)
@@ -188,6 +192,8 @@ async def attempt(delivery_id: int) -> bool | None:
         "X-ChaosLM-Signature": sign(webhook.secret, timestamp, body),
     }
     final = delivery.attempts + 1 >= settings.CHAOSLM_WEBHOOK_ATTEMPTS
+    import httpx  # see _post
+
     try:
         reply = await _post(webhook.url, headers, body)
     except Refused as error:
