@@ -24,7 +24,7 @@ from django.core.cache import cache
 from django.template.loader import render_to_string
 
 from chaoslm import live
-from debates import privacy
+from debates import privacy, votes
 from debates.cards import card_html, cards_of, hidden_card
 from debates.engine import Observer
 from debates.formats import Step
@@ -82,6 +82,8 @@ def live_parts_html(
     for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
         parts.append(render_to_string(template, {**state, "oob": True}))
     parts.append(render_to_string("partials/status.html", {**state, "oob": True}))
+    if votes.has_poll(debate):  # a vote may have opened or closed with the status: the pages fetch their box
+        parts.append(votes.poll_ping())
     return "".join(parts)
 
 
@@ -289,6 +291,8 @@ class DebateBroadcaster(Observer):
             card = live.upsert(hidden_card(event, event.seat), "#transcript")
         self.viewers.html(card)
         self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
+        if event.kind == Event.Kind.TURN and event.seat is not None and event.seat.side and votes.has_poll(debate):
+            self._send(votes.poll_ping())  # a debater's statement closes the vote before the debate
 
     async def debate_changed(self, debate: Debate) -> None:
         await self._look_for_audience()

@@ -23,7 +23,7 @@ from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import limits as debate_limits
-from debates import privacy, transcripts
+from debates import poll_views, privacy, transcripts
 from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers, push_to_all_sync
 from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
@@ -107,6 +107,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
                     owner=request.user,
                     visibility=data["visibility"],
                     show_thinking=data["show_thinking"],
+                    audience_poll=data["audience_poll"],
                 )
                 runner.submit("debate", debate.pk)
         except (FormatError, limits.LimitReached) as error:
@@ -158,6 +159,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool 
             "export_md": export,
             "export_json": export[: -len("md")] + "json",
             "replay_source_url": _replay_source_url(request, debate),
+            "poll_box": poll_views.box_context(request, debate, via_share=via_share),
         },
     )
 

@@ -89,6 +89,11 @@ class Command(BaseCommand):
             help="keep the private thinking (PLAN, THINK) from viewers other than the owner and staff",
         )
         parser.add_argument(
+            "--no-poll",
+            action="store_true",
+            help="no audience vote before and after (on by default; shown once the debate is public or unlisted)",
+        )
+        parser.add_argument(
             "--owner",
             metavar="USERNAME",
             help="the user it belongs to (it shows among their debates, and counts against their running cap)",
@@ -169,6 +174,7 @@ class Command(BaseCommand):
                 owner=owner,
                 visibility=opts["visibility"],
                 show_thinking=not opts["private_thinking"],
+                audience_poll=not opts["no_poll"],
             )
         except FormatError as error:
             raise CommandError(str(error)) from None
