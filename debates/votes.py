@@ -69,6 +69,7 @@ class Phase:
 class Poll:
     debate: Debate
     options: tuple[tuple[str, str], ...]  # (key, label): each side's seat, then undecided
+    short: dict[str, str]  # each option's short name, for the paired table's columns: the debater, or A and B
     before: Phase
     after: Phase
     judge_choice: str | None  # the option the judge's verdict names, if it names one
@@ -98,12 +99,12 @@ def poll_of(debate: Debate) -> Poll | None:
         return None
     sided = [seat for seat in debate.seats.all() if seat.side]
     answers = debate.options.get("answers") if debate.format == "evidence_debate" else None
-    options = []
+    options, short = [], {polls.UNDECIDED: "Undecided"}
     for seat in sided:
         if isinstance(answers, list) and seat.side in ("A", "B"):
-            label = f"{seat.side}: {answers[('A', 'B').index(seat.side)]}"
+            label, short[seat.key] = f"{seat.side}: {answers[('A', 'B').index(seat.side)]}", seat.side
         else:
-            label = f"{seat.name} ({seat.side})"
+            label, short[seat.key] = f"{seat.name} ({seat.side})", seat.name
         options.append((seat.key, label))
     options.append((polls.UNDECIDED, "Undecided"))
     ended = debate.finished_at or debate.updated_at if debate.status == Debate.Status.COMPLETED else None
@@ -118,6 +119,7 @@ def poll_of(debate: Debate) -> Poll | None:
     return Poll(
         debate=debate,
         options=tuple(options),
+        short=short,
         before=Phase(PollVote.Phase.BEFORE, debate.created_at, before_closes),
         after=Phase(PollVote.Phase.AFTER, ended, after_closes),
         judge_choice=judge,
@@ -232,6 +234,7 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
         "judge_label": poll.label(poll.judge_choice) if poll.judge_choice else "",
         "agrees": polls.agrees(result.winner, poll.judge_choice) if final else None,
         "paired_rows": _paired_rows(poll, result) if final else [],
+        "paired_columns": [poll.short[key] for key, _ in poll.options],
         # A page whose vote closes on its own refetches its box then, so it shows the result unasked.
         "refresh_in": max(1, int((open_phase.closes_at - now).total_seconds()) + 1)
         if open_phase and open_phase.closes_at
@@ -241,8 +244,8 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
 
 def _paired_rows(poll: Poll, result: polls.Result) -> list[dict[str, Any]]:
     return [
-        {"label": label, "cells": [result.paired[key][other] for other, _ in poll.options]}
-        for key, label in poll.options
+        {"label": poll.short[key], "cells": [result.paired[key][other] for other, _ in poll.options]}
+        for key, _ in poll.options
     ]
 
 

@@ -179,6 +179,10 @@ def test_the_result_shows_beside_the_verdict_once_both_votes_closed_and_the_expo
     assert "The audience's winner (the larger gain): <strong>Ada (for)</strong>" in box
     assert "The judge's verdict: <strong>Ada (for)</strong>. The audience agrees." in box
     assert "Of 3 people who voted both times, 3 changed their minds." in box
+    # The paired table, rows before and columns after: Ada's one voter went to Bob, Bob's two to Ada.
+    assert '<tr><th scope="row">Ada</th><td>0</td><td>1</td><td>0</td></tr>' in box
+    assert '<tr><th scope="row">Bob</th><td>2</td><td>0</td><td>0</td></tr>' in box
+    assert '<tr><th scope="row">Undecided</th><td>0</td><td>0</td><td>0</td></tr>' in box
 
     exported = json.loads(clients[3].get(reverse("debate_share_export", args=[debate.share_token, "json"])).content)
     poll = exported["audience_poll"]
