@@ -72,8 +72,9 @@ class NewDebateForm(FormatOptions):
         required=False,
         initial=True,
         help_text=(
-            "Two-sided formats (duel, classic, structured), once the debate is public or unlisted: viewers vote "
-            "for a side before the first statement and after the end; the side that gains more wins the room."
+            "Once the debate is public or unlisted. Two-sided formats (duel, classic, structured): viewers vote for "
+            "a side before the first statement and after the end; the side that gains more wins the room. "
+            "Many-speaker formats: after the end, viewers vote for who argued best."
         ),
     )
 

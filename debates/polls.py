@@ -85,3 +85,10 @@ def agrees(audience_winner: str | None, judge_winner: str | None) -> bool | None
     if not audience_winner or not judge_winner:
         return None
     return audience_winner == judge_winner
+
+
+def plurality(counts: Mapping[str, int], options: Sequence[str]) -> str | None:
+    """The people's choice: the option with the most votes; None when nobody voted or the most are tied."""
+    best = max((counts.get(option, 0) for option in options), default=0)
+    leaders = [option for option in options if counts.get(option, 0) == best]
+    return leaders[0] if best and len(leaders) == 1 else None

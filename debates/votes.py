@@ -30,6 +30,9 @@ from debates.models import Debate, Event, PollVote
 
 # The formats with two sides (or two answers) an audience can take.
 POLL_FORMATS = frozenset({"duel", "classic", "structured", "evidence_debate"})
+# The formats of many speakers: one vote after the end, for the participant who argued best (the people's choice).
+PEOPLES_FORMATS = frozenset({"standard", "custom", "panel"})
+NOT_SPEAKERS = ("moderator", "judge")
 PHASES = (PollVote.Phase.BEFORE, PollVote.Phase.AFTER)
 # At most one "the poll changed" push per debate in this many seconds (the pages fetch their own tally).
 PUSH_INTERVAL = 1.0
@@ -49,7 +52,8 @@ class PollError(Exception):
 def has_poll(debate: Debate) -> bool:
     """Whether the debate's audience votes: its owner turned the poll on, its format has two sides, and it has
     an audience (a private debate has none; made unlisted or public, its poll appears)."""
-    return debate.audience_poll and debate.format in POLL_FORMATS and debate.visibility != Debate.Visibility.PRIVATE
+    formats = POLL_FORMATS | PEOPLES_FORMATS
+    return debate.audience_poll and debate.format in formats and debate.visibility != Debate.Visibility.PRIVATE
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,11 @@ class Poll:
     before: Phase
     after: Phase
     judge_choice: str | None  # the option the judge's verdict names, if it names one
+    peoples: bool = False  # a people's choice: one vote, after, for a participant (no undecided, no before)
+
+    @property
+    def options_keys(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.options)
 
     @property
     def sides(self) -> tuple[str, ...]:
@@ -81,11 +90,23 @@ class Poll:
     def label(self, key: str) -> str:
         return dict(self.options).get(key, key)
 
+    @property
+    def phases(self) -> tuple[Phase, ...]:
+        return (self.after,) if self.peoples else (self.before, self.after)
+
     def phase(self, name: str) -> Phase | None:
-        return {self.before.name: self.before, self.after.name: self.after}.get(name)
+        return next((p for p in self.phases if p.name == name), None)
+
+    def finished(self, now: datetime) -> bool:
+        """Whether every vote it has is closed: its result may be shown."""
+        return (self.peoples or self.before.is_closed(now)) and self.after.is_closed(now)
+
+    def winner(self, result: polls.Result) -> str | None:
+        """The audience's pick: the larger gain, or for a people's choice the most votes."""
+        return polls.plurality(result.after, self.sides) if self.peoples else result.winner
 
     def open_phase(self, now: datetime) -> Phase | None:
-        return next((p for p in (self.before, self.after) if p.is_open(now)), None)
+        return next((p for p in self.phases if p.is_open(now)), None)
 
 
 def _first_statement_at(debate: Debate) -> datetime | None:
@@ -97,16 +118,23 @@ def poll_of(debate: Debate) -> Poll | None:
     """The debate's poll as it stands, or None when it has none."""
     if not has_poll(debate):
         return None
-    sided = [seat for seat in debate.seats.all() if seat.side]
+    peoples = debate.format in PEOPLES_FORMATS
+    seats = list(debate.seats.all())
+    sided = [seat for seat in seats if seat.side]
     answers = debate.options.get("answers") if debate.format == "evidence_debate" else None
     options, short = [], {polls.UNDECIDED: "Undecided"}
-    for seat in sided:
+    if peoples:
+        speakers = [seat for seat in seats if seat.role not in NOT_SPEAKERS]
+        options = [(seat.key, seat.name) for seat in speakers]
+        short.update(options)
+    for seat in [] if peoples else sided:
         if isinstance(answers, list) and seat.side in ("A", "B"):
             label, short[seat.key] = f"{seat.side}: {answers[('A', 'B').index(seat.side)]}", seat.side
         else:
             label, short[seat.key] = f"{seat.name} ({seat.side})", seat.name
         options.append((seat.key, label))
-    options.append((polls.UNDECIDED, "Undecided"))
+    if not peoples:
+        options.append((polls.UNDECIDED, "Undecided"))
     ended = debate.finished_at or debate.updated_at if debate.status == Debate.Status.COMPLETED else None
     first = _first_statement_at(debate)
     before_closes = min((t for t in (first, ended) if t is not None), default=None)
@@ -122,7 +150,8 @@ def poll_of(debate: Debate) -> Poll | None:
         short=short,
         before=Phase(PollVote.Phase.BEFORE, debate.created_at, before_closes),
         after=Phase(PollVote.Phase.AFTER, ended, after_closes),
-        judge_choice=judge,
+        judge_choice=None if peoples else judge,
+        peoples=peoples,
     )
 
 
@@ -214,9 +243,12 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
     result = polls.result(poll.sides, before, after)
     open_phase = poll.open_phase(now)
     mine = {PollVote.Phase.BEFORE: before.get(voter or ""), PollVote.Phase.AFTER: after.get(voter or "")}
-    show_before = poll.before.is_closed(now) or (poll.before.is_open(now) and bool(mine["before"]))
+    show_before = not poll.peoples and (
+        poll.before.is_closed(now) or (poll.before.is_open(now) and bool(mine["before"]))
+    )
     show_after = poll.after.is_closed(now) or (poll.after.is_open(now) and bool(mine["after"]))
-    final = poll.before.is_closed(now) and poll.after.is_closed(now)
+    final = poll.finished(now)
+    winner = poll.winner(result) if final else None
     return {
         "poll": poll,
         "open_phase": open_phase.name if open_phase else "",
@@ -230,10 +262,10 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
         "rows": _rows(poll, result, show_before, show_after),
         "final": final,
         "result": result if final else None,
-        "winner_label": poll.label(result.winner) if final and result.winner else "",
+        "winner_label": poll.label(winner) if winner else "",
         "judge_label": poll.label(poll.judge_choice) if poll.judge_choice else "",
-        "agrees": polls.agrees(result.winner, poll.judge_choice) if final else None,
-        "paired_rows": _paired_rows(poll, result) if final else [],
+        "agrees": polls.agrees(winner, poll.judge_choice) if final else None,
+        "paired_rows": _paired_rows(poll, result) if final and not poll.peoples else [],
         "paired_columns": [poll.short[key] for key, _ in poll.options],
         # A page whose vote closes on its own refetches its box then, so it shows the result unasked.
         "refresh_in": max(1, int((open_phase.closes_at - now).total_seconds()) + 1)
@@ -257,13 +289,20 @@ def export(debate: Debate, now: datetime | None = None) -> dict[str, Any] | None
         return None
     result = polls.result(poll.sides, _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER))
     closed = {p.name: p.is_closed(now) for p in (poll.before, poll.after)}
+    if poll.peoples:
+        after = phase_counts(result.after, result.after_share, poll.sides) if closed[PollVote.Phase.AFTER] else None
+        return {
+            "kind": "peoples_choice",
+            "options": [{"key": key, "label": label} for key, label in poll.options],
+            "after": after,
+            "result": {"peoples_choice": poll.winner(result)} if after is not None else None,
+        }
 
     def phase(counts: Mapping[str, int], shares: Mapping[str, float], name: str) -> dict[str, Any] | None:
-        if not closed[name]:
-            return None
-        return {"votes": dict(counts), "shares": {k: round(v, 1) for k, v in shares.items()}}
+        return phase_counts(counts, shares, poll.options_keys) if closed[name] else None
 
     data: dict[str, Any] = {
+        "kind": "oxford",
         "options": [{"key": key, "label": label} for key, label in poll.options],
         "before": phase(result.before, result.before_share, PollVote.Phase.BEFORE),
         "after": phase(result.after, result.after_share, PollVote.Phase.AFTER),
@@ -282,10 +321,17 @@ def export(debate: Debate, now: datetime | None = None) -> dict[str, Any] | None
     return data
 
 
+def phase_counts(counts: Mapping[str, int], shares: Mapping[str, float], keys: tuple[str, ...]) -> dict[str, Any]:
+    """One closed phase in an export: the votes and shares (rounded to a tenth of a point) of each option."""
+    return {"votes": {k: counts[k] for k in keys}, "shares": {k: round(shares[k], 1) for k in keys}}
+
+
 def export_markdown(data: Mapping[str, Any] | None) -> list[str]:
     """The Markdown export's lines for the poll `export` returned (none without a poll)."""
     if data is None:
         return []
+    if data["kind"] == "peoples_choice":
+        return _peoples_markdown(data)
     labels = {o["key"]: o["label"] for o in data["options"]}
     lines = ["", "## Audience vote", ""]
     before, after, result = data["before"], data["after"], data["result"]
@@ -324,3 +370,17 @@ def export_markdown(data: Mapping[str, Any] | None) -> list[str]:
 def _cell(text: str) -> str:
     """A label inside a Markdown table: a pipe would end the cell."""
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _peoples_markdown(data: Mapping[str, Any]) -> list[str]:
+    labels = {o["key"]: o["label"] for o in data["options"]}
+    lines = ["", "## People's choice", ""]
+    after = data["after"]
+    if after is None:
+        return [*lines, "The vote after the debate is still open or yet to come.", ""]
+    lines += ["| | Votes |", "|---|---|"]
+    lines += [
+        f"| {_cell(label)} | {after['shares'][key]:.1f}% ({after['votes'][key]}) |" for key, label in labels.items()
+    ]
+    choice = data["result"]["peoples_choice"]
+    return [*lines, "", f"**The people's choice:** {_cell(labels[choice]) if choice else 'none (a tie)'}", ""]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from debates.polls import UNDECIDED, agrees, result
+from debates.polls import UNDECIDED, agrees, plurality, result
 
 # Ten people vote before, twelve after; nine of them both times (v8 left, v11 to v13 came late).
 BEFORE = {
@@ -71,3 +71,9 @@ def test_agreement_with_the_judge():
     assert agrees("a", "a") is True
     assert agrees("a", "b") is False
     assert agrees(None, "a") is None and agrees("a", None) is None
+
+
+def test_the_peoples_choice_is_the_most_votes_and_a_tie_names_nobody():
+    assert plurality({"p1": 1, "p2": 2, "p3": 0}, ("p1", "p2", "p3")) == "p2"
+    assert plurality({"p1": 2, "p2": 2}, ("p1", "p2")) is None
+    assert plurality({}, ("p1", "p2")) is None

@@ -100,13 +100,13 @@ def test_an_evidence_debate_votes_on_its_answers(people):
     assert poll.judge_choice == "b"
 
 
-def test_no_poll_on_a_private_debate_a_many_speaker_format_or_when_turned_off(people):
+def test_no_poll_on_a_private_debate_a_judge_replay_or_when_turned_off(people):
     assert votes.poll_of(poll_duel(people["owner"], visibility="private")) is None
     off = poll_duel(people["owner"])
     off.audience_poll = False
     assert votes.poll_of(off) is None
-    many = Debate.objects.create(topic="T", format="standard", visibility="public", audience_poll=True)
-    assert votes.poll_of(many) is None
+    replay = Debate.objects.create(topic="T", format="judge", visibility="public", audience_poll=True)
+    assert votes.poll_of(replay) is None  # a judge replay has no audience of its own
 
 
 # -- voting ---------------------------------------------------------------------------------------------------------
@@ -324,6 +324,50 @@ async def _receive_within(layer, channel, seconds):
     import asyncio
 
     return await asyncio.wait_for(layer.receive(channel), seconds)
+
+
+# -- the people's choice on many-speaker formats -------------------------------------------------------------------
+def panel_of_speakers(owner):
+    debate = Debate.objects.create(
+        topic="Tea or coffee?", format="standard", owner=owner, visibility="public", audience_poll=True,
+        status=Debate.Status.RUNNING,
+    )  # fmt: skip
+    for i, (key, role, name) in enumerate(
+        [("moderator", "moderator", "Mo"), ("p1", "debater", "Ada"), ("p2", "debater", "Bob"), ("p3", "debater", "Cy")]
+    ):
+        Seat.objects.create(debate=debate, key=key, role=role, name=name, order=i)
+    return debate
+
+
+def test_a_many_speaker_debate_has_one_vote_after_the_end_for_who_argued_best(people):
+    debate = panel_of_speakers(people["owner"])
+    url = reverse("debate_poll_vote", args=[debate.pk])
+    poll = votes.poll_of(debate)
+    assert poll.options == (("p1", "Ada"), ("p2", "Bob"), ("p3", "Cy"))  # no moderator, no "undecided"
+    box = Client().get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert "People's choice</h3>" in box and "The vote opens when the debate ends." in box
+    assert vote(Client(), url, "before", "p1").status_code == 404  # it has no vote before
+    assert vote(Client(), url, "after", "p1").status_code == 409
+    finish(debate, winner="")
+    assert vote(Client(), url, "after", "moderator").status_code == 400
+    assert vote(Client(), url, "after", "undecided").status_code == 400
+    for choice in ("p2", "p2", "p1"):
+        assert vote(Client(), url, "after", choice).status_code == 302
+    debate.poll_closed_at = timezone.now()
+    debate.save()
+    box = Client().get(reverse("debate_poll", args=[debate.pk])).content.decode()
+    assert "After the debate: who argued best?" not in box
+    assert "The people's choice: <strong>Bob</strong>" in box
+    assert "67%" in box and "33%" in box and "Before" not in box and "Swing" not in box
+    exported = json.loads(Client().get(reverse("debate_export", args=[debate.pk, "json"])).content)["audience_poll"]
+    assert exported == {
+        "kind": "peoples_choice",
+        "options": [{"key": "p1", "label": "Ada"}, {"key": "p2", "label": "Bob"}, {"key": "p3", "label": "Cy"}],
+        "after": {"votes": {"p1": 1, "p2": 2, "p3": 0}, "shares": {"p1": 33.3, "p2": 66.7, "p3": 0.0}},
+        "result": {"peoples_choice": "p2"},
+    }
+    markdown = Client().get(reverse("debate_export", args=[debate.pk, "md"])).content.decode()
+    assert "| Bob | 66.7% (2) |" in markdown and "**The people's choice:** Bob" in markdown
 
 
 # -- creating a debate with a poll ----------------------------------------------------------------------------------
