@@ -2,21 +2,27 @@
 transcript, one vote per person and phase, no tally before voting, the result beside the verdict, the exports,
 and every vote that must not count."""
 
+import asyncio
 import json
 from datetime import timedelta
+from io import StringIO
+from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.core import signing
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from chaoslm import live
+from chaoslm.personas.models import Persona, import_personas
 from debates import votes
 from debates.models import Debate, Event, PollVote, Seat
 from debates.poll_views import COOKIE, SALT
+from debates.setup import SeatChoice, create_debate
 
 pytestmark = pytest.mark.django_db
 
@@ -321,8 +327,6 @@ def test_a_vote_tells_open_pages_to_fetch_their_box_at_most_once_a_second(people
 
 
 async def _receive_within(layer, channel, seconds):
-    import asyncio
-
     return await asyncio.wait_for(layer.receive(channel), seconds)
 
 
@@ -372,8 +376,6 @@ def test_a_many_speaker_debate_has_one_vote_after_the_end_for_who_argued_best(pe
 
 # -- creating a debate with a poll ----------------------------------------------------------------------------------
 def test_the_form_offers_the_poll_checked_and_a_new_debate_has_one_unless_a_batch_made_it(people, client):
-    from chaoslm.personas.models import Persona, import_personas
-    from debates.setup import SeatChoice, create_debate
 
     client.force_login(people["owner"])
     form = client.get(reverse("debate_new")).content.decode()
@@ -395,3 +397,13 @@ def test_the_form_offers_the_poll_checked_and_a_new_debate_has_one_unless_a_batc
     assert made() is True
     assert made(in_batch=True) is False
     assert made(audience_poll=False) is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_debate_command_has_the_poll_on_unless_told_no_poll(llm_server):
+
+    call_command("import_personas", str(Path(__file__).resolve().parents[2] / "personas"), stdout=StringIO())
+    duel = ["duel", "--topic", "Cars?", "--a", "Ada Sterling", "--b", "Marcus Vale", "--turns", "1"]
+    call_command("debate", *duel, "--visibility", "public", stdout=StringIO())
+    call_command("debate", *duel, "--visibility", "public", "--no-poll", stdout=StringIO())
+    assert list(Debate.objects.order_by("pk").values_list("audience_poll", flat=True)) == [True, False]
