@@ -147,6 +147,7 @@ class DebateBroadcaster(Observer):
         # starts, for a debate with an owner that is not a tournament's match.
         self.page_opening_until = 0.0
         self.started = False
+        self.debater_spoke = False  # in this run: only the first statement's push tells pages the poll changed
 
     def _send(self, html: str) -> None:
         self.outbox.html(html)
@@ -291,8 +292,10 @@ class DebateBroadcaster(Observer):
             card = live.upsert(hidden_card(event, event.seat), "#transcript")
         self.viewers.html(card)
         self._send(status_html(debate, self._thinking(debate), self._queue_note(), self.stage))
-        if event.kind == Event.Kind.TURN and event.seat is not None and event.seat.side and votes.has_poll(debate):
-            self._send(votes.poll_ping())  # a debater's statement closes the vote before the debate
+        debater_spoke = event.kind == Event.Kind.TURN and event.seat is not None and bool(event.seat.side)
+        if debater_spoke and not self.debater_spoke and votes.has_poll(debate):
+            self._send(votes.poll_ping())  # the first debater's statement closes the vote before the debate
+        self.debater_spoke = self.debater_spoke or debater_spoke
 
     async def debate_changed(self, debate: Debate) -> None:
         await self._look_for_audience()

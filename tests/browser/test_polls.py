@@ -63,6 +63,8 @@ def test_visitors_vote_before_watch_vote_after_and_see_the_result_beside_the_ver
     assert "You voted: Ada Sterling (for)" in box_text(phone) and "100%" in box_text(phone)
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE
     shoot(phone, "poll-voted-before-390")
+    results = Axe().run(phone)
+    assert results.violations_count == 0, results.generate_report()
 
     desk.check("#poll-box input[name=choice][value=b]")
     desk.click("#poll-box button[type=submit]")
