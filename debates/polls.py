@@ -45,10 +45,6 @@ class Result:
     def sides(self) -> tuple[str, ...]:
         return tuple(option for option in self.options if option != UNDECIDED)
 
-    def changed_to(self, option: str) -> int:
-        """Among those who voted twice, how many moved to `option` from something else."""
-        return sum(row[option] for before, row in self.paired.items() if before != option)
-
 
 def result(sides: Sequence[str], before: Mapping[str, str], after: Mapping[str, str]) -> Result:
     """The poll's result from each phase's votes (voter -> option). `sides`: the options other than UNDECIDED."""

@@ -71,7 +71,6 @@ class Phase:
 
 @dataclass(frozen=True)
 class Poll:
-    debate: Debate
     options: tuple[tuple[str, str], ...]  # (key, label): each side's seat, then undecided
     short: dict[str, str]  # each option's short name, for the paired table's columns: the debater, or A and B
     before: Phase
@@ -145,7 +144,6 @@ def poll_of(debate: Debate) -> Poll | None:
             after_closes = min(after_closes, max(debate.poll_closed_at, ended))
     judge = next((s.key for s in sided if debate.winner and debate.winner in (s.name, s.side)), None)
     return Poll(
-        debate=debate,
         options=tuple(options),
         short=short,
         before=Phase(PollVote.Phase.BEFORE, debate.created_at, before_closes),
