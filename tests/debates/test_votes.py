@@ -237,6 +237,22 @@ def test_a_vote_on_a_closed_or_unopened_poll_an_unknown_option_or_phase_is_refus
     assert PollVote.objects.count() == 0
 
 
+def test_malformed_votes_get_a_message_and_a_4xx_never_a_500(people):
+    debate = poll_duel(people["owner"])
+    _, vote_url, box_url = share_urls(debate)
+    client = Client()
+    assert client.post(vote_url, {}).status_code == 404  # no phase
+    assert client.post(vote_url, {"phase": "before"}).status_code == 400  # no choice
+    assert vote(client, vote_url, "before", "a" * 10_000).status_code == 400
+    assert vote(client, vote_url, "before", "a\x00").status_code == 400
+    assert vote(client, vote_url, "before\u00e9", "a").status_code == 404
+    assert client.get(vote_url).status_code == 405
+    assert client.post(box_url).status_code == 405
+    # Another site's form cannot vote for its visitors: no CSRF token, no vote.
+    assert vote(Client(enforce_csrf_checks=True), vote_url, "before", "a").status_code == 403
+    assert PollVote.objects.count() == 0
+
+
 def test_a_private_debate_is_a_404_to_those_who_may_not_see_it(people):
     debate = poll_duel(people["owner"], visibility="unlisted")
     stranger = Client()
