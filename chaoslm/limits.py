@@ -70,18 +70,24 @@ def note_start(user: Any) -> None:
     if user is None or user.pk is None or exempt(user):
         return
     allowed = settings.CHAOSLM_STARTS_PER_MINUTE
+    count, wait = count_in_window(f"chaoslm:starts:{user.pk}")
+    if count > allowed:
+        raise LimitReached(
+            f"You started {allowed} debates or auto modes in the last minute, the most allowed. "
+            f"Try again in {wait} seconds."
+        )
+
+
+def count_in_window(name: str) -> tuple[int, int]:
+    """Count one more under `name` in this one-minute window of Django's cache: the count so far, this one
+    included, and the seconds until the window ends (the rate limits of starts and of votes)."""
     now = time.time()
     window = math.floor(now / RATE_WINDOW)
-    key = f"chaoslm:starts:{user.pk}:{window}"
+    key = f"{name}:{window}"
     cache.add(key, 0, timeout=int(RATE_WINDOW) + 5)
     try:
         count = cache.incr(key)
     except ValueError:  # expired between add and incr
         cache.set(key, 1, timeout=int(RATE_WINDOW) + 5)
         count = 1
-    if count > allowed:
-        wait = max(1, math.ceil((window + 1) * RATE_WINDOW - now))
-        raise LimitReached(
-            f"You started {allowed} debates or auto modes in the last minute, the most allowed. "
-            f"Try again in {wait} seconds."
-        )
+    return count, max(1, math.ceil((window + 1) * RATE_WINDOW - now))

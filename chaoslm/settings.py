@@ -201,6 +201,12 @@ CHAOSLM_MAX_AUTO_ROOMS = int(env_number("CHAOSLM_MAX_AUTO_ROOMS", 2, int))
 CHAOSLM_MAX_RUNNING_MATCHES = int(env_number("CHAOSLM_MAX_RUNNING_MATCHES", 8, int))
 CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int))
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
+# The audience's poll (docs/audience.md): the after-vote stays open this many minutes after the debate ends
+# (unless its owner closes it sooner); one address may cast this many votes a minute (changes included), and
+# an anonymous voter's signed cookie is honoured for this many days.
+CHAOSLM_POLL_AFTER_MINUTES = env_number("CHAOSLM_POLL_AFTER_MINUTES", 30.0)
+CHAOSLM_POLL_VOTES_PER_MINUTE = int(env_number("CHAOSLM_POLL_VOTES_PER_MINUTE", 30, int))
+CHAOSLM_POLL_COOKIE_DAYS = env_number("CHAOSLM_POLL_COOKIE_DAYS", 30.0)
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},

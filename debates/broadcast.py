@@ -25,7 +25,7 @@ from django.template.loader import render_to_string
 
 from chaoslm import live
 from chaoslm.llm.pace import slow_note
-from debates import privacy
+from debates import privacy, votes
 from debates.cards import card_html, cards_of, hidden_card
 from debates.engine import Observer
 from debates.formats import Step, get_format
@@ -83,6 +83,8 @@ def live_parts_html(
     for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
         parts.append(render_to_string(template, {**state, "oob": True}))
     parts.append(render_to_string("partials/status.html", {**state, "oob": True}))
+    if votes.has_poll(debate):  # a vote may have opened or closed with the status: the pages fetch their box
+        parts.append(votes.poll_ping())
     return "".join(parts)
 
 
@@ -157,6 +159,7 @@ class DebateBroadcaster(Observer):
         # starts, for a debate with an owner that is not a tournament's match.
         self.page_opening_until = 0.0
         self.started = False
+        self.debater_spoke = False  # in this run: only the first statement's push tells pages the poll changed
 
     def _send(self, html: str) -> None:
         self.outbox.html(html)
@@ -320,6 +323,10 @@ class DebateBroadcaster(Observer):
             card = live.upsert(hidden_card(event, event.seat), "#transcript")
         self.viewers.html(card)
         self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
+        debater_spoke = event.kind == Event.Kind.TURN and event.seat is not None and bool(event.seat.side)
+        if debater_spoke and not self.debater_spoke and votes.has_poll(debate):
+            self._send(votes.poll_ping())  # the first debater's statement closes the vote before the debate
+        self.debater_spoke = self.debater_spoke or debater_spoke
 
     async def debate_changed(self, debate: Debate) -> None:
         await self._look_for_audience()

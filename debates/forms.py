@@ -68,6 +68,17 @@ class NewDebateForm(FormatOptions):
         ),
     )
 
+    audience_poll = forms.BooleanField(
+        label="The audience votes before and after",
+        required=False,
+        initial=True,
+        help_text=(
+            "Once the debate is public or unlisted. Two-sided formats (duel, classic, structured): viewers vote for "
+            "a side before the first statement and after the end; the side that gains more wins the room. "
+            "Many-speaker formats: after the end, viewers vote for who argued best."
+        ),
+    )
+
     def __init__(self, *args: Any, format_name: str = "duel", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fmt: Format = get_format(format_name if format_name in LISTED else "duel")

@@ -95,6 +95,7 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             owner=user,
             visibility=data["visibility"],
             show_thinking=data["show_thinking"],
+            audience_poll=data["audience_poll"],
         )
         runner.submit("debate", debate.pk)
     return debate

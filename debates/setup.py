@@ -53,8 +53,12 @@ def create_debate(
     visibility: str = Debate.Visibility.PRIVATE,
     in_batch: bool = False,
     show_thinking: bool = True,
+    audience_poll: bool | None = None,
 ) -> Debate:
-    """Validate and store a new debate (status pending). Raises FormatError with a message for the user."""
+    """Validate and store a new debate (status pending). Raises FormatError with a message for the user.
+
+    `audience_poll`: whether the audience votes before and after (debates/votes.py); by default on, but for a
+    batch's (a tournament's) matches."""
     fmt = get_format(format_name)
     options = dict(options or {})
     topic, premise = topic.strip(), premise.strip()
@@ -104,6 +108,7 @@ def create_debate(
             visibility=visibility,
             in_batch=in_batch,
             show_thinking=show_thinking,
+            audience_poll=not in_batch if audience_poll is None else audience_poll,
         )
         for row in rows:
             row.debate = debate

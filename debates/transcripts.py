@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
+from debates import votes
 from debates.formats import FORMATS, get_format
 from debates.formats.evidence import PROTOCOLS
 from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
@@ -111,6 +112,8 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
         if debate.announcement or debate.winner
         else None,
         "events": events,
+        # Counts only, of the phases that have closed (debates/votes.py); None for a debate without a poll.
+        "audience_poll": votes.export(debate),
     }
 
 
@@ -166,6 +169,7 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
         lines.append(f"**{label}:** {verdict['winner']}" + (f" ({scores})" if scores else ""))
         if verdict["premise_upheld"] is not None:
             lines.append(f"**Premise:** {'upheld' if verdict['premise_upheld'] else 'rejected'}")
+    lines += votes.export_markdown(data["audience_poll"])
     if data["error"]:
         lines += ["", f"**This debate stopped with an error:** {data['error']}"]
     return "\n".join(lines).rstrip() + "\n"

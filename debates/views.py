@@ -21,7 +21,7 @@ from chaoslm import limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
-from debates import privacy, services, transcripts
+from debates import poll_views, privacy, services, transcripts
 from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
@@ -128,6 +128,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool 
             "export_md": export,
             "export_json": export[: -len("md")] + "json",
             "replay_source_url": _replay_source_url(request, debate),
+            "poll_box": poll_views.box_context(request, debate, via_share=via_share),
         },
     )
 

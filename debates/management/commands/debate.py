@@ -93,6 +93,11 @@ class Command(BaseCommand):
         )
         cli.add_owner_argument(parser, "debate")
         parser.add_argument(
+            "--no-poll",
+            action="store_true",
+            help="no audience vote before and after (on by default; shown once the debate is public or unlisted)",
+        )
+        parser.add_argument(
             "--enqueue",
             action="store_true",
             help="start it on the configured runner (the Celery workers) and print its id",
@@ -168,6 +173,7 @@ class Command(BaseCommand):
                 owner=owner,
                 visibility=opts["visibility"],
                 show_thinking=not opts["private_thinking"],
+                audience_poll=not opts["no_poll"],
             )
         except FormatError as error:
             raise CommandError(str(error)) from None

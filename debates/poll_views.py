@@ -1,0 +1,165 @@
+"""The audience poll's pages: a vote, the poll box alone (what open pages fetch when told the poll changed),
+and the owner's close. A debate's own address and its share link each have their own, with the same rule of
+who may see the debate (chaoslm/sharing.py). The poll itself is debates/votes.py.
+
+Who votes: a signed-in person by their account; anyone else by a random voter id in a signed cookie
+(django.core.signing), set with their first vote. A cookie whose signature fails (forged) or that is older
+than CHAOSLM_POLL_COOKIE_DAYS (replayed from long ago) is refused and cleared: nothing is counted. Every
+vote is also counted against its address: at most CHAOSLM_POLL_VOTES_PER_MINUTE a minute.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.core import signing
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from chaoslm import limits, sharing
+from chaoslm.http import message_reply
+from chaoslm.security import client_ip
+from debates import votes
+from debates.models import Debate
+
+COOKIE = "chaoslm_voter"
+SALT = "chaoslm.poll.voter"
+ANON = "anon:"
+
+
+class BadCookie(votes.PollError):
+    """The voter cookie was not one this site signed, or is too old: it is cleared with the refusal."""
+
+
+def _cookie_voter(request: HttpRequest) -> str | None:
+    """The anonymous voter id the request's cookie holds (None without one); BadCookie if it is not valid."""
+    raw = request.COOKIES.get(COOKIE)
+    if raw is None:
+        return None
+    try:
+        voter = signing.loads(raw, salt=SALT, max_age=timedelta(days=settings.CHAOSLM_POLL_COOKIE_DAYS))
+    except signing.SignatureExpired:
+        raise BadCookie("Your voting cookie is too old to be trusted; it has been cleared. Vote again.") from None
+    except signing.BadSignature:
+        raise BadCookie("Your voting cookie could not be verified; it has been cleared. Vote again.") from None
+    if not isinstance(voter, str) or not voter.startswith(ANON) or len(voter) > 64:
+        raise BadCookie("Your voting cookie could not be verified; it has been cleared. Vote again.")
+    return voter
+
+
+def viewer(request: HttpRequest) -> str | None:
+    """Who is looking, as the poll knows voters; None for someone who has not voted (or whose cookie is bad)."""
+    if request.user.is_authenticated:
+        return f"user:{request.user.pk}"
+    try:
+        return _cookie_voter(request)
+    except BadCookie:
+        return None
+
+
+def _urls(debate: Debate, via_share: bool) -> dict[str, str]:
+    if via_share:
+        token = debate.share_token
+        return {
+            "vote_url": reverse("debate_share_poll_vote", args=[token]),
+            "poll_url": reverse("debate_share_poll", args=[token]),
+            "back_url": reverse("debate_share", args=[token]),
+        }
+    return {
+        "vote_url": reverse("debate_poll_vote", args=[debate.pk]),
+        "poll_url": reverse("debate_poll", args=[debate.pk]),
+        "back_url": reverse("debate_detail", args=[debate.pk]),
+    }
+
+
+def box_context(
+    request: HttpRequest, debate: Debate, *, via_share: bool = False, voter: str | None = None
+) -> dict[str, Any] | None:
+    """The poll box's context for this viewer (`voter`: who just voted, else read from the request), or None
+    for a debate without a poll."""
+    box = votes.box(debate, voter or viewer(request))
+    if box is None:
+        return None
+    owner = sharing.is_owner(request.user, debate)
+    can_close = owner and box["open_phase"] == votes.PollVote.Phase.AFTER
+    close_url = reverse("debate_poll_close", args=[debate.pk]) if can_close else ""
+    return {**box, **_urls(debate, via_share), "close_url": close_url}
+
+
+def _box_response(request: HttpRequest, debate: Debate, via_share: bool, voter: str | None = None) -> HttpResponse:
+    return render(
+        request, "debates/_poll.html", {"box": box_context(request, debate, via_share=via_share, voter=voter)}
+    )
+
+
+def _vote(request: HttpRequest, debate: Debate, via_share: bool) -> HttpResponse:
+    count, wait = limits.count_in_window(f"chaoslm:votes:{client_ip(request)}")
+    if count > settings.CHAOSLM_POLL_VOTES_PER_MINUTE:
+        return message_reply(f"Too many votes from your address; try again in {wait} seconds.", 429)
+    new_cookie = ""
+    try:
+        if request.user.is_authenticated:
+            voter = f"user:{request.user.pk}"
+        else:
+            voter = _cookie_voter(request) or ""
+            if not voter:
+                voter = ANON + secrets.token_urlsafe(18)
+                new_cookie = signing.dumps(voter, salt=SALT)
+        votes.cast_vote(debate, request.POST.get("phase", ""), voter, request.POST.get("choice", ""))
+    except votes.PollError as error:
+        response = message_reply(str(error), error.status)
+        if isinstance(error, BadCookie):
+            response.delete_cookie(COOKIE, samesite="Lax")
+        return response
+    if request.htmx:
+        response = _box_response(request, debate, via_share, voter)
+    else:
+        messages.success(request, "Your vote is counted. You may change it while the vote is open.")
+        response = redirect(_urls(debate, via_share)["back_url"] + "#poll-box")
+    if new_cookie:
+        response.set_cookie(
+            COOKIE,
+            new_cookie,
+            max_age=int(settings.CHAOSLM_POLL_COOKIE_DAYS * 86400),
+            httponly=True,
+            samesite="Lax",
+            secure=request.is_secure(),
+        )
+    return response
+
+
+@require_POST
+def poll_vote(request: HttpRequest, pk: int) -> HttpResponse:
+    return _vote(request, sharing.visible_or_404(Debate, request.user, pk=pk), via_share=False)
+
+
+@require_POST
+def poll_vote_shared(request: HttpRequest, token: str) -> HttpResponse:
+    return _vote(request, sharing.visible_or_404(Debate, request.user, token=token), via_share=True)
+
+
+@require_GET
+def poll_box(request: HttpRequest, pk: int) -> HttpResponse:
+    return _box_response(request, sharing.visible_or_404(Debate, request.user, pk=pk), via_share=False)
+
+
+@require_GET
+def poll_box_shared(request: HttpRequest, token: str) -> HttpResponse:
+    return _box_response(request, sharing.visible_or_404(Debate, request.user, token=token), via_share=True)
+
+
+@sharing.owner_action(Debate)
+def poll_close(request: HttpRequest, debate: Debate) -> HttpResponse:
+    """The owner closes the after-debate vote now; the result shows on every page."""
+    try:
+        votes.close_after_vote(debate)
+    except votes.PollError as error:
+        return message_reply(str(error), error.status)
+    messages.success(request, "The vote after the debate is closed; the result is on the page.")
+    return redirect("debate_detail", debate.pk)

@@ -1,0 +1,384 @@
+"""The audience's Oxford poll on a two-sided debate: its phases and options, casting a vote, what each viewer sees.
+
+The phases are read from what the debate already records (its transcript is its state), never stored:
+
+- *before*: open from the debate's creation until its first public statement by a debater (a public TURN
+  event from a seat with a side), or until it ends, whichever comes first;
+- *after*: open from the moment the debate completes (a verdict, or the owner's end) for
+  CHAOSLM_POLL_AFTER_MINUTES, or until the owner closes it sooner (`poll_closed_at`, the one stored fact).
+
+A vote names a side (or, in an evidence debate, an answer) or "undecided"; each voter ("user:<id>" or an
+anonymous cookie's "anon:<id>") has one vote per phase, which they may change while it is open. Nobody sees
+who voted what; a viewer sees a phase's tally only after voting in it or once it has closed (no herding).
+The arithmetic is debates/polls.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+
+from chaoslm import live
+from debates import polls
+from debates.models import Debate, Event, PollVote
+
+# The formats with two sides (or two answers) an audience can take.
+POLL_FORMATS = frozenset({"duel", "classic", "structured", "evidence_debate"})
+# The formats of many speakers: one vote after the end, for the participant who argued best (the people's choice).
+PEOPLES_FORMATS = frozenset({"standard", "custom", "panel"})
+NOT_SPEAKERS = ("moderator", "judge")
+PHASES = (PollVote.Phase.BEFORE, PollVote.Phase.AFTER)
+# At most one "the poll changed" push per debate in this many seconds (the pages fetch their own tally).
+PUSH_INTERVAL = 1.0
+# Each push makes the pages fetch at once and again after this long, so the votes a push held back in its
+# interval are on every page within PUSH_INTERVAL plus a little.
+REFETCH_MS = 1200
+
+
+class PollError(Exception):
+    """A vote that is not counted: the message says why, `status` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def has_poll(debate: Debate) -> bool:
+    """Whether the debate's audience votes: its owner turned the poll on, its format has two sides, and it has
+    an audience (a private debate has none; made unlisted or public, its poll appears)."""
+    formats = POLL_FORMATS | PEOPLES_FORMATS
+    return debate.audience_poll and debate.format in formats and debate.visibility != Debate.Visibility.PRIVATE
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    opens_at: datetime | None  # None: not yet
+    closes_at: datetime | None  # None: not yet known
+
+    def is_open(self, now: datetime) -> bool:
+        return self.opens_at is not None and self.opens_at <= now and (self.closes_at is None or now < self.closes_at)
+
+    def is_closed(self, now: datetime) -> bool:
+        return self.closes_at is not None and self.closes_at <= now
+
+
+@dataclass(frozen=True)
+class Poll:
+    options: tuple[tuple[str, str], ...]  # (key, label): each side's seat, then undecided
+    short: dict[str, str]  # each option's short name, for the paired table's columns: the debater, or A and B
+    before: Phase
+    after: Phase
+    judge_choice: str | None  # the option the judge's verdict names, if it names one
+    peoples: bool = False  # a people's choice: one vote, after, for a participant (no undecided, no before)
+
+    @property
+    def options_keys(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.options)
+
+    @property
+    def sides(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.options if key != polls.UNDECIDED)
+
+    def label(self, key: str) -> str:
+        return dict(self.options).get(key, key)
+
+    @property
+    def phases(self) -> tuple[Phase, ...]:
+        return (self.after,) if self.peoples else (self.before, self.after)
+
+    def phase(self, name: str) -> Phase | None:
+        return next((p for p in self.phases if p.name == name), None)
+
+    def finished(self, now: datetime) -> bool:
+        """Whether every vote it has is closed: its result may be shown."""
+        return (self.peoples or self.before.is_closed(now)) and self.after.is_closed(now)
+
+    def winner(self, result: polls.Result) -> str | None:
+        """The audience's pick: the larger gain, or for a people's choice the most votes."""
+        return polls.plurality(result.after, self.sides) if self.peoples else result.winner
+
+    def open_phase(self, now: datetime) -> Phase | None:
+        return next((p for p in self.phases if p.is_open(now)), None)
+
+
+def _first_statement_at(debate: Debate) -> datetime | None:
+    public_turns = debate.events.filter(kind=Event.Kind.TURN, visibility=Event.Visibility.PUBLIC, seat__side__gt="")
+    return public_turns.order_by("ordinal").values_list("created_at", flat=True).first()
+
+
+def poll_of(debate: Debate) -> Poll | None:
+    """The debate's poll as it stands, or None when it has none."""
+    if not has_poll(debate):
+        return None
+    peoples = debate.format in PEOPLES_FORMATS
+    seats = list(debate.seats.all())
+    sided = [seat for seat in seats if seat.side]
+    answers = debate.options.get("answers") if debate.format == "evidence_debate" else None
+    options, short = [], {polls.UNDECIDED: "Undecided"}
+    if peoples:
+        speakers = [seat for seat in seats if seat.role not in NOT_SPEAKERS]
+        options = [(seat.key, seat.name) for seat in speakers]
+        short.update(options)
+    for seat in [] if peoples else sided:
+        if isinstance(answers, list) and seat.side in ("A", "B"):
+            label, short[seat.key] = f"{seat.side}: {answers[('A', 'B').index(seat.side)]}", seat.side
+        else:
+            label, short[seat.key] = f"{seat.name} ({seat.side})", seat.name
+        options.append((seat.key, label))
+    if not peoples:
+        options.append((polls.UNDECIDED, "Undecided"))
+    ended = debate.finished_at or debate.updated_at if debate.status == Debate.Status.COMPLETED else None
+    first = _first_statement_at(debate)
+    before_closes = min((t for t in (first, ended) if t is not None), default=None)
+    after_closes = None
+    if ended is not None:
+        after_closes = ended + timedelta(minutes=settings.CHAOSLM_POLL_AFTER_MINUTES)
+        if debate.poll_closed_at is not None:
+            after_closes = min(after_closes, max(debate.poll_closed_at, ended))
+    judge = next((s.key for s in sided if debate.winner and debate.winner in (s.name, s.side)), None)
+    return Poll(
+        options=tuple(options),
+        short=short,
+        before=Phase(PollVote.Phase.BEFORE, debate.created_at, before_closes),
+        after=Phase(PollVote.Phase.AFTER, ended, after_closes),
+        judge_choice=None if peoples else judge,
+        peoples=peoples,
+    )
+
+
+def cast_vote(debate: Debate, phase_name: str, voter: str, choice: str, now: datetime | None = None) -> None:
+    """Count `voter`'s vote for `choice` in the phase, replacing their earlier one; PollError if it cannot count.
+
+    One statement (INSERT ... ON CONFLICT DO UPDATE): twenty copies of one vote at once leave one row.
+    """
+    now = now or timezone.now()
+    poll = poll_of(debate)
+    if poll is None:
+        raise PollError("This debate has no audience vote.", 404)
+    phase = poll.phase(phase_name)
+    if phase is None:
+        raise PollError("There is no such vote: it is either before or after the debate.", 404)
+    if not phase.is_open(now):
+        when = "has not opened yet" if not phase.is_closed(now) else "is closed"
+        raise PollError(f"The {phase.name}-debate vote {when}; your vote was not counted.", 409)
+    if choice not in dict(poll.options):
+        raise PollError("That is not one of this vote's options; your vote was not counted.", 400)
+    row = PollVote(debate=debate, phase=phase.name, voter=voter, choice=choice)
+    PollVote.objects.bulk_create(
+        [row], update_conflicts=True, unique_fields=["debate", "phase", "voter"], update_fields=["choice", "updated_at"]
+    )
+    push_poll_changed(debate.pk)
+
+
+def close_after_vote(debate: Debate, now: datetime | None = None) -> None:
+    """The owner closes the after-debate vote now (PollError unless it is open)."""
+    now = now or timezone.now()
+    poll = poll_of(debate)
+    if poll is None or not poll.after.is_open(now):
+        raise PollError("The after-debate vote is not open.", 409)
+    Debate.objects.filter(pk=debate.pk).update(poll_closed_at=now)
+    debate.poll_closed_at = now
+    push_poll_changed(debate.pk, throttled=False)
+
+
+def poll_ping() -> str:
+    """The push that makes a page fetch its own poll box, now and once more a little later. It carries no
+    tally: the server decides per viewer what the box shows. The address is relative to the page, so a
+    debate's page and its share page each fetch from their own."""
+    return (
+        '<div id="poll-ping" hidden hx-swap-oob="true">'
+        '<span hx-get="poll/" hx-trigger="load" hx-target="#poll-box" hx-swap="outerHTML"></span>'
+        f'<span hx-get="poll/" hx-trigger="load delay:{REFETCH_MS}ms" hx-target="#poll-box" hx-swap="outerHTML"></span>'
+        "</div>"
+    )
+
+
+def push_poll_changed(debate_id: int, *, throttled: bool = True) -> None:
+    """Tell the debate's open pages that its poll changed: at most once per PUSH_INTERVAL (the cache holds the
+    interval, across web processes when it is Redis). A vote held back is fetched by the last push's refetch."""
+    if throttled and not cache.add(f"poll-push:{debate_id}", 1, timeout=PUSH_INTERVAL):
+        return
+    html = poll_ping()
+    for group in (live.debate_group(debate_id), live.debate_viewers_group(debate_id)):
+        live.push_sync(group, html)
+
+
+def _votes(debate: Debate, phase: str) -> dict[str, str]:
+    # Voter ids stay in here: only counts leave this module.
+    return dict(debate.poll_votes.filter(phase=phase).values_list("voter", "choice"))
+
+
+def _rows(poll: Poll, result: polls.Result, show_before: bool, show_after: bool) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": key,
+            "label": label,
+            "before": result.before[key] if show_before else None,
+            "before_share": result.before_share[key] if show_before else None,
+            "after": result.after[key] if show_after else None,
+            "after_share": result.after_share[key] if show_after else None,
+            "swing": result.swing.get(key) if show_before and show_after else None,
+        }
+        for key, label in poll.options
+    ]
+
+
+def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[str, Any] | None:
+    """What the poll box shows `voter` (None: someone who has not voted yet): the open phase and their own
+    vote in it, and each phase's tally only once they voted in it or it closed; the result once both closed."""
+    now = now or timezone.now()
+    poll = poll_of(debate)
+    if poll is None:
+        return None
+    before, after = _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER)
+    result = polls.result(poll.sides, before, after)
+    open_phase = poll.open_phase(now)
+    mine = {PollVote.Phase.BEFORE: before.get(voter or ""), PollVote.Phase.AFTER: after.get(voter or "")}
+    show_before = not poll.peoples and (
+        poll.before.is_closed(now) or (poll.before.is_open(now) and bool(mine["before"]))
+    )
+    show_after = poll.after.is_closed(now) or (poll.after.is_open(now) and bool(mine["after"]))
+    final = poll.finished(now)
+    winner = poll.winner(result) if final else None
+    return {
+        "poll": poll,
+        "open_phase": open_phase.name if open_phase else "",
+        "closes_at": open_phase.closes_at if open_phase else None,
+        "my_choice": mine[open_phase.name] if open_phase else None,
+        "my_label": poll.label(mine[open_phase.name] or "") if open_phase and mine[open_phase.name] else "",
+        "show_before": show_before,
+        "show_after": show_after,
+        "before_total": sum(result.before.values()),
+        "after_total": sum(result.after.values()),
+        "rows": _rows(poll, result, show_before, show_after),
+        "final": final,
+        "result": result if final else None,
+        "winner_label": poll.label(winner) if winner else "",
+        "judge_label": poll.label(poll.judge_choice) if poll.judge_choice else "",
+        "agrees": polls.agrees(winner, poll.judge_choice) if final else None,
+        "paired_rows": _paired_rows(poll, result) if final and not poll.peoples else [],
+        "paired_columns": [poll.short[key] for key, _ in poll.options],
+        # A page whose vote closes on its own refetches its box then, so it shows the result unasked.
+        "refresh_in": max(1, int((open_phase.closes_at - now).total_seconds()) + 1)
+        if open_phase and open_phase.closes_at
+        else None,
+    }
+
+
+def _paired_rows(poll: Poll, result: polls.Result) -> list[dict[str, Any]]:
+    return [
+        {"label": poll.short[key], "cells": [result.paired[key][other] for other, _ in poll.options]}
+        for key, _ in poll.options
+    ]
+
+
+def export(debate: Debate, now: datetime | None = None) -> dict[str, Any] | None:
+    """The poll for the transcript exports: counts only, and only of the phases that have closed."""
+    now = now or timezone.now()
+    poll = poll_of(debate)
+    if poll is None:
+        return None
+    result = polls.result(poll.sides, _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER))
+    closed = {p.name: p.is_closed(now) for p in (poll.before, poll.after)}
+    if poll.peoples:
+        after = phase_counts(result.after, result.after_share, poll.sides) if closed[PollVote.Phase.AFTER] else None
+        return {
+            "kind": "peoples_choice",
+            "options": [{"key": key, "label": label} for key, label in poll.options],
+            "after": after,
+            "result": {"peoples_choice": poll.winner(result)} if after is not None else None,
+        }
+
+    def phase(counts: Mapping[str, int], shares: Mapping[str, float], name: str) -> dict[str, Any] | None:
+        return phase_counts(counts, shares, poll.options_keys) if closed[name] else None
+
+    data: dict[str, Any] = {
+        "kind": "oxford",
+        "options": [{"key": key, "label": label} for key, label in poll.options],
+        "before": phase(result.before, result.before_share, PollVote.Phase.BEFORE),
+        "after": phase(result.after, result.after_share, PollVote.Phase.AFTER),
+        "result": None,
+    }
+    if all(closed.values()):
+        data["result"] = {
+            "swing": {k: round(v, 1) for k, v in result.swing.items()},
+            "audience_winner": result.winner,
+            "judge_winner": poll.judge_choice,
+            "agrees_with_judge": polls.agrees(result.winner, poll.judge_choice),
+            "voted_both_times": result.paired_voters,
+            "changed_their_mind": result.changed,
+            "paired": result.paired,
+        }
+    return data
+
+
+def phase_counts(counts: Mapping[str, int], shares: Mapping[str, float], keys: tuple[str, ...]) -> dict[str, Any]:
+    """One closed phase in an export: the votes and shares (rounded to a tenth of a point) of each option."""
+    return {"votes": {k: counts[k] for k in keys}, "shares": {k: round(shares[k], 1) for k in keys}}
+
+
+def export_markdown(data: Mapping[str, Any] | None) -> list[str]:
+    """The Markdown export's lines for the poll `export` returned (none without a poll)."""
+    if data is None:
+        return []
+    if data["kind"] == "peoples_choice":
+        return _peoples_markdown(data)
+    labels = {o["key"]: o["label"] for o in data["options"]}
+    lines = ["", "## Audience vote", ""]
+    before, after, result = data["before"], data["after"], data["result"]
+    if before is None:
+        return [*lines, "The vote before the debate is still open.", ""]
+    lines += ["| | Before | After | Swing |", "|---|---|---|---|"]
+    for key, label in labels.items():
+        swing = result["swing"].get(key) if result else None
+        cells = [
+            f"{before['shares'][key]:.1f}% ({before['votes'][key]})",
+            f"{after['shares'][key]:.1f}% ({after['votes'][key]})" if after else "open",
+            f"{swing:+.1f} points" if swing is not None else "",
+        ]
+        lines.append(f"| {_cell(label)} | " + " | ".join(cells) + " |")
+    lines.append("")
+    if result is None:
+        return [*lines, "The vote after the debate is still open or yet to come.", ""]
+    winner = labels.get(result["audience_winner"] or "", "")
+    lines.append(f"**Audience's winner (the larger gain):** {_cell(winner) if winner else 'none (a tie)'}")
+    if result["judge_winner"]:
+        verdict = "agrees" if result["agrees_with_judge"] else "disagrees"
+        lines.append(f"**The judge's verdict:** {_cell(labels[result['judge_winner']])}: the audience {verdict}.")
+    lines += [
+        "",
+        f"Of {result['voted_both_times']} people who voted both times, "
+        f"{result['changed_their_mind']} changed their mind.",
+        "",
+        "| Before \\ After | " + " | ".join(_cell(label) for label in labels.values()) + " |",
+        "|---|" + "---|" * len(labels),
+    ]
+    for key, label in labels.items():
+        lines.append(f"| {_cell(label)} | " + " | ".join(str(result["paired"][key][k]) for k in labels) + " |")
+    return [*lines, ""]
+
+
+def _cell(text: str) -> str:
+    """A label inside a Markdown table: a pipe would end the cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _peoples_markdown(data: Mapping[str, Any]) -> list[str]:
+    labels = {o["key"]: o["label"] for o in data["options"]}
+    lines = ["", "## People's choice", ""]
+    after = data["after"]
+    if after is None:
+        return [*lines, "The vote after the debate is still open or yet to come.", ""]
+    lines += ["| | Votes |", "|---|---|"]
+    lines += [
+        f"| {_cell(label)} | {after['shares'][key]:.1f}% ({after['votes'][key]}) |" for key, label in labels.items()
+    ]
+    choice = data["result"]["peoples_choice"]
+    return [*lines, "", f"**The people's choice:** {_cell(labels[choice]) if choice else 'none (a tie)'}", ""]

@@ -1,0 +1,61 @@
+"""The same signed-in vote posted 20 times at once, to two web processes on one PostgreSQL database: one vote counts.
+
+Each request is its own thread and database connection in its own process: the unique constraint and the
+single INSERT ... ON CONFLICT DO UPDATE of debates/votes.py must leave one row, and no request may fail.
+"""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx2 as httpx
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.scaleout
+
+SETUP = """
+import json
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from debates.models import Debate, Seat, Event
+
+user = get_user_model().objects.create_user("voter", password="pw-voter-123")
+debate = Debate.objects.create(topic="Cars?", format="duel", visibility="public", status="running", audience_poll=True)
+for i, (key, side, name) in enumerate([("a", "for", "Ada"), ("b", "against", "Bob")]):
+    Seat.objects.create(debate=debate, key=key, role="debater", side=side, name=name, order=i)
+Event.objects.create(debate=debate, ordinal=0, kind="HEADER", content="Cars?")
+session = SessionStore()
+session["_auth_user_id"] = str(user.pk)
+session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+session["_auth_user_hash"] = user.get_session_auth_hash()
+session.create()
+print(json.dumps({"debate": debate.pk, "session": session.session_key, "user": user.pk}))
+"""
+
+
+def test_twenty_copies_of_one_signed_in_vote_at_once_count_once(stack):
+    stack.env["CHAOSLM_POLL_VOTES_PER_MINUTE"] = "1000"
+    made = json.loads(stack.manage("shell", "-c", SETUP).stdout.strip().splitlines()[-1])
+    webs = [stack.start_web(), stack.start_web()]
+    csrf = "a" * 32  # a CSRF secret: the cookie and the header must match
+    cookies = {"sessionid": made["session"], "csrftoken": csrf}
+
+    def post(i: int) -> int:
+        url = f"{webs[i % 2]}/debates/{made['debate']}/poll/vote/"
+        response = httpx.post(
+            url,
+            data={"phase": "before", "choice": "a"},
+            cookies=cookies,
+            headers={"X-CSRFToken": csrf, "HX-Request": "true"},
+            timeout=30,
+        )
+        return response.status_code
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(post, range(20)))
+    assert statuses == [200] * 20
+    with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
+        rows = connection.execute(
+            "SELECT voter, phase, choice FROM debates_pollvote WHERE debate_id = %s", [made["debate"]]
+        ).fetchall()
+    assert rows == [(f"user:{made['user']}", "before", "a")]
