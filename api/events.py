@@ -36,7 +36,10 @@ router = Router()
 
 RESTING = {Debate.Status.COMPLETED, Debate.Status.ERROR, Debate.Status.INTERRUPTED, Debate.Status.WAITING}
 # A token push as the page's `tokens` swap gets it: the text for one card being written, or its reset.
-TOKENS = re.compile(r'<span data-into="ev-(\d+)-text"( data-reset)?>(.*?)</span>', re.S)
+# A piece may carry its generation and offset (chaoslm/live.py), which a stream in order does not need.
+TOKENS = re.compile(
+    r'<span data-into="ev-(\d+)-text"(?: data-gen="\d+" data-at="\d+")?( data-reset)?>(.*?)</span>', re.S
+)
 
 
 def sse(kind: str, data: dict[str, Any], event_id: int | None = None) -> str:
@@ -112,7 +115,7 @@ async def stream(debate: Debate, user: Any, token_id: int, after: int | None, to
                 for ordinal, reset, text in TOKENS.findall(html):
                     if reset:
                         yield sse("reset", {"ordinal": int(ordinal)})
-                    elif text:
+                    if text:
                         yield sse("token", {"ordinal": int(ordinal), "text": unescape(text)})
     finally:
         if listener is not None:
