@@ -21,6 +21,7 @@ def test_the_owner_deletes_a_running_experiment_by_keyboard(pages, site, llm):
     owner.get_by_label("Marcus Vale").check()
     owner.get_by_label("Judge Ines Okafor").check()
     owner.fill("#id_concurrency", "2")
+    owner.select_option("#id_visibility", "unlisted")  # private by default: no share link to follow
     owner.click("button.primary")
     owner.wait_for_url("**/experiments/*/")
     page_url = owner.url
