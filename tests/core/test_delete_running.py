@@ -46,9 +46,18 @@ def wait_for(condition, timeout=20.0):
         time.sleep(0.05)
 
 
-def calls_stop(llm_server, quiet=1.5):
-    """The number of calls the model got, once none has come for a while after the deletion."""
-    time.sleep(0.3)  # a call already on its way when the work was cancelled
+def calls_stop(llm_server, settle=0.5, quiet=1.5):
+    """The number of calls the model got once none has come for `settle` seconds after the deletion, and again
+    `quiet` seconds later. A call already on its way when the work was cancelled may reach a busy test server late,
+    so the count is taken once the calls have settled; a run still going makes a call well within `quiet` (one
+    reply here takes under a second)."""
+    deadline = time.monotonic() + 20
+    count, changed = len(llm_server.requests), time.monotonic()
+    while time.monotonic() - changed < settle:
+        assert time.monotonic() < deadline, "the calls never stopped"
+        time.sleep(0.05)
+        if len(llm_server.requests) != count:
+            count, changed = len(llm_server.requests), time.monotonic()
     before = len(llm_server.requests)
     time.sleep(quiet)
     return before, len(llm_server.requests)
