@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from tests.llm.test_local_model import SHORT, free_port, require_smollm2
+from tests.llm.smollm2 import SHORT, free_port, require_smollm2
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from debates.setup import SeatChoice, create_debate
 from rooms import services as rooms
 from rooms import work as room_work
 from rooms.models import Room
-from tests.llm.test_local_model import SHORT, local_endpoint, smollm2  # noqa: F401 (fixtures)
+from tests.llm.smollm2 import SHORT
 from tournaments import services as tournaments
 from tournaments.models import Tournament
 from tournaments.questions import QuestionSpec
