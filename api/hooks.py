@@ -17,7 +17,7 @@ from api.problems import ApiError, refusals
 
 router = Router(tags=["webhooks"])
 
-EventKind = Literal["debate.finished", "debate.failed"]
+EventKind = Literal["debate.finished", "debate.failed", "room.stopped"]
 
 
 class WebhookIn(Schema):

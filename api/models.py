@@ -48,6 +48,7 @@ class Webhook(models.Model):
     class Kind(models.TextChoices):
         DEBATE_FINISHED = "debate.finished", "a debate finished"
         DEBATE_FAILED = "debate.failed", "a debate failed"
+        ROOM_STOPPED = "room.stopped", "a room left auto mode"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks")
     url = models.URLField(max_length=500)

@@ -1,4 +1,8 @@
-"""Webhooks: a user's addresses told when their debates finish or fail.
+"""Webhooks: a user's addresses told when their debates finish or fail, and when their rooms leave auto mode.
+
+A room "stops" when it leaves auto mode, whatever the cause: its owner stopped it or took the floor, or it
+paused itself (its message limit, its context limit, an agent failing, everyone skipping, nobody taking part).
+Its manual rounds have no end to tell, and a deleted room is no stop.
 
 Each delivery is a POST of a JSON body, signed like the big payment and code hosts sign theirs:
 `X-ChaosLM-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the webhook's secret>`.
@@ -28,12 +32,13 @@ from urllib.parse import urljoin, urlsplit
 from asgiref.sync import sync_to_async
 from celery import shared_task
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 
 from api.models import Delivery, Webhook
 from chaoslm import runner
 from chaoslm.runner import run_on_process_loop
 from debates.models import Debate
+from rooms.models import Room
 
 if TYPE_CHECKING:
     import httpx
@@ -126,7 +131,13 @@ def notify_debate(debate: Debate) -> None:
             "error": debate.error_text,
         },
     }
-    for webhook in Webhook.objects.filter(owner_id=debate.owner_id, active=True):
+    deliver(debate.owner_id, kind, key, payload)
+
+
+def deliver(owner_id: int, kind: str, key: str, payload: dict[str, Any]) -> None:
+    """A delivery of `payload` to each of the owner's webhooks for `kind`; `key` names what happened, so the same
+    thing saved again is told once."""
+    for webhook in Webhook.objects.filter(owner_id=owner_id, active=True):
         if str(kind) not in webhook.events:
             continue
         try:
@@ -134,6 +145,25 @@ def notify_debate(debate: Debate) -> None:
         except IntegrityError:
             continue  # told already: the same finish saved again
         runner.submit(KIND, delivery.pk)
+
+
+def notify_room_stopped(room: Room, key: str) -> None:
+    """The room left auto mode: why (the reason it paused itself, or its owner's doing) and how much it said."""
+    if room.pause_reason:
+        reason, by_owner = room.pause_reason, False
+    else:
+        reason, by_owner = ("the owner took the floor" if room.interrupted else "the owner stopped it"), True
+    payload = {
+        "type": str(Webhook.Kind.ROOM_STOPPED),
+        "room": {
+            "id": room.pk,
+            "title": room.title,
+            "reason": reason,
+            "by_owner": by_owner,
+            "messages_since_auto": room.messages_since_auto,
+        },
+    }
+    deliver(room.owner_id, Webhook.Kind.ROOM_STOPPED, key, payload)
 
 
 def _load(delivery_id: int) -> tuple[Delivery, Webhook] | None:
@@ -242,3 +272,23 @@ def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **
         return
     if instance.status in (Debate.Status.COMPLETED, Debate.Status.ERROR):
         notify_debate(instance)
+
+
+def on_room_saving(sender: Any, instance: Room, update_fields: Any = None, **kwargs: Any) -> None:
+    """Before a room is saved in manual mode: note whether it was in auto mode until now, and since when."""
+    if instance.pk is None or instance.mode != Room.Mode.MANUAL:
+        return
+    if update_fields is not None and "mode" not in update_fields:
+        return
+    before = Room.objects.filter(pk=instance.pk).values("mode", "updated_at").first()
+    if before is not None and before["mode"] == Room.Mode.AUTO:
+        # The auto run's last saved state names this stop: an owner's stop and the room's own pause racing each
+        # other both read it, and their deliveries share a key (one is told).
+        instance._api_stopped_key = f"room.stopped:{instance.pk}:{before['updated_at'].timestamp()}"  # type: ignore[attr-defined]
+
+
+def on_room_saved(sender: Any, instance: Room, **kwargs: Any) -> None:
+    key = instance.__dict__.pop("_api_stopped_key", None)
+    if key is not None:
+        # Told once the stop is committed, with the reason saved with it.
+        transaction.on_commit(lambda: notify_room_stopped(instance, key))

@@ -12,28 +12,33 @@ from typing import Any
 from rooms.models import Room, RoomMessage
 
 
+def message_entry(message: RoomMessage) -> dict[str, Any]:
+    """One message as the exports (and the API's event stream) give it."""
+    entry: dict[str, Any] = {
+        "id": message.pk,
+        "kind": message.kind,
+        "author": message.author,
+        "content": message.content,
+        "active": message.active,
+        "created_at": message.created_at.isoformat(),
+    }
+    if message.audience:
+        entry["whisper_to"] = message.data.get("audience_names", [])
+    if message.folded_into_id:
+        entry["summarised_in"] = message.folded_into_id
+    if message.data.get("interrupted"):
+        entry["interrupted"] = True
+    if message.kind == RoomMessage.Kind.SUMMARY:
+        entry["folds"] = message.data.get("folded", 0)
+    return entry
+
+
 def as_dict(room: Room, *, include_private: bool) -> dict[str, Any]:
-    messages = []
-    for message in room.messages.exclude(kind=RoomMessage.Kind.PENDING):
-        if message.audience and not include_private:
-            continue
-        entry: dict[str, Any] = {
-            "id": message.pk,
-            "kind": message.kind,
-            "author": message.author,
-            "content": message.content,
-            "active": message.active,
-            "created_at": message.created_at.isoformat(),
-        }
-        if message.audience:
-            entry["whisper_to"] = message.data.get("audience_names", [])
-        if message.folded_into_id:
-            entry["summarised_in"] = message.folded_into_id
-        if message.data.get("interrupted"):
-            entry["interrupted"] = True
-        if message.kind == RoomMessage.Kind.SUMMARY:
-            entry["folds"] = message.data.get("folded", 0)
-        messages.append(entry)
+    messages = [
+        message_entry(message)
+        for message in room.messages.exclude(kind=RoomMessage.Kind.PENDING)
+        if include_private or not message.audience
+    ]
     agents = [
         {
             "name": a.name,

@@ -283,3 +283,24 @@ def test_a_token_revoked_while_its_stream_is_open_is_refused_at_once(server, llm
         assert time.monotonic() - revoked_at < 5
     with api(server, make_token(server, "olive")) as client:
         client.post(f"/debates/{debate['id']}/end")
+
+
+def test_the_token_deltas_add_up_to_each_saved_turn(server, tokens, llm):
+    # A wait before each reply's first token: the stream is open before the first turn is written.
+    llm.configure(latency=0.3, token_rate=60, reply_words=14)
+    with api(server, tokens["owner"]) as client:
+        debate = duel(client, turns=2, judge=False)
+        with client.stream("GET", f"/debates/{debate['id']}/events", params={"tokens": 1}, timeout=120) as reply:
+            items = list(read_sse(reply))
+    written: dict[int, str] = {}
+    for kind, _, data in items:
+        if kind == "reset":
+            written[data["ordinal"]] = ""
+        elif kind == "token":
+            written[data["ordinal"]] = written.get(data["ordinal"], "") + data["text"]
+    saved = {data["ordinal"]: data for kind, _, data in items if kind == "event"}
+    turns = [ordinal for ordinal, event in saved.items() if event["kind"] == "TURN"]
+    assert len(turns) == 2  # one statement a turn
+    assert {ordinal: written.get(ordinal) for ordinal in turns} == {o: saved[o]["content"] for o in turns}
+    # A step already under way as the client came streams the rest of its text only.
+    assert all(saved[ordinal]["content"].endswith(text) for ordinal, text in written.items())
