@@ -105,7 +105,7 @@ def seen(match: Match) -> Seen:
                 names.append(seat.name)
                 if seat.persona is not None:
                     names.append(seat.persona.name)
-                models[text] = seat.llm_settings().model or _provider_model(seat)
+                models[text] = seat.llm_settings.model or _provider_model(seat)
         debaters.append((text, names))
     used = {model for *_, model in events if model}
     texts = [match.question.topic, match.question.premise, *(content for _, _, content, _ in events)]
