@@ -151,6 +151,7 @@ def as_json(tournament: Tournament) -> dict[str, Any]:
             "sides": tournament.sides,
             "repeats": tournament.repeats,
             "concurrency": tournament.concurrency,
+            "arena": tournament.arena,
         },
         "progress": {
             "total": progress.total,

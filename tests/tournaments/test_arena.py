@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -216,3 +217,60 @@ def test_only_the_owner_puts_a_tournament_in_the_arena(people, who, status):
         assert client.post(reverse("tournament_arena", args=[tournament.pk]), {"arena": "maybe"}).status_code == 400
         page = page_text(client.get(reverse("tournament_detail", args=[tournament.pk])))
         assert "Take them out of the arena" in page
+
+
+def test_the_form_and_the_spec_opt_in(people, llm_server, runner_idle, tmp_path):
+    llm_server.configure(rules=always_for(["Ann Reed", "Bea Stone"]))
+    ann, bea, una = debater("Ann Reed"), debater("Bea Stone"), judge("Judge Una")
+    client = Client()
+    client.force_login(people["owner"])
+    assert 'name="arena"' in page_text(client.get(reverse("tournament_new")))
+    data = {
+        "name": "Form league",
+        "debaters": [ann.pk, bea.pk],
+        "judges": [una.pk],
+        "questions": "Tea?",
+        "sides": "once",
+        "repeats": 1,
+        "concurrency": 2,
+        "visibility": "private",
+        "option_turns": 2,
+        "arena": "on",
+    }
+    assert client.post(reverse("tournament_new"), data).status_code == 302
+    assert Tournament.objects.get(name="Form league").arena
+    spec = tmp_path / "spec.yaml"
+    body = "name: CLI league\noptions: {turns: 2}\ndebaters: [Ann Reed, Bea Stone]\njudges: [Judge Una]\n"
+    spec.write_text(body + 'questions: ["Tea?"]\nsides: once\narena: true\n')
+    out = io.StringIO()
+    call_command("tournament", "run", str(spec), "--json", stdout=out)
+    assert json.loads(out.getvalue())["tournament"]["arena"] is True
+    assert Tournament.objects.get(name="CLI league").arena
+    spec.write_text(body + 'questions: ["Tea?"]\narena: maybe\n')
+    with pytest.raises(CommandError, match="arena: true or false"):
+        call_command("tournament", "run", str(spec), stdout=io.StringIO())
+
+
+def test_staff_put_a_tournament_in_the_arena_in_the_admin(people):
+    from django.contrib.auth import get_user_model
+
+    tournament = services.create_tournament(
+        name="League",
+        debaters=[services.Contestant.of(debater(n)) for n in ("Ann", "Bea")],
+        judges=[services.Contestant.of(judge("Judge Una"))],
+        questions=questions(1),
+        options={"turns": 2},
+    )
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("boss", password="pw-boss-123"))
+    url = reverse("admin:tournaments_tournament_change", args=[tournament.pk])
+    assert 'name="arena"' in page_text(client.get(url))
+    forms = {
+        f"{prefix}-{key}": value
+        for prefix in ("entrants", "questions")
+        for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
+    }
+    response = client.post(url, {"name": "League", "visibility": "private", "arena": "on", **forms})
+    assert response.status_code == 302
+    tournament.refresh_from_db()
+    assert tournament.arena and tournament.name == "League"
