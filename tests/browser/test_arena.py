@@ -53,8 +53,9 @@ def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_
     spec.write_text(
         "name: Arena league\noptions: {turns: 2}\ndebaters: [Ada Sterling, Marcus Vale]\n"
         'judges: [Judge Ines Okafor]\nquestions: ["Should cities ban private cars?"]\nsides: both\narena: true\n'
+        "visibility: public\n"
     )
-    manage(site_env, "tournament", "run", str(spec))
+    report = re.search(r"/tournaments/(\d+)/", manage(site_env, "tournament", "run", str(spec))).group(0)
 
     for width, choice in ((390, 0), (1280, 2)):
         page = visitor(browser, width)
@@ -85,4 +86,18 @@ def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_
         assert "You picked Debater 2" in page.inner_text("#arena-reveal")
         page.click("a:has-text('Next match')")
         page.wait_for_selector("text=You have voted on every match in the arena")
+        page.context.close()
+
+    # The tournament's report: its human section, from the four votes.
+    for width in (390, 1280):
+        page = visitor(browser, width)
+        page.goto(site + report)
+        human = page.inner_text("#human")
+        assert "4 votes from 2 people on 2 matches." in human and "Cohen's kappa" in human
+        if width == 390:
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        results = Axe().run(page)
+        assert results.violations_count == 0, results.generate_report()
+        page.locator("#human").scroll_into_view_if_needed()
+        shoot(page, f"tournament-human-{width}")
         page.context.close()
