@@ -60,7 +60,7 @@ def matches() -> QuerySet[Match]:
     return Match.objects.filter(tournament__arena=True, debate__status=Debate.Status.COMPLETED)
 
 
-def pick(voter: str | None, rng: random.Random | None = None) -> Match | None:
+def pick(voter: str | None) -> Match | None:
     """A random match in the arena that `voter` has not voted on (None: none left). Two indexed queries (a count
     and an offset), not ORDER BY random() over every match."""
     left = matches()
@@ -69,7 +69,7 @@ def pick(voter: str | None, rng: random.Random | None = None) -> Match | None:
     count = left.count()
     if not count:
         return None
-    return left.order_by("pk").select_related(*RELATED)[(rng or random).randrange(count)]
+    return left.order_by("pk").select_related(*RELATED)[random.randrange(count)]
 
 
 def in_arena(match_id: int | None) -> Match:
