@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from chaoslm.runner import inline
-from debates.models import Event
+from debates.models import Debate, Event
 from debates.poll_views import COOKIE
 from tests.batches.helpers import always_for, debater, judge, questions, run_to_end
 from tournaments import arena, services
@@ -124,6 +124,10 @@ def test_refusals_count_nothing(people, llm_server, runner_idle, settings):
     assert client.post(reverse("arena_vote", args=[999999]), {"choice": "1"}).status_code == 404
     assert "No match is in the arena yet" in page_text(client.get(reverse("arena")))
     Tournament.objects.filter(pk=tournament.pk).update(arena=True)
+    # A match whose debate has not completed is not in the arena either.
+    Debate.objects.filter(pk=match.debate_id).update(status=Debate.Status.RUNNING)
+    assert client.post(reverse("arena_vote", args=[match.pk]), {"choice": "1"}).status_code == 404
+    Debate.objects.filter(pk=match.debate_id).update(status=Debate.Status.COMPLETED)
     # A forged cookie: refused and cleared.
     client.cookies[COOKIE] = "anon:forged:signature"
     response = client.post(reverse("arena_vote", args=[match.pk]), {"choice": "1"})
