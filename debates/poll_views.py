@@ -98,30 +98,37 @@ def _box_response(request: HttpRequest, debate: Debate, via_share: bool, voter: 
     )
 
 
-def _vote(request: HttpRequest, debate: Debate, via_share: bool) -> HttpResponse:
+def over_limit(request: HttpRequest) -> HttpResponse | None:
+    """The 429 for an address past CHAOSLM_POLL_VOTES_PER_MINUTE votes this minute (this one counted), else None.
+    Every kind of vote (polls, the arena) shares the one count."""
     count, wait = limits.count_in_window(f"chaoslm:votes:{client_ip(request)}")
     if count > settings.CHAOSLM_POLL_VOTES_PER_MINUTE:
         return message_reply(f"Too many votes from your address; try again in {wait} seconds.", 429)
-    new_cookie = ""
-    try:
-        if request.user.is_authenticated:
-            voter = f"user:{request.user.pk}"
-        else:
-            voter = _cookie_voter(request) or ""
-            if not voter:
-                voter = ANON + secrets.token_urlsafe(18)
-                new_cookie = signing.dumps(voter, salt=SALT)
-        votes.cast_vote(debate, request.POST.get("phase", ""), voter, request.POST.get("choice", ""))
-    except votes.PollError as error:
-        response = message_reply(str(error), error.status)
-        if isinstance(error, BadCookie):
-            response.delete_cookie(COOKIE, samesite="Lax")
-        return response
-    if request.htmx:
-        response = _box_response(request, debate, via_share, voter)
-    else:
-        messages.success(request, "Your vote is counted. You may change it while the vote is open.")
-        response = redirect(_urls(debate, via_share)["back_url"] + "#poll-box")
+    return None
+
+
+def voter_to_vote(request: HttpRequest) -> tuple[str, str]:
+    """Who is voting, and the signed cookie to set when they are a new anonymous voter ("" otherwise); BadCookie
+    for a cookie that is not valid."""
+    if request.user.is_authenticated:
+        return f"user:{request.user.pk}", ""
+    voter = _cookie_voter(request)
+    if voter:
+        return voter, ""
+    voter = ANON + secrets.token_urlsafe(18)
+    return voter, signing.dumps(voter, salt=SALT)
+
+
+def refusal(error: votes.PollError) -> HttpResponse:
+    """A vote that is not counted: its message and status; a bad cookie is cleared, so the next vote gets a new id."""
+    response = message_reply(str(error), error.status)
+    if isinstance(error, BadCookie):
+        response.delete_cookie(COOKIE, samesite="Lax")
+    return response
+
+
+def remember_voter(request: HttpRequest, response: HttpResponse, new_cookie: str) -> HttpResponse:
+    """Set a new anonymous voter's signed cookie (`voter_to_vote`'s) on the response."""
     if new_cookie:
         response.set_cookie(
             COOKIE,
@@ -132,6 +139,22 @@ def _vote(request: HttpRequest, debate: Debate, via_share: bool) -> HttpResponse
             secure=request.is_secure(),
         )
     return response
+
+
+def _vote(request: HttpRequest, debate: Debate, via_share: bool) -> HttpResponse:
+    if (limited := over_limit(request)) is not None:
+        return limited
+    try:
+        voter, new_cookie = voter_to_vote(request)
+        votes.cast_vote(debate, request.POST.get("phase", ""), voter, request.POST.get("choice", ""))
+    except votes.PollError as error:
+        return refusal(error)
+    if request.htmx:
+        response = _box_response(request, debate, via_share, voter)
+    else:
+        messages.success(request, "Your vote is counted. You may change it while the vote is open.")
+        response = redirect(_urls(debate, via_share)["back_url"] + "#poll-box")
+    return remember_voter(request, response, new_cookie)
 
 
 @require_POST

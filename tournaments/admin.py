@@ -6,7 +6,10 @@ Only the name and the sharing are editable (batches/admin.py). Deleting one stop
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from batches.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline, SnapshotInline
 from tournaments import services
@@ -31,6 +34,7 @@ class TournamentAdmin(BatchAdmin):
         "owner",
         "status",
         "visibility",
+        "arena",
         "format",
         "options",
         "sides",
@@ -41,6 +45,11 @@ class TournamentAdmin(BatchAdmin):
         "finished_at",
     ]
     parts = (Match, Judgment, Entrant, Question)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        # Whether its matches are in the arena is the owner's choice at any time, as its sharing is.
+        return [f for f in super().get_readonly_fields(request, obj) if f != "arena"]
+
     kind = services.TOURNAMENT
 
 

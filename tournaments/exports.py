@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tournaments import results, state
+from tournaments import arena, results, state
 from tournaments.models import Tournament
 
 MATCH_COLUMNS = [
@@ -39,6 +39,23 @@ RATING_COLUMNS = [
     "wins_against",
     "losses_against",
     "win_rate_against",
+]
+
+HUMAN_RATING_COLUMNS = ["rank", "name", "rating", "ci_low", "ci_high", "wins", "losses"]
+HUMAN_JUDGE_COLUMNS = [
+    "judge",
+    "matches_compared",
+    "agreed",
+    "agreement",
+    "agreement_ci_low",
+    "agreement_ci_high",
+    "kappa",
+    "kappa_ci_low",
+    "kappa_ci_high",
+    "votes",
+    "voters",
+    "matches_voted",
+    "votes_excluded",
 ]
 
 
@@ -84,6 +101,39 @@ def rating_rows(tournament: Tournament) -> list[list[Any]]:
     return rows
 
 
+def human_rating_rows(tournament: Tournament) -> list[list[Any]]:
+    """The debaters' ratings from the arena's human votes."""
+    rows: list[list[Any]] = [HUMAN_RATING_COLUMNS]
+    for rank, r in enumerate(arena.human_report(tournament).ratings, start=1):
+        rows.append([rank, *(_cell(getattr(r, c)) for c in HUMAN_RATING_COLUMNS[1:])])
+    return rows
+
+
+def human_judge_rows(tournament: Tournament) -> list[list[Any]]:
+    """Each LLM judge against the human majority, and on every row what the figures rest on."""
+    report = arena.human_report(tournament)
+    rows: list[list[Any]] = [HUMAN_JUDGE_COLUMNS]
+    for j in report.judges:
+        rows.append(
+            [
+                j.name,
+                j.matches,
+                j.agreed,
+                _cell(j.agreement.value),
+                _cell(j.agreement.low),
+                _cell(j.agreement.high),
+                _cell(j.kappa.value),
+                _cell(j.kappa.low),
+                _cell(j.kappa.high),
+                report.votes,
+                report.voters,
+                report.matches,
+                report.excluded,
+            ]
+        )
+    return rows
+
+
 def as_json(tournament: Tournament) -> dict[str, Any]:
     """The final report as plain JSON: the tournament, its progress, matches, ratings, judges, panel."""
     progress = state.progress(tournament)
@@ -101,6 +151,7 @@ def as_json(tournament: Tournament) -> dict[str, Any]:
             "sides": tournament.sides,
             "repeats": tournament.repeats,
             "concurrency": tournament.concurrency,
+            "arena": tournament.arena,
         },
         "progress": {
             "total": progress.total,
@@ -109,4 +160,6 @@ def as_json(tournament: Tournament) -> dict[str, Any]:
             "failed": progress.failed,
         },
         "matches": results.matches(tournament),
+        # The arena's blind votes: counts and figures only, never who voted what.
+        "human": arena.human_report(tournament).as_dict(),
     }

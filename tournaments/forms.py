@@ -63,6 +63,11 @@ class NewTournamentForm(FormatOptions):
     )
     concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
     visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
+    arena = forms.BooleanField(
+        required=False,
+        label="Put its finished matches in the arena",
+        help_text="Anyone may then read them without names and vote blind; the report adds their votes.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -25,6 +25,11 @@ class Tournament(BatchRecord):
     options = models.JSONField(default=dict, blank=True)
     sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
     repeats = models.PositiveSmallIntegerField(default=1)
+    arena = models.BooleanField(
+        "In the arena",
+        default=False,
+        help_text="Its finished matches are served, without names, to anyone who votes in the arena (/arena/).",
+    )
 
     @property
     def formats(self) -> list[str]:
@@ -113,3 +118,27 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge_id} on match {self.match_id} (repeat {self.repeat})"
+
+
+class ArenaVote(models.Model):
+    """One person's blind vote on a match in the arena: Debater 1 (the match's FOR side), Debater 2 (AGAINST) or a
+    tie. One per match and voter ("user:<id>" or an anonymous cookie's "anon:<id>"); the last one counts.
+    `excluded`: the transcript the voter read still named someone (tournaments/arena.py), so the vote is kept
+    but left out of the report's figures."""
+
+    class Choice(models.TextChoices):
+        FIRST = "1", "Debater 1"
+        SECOND = "2", "Debater 2"
+        TIE = "tie", "A tie"
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="arena_votes")
+    voter = models.CharField(max_length=64)
+    choice = models.CharField(max_length=4, choices=Choice.choices)
+    excluded = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["match", "voter"], name="one_arena_vote_per_match")]
+
+    def __str__(self) -> str:
+        return f"arena vote on {self.match_id}"

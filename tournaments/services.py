@@ -88,6 +88,7 @@ def create_tournament(
     visibility: str = Visibility.PRIVATE,
     formats: Sequence[str] = (design.DUEL,),
     moderator: Contestant | None = None,
+    arena: bool = False,
 ) -> Tournament:
     """Store a tournament with all its matches and judgments (nothing runs yet: see `TOURNAMENT.start`): each
     pairing debates once in each of its `formats` (duel, classic, structured), the formats one after another;
@@ -108,6 +109,7 @@ def create_tournament(
             repeats=repeats,
             concurrency=concurrency,
             visibility=visibility,
+            arena=arena,
         )
         entrants = save_snapshots(Entrant, debaters, judges, [moderator] if moderator else [], tournament=tournament)
         saved_questions = Question.objects.bulk_create(

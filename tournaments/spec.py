@@ -25,6 +25,7 @@ KEYS = {
     "concurrency",
     "visibility",
     "moderator",
+    "arena",
 }
 
 
@@ -41,6 +42,7 @@ class TournamentSpec:
     visibility: str = Visibility.PRIVATE
     formats: list[str] = field(default_factory=lambda: [DUEL])
     moderator: Contestant | None = None  # leads each classic debate
+    arena: bool = False  # its finished matches are served, without names, in the arena
 
 
 def _questions(data: dict[str, Any], base: Path, source: str) -> list[QuestionSpec]:
@@ -88,6 +90,9 @@ def read_spec(path: Path) -> TournamentSpec:
     options = data.get("options") or {}
     if not isinstance(options, dict):
         raise SpecError(f"{source}: options: expected a mapping such as {{turns: 4}}")
+    arena = data.get("arena", False)
+    if not isinstance(arena, bool):
+        raise SpecError(f"{source}: arena: true or false")
     base = path.parent
     seated = people(data, base, source)
     return TournamentSpec(
@@ -102,4 +107,5 @@ def read_spec(path: Path) -> TournamentSpec:
         visibility=str(data.get("visibility", Visibility.PRIVATE)),
         formats=formats,
         moderator=contestant(data["moderator"], base, f"{source}: moderator") if "moderator" in data else None,
+        arena=arena,
     )

@@ -14,7 +14,7 @@ from batches import views as batch_views
 from batches.panel import BatchError, Contestant
 from chaoslm import sharing
 from chaoslm.csvsafe import csv_text
-from tournaments import broadcast, exports, services
+from tournaments import arena, broadcast, exports, services
 from tournaments.forms import NewTournamentForm
 from tournaments.models import Tournament
 
@@ -40,6 +40,7 @@ def new_tournament(request: HttpRequest) -> HttpResponse:
                 visibility=data["visibility"],
                 formats=data["formats"],
                 moderator=Contestant.of(data["moderator"]) if data["moderator"] else None,
+                arena=data["arena"],
             )
         except BatchError as error:
             form.add_error(None, str(error))
@@ -70,6 +71,7 @@ def _page(request: HttpRequest, tournament: Tournament, common: dict[str, Any]) 
             "match_rows": match_rows,
             "questions": tournament.questions.count(),
             "entrants": list(tournament.entrants.all()),
+            "human": arena.human_report(tournament),
         },
     )
 
@@ -81,6 +83,8 @@ tournament_export, tournament_share_export = batch_views.export_views(
         "report.json": lambda tournament: json.dumps(exports.as_json(tournament), indent=2),
         "matches.csv": lambda tournament: csv_text(exports.match_rows(tournament)),
         "ratings.csv": lambda tournament: csv_text(exports.rating_rows(tournament)),
+        "human_ratings.csv": lambda tournament: csv_text(exports.human_rating_rows(tournament)),
+        "human_judges.csv": lambda tournament: csv_text(exports.human_judge_rows(tournament)),
     },
 )
 tournament_pause = batch_views.owner_action_view(Tournament, services.TOURNAMENT.pause)

@@ -22,3 +22,8 @@ def figure(value: Any, kind: str = "") -> str:
 @register.filter
 def number(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, int | float) else "undefined"
+
+
+@register.filter
+def percent(value: Any) -> str:
+    return f"{100 * value:.0f}%" if isinstance(value, int | float) else "undefined"

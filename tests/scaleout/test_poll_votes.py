@@ -59,3 +59,59 @@ def test_twenty_copies_of_one_signed_in_vote_at_once_count_once(stack):
             "SELECT voter, phase, choice FROM debates_pollvote WHERE debate_id = %s", [made["debate"]]
         ).fetchall()
     assert rows == [(f"user:{made['user']}", "before", "a")]
+
+
+ARENA_SETUP = """
+import json
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from debates.models import Debate, Seat, Event
+from tournaments.models import Entrant, Match, Question, Tournament
+
+user = get_user_model().objects.create_user("voter", password="pw-voter-123")
+tournament = Tournament.objects.create(name="Arena", arena=True, status="completed")
+a, b = (
+    Entrant.objects.create(tournament=tournament, role="debater", order=i, name=name, spec={"name": name})
+    for i, name in enumerate(["Ada Sterling", "Marcus Vale"])
+)
+question = Question.objects.create(tournament=tournament, index=0, topic="Cars?")
+debate = Debate.objects.create(topic="Cars?", format="duel", status="completed", in_batch=True)
+for i, (key, side, name) in enumerate([("a", "for", "Ada Sterling"), ("b", "against", "Marcus Vale")]):
+    seat = Seat.objects.create(debate=debate, key=key, role="debater", side=side, name=name, order=i)
+    Event.objects.create(debate=debate, seat=seat, ordinal=i + 1, kind="TURN", step="opening", content=f"I am {name}.")
+match = Match.objects.create(tournament=tournament, order=0, question=question, debater_for=a, debater_against=b,
+                             debate=debate)
+session = SessionStore()
+session["_auth_user_id"] = str(user.pk)
+session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+session["_auth_user_hash"] = user.get_session_auth_hash()
+session.create()
+print(json.dumps({"match": match.pk, "session": session.session_key, "user": user.pk}))
+"""
+
+
+def test_twenty_copies_of_one_signed_in_arena_vote_at_once_count_once(stack):
+    stack.env["CHAOSLM_POLL_VOTES_PER_MINUTE"] = "1000"
+    made = json.loads(stack.manage("shell", "-c", ARENA_SETUP).stdout.strip().splitlines()[-1])
+    webs = [stack.start_web(), stack.start_web()]
+    csrf = "a" * 32
+    cookies = {"sessionid": made["session"], "csrftoken": csrf}
+
+    def post(i: int) -> int:
+        response = httpx.post(
+            f"{webs[i % 2]}/arena/{made['match']}/vote/",
+            data={"choice": "2"},
+            cookies=cookies,
+            headers={"X-CSRFToken": csrf},
+            timeout=30,
+        )
+        return response.status_code
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(post, range(20)))
+    assert statuses == [302] * 20
+    with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
+        rows = connection.execute(
+            "SELECT voter, choice, excluded FROM tournaments_arenavote WHERE match_id = %s", [made["match"]]
+        ).fetchall()
+    assert rows == [(f"user:{made['user']}", "2", False)]

@@ -48,6 +48,7 @@ class Command(BatchCommand):
                 visibility=spec.visibility,
                 formats=spec.formats,
                 moderator=spec.moderator,
+                arena=spec.arena,
             )
         except (SpecError, BatchError) as error:
             raise CommandError(str(error)) from None

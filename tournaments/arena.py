@@ -1,0 +1,185 @@
+"""The arena: blind votes on finished matches of the tournaments whose owners opted in (`Tournament.arena`).
+
+A voter is served a random finished match they have not voted on, as its debaters' public turns only (no
+moderator, no judge, no score), with the debaters called "Debater 1" (the match's FOR side) and "Debater 2"
+(AGAINST) and every name of theirs, and their models' names, removed from every text shown, the topic
+included (debates/redaction.py). They pick 1, 2 or a tie, and only then are told who was who. One vote per
+match and voter, the last one counts (`ArenaVote`, written as the Oxford poll's are: one INSERT ... ON
+CONFLICT DO UPDATE). A vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and
+left out of the report's human figures (tournaments/human.py), which say how many were.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.db.models import Count, Max, QuerySet
+
+from chaoslm.rendering import markdown_to_html
+from debates import redaction
+from debates.models import Debate, Event, Seat
+from debates.votes import PollError
+from tournaments import human, results
+from tournaments.models import ArenaVote, Match, Tournament
+
+LABELS = ("Debater 1", "Debater 2")
+# The seat of the FOR side in each tournament format (duel, classic, structured); the other side is AGAINST.
+FOR_SEATS = frozenset({"a", "pro", "affirmative"})
+RELATED = ("question", "debate", "debater_for__persona", "debater_against__persona")
+
+
+@dataclass(frozen=True)
+class Turn:
+    label: str  # "Debater 1" or "Debater 2"
+    side: str  # the seat's side in its format: for, pro, affirmative...
+    step: str  # the protocol step: opening, rebuttal...
+    html: str  # the redacted text, as sanitized Markdown
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A match as a blind voter sees it, and who was who (shown only after their vote)."""
+
+    match: Match
+    topic: str
+    premise: str
+    turns: tuple[Turn, ...]
+    problems: tuple[str, ...]  # why the redaction is incomplete (empty: complete)
+    names: tuple[str, str]  # Debater 1's and Debater 2's names
+    models: tuple[str, str]  # the models they ran on
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems
+
+
+def matches() -> QuerySet[Match]:
+    """Every match in the arena: finished, of a tournament whose owner opted in."""
+    return Match.objects.filter(tournament__arena=True, debate__status=Debate.Status.COMPLETED)
+
+
+def pick(voter: str | None) -> Match | None:
+    """A random match in the arena that `voter` has not voted on (None: none left). Two indexed queries (a count
+    and an offset), not ORDER BY random() over every match."""
+    left = matches()
+    if voter:
+        left = left.exclude(arena_votes__voter=voter)
+    count = left.count()
+    if not count:
+        return None
+    return left.order_by("pk").select_related(*RELATED)[random.randrange(count)]
+
+
+def in_arena(match_id: int | None) -> Match:
+    """The match, if it is in the arena; PollError (404) otherwise."""
+    match = matches().filter(pk=match_id).select_related(*RELATED).first() if match_id else None
+    if match is None:
+        raise PollError("That match is not in the arena (its tournament may have left it); nothing was counted.", 404)
+    return match
+
+
+def seen(match: Match) -> Seen:
+    """What a blind voter reads of the match, redacted, and who was who."""
+    debate = match.debate
+    assert debate is not None
+    seats = {s.pk: s for s in debate.seats.select_related("persona__provider").filter(side__gt="")}
+    first = next((s for s in seats.values() if s.key in FOR_SEATS), None)
+    label = {pk: LABELS[0] if seat is first else LABELS[1] for pk, seat in seats.items()}
+    events = list(
+        debate.events.filter(kind=Event.Kind.TURN, visibility=Event.Visibility.PUBLIC, seat_id__in=list(seats))
+        .order_by("ordinal")
+        .values_list("seat_id", "step", "content", "model")
+    )
+    entrants = {LABELS[0]: match.debater_for, LABELS[1]: match.debater_against}
+    debaters = []
+    models: dict[str, str] = {}
+    for text in LABELS:
+        entrant = entrants[text]
+        names = [entrant.name, str(entrant.spec.get("name") or "")]
+        if entrant.persona is not None:
+            names.append(entrant.persona.name)
+        for seat in seats.values():
+            if label[seat.pk] == text:
+                names.append(seat.name)
+                if seat.persona is not None:
+                    names.append(seat.persona.name)
+                models[text] = seat.llm_settings.model or _provider_model(seat)
+        debaters.append((text, names))
+    used = {model for *_, model in events if model}
+    texts = [match.question.topic, match.question.premise, *(content for _, _, content, _ in events)]
+    result = redaction.redact(texts, debaters, sorted(used | {m for m in models.values() if m}))
+    topic, premise, *contents = result.texts
+    turns = tuple(
+        Turn(label=label[seat_id], side=seats[seat_id].side, step=step, html=markdown_to_html(content))
+        for (seat_id, step, _, _), content in zip(events, contents, strict=True)
+    )
+    model_of = {text: models.get(text, "") for text in LABELS}
+    for seat_id, *_, model in events:
+        if model:
+            model_of[label[seat_id]] = model
+    return Seen(
+        match=match,
+        topic=topic,
+        premise=premise,
+        turns=turns,
+        problems=result.problems,
+        names=(match.debater_for.name, match.debater_against.name),
+        models=(model_of[LABELS[0]], model_of[LABELS[1]]),
+    )
+
+
+def _provider_model(seat: Seat) -> str:
+    provider = seat.persona.provider if seat.persona is not None else None
+    return provider.default_model if provider is not None else ""
+
+
+def cast(match: Match, voter: str, choice: str) -> ArenaVote:
+    """Count `voter`'s vote on the match, replacing their earlier one; PollError for an option that does not exist.
+    The vote is `excluded` when the transcript it was cast on still names someone."""
+    if choice not in ArenaVote.Choice.values:
+        raise PollError("Pick Debater 1, Debater 2 or a tie; nothing was counted.", 400)
+    row = ArenaVote(match=match, voter=voter, choice=choice, excluded=not seen(match).complete)
+    ArenaVote.objects.bulk_create(
+        [row],
+        update_conflicts=True,
+        unique_fields=["match", "voter"],
+        update_fields=["choice", "excluded", "updated_at"],
+    )
+    return row
+
+
+def vote_of(match: Match, voter: str | None) -> ArenaVote | None:
+    """The voter's own vote on the match, if any (to reveal who was who to them, and only them)."""
+    return ArenaVote.objects.filter(match=match, voter=voter).first() if voter else None
+
+
+SIDE_OF = {ArenaVote.Choice.FIRST: "for", ArenaVote.Choice.SECOND: "against", ArenaVote.Choice.TIE: human.TIE}
+
+
+def votes(tournament: Tournament) -> list[human.Vote]:
+    """Every arena vote on the tournament's matches, excluded ones included (they are counted as such). One query."""
+    rows = ArenaVote.objects.filter(match__tournament=tournament, match__debate__isnull=False).values_list(
+        "match__debate_id", "voter", "choice", "excluded", "match__debater_for__name", "match__debater_against__name"
+    )
+    return [
+        human.Vote(match=debate, voter=voter, choice=SIDE_OF[choice], debater_for=a, debater_against=b, excluded=ex)
+        for debate, voter, choice, ex, a, b in rows
+    ]
+
+
+def human_report(tournament: Tournament) -> human.HumanReport:
+    """The report's human figures, cached until the next vote or verdict."""
+    cast = ArenaVote.objects.filter(match__tournament=tournament).aggregate(n=Count("id"), at=Max("updated_at"))
+    judged = Debate.objects.filter(
+        tournament_judgment__match__tournament=tournament, status=Debate.Status.COMPLETED
+    ).aggregate(n=Count("id"), at=Max("finished_at"))
+    stamp = ":".join(f"{part['n']}:{part['at'].timestamp() if part['at'] else 0}" for part in (cast, judged))
+    key = f"tournament-human:{tournament.pk}:{stamp}"
+    found = cache.get(key)
+    if found is None:
+        debaters, judges = results.entrant_names(tournament)
+        found = human.build(votes(tournament), results.verdicts(tournament), debaters, judges)
+        cache.set(key, found, 600)
+    return found
