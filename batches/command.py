@@ -4,16 +4,21 @@ progress bar, resume one, print its report. Each command says how to create and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from batches.kinds import BatchKind
+from batches.panel import BatchError
+from batches.spec import SpecError
 from chaoslm import cli
 
 # Off a terminal (a pipe, a file, a test) the report's lines and tables print whole, not cut at 80 columns.
@@ -25,19 +30,50 @@ def report_console(file: IO[str]) -> Console:
     return Console(file=file, width=None if file.isatty() else UNWRAPPED_WIDTH)
 
 
+def table(title: str, columns: Iterable[str]) -> Table:
+    """A report's table with these column headings."""
+    made = Table(title=title)
+    for column in columns:
+        made.add_column(column)
+    return made
+
+
 class BatchCommand(BaseCommand):
-    """A kind's command says how to create its batch from a spec, its JSON and its printed report."""
+    """A kind's command says how to read its spec, how large it is, its JSON and its printed report."""
 
     kind: BatchKind
     report_help: str
+    # The spec at a path: a dataclass whose fields are the arguments of `create_batch` (SpecError if it cannot).
+    read_spec: Callable[[Path], Any]
+    # The kind's create function (BatchError if it refuses).
+    create_batch: Callable[..., Any]
 
     @property
     def noun(self) -> str:
         return str(self.kind.model._meta.verbose_name)
 
+    def size(self, spec: Any) -> str:
+        """How large the batch of this spec is, in a few words."""
+        raise NotImplementedError
+
     def create(self, path: Path, console: Console, owner: Any) -> Any:
         """The batch from the spec at `path`, belonging to `owner` (CommandError with what is wrong)."""
-        raise NotImplementedError
+        try:
+            spec = self.read_spec(path)
+            console.print(f"[bold]{spec.name}[/]: {self.size(spec)}", highlight=False)
+            arguments = {field.name: getattr(spec, field.name) for field in dataclasses.fields(spec)}
+            return self.create_batch(**arguments, owner=owner)
+        except (SpecError, BatchError) as error:
+            raise CommandError(str(error)) from None
+
+    def print_heading(self, batch: Any, console: Console, debates: str) -> None:
+        """The report's first line: the batch, its status and its progress (`debates`: what it counts)."""
+        figures = self.kind.progress(batch)
+        console.print(
+            f"[bold]{batch.name}[/] (#{batch.pk}): {batch.get_status_display()}, "
+            f"{figures.done} of {figures.total} {debates} done, {figures.failed} failed.",
+            highlight=False,
+        )
 
     def as_json(self, batch: Any) -> dict[str, Any]:
         raise NotImplementedError

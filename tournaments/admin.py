@@ -8,38 +8,15 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from batches.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline, SnapshotInline
+from batches.admin import BatchAdmin, ReadOnlyAdmin, inline
 from tournaments import services
 from tournaments.models import Entrant, Judgment, Match, Question, Tournament
 
 
-class EntrantInline(SnapshotInline):
-    model = Entrant
-
-
-class QuestionInline(ReadOnlyInline):
-    model = Question
-    fields = ["index", "topic", "premise", "correct"]
-    readonly_fields = fields
-
-
 @admin.register(Tournament)
 class TournamentAdmin(BatchAdmin):
-    inlines = [EntrantInline, QuestionInline]
-    fields = [
-        "name",
-        "owner",
-        "status",
-        "visibility",
-        "format",
-        "options",
-        "sides",
-        "repeats",
-        "concurrency",
-        "share_token",
-        "created_at",
-        "finished_at",
-    ]
+    inlines = [inline(Entrant), inline(Question, ["index", "topic", "premise", "correct"])]
+    settings = ("format", "options", "sides", "repeats")
     parts = (Match, Judgment, Entrant, Question)
     kind = services.TOURNAMENT
 
