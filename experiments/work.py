@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import F, QuerySet
-
 from batches import schedule
 from batches.kinds import BatchKind
 from batches.progress import ProgressView
@@ -40,16 +38,15 @@ def run_options(experiment: Experiment, run: Run) -> dict[str, Any]:
     return options
 
 
-def _create_debate(experiment: Experiment, run_id: int) -> int | None:
+def _create_debate(experiment: Experiment, run_id: int) -> Debate:
     run = Run.objects.select_related("question", "judge", "first", "second", "source__debate").get(pk=run_id)
     if run.source is not None:
         source = run.source.debate
         if source is None:
             raise FormatError(f"Run {run.order}'s debate has not been made yet.")
-        debate = create_replay(
+        return create_replay(
             source, _choice(run.judge), owner=experiment.owner, visibility=experiment.visibility, in_batch=True
         )
-        return _link(run_id, debate)
     seats = {"judge": _choice(run.judge)}
     if run.protocol == design.DEBATE:
         a, b = design.seats(run.first, run.second, run.swapped)
@@ -58,7 +55,7 @@ def _create_debate(experiment: Experiment, run_id: int) -> int | None:
     elif run.protocol == design.CONSULTANCY:
         assert run.first is not None
         seats["consultant"] = _choice(run.first)
-    debate = create_debate(
+    return create_debate(
         format_name=run.protocol,
         topic=run.question.question,
         seats=seats,
@@ -67,15 +64,6 @@ def _create_debate(experiment: Experiment, run_id: int) -> int | None:
         visibility=experiment.visibility,
         in_batch=True,
     )
-    return _link(run_id, debate)
-
-
-def _link(run_id: int, debate: Debate) -> int | None:
-    """The run's debate is `debate`, unless another pass made one first (then this one is deleted)."""
-    if not Run.objects.filter(pk=run_id, debate__isnull=True).update(debate=debate, attempts=1):
-        debate.delete()
-        return None
-    return debate.pk
 
 
 class ExperimentKind(BatchKind):
@@ -83,6 +71,8 @@ class ExperimentKind(BatchKind):
 
     kind = "experiment"
     model = Experiment
+    rows = Run
+    batch_link = "experiment"
 
     def jobs(
         self, batch: Experiment, stalled_after: float | None = None, *, open_only: bool = False
@@ -90,22 +80,7 @@ class ExperimentKind(BatchKind):
         return selectors.jobs(batch, stalled_after, open_only=open_only)
 
     def create(self, batch: Experiment, job: schedule.Job, memo: dict[str, Any]) -> int | None:
-        return _create_debate(batch, job.id)
-
-    def retry(self, job: schedule.Job) -> bool:
-        return bool(Run.objects.filter(pk=job.id, attempts=job.attempts).update(attempts=F("attempts") + 1))
-
-    def debate_of(self, job: schedule.Job) -> int | None:
-        return Run.objects.filter(pk=job.id).values_list("debate_id", flat=True).first()
-
-    def give_up(self, job: schedule.Job) -> None:
-        Run.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
-
-    def debates(self, batch: Experiment) -> QuerySet[Debate]:
-        return selectors.debates_of(batch)
-
-    def of_debate(self, debate_id: int) -> int | None:
-        return Run.objects.filter(debate_id=debate_id).values_list("experiment_id", flat=True).first()
+        return self.link(job, _create_debate(batch, job.id))
 
     def progress(self, batch: Experiment) -> ProgressView:
         return selectors.progress(batch)
