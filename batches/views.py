@@ -32,7 +32,15 @@ View = Callable[..., HttpResponse]
 
 
 def list_view(model: type[models.Model], template: str) -> View:
-    """The kind's list: the person's own (the newest 50), then the others' public ones, 20 a page."""
+    """The kind's list (`template` extends batches/list.html): the person's own (the newest 50), then the others'
+    public ones, 20 a page."""
+    meta = model._meta
+    names = {
+        "noun": meta.verbose_name,
+        "nouns": meta.verbose_name_plural,
+        "new_url": f"{meta.model_name}_new",
+        "detail_url": f"{meta.model_name}_detail",
+    }
 
     def view(request: HttpRequest) -> HttpResponse:
         visible = Q(visibility=Visibility.PUBLIC)
@@ -41,7 +49,7 @@ def list_view(model: type[models.Model], template: str) -> View:
             mine = model.objects.filter(owner=request.user)
             visible &= ~Q(owner=request.user)
         page = Paginator(model.objects.filter(visible), 20).get_page(request.GET.get("page"))
-        return render(request, template, {"mine": mine[:50], "public_page": page})
+        return render(request, template, {**names, "mine": mine[:50], "public_page": page})
 
     return view
 
