@@ -52,6 +52,13 @@ class BatchCommand(BaseCommand):
     def noun(self) -> str:
         return str(self.kind.model._meta.verbose_name)
 
+    @property
+    def help(self) -> str:  # type: ignore[override]
+        return f"Run {self._a_noun()} from a YAML spec with a live progress bar, resume one, or print its report."
+
+    def _a_noun(self) -> str:
+        return f"{'an' if self.noun[0] in 'aeiou' else 'a'} {self.noun}"
+
     def size(self, spec: Any) -> str:
         """How large the batch of this spec is, in a few words."""
         raise NotImplementedError
@@ -75,17 +82,16 @@ class BatchCommand(BaseCommand):
             highlight=False,
         )
 
-    def as_json(self, batch: Any) -> dict[str, Any]:
-        raise NotImplementedError
+    # The batch's report as plain JSON (the kind's exports.as_json).
+    as_json: Callable[[Any], dict[str, Any]]
 
     def print_report(self, batch: Any, console: Console) -> None:
         raise NotImplementedError
 
     def add_arguments(self, parser: CommandParser) -> None:
         noun = self.noun
-        article = "an" if noun[0] in "aeiou" else "a"
         sub = parser.add_subparsers(dest="action", required=True)
-        run = sub.add_parser("run", help=f"create {article} {noun} from SPEC.yaml and run it")
+        run = sub.add_parser("run", help=f"create {self._a_noun()} from SPEC.yaml and run it")
         run.add_argument("spec", type=Path)
         run.add_argument("--json", action="store_true", help="print the final report as JSON")
         run.add_argument(

@@ -1,5 +1,3 @@
-from typing import Any
-
 from rich.console import Console
 
 from batches.command import BatchCommand, table
@@ -11,14 +9,11 @@ from experiments.spec import ExperimentSpec, read_spec
 
 
 class Command(BatchCommand):
-    help = "Run an experiment from a YAML spec with a live progress bar, resume one, or print its report."
     kind = work.EXPERIMENT
     report_help = "print an experiment's accuracy, calibration, debaters and judges"
     read_spec = staticmethod(read_spec)
+    as_json = staticmethod(exports.as_json)
     create_batch = staticmethod(services.create_experiment)
-
-    def as_json(self, batch: Experiment) -> dict[str, Any]:
-        return exports.as_json(batch)
 
     def size(self, spec: ExperimentSpec) -> str:
         runs = design.count(len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))

@@ -1,5 +1,3 @@
-from typing import Any
-
 from rich.console import Console
 
 from batches.command import BatchCommand, table
@@ -10,14 +8,11 @@ from tournaments.spec import TournamentSpec, read_spec
 
 
 class Command(BatchCommand):
-    help = "Run a tournament from a YAML spec with a live progress bar, resume one, or print its report."
     kind = services.TOURNAMENT
     report_help = "print a tournament's leaderboard and judge table"
     read_spec = staticmethod(read_spec)
+    as_json = staticmethod(exports.as_json)
     create_batch = staticmethod(services.create_tournament)
-
-    def as_json(self, batch: Tournament) -> dict[str, Any]:
-        return exports.as_json(batch)
 
     def size(self, spec: TournamentSpec) -> str:
         counts = (len(spec.questions), len(spec.debaters), len(spec.judges))
