@@ -8,7 +8,6 @@ from typing import Any
 
 from batches import schedule
 from batches.kinds import BatchKind
-from batches.progress import ProgressView
 from debates.formats import FormatError, get_format
 from debates.models import Debate
 from debates.replay import create_replay
@@ -73,23 +72,14 @@ class ExperimentKind(BatchKind):
     model = Experiment
     rows = Run
     batch_link = "experiment"
-
-    def jobs(
-        self, batch: Experiment, stalled_after: float | None = None, *, open_only: bool = False
-    ) -> list[schedule.Job]:
-        return selectors.jobs(batch, stalled_after, open_only=open_only)
+    # Its hooks that its own modules answer.
+    jobs = staticmethod(selectors.jobs)
+    progress = staticmethod(selectors.progress)
+    group = staticmethod(broadcast.group)
+    live_html = staticmethod(broadcast.live_html_of)
 
     def create(self, batch: Experiment, job: schedule.Job, memo: dict[str, Any]) -> int | None:
         return self.link(job, _create_debate(batch, job.id))
-
-    def progress(self, batch: Experiment) -> ProgressView:
-        return selectors.progress(batch)
-
-    def group(self, batch_id: int) -> str:
-        return broadcast.group(batch_id)
-
-    def live_html(self, batch_id: int) -> str:
-        return broadcast.live_html_of(batch_id)
 
 
 EXPERIMENT = ExperimentKind()

@@ -12,7 +12,6 @@ from django.db.models import QuerySet
 from batches import schedule
 from batches.kinds import BatchKind
 from batches.panel import BatchError, Contestant, Rules, check, save_snapshots
-from batches.progress import ProgressView
 from chaoslm import live
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
@@ -158,11 +157,13 @@ class TournamentKind(BatchKind):
 
     kind = "tournament"
     model = Tournament
-
-    def jobs(
-        self, batch: Tournament, stalled_after: float | None = None, *, open_only: bool = False
-    ) -> list[schedule.Job]:
-        return state.jobs(batch, stalled_after, open_only=open_only)
+    # Its hooks that its own modules answer.
+    jobs = staticmethod(state.jobs)
+    debates = staticmethod(state.debates_of)
+    progress = staticmethod(state.progress)
+    group = staticmethod(live.tournament_group)
+    live_html = staticmethod(broadcast.live_html_of)
+    push = staticmethod(broadcast.push)
 
     def create(self, batch: Tournament, job: schedule.Job, memo: dict[str, Any]) -> int | None:
         if job.kind == schedule.DUEL:
@@ -175,23 +176,8 @@ class TournamentKind(BatchKind):
     def rows_of(self, job: schedule.Job) -> QuerySet[Any]:
         return (Match if job.kind == schedule.DUEL else Judgment).objects.filter(pk=job.id)
 
-    def debates(self, batch: Tournament) -> QuerySet[Debate]:
-        return state.debates_of(batch)
-
     def of_debate(self, debate_id: int) -> int | None:
         return Judgment.objects.filter(debate_id=debate_id).values_list("match__tournament_id", flat=True).first()
-
-    def progress(self, batch: Tournament) -> ProgressView:
-        return state.progress(batch)
-
-    def group(self, batch_id: int) -> str:
-        return live.tournament_group(batch_id)
-
-    def live_html(self, batch_id: int) -> str:
-        return broadcast.live_html_of(batch_id)
-
-    def push(self, batch_id: int) -> None:
-        broadcast.push(batch_id)
 
 
 TOURNAMENT = TournamentKind()
