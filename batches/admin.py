@@ -6,6 +6,7 @@ its run first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -25,6 +26,9 @@ class ReadOnlyInline(admin.TabularInline):
     can_delete = False
     show_change_link = False
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return list(self.fields or ())
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -32,11 +36,9 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class SnapshotInline(ReadOnlyInline):
-    """A batch's debaters and judges (PersonaSnapshot)."""
-
-    fields = ["role", "order", "name", "persona"]
-    readonly_fields = fields
+def inline(model: type[models.Model], fields: Sequence[str] = ("role", "order", "name", "persona")) -> type:
+    """A read-only table of a batch's rows in its page: by default its debaters and judges (PersonaSnapshot)."""
+    return type(f"{model.__name__}Inline", (ReadOnlyInline,), {"model": model, "fields": list(fields)})
 
 
 class BatchAdmin(admin.ModelAdmin):
@@ -50,6 +52,8 @@ class BatchAdmin(admin.ModelAdmin):
     list_select_related = ["owner"]
     parts: tuple[type[models.Model], ...] = ()
     kind: BatchKind
+    # The kind's own settings, shown after who may see it.
+    settings: tuple[str, ...] = ()
     actions = ["new_share_link"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
@@ -57,7 +61,8 @@ class BatchAdmin(admin.ModelAdmin):
         return [f for f in self.get_fields(request, obj) if f not in ("name", "visibility")] + ["share_link"]
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [*super().get_fields(request, obj), "share_link"] if obj else list(super().get_fields(request, obj))
+        fields = ["name", "owner", "status", "visibility", *self.settings, "concurrency", "share_token"]
+        return [*fields, "created_at", "finished_at", *(["share_link"] if obj else [])]
 
     @admin.display(description="Share link")
     def share_link(self, batch: Any) -> str:

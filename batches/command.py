@@ -4,16 +4,21 @@ progress bar, resume one, print its report. Each command says how to create and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from batches.kinds import BatchKind
+from batches.panel import BatchError
+from batches.spec import SpecError
 from chaoslm import cli
 
 # Off a terminal (a pipe, a file, a test) the report's lines and tables print whole, not cut at 80 columns.
@@ -25,31 +30,68 @@ def report_console(file: IO[str]) -> Console:
     return Console(file=file, width=None if file.isatty() else UNWRAPPED_WIDTH)
 
 
+def table(title: str, columns: Iterable[str]) -> Table:
+    """A report's table with these column headings."""
+    made = Table(title=title)
+    for column in columns:
+        made.add_column(column)
+    return made
+
+
 class BatchCommand(BaseCommand):
-    """A kind's command says how to create its batch from a spec, its JSON and its printed report."""
+    """A kind's command says how to read its spec, how large it is, its JSON and its printed report."""
 
     kind: BatchKind
     report_help: str
+    # The spec at a path: a dataclass whose fields are the arguments of `create_batch` (SpecError if it cannot).
+    read_spec: Callable[[Path], Any]
+    # The kind's create function (BatchError if it refuses).
+    create_batch: Callable[..., Any]
 
     @property
     def noun(self) -> str:
         return str(self.kind.model._meta.verbose_name)
 
-    def create(self, path: Path, console: Console, owner: Any) -> Any:
-        """The batch from the spec at `path`, belonging to `owner` (CommandError with what is wrong)."""
+    @property
+    def help(self) -> str:  # type: ignore[override]
+        return f"Run {self._a_noun()} from a YAML spec with a live progress bar, resume one, or print its report."
+
+    def _a_noun(self) -> str:
+        return f"{'an' if self.noun[0] in 'aeiou' else 'a'} {self.noun}"
+
+    def size(self, spec: Any) -> str:
+        """How large the batch of this spec is, in a few words."""
         raise NotImplementedError
 
-    def as_json(self, batch: Any) -> dict[str, Any]:
-        raise NotImplementedError
+    def create(self, path: Path, console: Console, owner: Any) -> Any:
+        """The batch from the spec at `path`, belonging to `owner` (CommandError with what is wrong)."""
+        try:
+            spec = self.read_spec(path)
+            console.print(f"[bold]{spec.name}[/]: {self.size(spec)}", highlight=False)
+            arguments = {field.name: getattr(spec, field.name) for field in dataclasses.fields(spec)}
+            return self.create_batch(**arguments, owner=owner)
+        except (SpecError, BatchError) as error:
+            raise CommandError(str(error)) from None
+
+    def print_heading(self, batch: Any, console: Console, debates: str) -> None:
+        """The report's first line: the batch, its status and its progress (`debates`: what it counts)."""
+        figures = self.kind.progress(batch)
+        console.print(
+            f"[bold]{batch.name}[/] (#{batch.pk}): {batch.get_status_display()}, "
+            f"{figures.done} of {figures.total} {debates} done, {figures.failed} failed.",
+            highlight=False,
+        )
+
+    # The batch's report as plain JSON (the kind's exports.as_json).
+    as_json: Callable[[Any], dict[str, Any]]
 
     def print_report(self, batch: Any, console: Console) -> None:
         raise NotImplementedError
 
     def add_arguments(self, parser: CommandParser) -> None:
         noun = self.noun
-        article = "an" if noun[0] in "aeiou" else "a"
         sub = parser.add_subparsers(dest="action", required=True)
-        run = sub.add_parser("run", help=f"create {article} {noun} from SPEC.yaml and run it")
+        run = sub.add_parser("run", help=f"create {self._a_noun()} from SPEC.yaml and run it")
         run.add_argument("spec", type=Path)
         run.add_argument("--json", action="store_true", help="print the final report as JSON")
         run.add_argument(

@@ -1,10 +1,21 @@
-"""What every kind of batch's form has alike."""
+"""What every kind of batch's new-batch form has alike: its people ticked from the personas of their role, how many
+debates at once, who may see it, a question set read from an upload, and the arguments every kind's create
+function takes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django import forms
 
+from batches.panel import Contestant
+from batches.questions import QuestionsError, size_text
 from chaoslm.personas.models import Persona
+from chaoslm.sharing import Visibility
+
+# A form's people fields, each ticked from the personas of one role.
+ROLES = {"debaters": "debater", "judges": "judge", "moderator": "moderator"}
 
 
 class PersonaChoices(forms.ModelMultipleChoiceField):
@@ -12,3 +23,54 @@ class PersonaChoices(forms.ModelMultipleChoiceField):
 
     def label_from_instance(self, obj: Persona) -> str:
         return obj.name
+
+
+class BatchForm(forms.Form):
+    """A kind's form adds its own fields (`name`, `debaters`, `judges` among them) and says how large its batch
+    would be (`estimate`, the line shown as it is filled in) and how it is made (`create`)."""
+
+    concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, role in ROLES.items():
+            if name in self.fields:
+                self.fields[name].queryset = Persona.objects.filter(role=role)
+        self.parsed_questions: list[Any] = []
+
+    def estimate(self) -> Any:
+        raise NotImplementedError
+
+    def create(self, owner: Any) -> Any:
+        """The batch, checked by its kind (BatchError says what is wrong); the form is valid."""
+        raise NotImplementedError
+
+    def options(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def read_upload(self, field: str, parse: Callable[[str, bytes], list[Any]], max_bytes: int) -> list[Any]:
+        """The questions in the file uploaded in `field`, or none with its problems on the field, each naming the
+        file (a file too large is refused before it is read)."""
+        upload = self.cleaned_data[field]
+        if upload.size > max_bytes:
+            self.add_error(field, f"{upload.name} is larger than {size_text(max_bytes)}.")
+            return []
+        try:
+            return parse(upload.name, upload.read())
+        except QuestionsError as error:
+            self.add_error(field, [p if p.startswith(upload.name) else f"{upload.name}: {p}" for p in error.problems])
+            return []
+
+    def arguments(self) -> dict[str, Any]:
+        """The arguments of the kind's create function that every kind has, as the form has them."""
+        data = self.cleaned_data
+        return {
+            "name": data["name"],
+            "questions": self.parsed_questions,
+            "debaters": [Contestant.of(p) for p in data["debaters"]],
+            "judges": [Contestant.of(p) for p in data["judges"]],
+            "options": self.options(),
+            "concurrency": data["concurrency"],
+            "visibility": data["visibility"],
+        }

@@ -37,7 +37,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import models, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.db.models.signals import post_save
 from django.utils import timezone
 
@@ -58,10 +58,16 @@ class BatchKind:
     """A kind of batch. Its model (a `batches.models.BatchRecord`) has: owner, status, concurrency, finished_at,
     updated_at, tick_token, ticked_at, visibility, share_token.
 
-    A kind fills in the hooks (the methods that raise NotImplementedError); the rest is the same for every kind."""
+    A kind fills in the hooks (the methods that raise NotImplementedError, and those on its rows unless it names
+    `rows`); the rest is the same for every kind."""
 
     kind: ClassVar[str]  # the runner's kind for its inline loop, the registry's key, and its Celery ticks' argument
     model: ClassVar[type[models.Model]]
+    # Where one model holds all its jobs' rows: that model, each row with a one-to-one `debate`, an `attempts` count
+    # and a foreign key named `batch_link` to its batch. Then `rows_of`, `retry`, `debate_of`, `give_up`, `debates`
+    # and `of_debate` need no code of the kind's; a kind whose jobs are rows of several models overrides them.
+    rows: ClassVar[type[models.Model]]
+    batch_link: ClassVar[str]
 
     # -- the hooks -------------------------------------------------------------------------------
     def jobs(self, batch: Any, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
@@ -71,24 +77,38 @@ class BatchKind:
         """Make the job's debate (None if another pass made it first); `memo` lasts one pass. May raise FormatError."""
         raise NotImplementedError
 
+    def link(self, job: schedule.Job, debate: Debate) -> int | None:
+        """The job's debate is `debate` (its first attempt), unless another pass made one first: then `debate` is
+        deleted and None returned."""
+        if not self.rows_of(job).filter(debate__isnull=True).update(debate=debate, attempts=1):
+            debate.delete()
+            return None
+        return debate.pk
+
+    def rows_of(self, job: schedule.Job) -> QuerySet[Any]:
+        """The job's row."""
+        return self.rows.objects.filter(pk=job.id)
+
     def retry(self, job: schedule.Job) -> bool:
         """One attempt more for a failed job, if no other pass gave it one (its attempts are still `job.attempts`)."""
-        raise NotImplementedError
+        return bool(self.rows_of(job).filter(attempts=job.attempts).update(attempts=F("attempts") + 1))
 
     def debate_of(self, job: schedule.Job) -> int | None:
-        raise NotImplementedError
+        return self.rows_of(job).values_list("debate_id", flat=True).first()
 
     def give_up(self, job: schedule.Job) -> None:
         """The job's debate cannot be made (a persona cannot take its seat): count it failed, with no debate."""
-        raise NotImplementedError
+        self.rows_of(job).filter(debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
 
     def debates(self, batch: Any) -> QuerySet[Debate]:
         """Every debate the batch has made (its duels, its judges' replays)."""
-        raise NotImplementedError
+        made = self.rows.objects.filter(**{self.batch_link: batch}).values("debate_id")
+        return Debate.objects.filter(pk__in=made)
 
     def of_debate(self, debate_id: int) -> int | None:
         """The id of the batch of this kind that the debate belongs to, if any."""
-        raise NotImplementedError
+        found = self.rows.objects.filter(debate_id=debate_id)
+        return found.values_list(f"{self.batch_link}_id", flat=True).first()
 
     def progress(self, batch: Any) -> ProgressView:
         """Done, running and failed debates, and the ETA (batches.progress.progress_view over the kind's jobs)."""

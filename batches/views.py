@@ -1,7 +1,8 @@
-"""The views every batch of debates (a tournament, an experiment) has alike, made for its model: the list, the
-owner's pause, resume and cancel, delete, and the exports at its own address and at its share link. Each kind's
-views.py makes its own from these (as chaoslm/sharing.py's `visibility_view`), under the URL names
-`<model>_detail` and `<model>_list`, with the same access rules as every page (chaoslm/sharing.py)."""
+"""The views every batch of debates (a tournament, an experiment) has alike, made for its kind: the list, the form
+and its running estimate, the page at its own address and at its share link, the owner's pause, resume and cancel,
+delete, sharing, and the exports. `urlpatterns(kind, ...)` makes them all at their addresses; the kind's own
+views.py says only what is its own (its page's context, its export files), with the same access rules as every page
+(chaoslm/sharing.py)."""
 
 from __future__ import annotations
 
@@ -15,17 +16,31 @@ from django.db import models
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import sharing
+from batches.forms import BatchForm
+from batches.kinds import BatchKind
+from batches.panel import BatchError
+from chaoslm import (
+    http,  # noqa: F401  (registers the <id:...> converter)
+    sharing,
+)
 from chaoslm.sharing import Visibility
 
 View = Callable[..., HttpResponse]
 
 
 def list_view(model: type[models.Model], template: str) -> View:
-    """The kind's list: the person's own (the newest 50), then the others' public ones, 20 a page."""
+    """The kind's list (`template` extends batches/list.html): the person's own (the newest 50), then the others'
+    public ones, 20 a page."""
+    meta = model._meta
+    names = {
+        "noun": meta.verbose_name,
+        "nouns": meta.verbose_name_plural,
+        "new_url": f"{meta.model_name}_new",
+        "detail_url": f"{meta.model_name}_detail",
+    }
 
     def view(request: HttpRequest) -> HttpResponse:
         visible = Q(visibility=Visibility.PUBLIC)
@@ -34,7 +49,7 @@ def list_view(model: type[models.Model], template: str) -> View:
             mine = model.objects.filter(owner=request.user)
             visible &= ~Q(owner=request.user)
         page = Paginator(model.objects.filter(visible), 20).get_page(request.GET.get("page"))
-        return render(request, template, {"mine": mine[:50], "public_page": page})
+        return render(request, template, {**names, "mine": mine[:50], "public_page": page})
 
     return view
 
@@ -120,3 +135,87 @@ def export_views(model: type[models.Model], files: Mapping[str, Callable[[Any], 
         return respond(sharing.visible_or_404(model, request.user, token=token), name)
 
     return by_id, by_share_link
+
+
+def new_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
+    """The new-batch form (`<app>/new.html`, extending batches/new.html): a valid one that its kind accepts is
+    created, started and shown; a refusal is shown on the form, with what was typed."""
+    model = kind.model
+    app, name = model._meta.app_label, model._meta.model_name
+
+    @login_required
+    def view(request: HttpRequest) -> HttpResponse:
+        form = form_class(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                batch = form.create(request.user)
+            except BatchError as error:
+                form.add_error(None, str(error))
+            else:
+                kind.start(batch)
+                return redirect(f"{name}_detail", batch.pk)
+        context = {
+            "form": form,
+            "noun": model._meta.verbose_name,
+            "estimate_url": reverse(f"{name}_estimate"),
+            "estimate_template": f"{app}/estimate.html",
+        }
+        return render(request, f"{app}/new.html", context)
+
+    return view
+
+
+def estimate_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
+    """The form's running estimate (htmx): how many debates and calls, or what is still wrong."""
+    template = f"{kind.model._meta.app_label}/estimate.html"
+
+    @login_required
+    @require_POST
+    def view(request: HttpRequest) -> HttpResponse:
+        form = form_class(request.POST, request.FILES or None)
+        form.is_valid()
+        # What is wrong with an uploaded question set shows at once, before the form is sent.
+        file_errors = form.errors.get("questions_file") if request.FILES else None
+        return render(request, template, {"form": form, "estimate": form.estimate(), "file_errors": file_errors})
+
+    return view
+
+
+def urlpatterns(
+    kind: BatchKind,
+    *,
+    share: str,
+    form: type[BatchForm],
+    page: Callable[[HttpRequest, Any, dict[str, Any]], HttpResponse],
+    exports: Mapping[str, Callable[[Any], str]],
+    deleted: str,
+) -> list[URLPattern]:
+    """Every address of a kind's pages, under `<app>/` and its share links under `<share>/`, named `<model>_...`:
+    `page` draws its page (see `page_views`), `exports` its files (see `export_views`), `deleted` is the message
+    after it is deleted."""
+    model = kind.model
+    app, name = model._meta.app_label, model._meta.model_name
+    detail, shared = page_views(model, page)
+    export, shared_export = export_views(model, exports)
+    actions = [
+        path(f"{app}/<id:pk>/{action}/", owner_action_view(model, getattr(kind, action)), name=f"{name}_{action}")
+        for action in ("pause", "resume", "cancel")
+    ]
+    return [
+        path(f"{app}/", list_view(model, f"{app}/list.html"), name=f"{name}_list"),
+        path(f"{app}/new/", new_view(kind, form), name=f"{name}_new"),
+        path(f"{app}/estimate/", estimate_view(kind, form), name=f"{name}_estimate"),
+        path(f"{app}/<id:pk>/", detail, name=f"{name}_detail"),
+        path(f"{app}/<id:pk>/export/<str:name>", export, name=f"{name}_export"),
+        *actions,
+        path(f"{app}/<id:pk>/delete/", delete_view(model, kind.delete, deleted), name=f"{name}_delete"),
+        # Staff manage any batch's sharing: one made on the command line may belong to nobody who could.
+        path(
+            f"{app}/<id:pk>/visibility/",
+            sharing.visibility_view(model, kind.set_visibility, staff=True),
+            name=f"{name}_visibility",
+        ),
+        path(f"{app}/<id:pk>/share/reset/", sharing.share_reset_view(model, staff=True), name=f"{name}_share_reset"),
+        path(f"{share}/<str:token>/", shared, name=f"{name}_share"),
+        path(f"{share}/<str:token>/export/<str:name>", shared_export, name=f"{name}_share_export"),
+    ]

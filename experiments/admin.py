@@ -6,37 +6,16 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from batches.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline, SnapshotInline
+from batches.admin import BatchAdmin, ReadOnlyAdmin, inline
 from experiments import work
 from experiments.models import Experiment, Participant, Question, Run
 
 
-class ParticipantInline(SnapshotInline):
-    model = Participant
-
-
-class QuestionInline(ReadOnlyInline):
-    model = Question
-    fields = ["index", "question", "answers", "correct"]  # the passages are long: each on its runs' debates
-    readonly_fields = fields
-
-
 @admin.register(Experiment)
 class ExperimentAdmin(BatchAdmin):
-    inlines = [ParticipantInline, QuestionInline]
-    fields = [
-        "name",
-        "owner",
-        "status",
-        "visibility",
-        "protocols",
-        "options",
-        "concurrency",
-        "share_token",
-        "created_at",
-        "finished_at",
-    ]
-
+    # The passages are long: each is shown on its runs' debates.
+    inlines = [inline(Participant), inline(Question, ["index", "question", "answers", "correct"])]
+    settings = ("protocols", "options")
     parts = (Run, Participant, Question)
     kind = work.EXPERIMENT
 

@@ -6,12 +6,12 @@ from typing import Any
 
 from django import forms
 
-from batches.forms import PersonaChoices
+from batches.forms import BatchForm, PersonaChoices
 from chaoslm.personas.models import Persona
-from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, WORD_LIMIT
-from experiments import design
-from experiments.questions import MAX_BYTES, EvidenceQuestion, QuestionsError, parse_file, sample
+from experiments import design, services
+from experiments.models import Experiment
+from experiments.questions import MAX_BYTES, parse_file, sample
 
 PROTOCOL_CHOICES = [
     (design.DEBATE, "Debate: two debaters who read the passage argue A and B"),
@@ -21,7 +21,7 @@ PROTOCOL_CHOICES = [
 ]
 
 
-class NewExperimentForm(forms.Form):
+class NewExperimentForm(BatchForm):
     name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "Does debate help?"}))
     questions_file = forms.FileField(
         required=False,
@@ -52,14 +52,6 @@ class NewExperimentForm(forms.Form):
         help_text=WORD_LIMIT.help,
     )
     simultaneous = forms.BooleanField(required=False, help_text="Debaters write each round at once.")
-    concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["debaters"].queryset = Persona.objects.filter(role="debater")
-        self.fields["judges"].queryset = Persona.objects.filter(role="judge")
-        self.parsed_questions: list[EvidenceQuestion] = []
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -67,13 +59,7 @@ class NewExperimentForm(forms.Form):
         if upload and data.get("use_sample"):
             self.add_error("questions_file", "Upload a file or use the sample set, not both.")
         elif upload:
-            if upload.size > MAX_BYTES:
-                self.add_error("questions_file", f"{upload.name} is larger than {MAX_BYTES // (1024 * 1024)} MB.")
-            else:
-                try:
-                    self.parsed_questions = parse_file(upload.name, upload.read())
-                except QuestionsError as error:
-                    self.add_error("questions_file", error.problems)
+            self.parsed_questions = self.read_upload("questions_file", parse_file, MAX_BYTES)
         elif data.get("use_sample"):
             self.parsed_questions = sample()
         else:
@@ -87,6 +73,9 @@ class NewExperimentForm(forms.Form):
             "word_limit": data["word_limit"],
             "simultaneous": int(bool(data.get("simultaneous"))),
         }
+
+    def create(self, owner: Any) -> Experiment:
+        return services.create_experiment(**self.arguments(), protocols=self.cleaned_data["protocols"], owner=owner)
 
     def estimate(self) -> design.Estimate:
         """The size of the experiment as entered so far (the line the form shows before it starts)."""

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from batches.questions import QuestionsError, decode, finish, json_lines
 from debates.formats.evidence import MAX_ANSWER, MAX_PASSAGE, MAX_QUESTION
 
 MAX_QUESTIONS = 500
@@ -28,12 +29,7 @@ class EvidenceQuestion:
     correct: int | None  # the index of the correct answer; None when unknown
 
 
-class QuestionsError(ValueError):
-    """Every problem found, one "FILE line N: ..." each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(problems))
+__all__ = ["MAX_BYTES", "EvidenceQuestion", "QuestionsError", "parse_file", "parse_jsonl", "sample"]
 
 
 def _text(value: object, name: str, limit: int, *, required: bool = True) -> tuple[str, str]:
@@ -84,39 +80,20 @@ def _row(value: object) -> tuple[EvidenceQuestion | None, str]:
 def parse_jsonl(text: str, name: str = "the questions") -> list[EvidenceQuestion]:
     found: list[EvidenceQuestion] = []
     problems: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as error:
-            problems.append(f"{name} line {number}: not valid JSON ({error.msg})")
-            continue
+    for number, value in json_lines(text, problems, f"{name} "):
         question, problem = _row(value)
         if question is None:
             problems.append(f"{name} line {number}: {problem}")
         else:
             found.append(question)
-    if not found and not problems:
-        problems.append(f"{name}: there are no questions")
-    if len(found) > MAX_QUESTIONS:
-        problems.append(f"{name}: there are {len(found)} questions; an experiment takes at most {MAX_QUESTIONS}")
-    if problems:
-        raise QuestionsError(problems)
-    return found
+    return finish(found, problems, MAX_QUESTIONS, "an experiment", f"{name}: ")
 
 
 def parse_file(name: str, data: bytes) -> list[EvidenceQuestion]:
     """An uploaded or named `.jsonl` file, UTF-8, at most MAX_BYTES."""
     if not name.lower().endswith((".jsonl", ".ndjson")):
         raise QuestionsError([f"{name}: a question set is a .jsonl file"])
-    if len(data) > MAX_BYTES:
-        raise QuestionsError([f"{name} is larger than {MAX_BYTES // (1024 * 1024)} MB"])
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise QuestionsError([f"{name} is not UTF-8 text"]) from None
-    return parse_jsonl(text, name)
+    return parse_jsonl(decode(name, data, MAX_BYTES), name)
 
 
 def sample() -> list[EvidenceQuestion]:

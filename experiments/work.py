@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import F, QuerySet
-
 from batches import schedule
 from batches.kinds import BatchKind
-from batches.progress import ProgressView
 from debates.formats import FormatError, get_format
 from debates.models import Debate
 from debates.replay import create_replay
@@ -40,16 +37,15 @@ def run_options(experiment: Experiment, run: Run) -> dict[str, Any]:
     return options
 
 
-def _create_debate(experiment: Experiment, run_id: int) -> int | None:
+def _create_debate(experiment: Experiment, run_id: int) -> Debate:
     run = Run.objects.select_related("question", "judge", "first", "second", "source__debate").get(pk=run_id)
     if run.source is not None:
         source = run.source.debate
         if source is None:
             raise FormatError(f"Run {run.order}'s debate has not been made yet.")
-        debate = create_replay(
+        return create_replay(
             source, _choice(run.judge), owner=experiment.owner, visibility=experiment.visibility, in_batch=True
         )
-        return _link(run_id, debate)
     seats = {"judge": _choice(run.judge)}
     if run.protocol == design.DEBATE:
         a, b = design.seats(run.first, run.second, run.swapped)
@@ -58,7 +54,7 @@ def _create_debate(experiment: Experiment, run_id: int) -> int | None:
     elif run.protocol == design.CONSULTANCY:
         assert run.first is not None
         seats["consultant"] = _choice(run.first)
-    debate = create_debate(
+    return create_debate(
         format_name=run.protocol,
         topic=run.question.question,
         seats=seats,
@@ -67,15 +63,6 @@ def _create_debate(experiment: Experiment, run_id: int) -> int | None:
         visibility=experiment.visibility,
         in_batch=True,
     )
-    return _link(run_id, debate)
-
-
-def _link(run_id: int, debate: Debate) -> int | None:
-    """The run's debate is `debate`, unless another pass made one first (then this one is deleted)."""
-    if not Run.objects.filter(pk=run_id, debate__isnull=True).update(debate=debate, attempts=1):
-        debate.delete()
-        return None
-    return debate.pk
 
 
 class ExperimentKind(BatchKind):
@@ -83,38 +70,16 @@ class ExperimentKind(BatchKind):
 
     kind = "experiment"
     model = Experiment
-
-    def jobs(
-        self, batch: Experiment, stalled_after: float | None = None, *, open_only: bool = False
-    ) -> list[schedule.Job]:
-        return selectors.jobs(batch, stalled_after, open_only=open_only)
+    rows = Run
+    batch_link = "experiment"
+    # Its hooks that its own modules answer.
+    jobs = staticmethod(selectors.jobs)
+    progress = staticmethod(selectors.progress)
+    group = staticmethod(broadcast.group)
+    live_html = staticmethod(broadcast.live_html_of)
 
     def create(self, batch: Experiment, job: schedule.Job, memo: dict[str, Any]) -> int | None:
-        return _create_debate(batch, job.id)
-
-    def retry(self, job: schedule.Job) -> bool:
-        return bool(Run.objects.filter(pk=job.id, attempts=job.attempts).update(attempts=F("attempts") + 1))
-
-    def debate_of(self, job: schedule.Job) -> int | None:
-        return Run.objects.filter(pk=job.id).values_list("debate_id", flat=True).first()
-
-    def give_up(self, job: schedule.Job) -> None:
-        Run.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
-
-    def debates(self, batch: Experiment) -> QuerySet[Debate]:
-        return selectors.debates_of(batch)
-
-    def of_debate(self, debate_id: int) -> int | None:
-        return Run.objects.filter(debate_id=debate_id).values_list("experiment_id", flat=True).first()
-
-    def progress(self, batch: Experiment) -> ProgressView:
-        return selectors.progress(batch)
-
-    def group(self, batch_id: int) -> str:
-        return broadcast.group(batch_id)
-
-    def live_html(self, batch_id: int) -> str:
-        return broadcast.live_html_of(batch_id)
+        return self.link(job, _create_debate(batch, job.id))
 
 
 EXPERIMENT = ExperimentKind()

@@ -11,46 +11,21 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from batches.admin import BatchAdmin, ReadOnlyAdmin, ReadOnlyInline, SnapshotInline
+from batches.admin import BatchAdmin, ReadOnlyAdmin, inline
 from tournaments import services
 from tournaments.models import Entrant, Judgment, Match, Question, Tournament
 
 
-class EntrantInline(SnapshotInline):
-    model = Entrant
-
-
-class QuestionInline(ReadOnlyInline):
-    model = Question
-    fields = ["index", "topic", "premise", "correct"]
-    readonly_fields = fields
-
-
 @admin.register(Tournament)
 class TournamentAdmin(BatchAdmin):
-    inlines = [EntrantInline, QuestionInline]
-    fields = [
-        "name",
-        "owner",
-        "status",
-        "visibility",
-        "arena",
-        "format",
-        "options",
-        "sides",
-        "repeats",
-        "concurrency",
-        "share_token",
-        "created_at",
-        "finished_at",
-    ]
+    inlines = [inline(Entrant), inline(Question, ["index", "topic", "premise", "correct"])]
+    settings = ("arena", "format", "options", "sides", "repeats")
     parts = (Match, Judgment, Entrant, Question)
+    kind = services.TOURNAMENT
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         # Whether its matches are in the arena is the owner's choice at any time, as its sharing is.
         return [f for f in super().get_readonly_fields(request, obj) if f != "arena"]
-
-    kind = services.TOURNAMENT
 
 
 @admin.register(Match)

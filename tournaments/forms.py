@@ -6,15 +6,14 @@ from typing import Any
 
 from django import forms
 
-from batches.forms import PersonaChoices
-from batches.panel import names_clash
+from batches.forms import BatchForm, PersonaChoices
+from batches.panel import Contestant, names_clash
 from chaoslm.personas.models import Persona
-from chaoslm.sharing import Visibility
 from debates.formats import get_format
 from debates.forms import FormatOptions
-from tournaments import design
+from tournaments import design, services
 from tournaments.models import Tournament
-from tournaments.questions import MAX_BYTES, QuestionsError, QuestionSpec, parse_file, parse_lines
+from tournaments.questions import MAX_BYTES, QuestionsError, parse_file, parse_lines
 
 FORMAT_CHOICES = [
     (design.DUEL, "Judged duel: the first judge scores each turn inside it"),
@@ -23,7 +22,7 @@ FORMAT_CHOICES = [
 ]
 
 
-class NewTournamentForm(FormatOptions):
+class NewTournamentForm(FormatOptions, BatchForm):
     name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "Spring debate league"}))
     debaters = PersonaChoices(
         queryset=Persona.objects.none(), widget=forms.CheckboxSelectMultiple, help_text="Two or more."
@@ -61,8 +60,6 @@ class NewTournamentForm(FormatOptions):
     repeats = forms.IntegerField(
         min_value=1, max_value=10, initial=1, help_text="How many times each judge judges each transcript."
     )
-    concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
     arena = forms.BooleanField(
         required=False,
         label="Put its finished matches in the arena",
@@ -71,15 +68,11 @@ class NewTournamentForm(FormatOptions):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["debaters"].queryset = Persona.objects.filter(role="debater")
-        self.fields["judges"].queryset = Persona.objects.filter(role="judge")
-        self.fields["moderator"].queryset = Persona.objects.filter(role="moderator")
         # Every format's options, each once (a word limit is everyone's); a tournament keeps its formats' own.
         self.add_options({o.name: o for f in design.FORMATS for o in get_format(f).option_specs}.values())
         for field in self.option_fields():
             field.field.required = False  # left empty: the format's default
         self.fields["option_turns"].widget.attrs["min"] = design.MIN_TURNS
-        self.parsed_questions: list[QuestionSpec] = []
 
     def clean_option_turns(self) -> int | None:
         turns = self.cleaned_data["option_turns"]
@@ -103,13 +96,7 @@ class NewTournamentForm(FormatOptions):
         if text.strip() and upload:
             self.add_error("questions_file", "Type the questions or upload a file, not both.")
         elif upload:
-            if upload.size > MAX_BYTES:
-                self.add_error("questions_file", f"The file is larger than {MAX_BYTES // 1024} KB.")
-            else:
-                try:
-                    self.parsed_questions = parse_file(upload.name, upload.read())
-                except QuestionsError as error:
-                    self.add_error("questions_file", [f"{upload.name}: {p}" for p in error.problems])
+            self.parsed_questions = self.read_upload("questions_file", parse_file, MAX_BYTES)
         elif text.strip():
             try:
                 self.parsed_questions = parse_lines(text)
@@ -130,6 +117,18 @@ class NewTournamentForm(FormatOptions):
         formats = self.cleaned_data.get("formats") or [design.DUEL]
         known = {o.name for f in formats for o in get_format(f).option_specs}
         return {name: value for name, value in super().options().items() if name in known and value is not None}
+
+    def create(self, owner: Any) -> Tournament:
+        data = self.cleaned_data
+        return services.create_tournament(
+            **self.arguments(),
+            sides=data["sides"],
+            repeats=data["repeats"],
+            formats=data["formats"],
+            moderator=Contestant.of(data["moderator"]) if data["moderator"] else None,
+            arena=data["arena"],
+            owner=owner,
+        )
 
     def estimate(self) -> design.Estimate:
         """The size of the tournament as entered so far (for the line shown before it starts)."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass
+
+from batches.questions import QuestionsError, decode, finish, json_lines
 
 MAX_QUESTIONS = 500
 MAX_TEXT = 500
@@ -22,12 +23,7 @@ class QuestionSpec:
     correct: str = ""  # "for", "against", or "" when unknown
 
 
-class QuestionsError(ValueError):
-    """Every problem found, one "line N: ..." each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(problems))
+__all__ = ["MAX_BYTES", "QuestionSpec", "QuestionsError", "parse_csv", "parse_file", "parse_jsonl", "parse_lines"]
 
 
 def _question(line: int, topic: object, premise: object, correct: object) -> tuple[QuestionSpec | None, str]:
@@ -50,13 +46,7 @@ def _question(line: int, topic: object, premise: object, correct: object) -> tup
 
 
 def _finish(found: list[QuestionSpec], problems: list[str]) -> list[QuestionSpec]:
-    if not found and not problems:
-        problems.append("there are no questions")
-    if len(found) > MAX_QUESTIONS:
-        problems.append(f"there are {len(found)} questions; the most a tournament takes is {MAX_QUESTIONS}")
-    if problems:
-        raise QuestionsError(problems)
-    return found
+    return finish(found, problems, MAX_QUESTIONS, "a tournament")
 
 
 def parse_lines(text: str) -> list[QuestionSpec]:
@@ -118,14 +108,7 @@ def parse_jsonl(text: str) -> list[QuestionSpec]:
     """One JSON object a line: {"topic": ..., "premise": ..., "correct": "for" | "against" | null}."""
     found: list[QuestionSpec] = []
     problems: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as error:
-            problems.append(f"line {number}: not valid JSON ({error.msg})")
-            continue
+    for number, value in json_lines(text, problems):
         if not isinstance(value, dict):
             problems.append(f"line {number}: expected a JSON object")
             continue
@@ -143,12 +126,7 @@ def parse_jsonl(text: str) -> list[QuestionSpec]:
 
 def parse_file(name: str, data: bytes) -> list[QuestionSpec]:
     """An uploaded or named file: `.csv` or `.jsonl`, UTF-8, at most MAX_BYTES."""
-    if len(data) > MAX_BYTES:
-        raise QuestionsError([f"{name} is larger than {MAX_BYTES // 1024} KB"])
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise QuestionsError([f"{name} is not UTF-8 text"]) from None
+    text = decode(name, data, MAX_BYTES)
     lower = name.lower()
     if lower.endswith(".csv"):
         return parse_csv(text)

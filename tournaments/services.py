@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 
 from batches import schedule
 from batches.kinds import BatchKind
 from batches.panel import BatchError, Contestant, Rules, check, save_snapshots
-from batches.progress import ProgressView
 from chaoslm import live
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
@@ -160,46 +159,27 @@ class TournamentKind(BatchKind):
 
     kind = "tournament"
     model = Tournament
-
-    def jobs(
-        self, batch: Tournament, stalled_after: float | None = None, *, open_only: bool = False
-    ) -> list[schedule.Job]:
-        return state.jobs(batch, stalled_after, open_only=open_only)
+    # Its hooks that its own modules answer.
+    jobs = staticmethod(state.jobs)
+    debates = staticmethod(state.debates_of)
+    progress = staticmethod(state.progress)
+    group = staticmethod(live.tournament_group)
+    live_html = staticmethod(broadcast.live_html_of)
+    push = staticmethod(broadcast.push)
 
     def create(self, batch: Tournament, job: schedule.Job, memo: dict[str, Any]) -> int | None:
         if job.kind == schedule.DUEL:
-            return _create_duel(batch, job.id, memo)
-        return _create_replay(batch, job.id)
+            debate_id = self.link(job, _create_duel(batch, job.id, memo))
+            if debate_id is not None:  # the duel's own judge judges inside it: that judgment's debate is the duel
+                Judgment.objects.filter(match_id=job.id, in_duel=True).update(debate_id=debate_id)
+            return debate_id
+        return self.link(job, _create_replay(batch, job.id))
 
-    def retry(self, job: schedule.Job) -> bool:
-        model = Match if job.kind == schedule.DUEL else Judgment
-        return bool(model.objects.filter(pk=job.id, attempts=job.attempts).update(attempts=F("attempts") + 1))
-
-    def debate_of(self, job: schedule.Job) -> int | None:
-        model = Match if job.kind == schedule.DUEL else Judgment
-        return model.objects.filter(pk=job.id).values_list("debate_id", flat=True).first()
-
-    def give_up(self, job: schedule.Job) -> None:
-        model = Match if job.kind == schedule.DUEL else Judgment
-        model.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
-
-    def debates(self, batch: Tournament) -> QuerySet[Debate]:
-        return state.debates_of(batch)
+    def rows_of(self, job: schedule.Job) -> QuerySet[Any]:
+        return (Match if job.kind == schedule.DUEL else Judgment).objects.filter(pk=job.id)
 
     def of_debate(self, debate_id: int) -> int | None:
         return Judgment.objects.filter(debate_id=debate_id).values_list("match__tournament_id", flat=True).first()
-
-    def progress(self, batch: Tournament) -> ProgressView:
-        return state.progress(batch)
-
-    def group(self, batch_id: int) -> str:
-        return live.tournament_group(batch_id)
-
-    def live_html(self, batch_id: int) -> str:
-        return broadcast.live_html_of(batch_id)
-
-    def push(self, batch_id: int) -> None:
-        broadcast.push(batch_id)
 
 
 TOURNAMENT = TournamentKind()
@@ -219,7 +199,7 @@ def _seats(match: Match, first_judge: Entrant, moderator: Entrant | None) -> dic
     return {"a": _choice(match.debater_for), "b": _choice(match.debater_against), "judge": _choice(first_judge)}
 
 
-def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> int | None:
+def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> Debate:
     match = Match.objects.select_related("question", "debater_for", "debater_against").get(pk=match_id)
     if "judge" not in memo:  # read once a pass
         entrants = tournament.entrants.order_by("order")
@@ -227,7 +207,7 @@ def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) ->
         memo["moderator"] = entrants.filter(role=Entrant.Role.MODERATOR).first()
     assert memo["judge"] is not None
     known = {o.name for o in get_format(match.format).option_specs}
-    debate = create_debate(
+    return create_debate(
         format_name=match.format,
         topic=match.question.topic,
         premise=match.question.premise,
@@ -237,21 +217,12 @@ def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) ->
         visibility=tournament.visibility,
         in_batch=True,
     )
-    if not Match.objects.filter(pk=match_id, debate__isnull=True).update(debate=debate, attempts=1):
-        debate.delete()  # another pass made it first
-        return None
-    Judgment.objects.filter(match_id=match_id, in_duel=True).update(debate=debate)
-    return debate.pk
 
 
-def _create_replay(tournament: Tournament, judgment_id: int) -> int | None:
+def _create_replay(tournament: Tournament, judgment_id: int) -> Debate:
     judgment = Judgment.objects.select_related("match__debate", "judge").get(pk=judgment_id)
     duel = judgment.match.debate
     assert duel is not None
-    debate = create_replay(
+    return create_replay(
         duel, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility, in_batch=True
     )
-    if not Judgment.objects.filter(pk=judgment_id, debate__isnull=True).update(debate=debate, attempts=1):
-        debate.delete()
-        return None
-    return debate.pk

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, models
-from django.db.models import F, QuerySet
+from django.db.models import F
 from django.test.utils import isolate_apps
 
 from batches import kinds, schedule
@@ -53,6 +53,8 @@ with isolate_apps("batches") as registry:
 class SeriesKind(BatchKind):
     kind = "series"
     model = Series
+    rows = Bout
+    batch_link = "series"
 
     def jobs(self, batch: Series, stalled_after: float | None = None, *, open_only: bool = False) -> list:
         fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
@@ -72,25 +74,7 @@ class SeriesKind(BatchKind):
             visibility=batch.visibility,
             in_batch=True,
         )
-        if not Bout.objects.filter(pk=job.id, debate__isnull=True).update(debate=debate, attempts=1):
-            debate.delete()
-            return None
-        return debate.pk
-
-    def retry(self, job: schedule.Job) -> bool:
-        return bool(Bout.objects.filter(pk=job.id, attempts=job.attempts).update(attempts=F("attempts") + 1))
-
-    def debate_of(self, job: schedule.Job) -> int | None:
-        return Bout.objects.filter(pk=job.id).values_list("debate_id", flat=True).first()
-
-    def give_up(self, job: schedule.Job) -> None:
-        Bout.objects.filter(pk=job.id, debate__isnull=True).update(attempts=schedule.MAX_ATTEMPTS)
-
-    def debates(self, batch: Series) -> QuerySet[Debate]:
-        return Debate.objects.filter(pk__in=Bout.objects.filter(series=batch).values("debate_id"))
-
-    def of_debate(self, debate_id: int) -> int | None:
-        return Bout.objects.filter(debate_id=debate_id).values_list("series_id", flat=True).first()
+        return self.link(job, debate)
 
     def progress(self, batch: Series) -> ProgressView:
         return progress_view(self.jobs(batch), settings_of(batch), self.debates(batch), _duel_calls)

@@ -15,7 +15,14 @@ PACKAGES = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiment
 APPS = ("debates", "rooms", "batches", "tournaments", "experiments", "api")
 # The core's wiring: it gathers every app's URLs, websocket routes and settings, so it may import them.
 WIRING = {"chaoslm.urls", "chaoslm.asgi", "chaoslm.routing", "chaoslm.settings", "chaoslm.celery"}
-PURE = ("debates.formats", "rooms.queue", "batches.schedule", "experiments.questions", "experiments.design")
+PURE = (
+    "debates.formats",
+    "rooms.queue",
+    "batches.schedule",
+    "batches.questions",
+    "experiments.questions",
+    "experiments.design",
+)
 
 
 def _modules() -> dict[str, Path]:
