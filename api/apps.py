@@ -7,10 +7,15 @@ class ApiConfig(AppConfig):
     verbose_name = "API"
 
     def ready(self) -> None:
-        from api import webhooks
+        from api import batch_events, webhooks
+        from batches.kinds import KINDS
         from chaoslm import runner
         from debates.models import Debate
 
         runner.register(webhooks.KIND, webhooks.run, webhooks.deliver_webhook)
         # The engine saves a debate's end (chaoslm: no app imports the API, so the API listens).
         post_save.connect(webhooks.on_debate_saved, sender=Debate, dispatch_uid="api-webhooks-debate")
+        # A batch's pass saves its completion; the kinds registered themselves in their apps' ready (listed first).
+        for kind in KINDS.values():
+            post_save.connect(webhooks.on_batch_saved, sender=kind.model, dispatch_uid=f"api-webhooks-{kind.kind}")
+        batch_events.connect_signals()

@@ -1,5 +1,6 @@
-"""Your webhooks over the API: register an address (public only, api/webhooks.py), list them with their
-deliveries' log, remove one, redeliver a delivery."""
+"""Your webhooks over the API: register an address (public only, api/webhooks.py) for events (a debate finished
+or failed, a tournament or an experiment finished), list them with their deliveries' log, remove one, redeliver a
+delivery."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from api.problems import ApiError, refusals
 
 router = Router(tags=["webhooks"])
 
-EventKind = Literal["debate.finished", "debate.failed"]
+EventKind = Literal["debate.finished", "debate.failed", "tournament.finished", "experiment.finished"]
 
 
 class WebhookIn(Schema):

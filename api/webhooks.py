@@ -1,4 +1,5 @@
-"""Webhooks: a user's addresses told when their debates finish or fail.
+"""Webhooks: a user's addresses told when their debates finish or fail, and their tournaments and experiments
+finish.
 
 Each delivery is a POST of a JSON body, signed like the big payment and code hosts sign theirs:
 `X-ChaosLM-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the webhook's secret>`.
@@ -28,9 +29,10 @@ from urllib.parse import urljoin, urlsplit
 from asgiref.sync import sync_to_async
 from celery import shared_task
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 
 from api.models import Delivery, Webhook
+from batches.kinds import COMPLETED, KINDS, BatchKind
 from chaoslm import runner
 from chaoslm.runner import run_on_process_loop
 from debates.models import Debate
@@ -126,13 +128,37 @@ def notify_debate(debate: Debate) -> None:
             "error": debate.error_text,
         },
     }
-    for webhook in Webhook.objects.filter(owner_id=debate.owner_id, active=True):
-        if str(kind) not in webhook.events:
+    _deliver(debate.owner_id, str(kind), key, payload)
+
+
+def notify_batch(kind: BatchKind, batch: Any) -> None:
+    """A completed batch (`tournament.finished`, `experiment.finished`): a delivery to each of its owner's webhooks
+    for it, with its final progress."""
+    if batch.owner_id is None or batch.status != COMPLETED:
+        return
+    event = f"{kind.kind}.finished"
+    figures = kind.progress(batch)
+    payload = {
+        "type": event,
+        kind.kind: {
+            "id": batch.pk,
+            "name": batch.name,
+            "status": batch.status,
+            "progress": {"total": figures.total, "done": figures.done, "failed": figures.failed},
+        },
+    }
+    _deliver(batch.owner_id, event, f"{event}:{batch.pk}", payload)
+
+
+def _deliver(owner_id: int, event: str, key: str, payload: dict[str, Any]) -> None:
+    for webhook in Webhook.objects.filter(owner_id=owner_id, active=True):
+        if event not in webhook.events:
             continue
         try:
-            delivery = Delivery.objects.create(webhook=webhook, kind=str(kind), key=key, payload=payload)
+            with transaction.atomic():
+                delivery = Delivery.objects.create(webhook=webhook, kind=event, key=key, payload=payload)
         except IntegrityError:
-            continue  # told already: the same finish saved again
+            continue  # told already: the same end saved again
         runner.submit(KIND, delivery.pk)
 
 
@@ -242,3 +268,11 @@ def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **
         return
     if instance.status in (Debate.Status.COMPLETED, Debate.Status.ERROR):
         notify_debate(instance)
+
+
+def on_batch_saved(sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+    if update_fields is not None and "status" not in update_fields:
+        return
+    kind = next((k for k in KINDS.values() if k.model is sender), None)
+    if kind is not None and instance.status == COMPLETED:
+        notify_batch(kind, instance)
