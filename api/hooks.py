@@ -61,10 +61,9 @@ def create_webhook(request: HttpRequest, body: WebhookIn) -> Any:
     """Its address must be public, also once its name is resolved (422 otherwise)."""
     may_write(request)
     try:
-        webhooks.check_url(body.url)
+        made = webhooks.register(request.user, body.url, body.secret, list(body.events))
     except webhooks.Refused as error:
         raise ApiError(422, str(error), errors=[{"field": "url", "message": str(error)}]) from None
-    made = Webhook.objects.create(owner=request.user, url=body.url, secret=body.secret, events=sorted(set(body.events)))
     return 201, _webhook(made)
 
 

@@ -102,6 +102,12 @@ def check_url(url: str) -> None:
     resolve(url)
 
 
+def register(owner: Any, url: str, secret: str, events: list[str]) -> Webhook:
+    """A new webhook of `owner`'s (Refused, with why, for an address it may not reach)."""
+    check_url(url)
+    return Webhook.objects.create(owner=owner, url=url, secret=secret, events=sorted(set(events)))
+
+
 def sign(secret: str, timestamp: int, body: bytes) -> str:
     mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
     return f"t={timestamp},v1={mac}"
