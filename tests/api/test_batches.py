@@ -286,3 +286,16 @@ def test_a_finished_tournament_is_told_to_its_owners_webhook_signed_after_two_fa
             ]
     finally:
         receiver.close()
+
+
+def test_a_structured_tournaments_stream_tells_its_debate_and_the_judges_replay(server, tokens, llm):
+    # A structured debate has no judge inside: its end is found by its match, its judge's replay by the judgment.
+    llm.configure(latency=0.0, reply_words=5)
+    spec = tournament_spec(name="Structured cup", format="structured", options={"questions": 1}, sides="once")
+    with api(server, tokens["owner"]) as client:
+        made = client.post("/tournaments", json={**spec, "questions": ["Tea?"]})
+        assert made.status_code == 201, made.text
+        events = follow(client, f"/tournaments/{made.json()['id']}/events")
+        ended = [(event_id, data["format"]) for kind, event_id, data in events if kind == "debate"]
+        assert ended == [(1, "structured"), (2, "sides_judge")]
+        assert events[-1] == ("end", None, {"status": "completed"})
