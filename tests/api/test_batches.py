@@ -239,7 +239,10 @@ def test_an_experiment_from_spec_to_report(server, tokens, llm):
         "correct": 0,
     }
     spec = {"name": "API experiment", "questions": [question], "protocols": ["blind"], "judges": [JUDGE]}
+    receiver = Receiver(script=[200])
     with api(server, tokens["owner"]) as client:
+        hook = {"url": receiver.url, "secret": SECRET, "events": ["experiment.finished"]}
+        assert client.post("/webhooks", json=hook).status_code == 201
         bad = client.post("/experiments", json={**spec, "protocols": "blind", "questions": [{"passage": ""}]})
         assert bad.status_code == 422
         assert [e["field"] for e in bad.json()["errors"]] == ["protocols", "questions"]
@@ -256,6 +259,13 @@ def test_an_experiment_from_spec_to_report(server, tokens, llm):
         assert blind["runs"] == 2
         runs = client.get(f"/experiments/{experiment['id']}/export/runs.csv").text.splitlines()
         assert runs[0].startswith("run,question,protocol,judge") and len(runs) == 3
+    # Its owner's webhook is told, signed.
+    wait_until(lambda: receiver.received)
+    receiver.close()
+    told = [verified(r) for r in receiver.received]
+    assert [(b["type"], b["experiment"]["id"], b["experiment"]["progress"]) for b in told] == [
+        ("experiment.finished", experiment["id"], {"total": 2, "done": 2, "failed": 0})
+    ]
 
 
 def test_a_finished_tournament_is_told_to_its_owners_webhook_signed_after_two_failures(server, tokens, llm):
