@@ -7,7 +7,8 @@ class ApiConfig(AppConfig):
     verbose_name = "API"
 
     def ready(self) -> None:
-        from api import webhooks
+        from api import batch_events, webhooks
+        from batches.kinds import KINDS
         from chaoslm import runner
         from debates.models import Debate
         from rooms.models import Room
@@ -17,3 +18,7 @@ class ApiConfig(AppConfig):
         post_save.connect(webhooks.on_debate_saved, sender=Debate, dispatch_uid="api-webhooks-debate")
         pre_save.connect(webhooks.on_room_saving, sender=Room, dispatch_uid="api-webhooks-room-saving")
         post_save.connect(webhooks.on_room_saved, sender=Room, dispatch_uid="api-webhooks-room")
+        # A batch's pass saves its completion; the kinds registered themselves in their apps' ready (listed first).
+        for kind in KINDS.values():
+            post_save.connect(webhooks.on_batch_saved, sender=kind.model, dispatch_uid=f"api-webhooks-{kind.kind}")
+        batch_events.connect_signals()

@@ -1,5 +1,6 @@
-"""Your webhooks over the API: register an address (public only, api/webhooks.py), list them with their
-deliveries' log, remove one, redeliver a delivery."""
+"""Your webhooks over the API: register an address (public only, api/webhooks.py) for events (a debate finished
+or failed, a tournament or an experiment finished), list them with their deliveries' log, remove one, redeliver a
+delivery."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from api.problems import ApiError, refusals
 
 router = Router(tags=["webhooks"])
 
-EventKind = Literal["debate.finished", "debate.failed", "room.stopped"]
+EventKind = Literal["debate.finished", "debate.failed", "room.stopped", "tournament.finished", "experiment.finished"]
 
 
 class WebhookIn(Schema):
@@ -60,10 +61,9 @@ def create_webhook(request: HttpRequest, body: WebhookIn) -> Any:
     """Its address must be public, also once its name is resolved (422 otherwise)."""
     may_write(request)
     try:
-        webhooks.check_url(body.url)
+        made = webhooks.register(request.user, body.url, body.secret, list(body.events))
     except webhooks.Refused as error:
         raise ApiError(422, str(error), errors=[{"field": "url", "message": str(error)}]) from None
-    made = Webhook.objects.create(owner=request.user, url=body.url, secret=body.secret, events=sorted(set(body.events)))
     return 201, _webhook(made)
 
 

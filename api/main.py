@@ -16,7 +16,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
-from api import debates, events, hooks, room_events, rooms, tokens
+from api import batches, debates, events, hooks, room_events, rooms, tokens
 from api.models import ApiToken
 from api.problems import ApiError, problem
 
@@ -98,6 +98,7 @@ api.add_router("", events.router)
 api.add_router("", hooks.router)
 api.add_router("", rooms.router)
 api.add_router("", room_events.router)
+api.add_router("", batches.router)
 
 
 def unknown(request: HttpRequest, rest: str) -> HttpResponse:

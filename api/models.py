@@ -49,6 +49,8 @@ class Webhook(models.Model):
         DEBATE_FINISHED = "debate.finished", "a debate finished"
         DEBATE_FAILED = "debate.failed", "a debate failed"
         ROOM_STOPPED = "room.stopped", "a room left auto mode"
+        TOURNAMENT_FINISHED = "tournament.finished", "a tournament finished"
+        EXPERIMENT_FINISHED = "experiment.finished", "an experiment finished"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks")
     url = models.URLField(max_length=500)
@@ -89,3 +91,41 @@ class Delivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} → {self.webhook_id} ({self.status})"
+
+
+class BatchEvent(models.Model):
+    """What a batch's event stream tells (api/batch_events.py): one of its debates reached an end. `seq` counts a
+    batch's events 1, 2, 3 ... in the order they were committed, so a client resuming after one misses none."""
+
+    kind = models.CharField(max_length=20)  # the batch's kind: tournament, experiment
+    batch_id = models.PositiveIntegerField()
+    seq = models.PositiveIntegerField()
+    debate_id = models.PositiveIntegerField()
+    # What happened, once: the same debate's end saved again is not told twice.
+    key = models.CharField(max_length=120)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "batch_id", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "batch_id", "seq"], name="unique_batch_event_seq"),
+            models.UniqueConstraint(fields=["kind", "batch_id", "key"], name="unique_batch_event_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.batch_id} #{self.seq}"
+
+
+class BatchEventCounter(models.Model):
+    """A batch's last `seq`: its row is locked while an event is added, so the numbers follow the commits."""
+
+    kind = models.CharField(max_length=20)
+    batch_id = models.PositiveIntegerField()
+    last = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "batch_id"], name="unique_batch_event_counter")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.batch_id}: {self.last}"

@@ -1,7 +1,10 @@
-"""The account page for personal API tokens: make one (its secret shown once), see when each was last used,
-revoke one."""
+"""The account pages for personal API tokens (make one, its secret shown once; see when each was last used; revoke
+one) and for webhooks (register an address, its secret shown once; see each delivery's log; redeliver one;
+remove one)."""
 
 from __future__ import annotations
+
+import secrets
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -9,8 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from api import tokens
-from api.models import ApiToken
+from api import tokens, webhooks
+from api.models import ApiToken, Delivery, Webhook
 
 
 def _render(request: HttpRequest, status: int = 200, **context: object) -> HttpResponse:
@@ -41,3 +44,61 @@ def revoke_token(request: HttpRequest, pk: int) -> HttpResponse:
     tokens.revoke(token)
     messages.success(request, f"Token “{token.name}” revoked: it is refused from now on.")
     return redirect("api_tokens")
+
+
+# The deliveries each webhook's log shows, newest first.
+DELIVERIES_SHOWN = 20
+URL_MAX = 500
+
+
+def _webhooks_page(request: HttpRequest, status: int = 200, **context: object) -> HttpResponse:
+    listed = []
+    for webhook in Webhook.objects.filter(owner=request.user):
+        listed.append((webhook, list(webhook.deliveries.all()[:DELIVERIES_SHOWN])))
+    defaults = {"webhooks": listed, "kinds": Webhook.Kind.choices, "chosen": [str(Webhook.Kind.DEBATE_FINISHED)]}
+    context = defaults | context
+    return render(request, "api/webhooks.html", context, status=status)
+
+
+@login_required
+def webhooks_page(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return _webhooks_page(request)
+    url = request.POST.get("url", "").strip()
+    known = set(Webhook.Kind.values)
+    chosen = [kind for kind in request.POST.getlist("events") if kind in known]
+    error = ""
+    if not url or len(url) > URL_MAX:
+        error = f"Give the address to tell: an https:// URL of at most {URL_MAX} characters."
+    elif not chosen:
+        error = "Choose at least one event to be told of."
+    if not error:
+        secret = secrets.token_urlsafe(24)
+        try:
+            made = webhooks.register(request.user, url, secret, chosen)
+        except webhooks.Refused as refused:
+            error = str(refused)
+        else:
+            # The secret is shown in this response only; the receiver keeps it to check each delivery's signature.
+            return _webhooks_page(request, new_webhook=made, secret=secret)
+    # What the person typed stays in the form, with the message.
+    return _webhooks_page(request, 400, error=error, url=url, chosen=chosen)
+
+
+@login_required
+@require_POST
+def delete_webhook(request: HttpRequest, pk: int) -> HttpResponse:
+    # Another person's webhook is the same 404 as none at all.
+    webhook = get_object_or_404(Webhook, pk=pk, owner=request.user)
+    webhook.delete()
+    messages.success(request, f"Webhook for {webhook.url} removed: nothing more is sent there.")
+    return redirect("api_webhooks")
+
+
+@login_required
+@require_POST
+def redeliver(request: HttpRequest, pk: int) -> HttpResponse:
+    delivery = get_object_or_404(Delivery, pk=pk, webhook__owner=request.user)
+    webhooks.redeliver(delivery)
+    messages.success(request, f"Delivery {delivery.pk} ({delivery.kind}) is being sent again.")
+    return redirect("api_webhooks")

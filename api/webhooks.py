@@ -1,4 +1,5 @@
-"""Webhooks: a user's addresses told when their debates finish or fail, and when their rooms leave auto mode.
+"""Webhooks: a user's addresses told when their debates finish or fail, their rooms leave auto mode, and their
+tournaments and experiments finish.
 
 A room "stops" when it leaves auto mode, whatever the cause: its owner stopped it or took the floor, or it
 paused itself (its message limit, its context limit, an agent failing, everyone skipping, nobody taking part).
@@ -35,6 +36,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from api.models import Delivery, Webhook
+from batches.kinds import COMPLETED, KINDS, BatchKind
 from chaoslm import runner
 from chaoslm.runner import run_on_process_loop
 from debates.models import Debate
@@ -105,6 +107,12 @@ def check_url(url: str) -> None:
     resolve(url)
 
 
+def register(owner: Any, url: str, secret: str, events: list[str]) -> Webhook:
+    """A new webhook of `owner`'s (Refused, with why, for an address it may not reach)."""
+    check_url(url)
+    return Webhook.objects.create(owner=owner, url=url, secret=secret, events=sorted(set(events)))
+
+
 def sign(secret: str, timestamp: int, body: bytes) -> str:
     mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
     return f"t={timestamp},v1={mac}"
@@ -134,6 +142,25 @@ def notify_debate(debate: Debate) -> None:
     deliver(debate.owner_id, kind, key, payload)
 
 
+def notify_batch(kind: BatchKind, batch: Any) -> None:
+    """A completed batch (`tournament.finished`, `experiment.finished`): a delivery to each of its owner's webhooks
+    for it, with its final progress."""
+    if batch.owner_id is None or batch.status != COMPLETED:
+        return
+    event = f"{kind.kind}.finished"
+    figures = kind.progress(batch)
+    payload = {
+        "type": event,
+        kind.kind: {
+            "id": batch.pk,
+            "name": batch.name,
+            "status": batch.status,
+            "progress": {"total": figures.total, "done": figures.done, "failed": figures.failed},
+        },
+    }
+    deliver(batch.owner_id, event, f"{event}:{batch.pk}", payload)
+
+
 def deliver(owner_id: int, kind: str, key: str, payload: dict[str, Any]) -> None:
     """A delivery of `payload` to each of the owner's webhooks for `kind`; `key` names what happened, so the same
     thing saved again is told once."""
@@ -141,9 +168,10 @@ def deliver(owner_id: int, kind: str, key: str, payload: dict[str, Any]) -> None
         if str(kind) not in webhook.events:
             continue
         try:
-            delivery = Delivery.objects.create(webhook=webhook, kind=str(kind), key=key, payload=payload)
+            with transaction.atomic():
+                delivery = Delivery.objects.create(webhook=webhook, kind=str(kind), key=key, payload=payload)
         except IntegrityError:
-            continue  # told already: the same finish saved again
+            continue  # told already: the same end saved again
         runner.submit(KIND, delivery.pk)
 
 
@@ -292,3 +320,11 @@ def on_room_saved(sender: Any, instance: Room, **kwargs: Any) -> None:
     if key is not None:
         # Told once the stop is committed, with the reason saved with it.
         transaction.on_commit(lambda: notify_room_stopped(instance, key))
+
+
+def on_batch_saved(sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+    if update_fields is not None and "status" not in update_fields:
+        return
+    kind = next((k for k in KINDS.values() if k.model is sender), None)
+    if kind is not None and instance.status == COMPLETED:
+        notify_batch(kind, instance)

@@ -3,8 +3,9 @@ the file as a mapping of known keys, its people (persona names or YAML files), i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -13,18 +14,53 @@ from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 
 MAX_SPEC_BYTES = 1024 * 1024
+T = TypeVar("T")
 
 
 class SpecError(ValueError):
     """A spec that cannot be read; the message names the file and the key."""
 
 
-def contestant(value: Any, base: Path, where: str) -> Contestant:
-    """A persona's name in the database, or the path (relative to the spec) of a YAML file holding one."""
+class SpecErrors(SpecError):
+    """Every problem of a spec at once, each as (the key it is about, its message): the API lists them all."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(message for _, message in problems))
+        self.problems = problems
+
+
+class Problems:
+    """Reads a spec key by key, keeping each key's problem and going on, so all are told at once (`done`)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, str]] = []
+
+    def read(self, key: str, reader: Callable[[], T], default: T) -> T:
+        try:
+            return reader()
+        except SpecErrors as errors:
+            self.found += errors.problems
+        except SpecError as error:
+            self.found.append((key, str(error)))
+        return default
+
+    def done(self) -> None:
+        if self.found:
+            raise SpecErrors(self.found)
+
+
+def contestant(value: Any, base: Path | None, where: str) -> Contestant:
+    """A persona's name in the database, or the path (relative to the spec) of a YAML file holding one. With no
+    `base` (a spec sent over the API) no file is read: names only."""
     if not isinstance(value, str) or not value.strip():
         raise SpecError(f"{where}: expected a persona name or a YAML file path")
-    path = base / value
-    if path.suffix in (".yaml", ".yml") or path.is_file():
+    if base is None:
+        if value.endswith((".yaml", ".yml")):
+            raise SpecError(f"{where}: persona files are read on the command line only; give a persona's name")
+        path = None
+    else:
+        path = base / value
+    if path is not None and (path.suffix in (".yaml", ".yml") or path.is_file()):
         if not path.is_file():
             raise SpecError(f"{where}: no such persona file {value}")
         try:
@@ -60,20 +96,35 @@ def load_mapping(path: Path, keys: set[str], hint: str) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise SpecError(f"{source}: not valid YAML ({error})") from None
+    check_mapping(data, keys, hint, source)
+    return data
+
+
+def check_mapping(data: Any, keys: set[str], hint: str, source: str) -> None:
+    """SpecError unless `data` is a mapping with only `keys`: every unknown key is told (SpecErrors)."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: expected a mapping of keys ({hint} ...)")
     unknown = sorted(set(map(str, data)) - keys)
     if unknown:
-        raise SpecError(f"{source}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(keys))}")
-    return data
+        known = ", ".join(sorted(keys))
+        raise SpecErrors([(key, f"{source}: unknown key {key!r}; the keys are {known}") for key in unknown])
 
 
-def people(data: dict[str, Any], base: Path, source: str) -> dict[str, list[Contestant]]:
-    """The spec's `debaters` and `judges`, each a list of persona names or YAML paths (relative to the spec)."""
-    out = {}
+def people(data: dict[str, Any], base: Path | None, source: str) -> dict[str, list[Contestant]]:
+    """The spec's `debaters` and `judges`, each a list of persona names or YAML paths (relative to the spec);
+    every wrong one is told (SpecErrors)."""
+    out: dict[str, list[Contestant]] = {}
+    problems = Problems()
     for key in ("debaters", "judges"):
         values = data.get(key, [])
         if not isinstance(values, list):
-            raise SpecError(f"{source}: {key}: expected a list of persona names or YAML paths")
-        out[key] = [contestant(v, base, f"{source}: {key}[{i}]") for i, v in enumerate(values, start=1)]
+            problems.found.append((key, f"{source}: {key}: expected a list of persona names or YAML paths"))
+            continue
+        out[key] = []
+        for i, value in enumerate(values, start=1):
+            try:
+                out[key].append(contestant(value, base, f"{source}: {key}[{i}]"))
+            except SpecError as error:
+                problems.found.append((key, str(error)))
+    problems.done()
     return out

@@ -179,7 +179,11 @@ class TournamentKind(BatchKind):
         return (Match if job.kind == schedule.DUEL else Judgment).objects.filter(pk=job.id)
 
     def of_debate(self, debate_id: int) -> int | None:
-        return Judgment.objects.filter(debate_id=debate_id).values_list("match__tournament_id", flat=True).first()
+        # A classic or structured match's debate has no judgment of its own (its judges replay it): its match tells.
+        found = Judgment.objects.filter(debate_id=debate_id).values_list("match__tournament_id", flat=True).first()
+        if found is None:
+            found = Match.objects.filter(debate_id=debate_id).values_list("tournament_id", flat=True).first()
+        return found
 
 
 TOURNAMENT = TournamentKind()

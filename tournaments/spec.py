@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import SpecError, contestant, load_mapping, people, whole_number
+from batches.spec import Problems, SpecError, check_mapping, contestant, load_mapping, people, whole_number
 from chaoslm.sharing import Visibility
 from tournaments.design import DUEL, FORMATS
 from tournaments.questions import QuestionsError, QuestionSpec, parse_file
@@ -25,8 +25,8 @@ KEYS = {
     "concurrency",
     "visibility",
     "moderator",
-    "arena",
 }
+HINT = "name, debaters, judges, questions"
 
 
 @dataclass
@@ -42,14 +42,15 @@ class TournamentSpec:
     visibility: str = Visibility.PRIVATE
     formats: list[str] = field(default_factory=lambda: [DUEL])
     moderator: Contestant | None = None  # leads each classic debate
-    arena: bool = False  # its finished matches are served, without names, in the arena
 
 
-def _questions(data: dict[str, Any], base: Path, source: str) -> list[QuestionSpec]:
+def _questions(data: dict[str, Any], base: Path | None, source: str) -> list[QuestionSpec]:
     if ("questions" in data) == ("questions_file" in data):
         raise SpecError(f"{source}: give either questions or questions_file")
     try:
         if "questions_file" in data:
+            if base is None:
+                raise SpecError(f"{source}: questions_file: files are read on the command line only; give questions")
             path = base / str(data["questions_file"])
             if not path.is_file():
                 raise SpecError(f"{source}: questions_file: no such file {path}")
@@ -81,31 +82,60 @@ def _questions(data: dict[str, Any], base: Path, source: str) -> list[QuestionSp
 
 
 def read_spec(path: Path) -> TournamentSpec:
-    source = str(path)
-    data = load_mapping(path, KEYS, "name, debaters, judges, questions")
+    data = load_mapping(path, KEYS, HINT)
+    return from_mapping(data, path.parent, str(path), path.stem)
+
+
+def from_mapping(data: Any, base: Path | None, source: str, default_name: str = "") -> TournamentSpec:
+    """The spec from its mapping (a YAML file's, an API call's body), every problem told at once (SpecErrors).
+    With no `base` (the API) no file is read: persona names and inline questions only."""
+    check_mapping(data, KEYS, HINT, source)
+    problems = Problems()
+    formats = problems.read("format", lambda: _formats(data, source), [DUEL])
+    options = problems.read("options", lambda: _options(data, source), {})
+    seated = problems.read("debaters", lambda: people(data, base, source), {})
+    questions = problems.read("questions", lambda: _questions(data, base, source), [])
+    repeats = problems.read("repeats", lambda: whole_number(data, "repeats", 1, source), 1)
+    concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
+    moderator = None
+    if "moderator" in data:
+        lead = data["moderator"]
+        moderator = problems.read("moderator", lambda: contestant(lead, base, f"{source}: moderator"), None)
+    arena = problems.read("arena", lambda: _arena(data, source), False)
+    problems.done()
+    return TournamentSpec(
+        name=str(data.get("name") or default_name),
+        debaters=seated["debaters"],
+        judges=seated["judges"],
+        questions=questions,
+        options=options,
+        sides=str(data.get("sides", "both")),
+        repeats=repeats,
+        concurrency=concurrency,
+        visibility=str(data.get("visibility", Visibility.PRIVATE)),
+        formats=formats,
+        moderator=moderator,
+        arena=arena,
+    )
+
+
+def _arena(data: dict[str, Any], source: str) -> bool:
+    arena = data.get("arena", False)
+    if not isinstance(arena, bool):
+        raise SpecError(f"{source}: arena: true or false")
+    return arena
+
+
+def _formats(data: dict[str, Any], source: str) -> list[str]:
     formats = data.get("format", DUEL)
     formats = [formats] if isinstance(formats, str) else formats
     if not isinstance(formats, list) or not formats or not all(f in FORMATS for f in formats):
         raise SpecError(f"{source}: format: one of {', '.join(FORMATS)}, or a list of them such as [duel, structured]")
+    return formats
+
+
+def _options(data: dict[str, Any], source: str) -> dict[str, Any]:
     options = data.get("options") or {}
     if not isinstance(options, dict):
         raise SpecError(f"{source}: options: expected a mapping such as {{turns: 4}}")
-    arena = data.get("arena", False)
-    if not isinstance(arena, bool):
-        raise SpecError(f"{source}: arena: true or false")
-    base = path.parent
-    seated = people(data, base, source)
-    return TournamentSpec(
-        name=str(data.get("name") or path.stem),
-        debaters=seated["debaters"],
-        judges=seated["judges"],
-        questions=_questions(data, base, source),
-        options=dict(options),
-        sides=str(data.get("sides", "both")),
-        repeats=whole_number(data, "repeats", 1, source),
-        concurrency=whole_number(data, "concurrency", 8, source),
-        visibility=str(data.get("visibility", Visibility.PRIVATE)),
-        formats=formats,
-        moderator=contestant(data["moderator"], base, f"{source}: moderator") if "moderator" in data else None,
-        arena=arena,
-    )
+    return dict(options)

@@ -47,6 +47,8 @@ def site_env(tmp_path_factory, _llm_server_process):
         "CHAOSLM_DEBUG": "true",
         "CHAOSLM_LLM_TIMEOUT": "10",
         "CHAOSLM_LOG_LEVEL": "WARNING",
+        # The webhooks page's test receiver listens on this machine.
+        "CHAOSLM_WEBHOOKS_ALLOW_NETWORKS": "127.0.0.1/32",
     }
     manage(env, "migrate", "--noinput")
     manage(env, "import_personas", "personas/")

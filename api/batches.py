@@ -1,0 +1,411 @@
+"""Tournaments and experiments over the API, built once over the batch kinds (batches/kinds.py): create one from
+the spec the command line reads (tournaments/spec.py, experiments/spec.py: the same keys, checks and messages,
+every problem at once), list, status and progress with the ETA, pause/resume/cancel, delete, the report (the
+JSON export the page links to) and the other exports, and its events (api/batch_events.py). The access rules
+are the batch pages' (batches/views.py, chaoslm/sharing.py): 404 for what the caller may not see, 403 for what
+it may see but not change."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.urls import reverse
+from ninja import Body, Field, Router, Schema
+
+from api import batch_events
+from api.access import may_write, readable
+from api.problems import ApiError, refusals
+from batches.kinds import PAUSED, RUNNING, BatchKind
+from batches.panel import BatchError
+from batches.spec import SpecError, SpecErrors
+from chaoslm import sharing
+from chaoslm.csvsafe import csv_text
+from chaoslm.sharing import Visibility
+from experiments import exports as experiment_exports
+from experiments import selectors as experiment_selectors
+from experiments import services as experiment_services
+from experiments import spec as experiment_spec
+from experiments.work import EXPERIMENT
+from tournaments import exports as tournament_exports
+from tournaments import services as tournament_services
+from tournaments import spec as tournament_spec
+
+router = Router()
+
+# Where a spec's messages say the problem is (a file's path on the command line).
+SOURCE = "spec"
+
+
+class TournamentSpecIn(Schema):
+    """The keys of `manage.py tournament run`'s YAML spec, as JSON; persona names only (no files)."""
+
+    name: str
+    format: str | list[str] = Field("duel", description="duel, classic, structured, or a list of them")
+    debaters: list[str] = Field(description="Persona names, at least two")
+    judges: list[str] = Field(description="Persona names")
+    questions: list[str | dict[str, str]] = Field(description="Topics, or {topic, premise, correct: for|against}")
+    options: dict[str, int] = Field(default_factory=dict, description="The formats' options, e.g. {turns: 4}")
+    sides: Literal["both", "once"] = "both"
+    repeats: int = 1
+    concurrency: int = 8
+    visibility: Literal["private", "unlisted", "public"] = "private"
+    moderator: str | None = Field(None, description="A persona's name: leads each classic debate")
+
+
+class ExperimentSpecIn(Schema):
+    """The keys of `manage.py experiment run`'s YAML spec, as JSON; persona names only, questions inline."""
+
+    name: str
+    protocols: list[str] = Field(description="evidence_debate, consultancy, blind, oracle")
+    debaters: list[str] = Field(default_factory=list, description="Persona names")
+    judges: list[str] = Field(description="Persona names")
+    questions: list[dict[str, Any]] | None = Field(
+        None, description="Each as a line of a question set: passage, question, answers (two), correct (0, 1, null)"
+    )
+    sample: bool = Field(False, description="The project's own sample questions instead of `questions`")
+    options: dict[str, int] = Field(default_factory=dict, description="rounds, word_limit, simultaneous")
+    concurrency: int = 8
+    visibility: Literal["private", "unlisted", "public"] = "private"
+
+
+class ProgressOut(Schema):
+    total: int = Field(description="Debates in all")
+    done: int
+    running: int
+    failed: int
+    done_percent: float
+    eta_seconds: float | None = Field(description="While it runs, at the pace of its model calls so far")
+    eta_text: str
+
+
+class BatchSummary(Schema):
+    id: int
+    name: str
+    status: Literal["running", "paused", "cancelled", "completed"]
+    visibility: str
+    owner: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    url: str = Field(description="Its page")
+
+
+class BatchOut(BatchSummary):
+    progress: ProgressOut
+    share_url: str | None = Field(None, description="The share link: shown to whom manages its sharing only.")
+
+
+class BatchPage(Schema):
+    count: int
+    page: int
+    pages: int
+    results: list[BatchSummary]
+
+
+@dataclass(frozen=True)
+class KindApi:
+    """How one kind of batch is made and reported over the API; the endpoints are the same for every kind."""
+
+    kind: BatchKind
+    spec_schema: type[Schema]
+    create: Callable[[dict[str, Any], Any], Any]  # (the body, the owner) -> the batch; SpecError or BatchError
+    report: Callable[[Any], dict[str, Any]]  # the report.json export
+    files: Mapping[str, Callable[[Any], str]]  # the exports' files as the page names them
+
+    @property
+    def noun(self) -> str:
+        return str(self.kind.model._meta.verbose_name)
+
+    @property
+    def plural(self) -> str:
+        return f"{self.kind.kind}s"
+
+
+def _create_tournament(body: dict[str, Any], owner: Any) -> Any:
+    spec = tournament_spec.from_mapping(body, None, SOURCE)
+    return tournament_services.create_tournament(
+        name=spec.name,
+        debaters=spec.debaters,
+        judges=spec.judges,
+        questions=spec.questions,
+        options=spec.options,
+        sides=spec.sides,
+        repeats=spec.repeats,
+        concurrency=spec.concurrency,
+        owner=owner,
+        visibility=spec.visibility,
+        formats=spec.formats,
+        moderator=spec.moderator,
+    )
+
+
+def _create_experiment(body: dict[str, Any], owner: Any) -> Any:
+    spec = experiment_spec.from_mapping(body, None, SOURCE)
+    return experiment_services.create_experiment(
+        name=spec.name,
+        questions=spec.questions,
+        protocols=spec.protocols,
+        debaters=spec.debaters,
+        judges=spec.judges,
+        options=spec.options,
+        concurrency=spec.concurrency,
+        owner=owner,
+        visibility=spec.visibility,
+    )
+
+
+TOURNAMENTS = KindApi(
+    kind=tournament_services.TOURNAMENT,
+    spec_schema=TournamentSpecIn,
+    create=_create_tournament,
+    report=tournament_exports.as_json,
+    files={
+        "matches.csv": lambda t: csv_text(tournament_exports.match_rows(t)),
+        "ratings.csv": lambda t: csv_text(tournament_exports.rating_rows(t)),
+    },
+)
+EXPERIMENTS = KindApi(
+    kind=EXPERIMENT,
+    spec_schema=ExperimentSpecIn,
+    create=_create_experiment,
+    report=experiment_exports.as_json,
+    files={
+        "runs.csv": lambda e: csv_text(experiment_exports.run_rows(experiment_selectors.judged(e))),
+        "protocols.csv": lambda e: csv_text(experiment_exports.protocol_rows(experiment_selectors.report(e))),
+    },
+)
+
+# Which statuses each owner's action applies to (the kinds' own methods do nothing otherwise).
+ACTIONS: dict[str, tuple[str, str, set[str], str]] = {
+    "pause": ("Pause", "paused", {RUNNING}, "Start nothing new; the debates in flight finish."),
+    "resume": ("Resume", "resumed", {PAUSED, RUNNING}, "Go on with a paused one (or one whose process died)."),
+    "cancel": ("Cancel", "cancelled", {RUNNING, PAUSED}, "Start nothing more, for good; the debates in flight count."),
+}
+
+
+def _summary(request: HttpRequest, batch: Any) -> dict[str, Any]:
+    name = batch._meta.model_name
+    return {
+        "id": batch.pk,
+        "name": batch.name,
+        "status": batch.status,
+        "visibility": batch.visibility,
+        "owner": batch.owner.get_username() if batch.owner_id else None,
+        "created_at": batch.created_at,
+        "finished_at": batch.finished_at,
+        "url": request.build_absolute_uri(reverse(f"{name}_detail", args=[batch.pk])),
+    }
+
+
+def batch_out(request: HttpRequest, kind: BatchKind, batch: Any) -> dict[str, Any]:
+    share = None
+    if sharing.can_manage_sharing(request.user, batch, staff=True):
+        link = reverse(f"{batch._meta.model_name}_share", args=[batch.share_token])
+        share = request.build_absolute_uri(link)
+    return {**_summary(request, batch), "progress": batch_events.progress_of(kind, batch), "share_url": share}
+
+
+def _managed(kind: BatchKind, request: HttpRequest, pk: int) -> Any:
+    """The batch for an owner's action (`sharing.owner_action`'s rule, as the page's pause/resume/cancel)."""
+    batch = readable(kind.model, request, pk)
+    may_write(request)
+    if not sharing.is_owner(request.user, batch):
+        raise ApiError(403, f"Only the {kind.model._meta.verbose_name}'s owner can do that.")
+    return batch
+
+
+def _spec_body(schema: type[Schema]) -> dict[str, Any]:
+    # The body is read as the command line reads its YAML (same checks, same messages); its schema documents it.
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema.json_schema()}}}}
+
+
+def _action(kind: BatchKind, action: str, done: str, allowed: set[str]) -> Callable[..., Any]:
+    noun = kind.model._meta.verbose_name
+
+    def act(request: HttpRequest, batch_id: int) -> Any:
+        batch = _managed(kind, request, batch_id)
+        if batch.status not in allowed:
+            raise ApiError(409, f"A {batch.status} {noun} cannot be {done}.")
+        getattr(kind, action)(batch)
+        batch.refresh_from_db()
+        return 200, batch_out(request, kind, batch)
+
+    act.__name__ = f"{action}_{kind.kind}"
+    return act
+
+
+def add_kind(api: KindApi) -> None:
+    """The endpoints of one kind of batch, under /<kind>s/."""
+    kind, noun, plural, tag = api.kind, api.noun, api.plural, f"{api.kind.kind}s"
+    model = kind.model
+
+    @router.post(
+        f"/{plural}",
+        response={201: BatchOut, **refusals(403, 422)},
+        summary=f"Create and start a {noun}",
+        tags=[tag],
+        operation_id=f"create_{kind.kind}",
+        description=f"The keys of `manage.py {kind.kind} run`'s spec as JSON, with its checks and messages: every "
+        "problem of the spec at once. Personas by name (no files are read).",
+        openapi_extra=_spec_body(api.spec_schema),
+    )
+    def create(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
+        may_write(request)
+        try:
+            batch = api.create(body, request.user)
+        except SpecErrors as error:
+            errors = [{"field": field, "message": message} for field, message in error.problems]
+            detail = f"The {noun} cannot start; each problem is listed in `errors`."
+            raise ApiError(422, detail, errors=errors) from None
+        except (SpecError, BatchError) as error:
+            raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
+        kind.start(batch)
+        return 201, batch_out(request, kind, batch)
+
+    @router.get(
+        f"/{plural}",
+        response={200: BatchPage, **refusals(422)},
+        summary=f"List {plural}",
+        tags=[tag],
+        operation_id=f"list_{kind.kind}s",
+    )
+    def listing(request: HttpRequest, scope: Literal["mine", "public"] = "mine", page: int = 1) -> Any:
+        """Your own (`scope=mine`), or everyone else's public ones (`scope=public`), newest first, 50 a page."""
+        if scope == "mine":
+            found = model.objects.filter(owner=request.user)
+        else:
+            found = model.objects.filter(Q(visibility=Visibility.PUBLIC) & ~Q(owner=request.user))
+        paginator = Paginator(found.select_related("owner"), 50)
+        current = paginator.get_page(page)
+        results = [_summary(request, b) for b in current]
+        return {"count": paginator.count, "page": current.number, "pages": paginator.num_pages, "results": results}
+
+    @router.get(
+        f"/{plural}/{{id:batch_id}}",
+        response={200: BatchOut, **refusals(404)},
+        summary=f"Get a {noun}'s status and progress",
+        tags=[tag],
+        operation_id=f"get_{kind.kind}",
+    )
+    def get(request: HttpRequest, batch_id: int) -> Any:
+        """Its status, and its progress as its page's bar shows it: debates done, running, failed, and the ETA."""
+        return batch_out(request, kind, readable(model, request, batch_id))
+
+    for action, (verb, done, allowed, description) in ACTIONS.items():
+        act = _action(kind, action, done, allowed)
+        router.post(
+            f"/{plural}/{{id:batch_id}}/{action}",
+            response={200: BatchOut, **refusals(403, 404, 409)},
+            summary=f"{verb} a {noun}",
+            tags=[tag],
+            operation_id=f"{action}_{kind.kind}",
+            description=description,
+        )(act)
+
+    @router.delete(
+        f"/{plural}/{{id:batch_id}}",
+        response={204: None, **refusals(403, 404)},
+        summary=f"Delete a {noun}",
+        tags=[tag],
+        operation_id=f"delete_{kind.kind}",
+    )
+    def delete(request: HttpRequest, batch_id: int) -> Any:
+        """Its owner or staff; with its debates, its run stopped first."""
+        batch = readable(model, request, batch_id)
+        may_write(request)
+        if not sharing.can_delete(request.user, batch):
+            raise ApiError(403, f"Only the {noun}'s owner can delete it.")
+        kind.delete(batch)
+        return 204, None
+
+    @router.get(
+        f"/{plural}/{{id:batch_id}}/report",
+        response={200: dict[str, Any], **refusals(404)},
+        summary=f"A {noun}'s report",
+        tags=[tag],
+        operation_id=f"report_{kind.kind}",
+    )
+    def report(request: HttpRequest, batch_id: int) -> Any:
+        """The page's `report.json` export: every figure its page shows, a figure undefined as null with why."""
+        return api.report(readable(model, request, batch_id))
+
+    files = ", ".join(sorted(["report.json", *api.files]))
+
+    @router.get(
+        f"/{plural}/{{id:batch_id}}/export/{{file}}",
+        response={200: str, **refusals(404)},
+        summary=f"Export a {noun}",
+        tags=[tag],
+        operation_id=f"export_{kind.kind}",
+        description=f"The page's export files: {files}.",
+        openapi_extra={
+            "responses": {
+                200: {
+                    "description": "The file",
+                    "content": {
+                        "text/csv": {"schema": {"type": "string"}},
+                        "application/json": {"schema": {"type": "object"}},
+                    },
+                }
+            }
+        },
+    )
+    def export(request: HttpRequest, batch_id: int, file: str) -> HttpResponse:
+        batch = readable(model, request, batch_id)
+        if file == "report.json":
+            text, content_type = json.dumps(api.report(batch), indent=2), "application/json"
+        elif file in api.files:
+            text, content_type = api.files[file](batch), "text/csv; charset=utf-8"
+        else:
+            raise ApiError(404, f"No such export; the {noun}'s are {files}.")
+        response = HttpResponse(text, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{kind.kind}-{batch.pk}-{file}"'
+        return response
+
+    @router.get(
+        f"/{plural}/{{id:batch_id}}/events",
+        response={200: str, **refusals(404, 422)},
+        summary=f"Follow a {noun}'s events (Server-Sent Events)",
+        tags=[tag],
+        operation_id=f"events_{kind.kind}",
+        openapi_extra={
+            "responses": {
+                200: {
+                    "description": "Events: `debate` (id: its number), `progress`, `status`, `end`, `closed`",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                }
+            },
+            "parameters": [
+                {
+                    "in": "header",
+                    "name": "Last-Event-ID",
+                    "required": False,
+                    "schema": {"type": "integer"},
+                    "description": "Resume after this event (what the stream last sent as `id`).",
+                }
+            ],
+        },
+    )
+    async def events(request: HttpRequest, batch_id: int, after: int | None = None) -> Any:
+        """Each of its debates' ends (completed, failed), numbered, then each new one; the progress and status as
+        they change; `end` once it settles. Resumes exactly with `Last-Event-ID` or `after`."""
+        await sync_to_async(readable)(model, request, batch_id)
+        resume = batch_events.resume_point(request.headers.get("Last-Event-ID", ""), after)
+        response = StreamingHttpResponse(
+            batch_events.stream(kind, batch_id, request.user, request.auth.pk, resume),  # type: ignore[attr-defined]
+            content_type="text/event-stream",
+        )
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response
+
+
+for _kind in (TOURNAMENTS, EXPERIMENTS):
+    add_kind(_kind)
