@@ -7,7 +7,6 @@ it may see but not change."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,18 +24,18 @@ from api.access import may_write, readable
 from api.problems import ApiError, refusals
 from batches.kinds import PAUSED, RUNNING, BatchKind
 from batches.panel import BatchError
-from batches.spec import SpecError, SpecErrors
+from batches.spec import SpecError, SpecErrors, spec_arguments
 from chaoslm import sharing
-from chaoslm.csvsafe import csv_text
 from chaoslm.sharing import Visibility
 from experiments import exports as experiment_exports
-from experiments import selectors as experiment_selectors
 from experiments import services as experiment_services
 from experiments import spec as experiment_spec
+from experiments import views as experiment_views
 from experiments.work import EXPERIMENT
 from tournaments import exports as tournament_exports
 from tournaments import services as tournament_services
 from tournaments import spec as tournament_spec
+from tournaments import views as tournament_views
 
 router = Router()
 
@@ -58,6 +57,7 @@ class TournamentSpecIn(Schema):
     concurrency: int = 8
     visibility: Literal["private", "unlisted", "public"] = "private"
     moderator: str | None = Field(None, description="A persona's name: leads each classic debate")
+    arena: bool = Field(False, description="Its finished matches go, without names, to the blind arena (/arena/)")
 
 
 class ExperimentSpecIn(Schema):
@@ -117,7 +117,7 @@ class KindApi:
     spec_schema: type[Schema]
     create: Callable[[dict[str, Any], Any], Any]  # (the body, the owner) -> the batch; SpecError or BatchError
     report: Callable[[Any], dict[str, Any]]  # the report.json export
-    files: Mapping[str, Callable[[Any], str]]  # the exports' files as the page names them
+    files: Mapping[str, Callable[[Any], str]]  # the page's exports (views.EXPORTS): a file's name, its text
 
     @property
     def noun(self) -> str:
@@ -128,58 +128,28 @@ class KindApi:
         return f"{self.kind.kind}s"
 
 
-def _create_tournament(body: dict[str, Any], owner: Any) -> Any:
-    spec = tournament_spec.from_mapping(body, None, SOURCE)
-    return tournament_services.create_tournament(
-        name=spec.name,
-        debaters=spec.debaters,
-        judges=spec.judges,
-        questions=spec.questions,
-        options=spec.options,
-        sides=spec.sides,
-        repeats=spec.repeats,
-        concurrency=spec.concurrency,
-        owner=owner,
-        visibility=spec.visibility,
-        formats=spec.formats,
-        moderator=spec.moderator,
-    )
+def _creator(from_mapping: Callable[..., Any], create_batch: Callable[..., Any]) -> Callable[..., Any]:
+    """The body read as the command line reads its spec file (no file on the server read), then created alike."""
 
+    def create(body: dict[str, Any], owner: Any) -> Any:
+        return create_batch(**spec_arguments(from_mapping(body, None, SOURCE)), owner=owner)
 
-def _create_experiment(body: dict[str, Any], owner: Any) -> Any:
-    spec = experiment_spec.from_mapping(body, None, SOURCE)
-    return experiment_services.create_experiment(
-        name=spec.name,
-        questions=spec.questions,
-        protocols=spec.protocols,
-        debaters=spec.debaters,
-        judges=spec.judges,
-        options=spec.options,
-        concurrency=spec.concurrency,
-        owner=owner,
-        visibility=spec.visibility,
-    )
+    return create
 
 
 TOURNAMENTS = KindApi(
     kind=tournament_services.TOURNAMENT,
     spec_schema=TournamentSpecIn,
-    create=_create_tournament,
+    create=_creator(tournament_spec.from_mapping, tournament_services.create_tournament),
     report=tournament_exports.as_json,
-    files={
-        "matches.csv": lambda t: csv_text(tournament_exports.match_rows(t)),
-        "ratings.csv": lambda t: csv_text(tournament_exports.rating_rows(t)),
-    },
+    files=tournament_views.EXPORTS,
 )
 EXPERIMENTS = KindApi(
     kind=EXPERIMENT,
     spec_schema=ExperimentSpecIn,
-    create=_create_experiment,
+    create=_creator(experiment_spec.from_mapping, experiment_services.create_experiment),
     report=experiment_exports.as_json,
-    files={
-        "runs.csv": lambda e: csv_text(experiment_exports.run_rows(experiment_selectors.judged(e))),
-        "protocols.csv": lambda e: csv_text(experiment_exports.protocol_rows(experiment_selectors.report(e))),
-    },
+    files=experiment_views.EXPORTS,
 )
 
 # Which statuses each owner's action applies to (the kinds' own methods do nothing otherwise).
@@ -336,7 +306,7 @@ def add_kind(api: KindApi) -> None:
         """The page's `report.json` export: every figure its page shows, a figure undefined as null with why."""
         return api.report(readable(model, request, batch_id))
 
-    files = ", ".join(sorted(["report.json", *api.files]))
+    files = ", ".join(sorted(api.files))
 
     @router.get(
         f"/{plural}/{{id:batch_id}}/export/{{file}}",
@@ -359,12 +329,10 @@ def add_kind(api: KindApi) -> None:
     )
     def export(request: HttpRequest, batch_id: int, file: str) -> HttpResponse:
         batch = readable(model, request, batch_id)
-        if file == "report.json":
-            text, content_type = json.dumps(api.report(batch), indent=2), "application/json"
-        elif file in api.files:
-            text, content_type = api.files[file](batch), "text/csv; charset=utf-8"
-        else:
+        if file not in api.files:
             raise ApiError(404, f"No such export; the {noun}'s are {files}.")
+        text = api.files[file](batch)
+        content_type = "application/json" if file.endswith(".json") else "text/csv; charset=utf-8"
         response = HttpResponse(text, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{kind.kind}-{batch.pk}-{file}"'
         return response

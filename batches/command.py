@@ -4,7 +4,6 @@ progress bar, resume one, print its report. Each command says how to create and 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -18,7 +17,7 @@ from rich.table import Table
 
 from batches.kinds import BatchKind
 from batches.panel import BatchError
-from batches.spec import SpecError
+from batches.spec import SpecError, spec_arguments
 from chaoslm import cli
 
 # Off a terminal (a pipe, a file, a test) the report's lines and tables print whole, not cut at 80 columns.
@@ -68,8 +67,7 @@ class BatchCommand(BaseCommand):
         try:
             spec = self.read_spec(path)
             console.print(f"[bold]{spec.name}[/]: {self.size(spec)}", highlight=False)
-            arguments = {field.name: getattr(spec, field.name) for field in dataclasses.fields(spec)}
-            return self.create_batch(**arguments, owner=owner)
+            return self.create_batch(**spec_arguments(spec), owner=owner)
         except (SpecError, BatchError) as error:
             raise CommandError(str(error)) from None
 

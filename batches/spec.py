@@ -3,6 +3,7 @@ the file as a mapping of known keys, its people (persona names or YAML files), i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -128,3 +129,9 @@ def people(data: dict[str, Any], base: Path | None, source: str) -> dict[str, li
                 problems.found.append((key, str(error)))
     problems.done()
     return out
+
+
+def spec_arguments(spec: Any) -> dict[str, Any]:
+    """A kind's spec (a dataclass whose fields are its kind's create arguments) as those arguments: the command
+    line and the API create a batch from it alike."""
+    return {field.name: getattr(spec, field.name) for field in dataclasses.fields(spec)}

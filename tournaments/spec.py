@@ -25,6 +25,7 @@ KEYS = {
     "concurrency",
     "visibility",
     "moderator",
+    "arena",
 }
 HINT = "name, debaters, judges, questions"
 
@@ -42,6 +43,7 @@ class TournamentSpec:
     visibility: str = Visibility.PRIVATE
     formats: list[str] = field(default_factory=lambda: [DUEL])
     moderator: Contestant | None = None  # leads each classic debate
+    arena: bool = False  # its finished matches are served, without names, in the arena
 
 
 def _questions(data: dict[str, Any], base: Path | None, source: str) -> list[QuestionSpec]:
