@@ -26,13 +26,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from asgiref.sync import sync_to_async
-from celery import shared_task
 from django.conf import settings
 from django.db import IntegrityError
 
 from api.models import Delivery, Webhook
 from chaoslm import runner
-from chaoslm.runner import run_on_process_loop
 from debates.models import Debate
 
 if TYPE_CHECKING:
@@ -230,11 +228,6 @@ def redeliver(delivery: Delivery) -> None:
     """The owner asks again: a fresh round of attempts."""
     Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.PENDING, attempts=0)
     runner.submit(KIND, delivery.pk)
-
-
-@shared_task(acks_late=True)
-def deliver_webhook(delivery_id: int) -> None:
-    run_on_process_loop(run(delivery_id))
 
 
 def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **kwargs: Any) -> None:
