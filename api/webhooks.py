@@ -31,14 +31,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from asgiref.sync import sync_to_async
-from celery import shared_task
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from api.models import Delivery, Webhook
 from batches.kinds import COMPLETED, KINDS, BatchKind
 from chaoslm import runner
-from chaoslm.runner import run_on_process_loop
 from debates.models import Debate
 from rooms.models import Room
 
@@ -288,11 +286,6 @@ def redeliver(delivery: Delivery) -> None:
     """The owner asks again: a fresh round of attempts."""
     Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.PENDING, attempts=0)
     runner.submit(KIND, delivery.pk)
-
-
-@shared_task(acks_late=True)
-def deliver_webhook(delivery_id: int) -> None:
-    run_on_process_loop(run(delivery_id))
 
 
 def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **kwargs: Any) -> None:

@@ -1,14 +1,25 @@
 """The Celery app. Workers run with CHAOSLM_RUNNER=celery; the inline runner never touches it.
 
-Apps register their tasks with chaoslm/runner.py, which warms a worker up before its first task.
+Only the Celery path imports this module: a worker (`celery -A chaoslm`), and each app's tasks module, which
+binds its tasks to this app and which chaoslm/runner.py imports by its dotted path on its first Celery submit.
+No other process pays for importing Celery (tests/core/test_startup_imports.py).
 """
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_ready
+
+from chaoslm import runner
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
 
 app = Celery("chaoslm")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def _warm_up_worker(**_: Any) -> None:
+    runner.warm_up_worker()

@@ -2,10 +2,13 @@
 
 An app registers each kind of work it has once, in its `AppConfig.ready()`:
 
-    runner.register("debate", run, advance_debate)
+    runner.register("debate", work.advance, "debates.tasks.advance_debate")
 
 - `run(object_id)` is the coroutine that does the work (a debate's advance, a room's round);
-- `task` is the Celery task that calls `run_on_process_loop(run(object_id))` on a worker.
+- `task` is the dotted path of the Celery task that calls `run_on_process_loop(run(object_id))` on a worker.
+  It is a path, imported on the Celery runner's first submit, so that no other process (the inline web
+  server, every `manage.py` command) pays for importing Celery; a tasks module binds its tasks to
+  chaoslm/celery.py's app, which also warms a worker up before its first task (`warm_up_worker`).
 
 Then `runner.submit(kind, object_id)` runs it once the current transaction commits, on the runner
 CHAOSLM_RUNNER names:
@@ -37,13 +40,11 @@ from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from typing import Any
 
-from celery.signals import worker_ready
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 from django.db.models import QuerySet
+from django.utils.module_loading import import_string
 
-# Importing the Celery app makes it the current one, so the tasks apps register are enqueued on it.
-import chaoslm.celery  # noqa: F401
 from chaoslm import live
 from chaoslm.llm import own_connections
 from chaoslm.llm.gateway import warm_up
@@ -56,15 +57,15 @@ Run = Callable[[int], Awaitable[Any]]
 @dataclass(frozen=True)
 class Work:
     run: Run
-    task: Any  # a Celery task taking the object's id
+    task: str | None  # the dotted path of a Celery task taking the object's id; None: never enqueued this way
 
 
 _work: dict[str, Work] = {}
 _sweeps: list[Callable[[], Any]] = []
 
 
-def register(kind: str, run: Run, task: Any) -> None:
-    """Say how to run work of `kind`: `run(id)` inline, `task.delay(id)` on Celery."""
+def register(kind: str, run: Run, task: str | None) -> None:
+    """Say how to run work of `kind`: `run(id)` inline, the task at the dotted path `task` (`.delay(id)`) on Celery."""
     _work[kind] = Work(run, task)
 
 
@@ -78,7 +79,7 @@ def submit(kind: str, object_id: int) -> None:
     """Run (or continue) `kind` work on `object_id` on the configured runner, once the transaction commits."""
     work = _work[kind]
     if settings.CHAOSLM_RUNNER == "celery":
-        transaction.on_commit(lambda: work.task.delay(object_id))
+        transaction.on_commit(lambda: import_string(work.task).delay(object_id))
     else:
         transaction.on_commit(lambda: inline.submit(kind, object_id))
 
@@ -223,11 +224,12 @@ def run_on_process_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
     return asyncio.run_coroutine_threadsafe(own(), inline.loop()).result()
 
 
-@worker_ready.connect
-def _warm_up_worker(**_: Any) -> None:
-    """Pay the one-time costs (the CA bundle, the event loop) before a worker's first task, not during it.
+def warm_up_worker() -> None:
+    """Pay the one-time costs (the CA bundle, the event loop) before a worker's first task, not during it
+    (chaoslm/celery.py calls it once the worker is ready).
 
-    The apps' modules are loaded already: Django's setup ran their `ready()`, which registered their work.
+    The apps' modules are loaded already: Django's setup ran their `ready()`, which registered their work,
+    and the worker imported their tasks modules.
     """
     warm_up()
     inline.loop()

@@ -6,7 +6,8 @@ class DebatesConfig(AppConfig):
 
     def ready(self) -> None:
         from chaoslm import runner
-        from debates import recovery, tasks
+        from debates import recovery, work
 
-        runner.register("debate", tasks.advance, tasks.advance_debate)
+        # The task by its path: only the Celery runner imports it (and Celery).
+        runner.register("debate", work.advance, "debates.tasks.advance_debate")
         runner.register_sweep(recovery.recover)

@@ -159,6 +159,11 @@ class Event(models.Model):
         super().save(*args, **kwargs)
 
     @property
+    def step_label(self) -> str:
+        """The step its card names after the speaker, as its format words it ("" for an ordinary turn)."""
+        return get_format(self.debate.format).step_label(self.step)
+
+    @property
     def text_shown(self) -> str:
         """The text its card shows: a verdict announcement the model wrote as JSON is read for its text, and a
         SYSTEM instruction is worded for people by its format."""

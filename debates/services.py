@@ -11,6 +11,7 @@ from chaoslm import limits, runner
 from debates import limits as debate_limits
 from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers, push_to_all_sync
 from debates.formats import FormatError
+from debates.formats.base import PERSON_STEP
 from debates.forms import NewDebateForm
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
@@ -41,7 +42,7 @@ def post_message(debate_id: int, text: str) -> Event:
             debate=debate,
             seat=seat,
             kind=Event.Kind.USER,
-            step="human",
+            step=PERSON_STEP,
             ordinal=last + 1,
             content=text,
             visibility=Event.Visibility.PUBLIC,

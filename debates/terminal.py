@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from debates.engine import Observer
-from debates.formats import Step
+from debates.formats import Format, Step
 from debates.models import Debate, Event
 
 SIDE_STYLE = {"for": "bold blue", "against": "bold red"}
@@ -19,8 +19,11 @@ SIDE_STYLE = {"for": "bold blue", "against": "bold red"}
 class TerminalObserver(Observer):
     """Prints one step live at a time; steps that run alongside it are buffered and printed whole after."""
 
-    def __init__(self, console: Console, seat_names: dict[str, tuple[str, str]], *, show_private: bool = True) -> None:
+    def __init__(
+        self, console: Console, fmt: Format, seat_names: dict[str, tuple[str, str]], *, show_private: bool = True
+    ) -> None:
         self.console = console
+        self.format = fmt
         self.seats = seat_names  # key -> (name, side)
         self.show_private = show_private
         self.live: int | None = None
@@ -33,7 +36,8 @@ class TerminalObserver(Observer):
         if kind in ("PLAN", "THINK"):
             return Text(f"[private · {name}'s mind] {step_name.replace('_', ' ')}", style="dim italic")
         side_text = f" ({side})" if side else ""
-        stage = f" · {step_name.replace('_', ' ')}" if step_name not in ("respond", "discussion", "human", "") else ""
+        label = self.format.step_label(step_name)
+        stage = f" · {label}" if label else ""
         return Text(f"{name}{side_text}{stage}", style=SIDE_STYLE.get(side, "bold"))
 
     def _streams(self, step: Step) -> bool:

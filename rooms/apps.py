@@ -6,8 +6,9 @@ class RoomsConfig(AppConfig):
 
     def ready(self) -> None:
         from chaoslm import runner
-        from rooms import tasks, work
+        from rooms import work
 
-        runner.register(work.ROUND, tasks.run_round, tasks.room_round)
-        runner.register(work.AUTO, tasks.run_auto, tasks.room_auto)
+        # The tasks by their paths: only the Celery runner imports them (and Celery).
+        runner.register(work.ROUND, work.run_round, "rooms.tasks.room_round")
+        runner.register(work.AUTO, work.run_auto, "rooms.tasks.room_auto")
         runner.register_sweep(work.resume_auto)

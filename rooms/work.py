@@ -1,5 +1,6 @@
-"""A room's work on the runner (chaoslm/runner.py): its kinds, starting and stopping them, and the sweep that
-resumes auto mode a restarted server or a killed worker stopped."""
+"""A room's work on the runner (chaoslm/runner.py): its kinds and their coroutines (run inline, or inside
+rooms/tasks.py's Celery tasks), starting and stopping them, and the sweep that resumes auto mode a restarted
+server or a killed worker stopped."""
 
 from __future__ import annotations
 
@@ -12,12 +13,22 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chaoslm import runner
+from rooms.broadcast import RoomBroadcaster
+from rooms.engine import auto_loop, manual_round
 from rooms.models import Room
 
 logger = logging.getLogger("chaoslm.rooms")
 
 ROUND = "room-round"
 AUTO = "room-auto"
+
+
+async def run_round(room_id: int) -> None:
+    await quietly_if_deleted(room_id, manual_round(room_id, RoomBroadcaster(room_id)))
+
+
+async def run_auto(room_id: int) -> None:
+    await quietly_if_deleted(room_id, auto_loop(room_id, RoomBroadcaster(room_id)))
 
 
 def start_round(room_id: int) -> None:

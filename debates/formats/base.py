@@ -113,6 +113,9 @@ class SeatSpec:
     human_allowed: bool = False
 
 
+# The step of a person's message from a human seat, in any format (debates/services.py writes it).
+PERSON_STEP = "human"
+
 # What a seat is doing during a step its format's `doing_words` do not name, by the step's kind.
 DOING_BY_KIND = {
     "PLAN": "planning",
@@ -144,6 +147,8 @@ class Format:
     replayed_by: ClassVar[str] = ""
     # The status line's words for what a seat does during each of this format's steps, by step name.
     doing_words: ClassVar[Mapping[str, str]] = {}
+    # The steps that are this format's ordinary turns: their cards name no step (see `step_label`).
+    plain_steps: ClassVar[frozenset[str]] = frozenset()
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError
@@ -177,6 +182,14 @@ class Format:
     def doing(self, step: Step, options: Mapping[str, Any]) -> str:
         """What a seat is doing during `step`, for the status line: "giving the opening statement"."""
         return self.doing_words.get(step.step) or DOING_BY_KIND.get(step.kind, "working")
+
+    def step_label(self, step: str) -> str:
+        """The step a public event's card (and the terminal) names after the speaker: "opening statement" for
+        `opening_statement`; nothing where the name tells a reader nothing, for the format's ordinary turns and a
+        person's message."""
+        if step in self.plain_steps or step == PERSON_STEP:
+            return ""
+        return step.replace("_", " ")
 
     def system_line(self, content: str) -> str:
         """A SYSTEM event as a person reads it on the page. The models get `content` verbatim (the protocol's own

@@ -378,6 +378,7 @@ class Duel(Format):
     title = "Judged duel"
     replayed_by = "judge"
     doing_words = DOING
+    plain_steps = frozenset({"respond"})
     doing = doing_in_turns
     description = (
         "Two debaters, for and against, plan privately, then alternate public turns; a judge "

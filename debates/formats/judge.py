@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 from debates.formats.base import (
     DebateConfig,
@@ -115,14 +115,21 @@ class Judge(Format):
         extra = {"source_debate": config.options.get("source_debate"), "debaters": config.options["debaters"]}
         return replace(step, data={**step.data, **extra})
 
+    # What the options of a replay hold besides `turns`, as its `replay_options` builds them, and where to build them.
+    replay_keys: ClassVar[frozenset[str]] = frozenset({"source_debate", "turns", "debaters", "statements"})
+    missing_key: ClassVar[str] = "A judge replay needs the duel's {key}: build its options with replay_options()."
+
     def validate(self, config: DebateConfig) -> None:
+        """The check of every judge replay (this one of a duel's, sides_judge.py's of a two-sided debate's): its
+        options are those its `replay_options` built, the judged debate's debaters and its statements in order."""
         options = config.options
-        extra = set(options) - {"source_debate", "turns", "debaters", "statements"}
+        extra = set(options) - self.replay_keys
         if extra:
             raise FormatError(f"{self.title} has no option called {sorted(extra)[0]!r}.")
+        self.check_source(options)
         for key in ("debaters", "statements"):
             if key not in options:
-                raise FormatError(f"A judge replay needs the duel's {key}: build its options with replay_options().")
+                raise FormatError(self.missing_key.format(key=key))
         source = options.get("source_debate")
         if source is not None and (isinstance(source, bool) or not isinstance(source, int)):
             raise FormatError("The source debate must be a debate's id.")
@@ -136,7 +143,14 @@ class Judge(Format):
             )
         )
         _check_debaters(options["debaters"])
-        _check_statements(options["statements"], self.option(config, "turns"))
+        self.check_statements(options["statements"], self.option(config, "turns"))
+
+    def check_source(self, options: Mapping[str, Any]) -> None:
+        """What the replay's options say of the judged debate beyond its id (a duel's need nothing more)."""
+
+    @staticmethod
+    def check_statements(statements: Any, turns: int) -> None:
+        _check_statements(statements, turns)
 
 
 def _check_debaters(debaters: Any) -> None:

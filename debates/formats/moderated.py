@@ -85,6 +85,8 @@ class Slot:
 class Moderated(Format):
     """The shared machinery; subclasses say which slot comes at each index."""
 
+    plain_steps = frozenset({"discussion"})  # a participant's turn (participant_slot)
+
     def slot(self, config: DebateConfig, index: int) -> Slot | None:
         raise NotImplementedError
 

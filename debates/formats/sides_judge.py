@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from debates.formats.base import DebateConfig, Format, FormatError, OptionSpec, Record, Step
-from debates.formats.judge import MAX_STATEMENT, Judge, _check_debaters
+from debates.formats.base import DebateConfig, FormatError, OptionSpec, Record, Step
+from debates.formats.judge import MAX_STATEMENT, Judge
 
 MAX_TURNS = 60
 
@@ -57,31 +57,16 @@ class SidesJudge(Judge):
     ) -> dict[str, Any]:
         return sides_replay_options(config, records, source_debate)
 
-    def validate(self, config: DebateConfig) -> None:
-        options = config.options
-        extra = set(options) - {"source_debate", "source_format", "turns", "debaters", "statements"}
-        if extra:
-            raise FormatError(f"{self.title} has no option called {sorted(extra)[0]!r}.")
+    replay_keys = Judge.replay_keys | {"source_format"}
+    missing_key = "A judge replay needs the debate's {key}: use sides_replay_options()."
+
+    def check_source(self, options: Mapping[str, Any]) -> None:
         if not isinstance(options.get("source_format"), str):
             raise FormatError("A judge replay of a two-sided debate names its format: use sides_replay_options().")
-        for key in ("debaters", "statements"):
-            if key not in options:
-                raise FormatError(f"A judge replay needs the debate's {key}: use sides_replay_options().")
-        source = options.get("source_debate")
-        if source is not None and (isinstance(source, bool) or not isinstance(source, int)):
-            raise FormatError("The source debate must be a debate's id.")
-        Format.validate(
-            self,
-            DebateConfig(
-                format=config.format,
-                topic=config.topic,
-                premise=config.premise,
-                options={"turns": options.get("turns", 6)},
-                seats=config.seats,
-            ),
-        )
-        _check_debaters(options["debaters"])
-        _check_statements(options["statements"], self.option(config, "turns"))
+
+    @staticmethod
+    def check_statements(statements: Any, turns: int) -> None:
+        _check_statements(statements, turns)
 
     def header(self, config: DebateConfig) -> Step:
         step = super().header(config)

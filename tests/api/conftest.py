@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser.conftest import free_port, manage
-from tests.conftest import XDIST_WORKER
+from tests.servers import manage, running_site
 
 ROOT = Path(__file__).resolve().parents[2]
 PEOPLE = {"olive": "pw-olive-123", "otto": "pw-otto-123", "stella": "pw-stella-123"}
@@ -58,36 +55,11 @@ def api_env(tmp_path_factory, _llm_server_process) -> dict[str, str]:
     return env
 
 
-def start_server(env: dict[str, str], log_name: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    log_dir = ROOT / "test-artifacts"
-    log_dir.mkdir(exist_ok=True)
-    log = (log_dir / f"{log_name}{'' if XDIST_WORKER is None else f'-gw{XDIST_WORKER}'}.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(150):
-        try:
-            if httpx.get(base + "/", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.terminate()
-    pytest.fail("the ChaosLM server did not start")
-
-
 @pytest.fixture(scope="session")
 def server(api_env) -> Iterator[str]:
     """The base URL of a running ChaosLM."""
-    process, base = start_server(api_env, "api-server")
-    yield base
-    process.terminate()
-    process.wait(10)
+    with running_site(api_env, "api-server") as base:
+        yield base
 
 
 @pytest.fixture

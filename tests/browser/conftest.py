@@ -3,35 +3,14 @@ Debian's Chromium, with the OpenAI-compatible test server behind it. Screenshots
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-import httpx2 as httpx
 import pytest
 
-from tests.conftest import XDIST_WORKER, require
+from tests.conftest import require
+from tests.servers import ARTIFACTS, manage, running_site
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 USERS = {"alice": "pw-alice-123", "bob": "pw-bob-123", "carol": "pw-carol-123", "dave": "pw-dave-123"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 @pytest.fixture(scope="session")
@@ -60,31 +39,8 @@ def site_env(tmp_path_factory, _llm_server_process):
 @pytest.fixture(scope="session")
 def site(site_env):
     """The base URL of a running ChaosLM."""
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    # Kept for reading when a browser test fails; one per xdist worker, each of which runs its own server.
-    log = (ARTIFACTS / f"server{'' if XDIST_WORKER is None else f'-gw{XDIST_WORKER}'}.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        cwd=ROOT,
-        env=site_env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            if httpx.get(base + "/", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
-        process.terminate()
-        pytest.fail("the ChaosLM server did not start")
-    yield base
-    process.terminate()
-    process.wait(10)
-    log.close()
+    with running_site(site_env, "server") as base:
+        yield base
 
 
 # Module scope: Playwright's sync API keeps an event loop running in this thread while it is open,

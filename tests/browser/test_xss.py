@@ -5,8 +5,9 @@ import sys
 
 import pytest
 
-from tests.browser.conftest import ROOT, screenshot
+from tests.browser.conftest import screenshot
 from tests.browser.test_debate_pages import create
+from tests.servers import ROOT
 
 pytestmark = pytest.mark.browser
 

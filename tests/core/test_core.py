@@ -1,4 +1,4 @@
-"""The core layer: stored event cards, the rooms' context meter and broadcaster, the runner, the rooms sweep."""
+"""The core layer: stored event cards, the runner, the live outbox."""
 
 import asyncio
 import threading
@@ -9,20 +9,11 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from chaoslm import runner
-from chaoslm.llm import estimate_tokens
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates.cards import card_html
 from debates.models import Debate, Event, Seat
-from rooms import services, work
-from rooms.broadcast import RoomBroadcaster
-from rooms.context import ContextMeter, history
-from rooms.models import Room, RoomMessage
-from rooms.table import load_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}.\n"
 
 
 @pytest.fixture
@@ -53,106 +44,6 @@ def test_an_error_replaced_in_place_gets_a_new_card(owner):
     Event.objects.update_or_create(debate=debate, ordinal=1, defaults={"kind": "ERROR", "content": "second failure"})
     event.refresh_from_db()
     assert "second failure" in card_html(event) and "first failure" not in card_html(event)
-
-
-@pytest.fixture
-def room(llm_server, owner):
-    import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in ("Alice", "Bob", "Charlie")])
-    room = services.create_room(owner, "Chat", "private", Persona.objects.filter(name__in=["Alice", "Bob", "Charlie"]))
-    room.refresh_from_db()
-    return room
-
-
-def _say(room, agent, text, active=True):
-    return RoomMessage.objects.create(
-        room=room,
-        kind="agent" if agent else "user",
-        agent=agent,
-        author=agent.name if agent else "olive",
-        content=text,
-        active=active,
-    )
-
-
-def test_the_context_meter_follows_each_message_as_a_full_count_would(room):
-    alice, bob, _ = list(room.agents.all())
-    table = load_room(room.pk)
-    meter = ContextMeter(table.agents, {a.pk: 1000 for a in table.agents}, [])
-    said = [
-        _say(room, None, "Hello all, a long first message " * 3),
-        _say(room, alice, "Hi"),
-        _say(room, bob, "Hello"),
-        _say(room, bob, "And more"),
-        _say(room, None, "Left out", active=False),
-        _say(room, alice, "x" * 37),
-    ]
-    for message in said:
-        meter.add(message)
-        for agent in table.agents:
-            assert meter.tokens(agent.pk) == estimate_tokens(history(said[: said.index(message) + 1], agent))
-
-
-def test_the_room_broadcaster_pushes_from_memory(room, django_assert_max_num_queries):
-    alice = room.agents.get(name="Alice")
-    table = load_room(room.pk)
-    broadcaster = RoomBroadcaster(room.pk)
-    broadcaster.loaded(table)
-    message = _say(room, alice, "Hello")
-
-    async def push() -> str:
-        await broadcaster.message_saved(table.room, message)
-        await broadcaster.countdown(table.room, 3)
-        pushed = "".join(item[1] for item in broadcaster.outbox.items if item[0] == "html")
-        assert broadcaster.outbox.sender is not None
-        broadcaster.outbox.sender.cancel()
-        return pushed
-
-    with django_assert_max_num_queries(0):
-        pushed = asyncio.run(push())
-    assert 'id="msg-' in pushed and "Alice" in pushed and pushed.count('id="room-status"') == 2
-    assert "Auto mode" not in pushed and "agent-label" in pushed
-
-
-def test_the_room_broadcaster_takes_away_the_card_of_an_answer_dropped_when_its_agent_left(room):
-    alice, bob = room.agents.get(name="Alice"), room.agents.get(name="Bob")
-    table = load_room(room.pk)
-    broadcaster = RoomBroadcaster(room.pk)
-    broadcaster.loaded(table)
-
-    async def push() -> list[str]:
-        broadcaster.started(table.room, alice)
-        broadcaster.started(table.room, bob)
-        broadcaster.dropped(table.room, alice)
-        pushed = [item[1] for item in broadcaster.outbox.items if item[0] == "html"]
-        broadcaster.outbox.sender.cancel()
-        return pushed
-
-    pushed = asyncio.run(push())
-    assert f'data-remove="think-{alice.pk}"' in pushed[-2]
-    assert 'id="room-status"' in pushed[-1]
-    writing = pushed[-1].split('class="writing">')[1].split("</span>")[0]
-    assert writing == "· Bob is writing"
-    assert 'aria-label="Remove Bob"' in pushed[-1] and 'aria-label="Remove Alice"' not in pushed[-1]
-
-
-def test_a_room_page_view_does_not_start_auto_mode_the_sweep_does(client, room, monkeypatch):
-    started = []
-    monkeypatch.setattr(runner, "submit", lambda kind, object_id: started.append((kind, object_id)))
-    Room.objects.filter(pk=room.pk).update(mode=Room.Mode.AUTO)
-    assert client.get(reverse("room_detail", args=[room.pk])).status_code == 200
-    assert started == []
-    assert work.resume_auto() == [room.pk]
-    assert started == [(work.AUTO, room.pk)]
-
-
-def test_the_sweep_leaves_a_held_room_alone(room, monkeypatch):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    monkeypatch.setattr(runner, "submit", lambda kind, object_id: pytest.fail("a held room was started again"))
-    Room.objects.filter(pk=room.pk).update(mode=Room.Mode.AUTO, held_until=timezone.now() + timedelta(seconds=30))
-    assert work.resume_auto() == []
 
 
 def test_the_inline_runner_runs_once_more_when_submitted_while_running():

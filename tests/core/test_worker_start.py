@@ -6,6 +6,8 @@ import gc
 
 from celery.signals import worker_ready
 
+import chaoslm.celery  # noqa: F401  (what a worker loads: it connects the warm-up to worker_ready)
+
 
 def test_a_ready_worker_has_frozen_its_start_up_objects():
     gc.unfreeze()

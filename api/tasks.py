@@ -1,0 +1,10 @@
+"""The webhooks' Celery task for CHAOSLM_RUNNER=celery (the coroutine it runs is api/webhooks.py's `run`)."""
+
+from api.webhooks import run
+from chaoslm.celery import app
+from chaoslm.runner import run_on_process_loop
+
+
+@app.task(acks_late=True)
+def deliver_webhook(delivery_id: int) -> None:
+    run_on_process_loop(run(delivery_id))

@@ -1,0 +1,86 @@
+"""Commands start fast: `manage.py check` and `manage.py debate --help` do not import the heavy libraries, which
+load where they are used (the LLM client on a first call, Celery on the Celery path, the ASGI server when it
+serves). bench/startup.py measures the start time; this test keeps the libraries out."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Celery and its broker client, the LLM client and its HTTP stack, the ASGI server, the Redis channel layer, the
+# local model, the report's statistics.
+HEAVY = (
+    "celery",
+    "kombu",
+    "openai",
+    "httpx",
+    "daphne",
+    "twisted",
+    "channels_redis",
+    "redis",
+    "llama_cpp",
+    "numpy",
+    "scipy",
+    "statsmodels",
+)
+
+
+def imported_packages(*args: str, **env: str) -> set[str]:
+    """The top-level packages a `manage.py` command imports, as `python -X importtime` lists them."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "manage.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=True,
+    )
+    return {m[1] for m in re.finditer(r"^import time:.*\|\s*([\w]+)", run.stderr, re.MULTILINE)}
+
+
+@pytest.mark.parametrize("command", [("check",), ("debate", "--help")])
+def test_a_command_imports_no_heavy_library(command):
+    loaded = imported_packages(*command)
+    assert "django" in loaded and "ninja" in loaded  # the listing is read right: these are always there
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_configured_for_celery_a_command_still_does_not_import_celery():
+    """Celery is imported on a first enqueue, not because the settings name it."""
+    loaded = imported_packages("check", CHAOSLM_RUNNER="celery", REDIS_URL="redis://127.0.0.1:6379/0")
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_the_worker_path_binds_the_tasks_to_the_project_app_and_warms_up():
+    """What the worker loads (chaoslm/celery.py and the apps' tasks modules) registers every task the runner and
+    beat name by path, on the project's app, with the warm-up connected to worker_ready."""
+    code = (
+        "import django; django.setup()\n"
+        "from celery.signals import worker_ready\n"
+        "from django.conf import settings\n"
+        "from chaoslm.celery import app\n"
+        "from batches.kinds import TASK\n"
+        "from chaoslm.runner import _work\n"
+        "app.loader.import_default_modules()\n"  # what a starting worker does: its autodiscovery
+        "names = {w.task for w in _work.values() if w.task} | {TASK}\n"
+        "names |= {entry['task'] for entry in settings.CELERY_BEAT_SCHEDULE.values()}\n"
+        "print(sorted(names - set(app.tasks)))\n"
+        "print(any('_warm_up_worker' in repr(r) for r in worker_ready.receivers))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "chaoslm.settings"},
+        timeout=120,
+        check=True,
+    )
+    assert run.stdout.split("\n")[:2] == ["[]", "True"], run.stdout + run.stderr
