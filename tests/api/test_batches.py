@@ -128,8 +128,8 @@ def test_a_spec_with_problems_gets_every_one_with_the_command_lines_messages(ser
         errors = reply.json()["errors"]
         assert errors[0] == {
             "field": "colour",
-            "message": "spec: unknown key 'colour'; the keys are arena, concurrency, debaters, format, judges, moderator, "
-            "name, options, questions, questions_file, repeats, sides, visibility",
+            "message": "spec: unknown key 'colour'; the keys are arena, concurrency, debaters, format, judges, "
+            "moderator, name, options, questions, questions_file, repeats, sides, visibility",
         }
         # Unknown keys first; once the keys are known, every key's problem at once.
         body.pop("colour")
