@@ -6,7 +6,8 @@ class DebatesConfig(AppConfig):
 
     def ready(self) -> None:
         from chaoslm import runner
-        from debates import recovery, tasks
+        from debates import hold, recovery, tasks
 
         runner.register("debate", tasks.advance, tasks.advance_debate)
+        runner.register(hold.KIND, tasks.start_when_due, tasks.start_held_debate)
         runner.register_sweep(recovery.recover)

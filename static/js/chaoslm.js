@@ -214,3 +214,21 @@ document.addEventListener("htmx:wsClose", (event) => {
     "What you see here no longer updates.";
   notice.hidden = false;
 });
+
+// A held debate's countdown (templates/debates/_hold.html): from the seconds the server gave as the page was
+// drawn, on this page's own clock (a visitor's wall clock may be off). The start time stands beside it as text.
+function startCountdowns() {
+  document.querySelectorAll("[data-countdown]:not([data-counting])").forEach((el) => {
+    el.dataset.counting = "1";
+    const end = performance.now() + Number(el.dataset.countdown) * 1000;
+    const tick = () => {
+      if (!el.isConnected) return;
+      const left = Math.max(0, Math.ceil((end - performance.now()) / 1000));
+      el.textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+      if (left > 0) setTimeout(tick, ((end - performance.now()) % 1000) + 20);
+    };
+    tick();
+  });
+}
+document.addEventListener("DOMContentLoaded", startCountdowns);
+document.addEventListener("htmx:afterSettle", startCountdowns);
