@@ -7,15 +7,16 @@ PostgreSQL of CHAOSLM_TEST_DATABASE_URL, two daphne web processes behind a prete
 Celery worker. The debate is queued with no worker running, so its vote before stays open; every voter votes
 (a tenth of them change their mind once: the last vote counts), then the worker runs the debate, every voter
 votes after, and the owner closes the vote. The first S voters are also spectators: each keeps a socket on the
-debate's page and, as the page does on each push, fetches its own poll box (at once and 1.2 s later). Meanwhile
-a plain reader loads the debate's page as often as votes are cast, at the same concurrency.
+debate's page and, as the page does on each push, fetches its own poll box (soon and 1.2 s later, each after a
+random moment of up to a second, as static/js/chaoslm.js does). Meanwhile a plain reader loads the debate's
+page as often as votes are cast, at the same concurrency.
 
 Checks that every vote is counted exactly once (the tallies against what the voters last chose), and that the
 final tally is the same everywhere: in the database, in each spectator's last pushed box after it voted and
 after the close, and on a fresh load of the page. Prints p50/p99 of the vote request and of the page request,
 with their ratios.
 
-    uv run python bench/votes.py [--voters 1000] [--spectators 500] [--concurrency 40] [--smoke]
+    uv run python bench/votes.py [--voters 1000] [--spectators 500] [--concurrency 20] [--smoke]
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from bench._setup import PRODUCTION_LIKE, parse_args, print_table, start_test_se
 from bench.crowd import DATABASE_URL, WORKER, Stack, debate_status, drop_database, free_port, fresh_database
 
 CHOICES = ("a", "b", "undecided")
+REFETCH_MS, SPREAD_MS = 1200, 1000  # debates/votes.py's: what a page waits before each fetch of its box
 ROW = re.compile(r'<tr[^>]*>\s*<th scope="row">[^<]*</th>(.*?)</tr>', re.S)
 COUNT = re.compile(r"\((\d+)\)</span>|<td>—</td>")
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -110,10 +112,10 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
         async def spectate(voter: Voter, stop: asyncio.Event, ready: asyncio.Event) -> None:
             ws_url = url(voter.index, f"/ws/debates/{debate_id}/?since=0").replace("http", "ws", 1)
             origin = url(voter.index, "")
-            refetch: asyncio.Task[None] | None = None
+            fetches: list[asyncio.Task[None]] = []
 
-            async def later() -> None:
-                await asyncio.sleep(1.2)
+            async def fetch_after(seconds: float) -> None:
+                await asyncio.sleep(seconds)
                 await fetch_box(voter)
 
             async with voter.session.ws_connect(ws_url, headers={"Origin": origin}) as ws:
@@ -125,13 +127,12 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                         continue
                     if message.type != aiohttp.WSMsgType.TEXT:
                         break
-                    if 'id="poll-ping"' in message.data:  # as the page: fetch its own box now and 1.2 s later
+                    if 'id="poll-ping"' in message.data:  # as the page: its two fetches, each spread (chaoslm.js)
                         voter.pings += 1
-                        await fetch_box(voter)
-                        if refetch is None or refetch.done():
-                            refetch = asyncio.ensure_future(later())
-                if refetch is not None:
-                    await refetch
+                        for after in (0.0, REFETCH_MS / 1000):
+                            wait = after + random.random() * SPREAD_MS / 1000
+                            fetches.append(asyncio.ensure_future(fetch_after(wait)))
+                await asyncio.gather(*fetches)
 
         async def vote(voter: Voter, phase: str, choice: str, csrf: str) -> None:
             headers = {**voter.headers, "HX-Request": "true", "X-CSRFToken": csrf}
@@ -207,7 +208,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
             await r.read()
             assert r.status in (200, 302), r.status
         await owner.close()
-        await asyncio.sleep(3)  # the close's push, and each page's fetch and refetch
+        await asyncio.sleep(4)  # the close's push, and each page's fetch and refetch
         stop.set()
         await asyncio.gather(*watchers)
 
@@ -241,7 +242,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--voters", type=int, default=1000)
     parser.add_argument("--spectators", type=int, default=500)
-    parser.add_argument("--concurrency", type=int, default=40, help="votes (and page loads) in flight at once")
+    parser.add_argument("--concurrency", type=int, default=20, help="votes (and page loads) in flight at once")
     args = parse_args(parser, {"voters": 30, "spectators": 10, "concurrency": 10})
     args.spectators = min(args.spectators, args.voters)
     if not DATABASE_URL or not shutil.which("redis-server"):
@@ -264,7 +265,6 @@ def main() -> None:
         "CHAOSLM_DEFAULT_MODEL": "bench-model",
         "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
         "CHAOSLM_LOG_LEVEL": "WARNING",
-        "CHAOSLM_DB_CONN_MAX_AGE": "600",
         "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
     }
     stack = Stack(env, logs)

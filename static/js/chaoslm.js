@@ -232,3 +232,15 @@ function startCountdowns() {
 }
 document.addEventListener("DOMContentLoaded", startCountdowns);
 document.addEventListener("htmx:afterSettle", startCountdowns);
+
+// A poll push (debates/votes.py: poll_ping) reaches every open page at once: each fetches its own box after
+// the span's delay plus a random part of the spread, so a crowd's fetches do not hit the server in one instant.
+document.addEventListener("htmx:load", (event) => {
+  const root = event.detail.elt;
+  if (!(root instanceof Element)) return;
+  const spans = root.matches("[data-spread-ms]") ? [root] : root.querySelectorAll("[data-spread-ms]");
+  spans.forEach((span) => {
+    const delay = Number(span.dataset.afterMs || 0) + Math.random() * Number(span.dataset.spreadMs);
+    setTimeout(() => htmx.trigger(span, "poll-fetch"), delay);
+  });
+});
