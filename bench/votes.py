@@ -72,6 +72,8 @@ class Voter:
     choices: dict[str, str] = field(default_factory=dict)  # phase -> what they last chose
     boxes: list[tuple[float, str]] = field(default_factory=list)  # (when, the box it fetched) as a spectator
     pings: int = 0
+    connects: int = 0
+    failed_fetches: int = 0
 
     @property
     def headers(self) -> dict[str, str]:
@@ -88,7 +90,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
     timeout = aiohttp.ClientTimeout(total=120)
     vote_ms: list[float] = []
     page_ms: list[float] = []
-    refused: Counter[int] = Counter()
+    refused: Counter[str] = Counter()
     voters: list[Voter] = []
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as reader:
         for i in range(args.voters):
@@ -106,10 +108,19 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
 
         async def fetch_box(voter: Voter) -> None:
             headers = {**voter.headers, "HX-Request": "true"}
-            async with voter.session.get(url(voter.index, f"/debates/{debate_id}/poll/"), headers=headers) as r:
-                voter.boxes.append((time.monotonic(), await r.text()))
+            try:
+                async with voter.session.get(url(voter.index, f"/debates/{debate_id}/poll/"), headers=headers) as r:
+                    box = await r.text()
+                    if r.status == 200:
+                        voter.boxes.append((time.monotonic(), box))
+                        return
+            except (TimeoutError, aiohttp.ClientError):
+                pass
+            voter.failed_fetches += 1
 
         async def spectate(voter: Voter, stop: asyncio.Event, ready: asyncio.Event) -> None:
+            """As the page: on each push its two fetches, each spread (chaoslm.js); a dropped or refused socket is
+            opened again after a pause, as the htmx ws extension does, and its catch-up brings the push again."""
             ws_url = url(voter.index, f"/ws/debates/{debate_id}/?since=0").replace("http", "ws", 1)
             origin = url(voter.index, "")
             fetches: list[asyncio.Task[None]] = []
@@ -118,43 +129,60 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                 await asyncio.sleep(seconds)
                 await fetch_box(voter)
 
-            async with voter.session.ws_connect(ws_url, headers={"Origin": origin}) as ws:
-                ready.set()
-                while not stop.is_set():
-                    try:
-                        message = await ws.receive(timeout=0.5)
-                    except TimeoutError:
-                        continue
-                    if message.type != aiohttp.WSMsgType.TEXT:
-                        break
-                    if 'id="poll-ping"' in message.data:  # as the page: its two fetches, each spread (chaoslm.js)
-                        voter.pings += 1
-                        for after in (0.0, REFETCH_MS / 1000):
-                            wait = after + random.random() * SPREAD_MS / 1000
-                            fetches.append(asyncio.ensure_future(fetch_after(wait)))
-                await asyncio.gather(*fetches)
+            attempt = 0
+            while not stop.is_set():
+                try:
+                    async with voter.session.ws_connect(ws_url, headers={"Origin": origin}) as ws:
+                        voter.connects += 1
+                        ready.set()
+                        while not stop.is_set():
+                            try:
+                                message = await ws.receive(timeout=0.5)
+                            except TimeoutError:
+                                continue
+                            if message.type != aiohttp.WSMsgType.TEXT:
+                                break
+                            if 'id="poll-ping"' in message.data:
+                                voter.pings += 1
+                                for after in (0.0, REFETCH_MS / 1000):
+                                    wait = after + random.random() * SPREAD_MS / 1000
+                                    fetches.append(asyncio.ensure_future(fetch_after(wait)))
+                except (TimeoutError, aiohttp.ClientError, OSError):
+                    pass
+                attempt += 1
+                if not stop.is_set():
+                    await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))
+            await asyncio.gather(*fetches)
 
         async def vote(voter: Voter, phase: str, choice: str, csrf: str) -> None:
             headers = {**voter.headers, "HX-Request": "true", "X-CSRFToken": csrf}
             data = {"phase": phase, "choice": choice}
             async with gate:
                 started = time.perf_counter()
-                async with voter.session.post(url(voter.index, f"/debates/{debate_id}/poll/vote/"), data=data,
-                                              headers=headers) as r:  # fmt: skip
-                    await r.read()
-                    vote_ms.append((time.perf_counter() - started) * 1000)
-                    if r.status != 200:
-                        refused[r.status] += 1
-                        return
+                try:
+                    async with voter.session.post(url(voter.index, f"/debates/{debate_id}/poll/vote/"), data=data,
+                                                  headers=headers) as r:  # fmt: skip
+                        await r.read()
+                except (TimeoutError, aiohttp.ClientError):
+                    refused["no answer"] += 1  # counted or not: the check below says which
+                    return
+                vote_ms.append((time.perf_counter() - started) * 1000)
+                if r.status != 200:
+                    refused[str(r.status)] += 1
+                    return
                 voter.choices[phase] = choice
 
         async def read_page(i: int) -> None:
             async with gate:
                 started = time.perf_counter()
                 address = {"X-Forwarded-For": f"172.16.{i // 256 % 256}.{i % 256 + 1}"}
-                async with reader.get(url(i, f"/debates/{debate_id}/"), headers=address) as r:
-                    await r.read()
-                    page_ms.append((time.perf_counter() - started) * 1000)
+                try:
+                    async with reader.get(url(i, f"/debates/{debate_id}/"), headers=address) as r:
+                        await r.read()
+                except (TimeoutError, aiohttp.ClientError):
+                    refused["page: no answer"] += 1
+                    return
+                page_ms.append((time.perf_counter() - started) * 1000)
 
         async def phase(name: str, csrfs: dict[int, str]) -> None:
             rng = random.Random(name)
@@ -180,7 +208,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                 ready = asyncio.Event()
                 readies.append(ready)
                 watchers.append(asyncio.ensure_future(spectate(voter, stop, ready)))
-            await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 120)
+            await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 600)
 
         began = time.perf_counter()
         await phase("before", csrfs)
@@ -302,7 +330,7 @@ def main() -> None:
     same_on_spectators = sum(final == stored for final in finals)
     fresh = tallies(result["fresh"])  # type: ignore[arg-type]
     vote_ms, page_ms = result["vote_ms"], result["page_ms"]  # type: ignore[assignment]
-    refused: Counter[int] = result["refused"]  # type: ignore[assignment]
+    refused: Counter[str] = result["refused"]  # type: ignore[assignment]
     v50, v99, p50, p99 = (quantile(vote_ms, 0.5), quantile(vote_ms, 0.99), quantile(page_ms, 0.5),
                           quantile(page_ms, 0.99))  # fmt: skip
     print(f"{args.voters} voters, {args.spectators} spectators over 2 web processes, logs in {logs}")
@@ -316,6 +344,9 @@ def main() -> None:
             ("spectators' final tally", f"{same_on_spectators}/{len(spectators)}", "same as stored, after the close"),
             ("fresh page's tally", "same" if fresh == stored else "DIFFERENT", ""),
             ("pushes per spectator", f"{statistics.mean(s.pings for s in spectators):.1f}", "at most one a second"),
+            ("box fetches failed", str(sum(s.failed_fetches for s in spectators)),
+             f"of {sum(len(s.boxes) + s.failed_fetches for s in spectators)}; sockets opened again: "
+             f"{sum(max(0, s.connects - 1) for s in spectators)}"),
             ("vote p50 ms", f"{v50:.1f}", f"page p50 {p50:.1f}"),
             ("vote p99 ms", f"{v99:.1f}", f"page p99 {p99:.1f}"),
             ("vote / page p50", f"{v50 / p50:.2f}x", "same run, same concurrency"),
