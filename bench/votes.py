@@ -213,7 +213,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
         began = time.perf_counter()
         await phase("before", csrfs)
         worker = stack.start("worker", WORKER)
-        while (status := debate_status(stack.env["DATABASE_URL"], debate_id)) != "completed":
+        while (status := await asyncio.to_thread(status_of, stack.env["DATABASE_URL"], debate_id)) != "completed":
             if status == "error":
                 raise RuntimeError("the debate failed: see the worker's log")
             await asyncio.sleep(0.2)
@@ -252,6 +252,14 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
         "fresh": fresh,
         "voting_seconds": voting_seconds,
     }
+
+
+def status_of(database_url: str, debate_id: int) -> str:
+    """The debate's status; "" while a shared PostgreSQL refuses a connection (its slots taken): asked again."""
+    try:
+        return debate_status(database_url, debate_id)
+    except psycopg.OperationalError:
+        return ""
 
 
 def stored_tally(database_url: str, debate_id: int) -> tuple[dict[str, dict[str, int]], int]:
