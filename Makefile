@@ -27,7 +27,7 @@ test: install
 	@if [ -n "$$CHAOSLM_TEST_DATABASE_URL" ]; then \
 	  DATABASE_URL="$$CHAOSLM_TEST_DATABASE_URL" REDIS_URL="$$CHAOSLM_TEST_REDIS_URL" CHAOSLM_TEST_ENGINE_RUNNER=celery \
 	    $(UV) run pytest -q tests/debates/test_engine.py \
-	    tests/debates/formats/test_structured.py tests/rooms/test_rooms.py tests/debates/test_command.py; \
+	    tests/debates/formats/test_structured.py tests/rooms/test_rooms.py tests/debates/test_command.py tests/debates/test_hold.py; \
 	elif [ "$$CI" = "true" ]; then echo "CHAOSLM_TEST_DATABASE_URL is required under CI"; exit 1; \
 	else echo "(PostgreSQL run skipped: eval \"\$$(bin/start-services)\" to include it)"; fi
 

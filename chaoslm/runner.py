@@ -38,11 +38,13 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from chaoslm import live
@@ -75,13 +77,20 @@ def register_sweep(sweep: Callable[[], Any]) -> None:
         _sweeps.append(sweep)
 
 
-def submit(kind: str, object_id: int) -> None:
-    """Run (or continue) `kind` work on `object_id` on the configured runner, once the transaction commits."""
+def submit(kind: str, object_id: int, *, at: datetime | None = None) -> None:
+    """Run (or continue) `kind` work on `object_id` on the configured runner, once the transaction commits.
+
+    `at`: not before then (a debate's hold): Celery holds the task until its ETA, the inline run sleeps until
+    then. A restart loses an inline sleep: the app's sweep submits such work again."""
     work = _work[kind]
     if settings.CHAOSLM_RUNNER == "celery":
-        transaction.on_commit(lambda: import_string(work.task).delay(object_id))
+        task = import_string(work.task)
+        if at is not None:
+            transaction.on_commit(lambda: task.apply_async((object_id,), eta=at))
+        else:
+            transaction.on_commit(lambda: task.delay(object_id))
     else:
-        transaction.on_commit(lambda: inline.submit(kind, object_id))
+        transaction.on_commit(lambda: inline.submit(kind, object_id, at=at))
 
 
 def cancel(kind: str, object_id: int) -> None:
@@ -142,7 +151,7 @@ class InlineRunner:
                 self._loop = loop
             return self._loop
 
-    def submit(self, kind: str, object_id: int) -> None:
+    def submit(self, kind: str, object_id: int, at: datetime | None = None) -> None:
         key = (kind, object_id)
         loop = self.loop()
         with self._lock:
@@ -150,7 +159,7 @@ class InlineRunner:
                 # Running already: run once more when it stops, so a change it did not see is not lost.
                 self._again.add(key)
                 return
-            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key), loop)
+            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key, at), loop)
 
     def cancel(self, kind: str, object_id: int) -> None:
         key = (kind, object_id)
@@ -160,9 +169,11 @@ class InlineRunner:
         if future is not None:
             future.cancel()
 
-    async def _run(self, key: tuple[str, int]) -> None:
+    async def _run(self, key: tuple[str, int], at: datetime | None = None) -> None:
         kind, object_id = key
         try:
+            if at is not None:
+                await asyncio.sleep(max(0.0, (at - timezone.now()).total_seconds()))
             while True:
                 try:
                     async with own_connections():

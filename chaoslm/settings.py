@@ -207,6 +207,8 @@ CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
 CHAOSLM_POLL_AFTER_MINUTES = env_number("CHAOSLM_POLL_AFTER_MINUTES", 30.0)
 CHAOSLM_POLL_VOTES_PER_MINUTE = int(env_number("CHAOSLM_POLL_VOTES_PER_MINUTE", 30, int))
 CHAOSLM_POLL_COOKIE_DAYS = env_number("CHAOSLM_POLL_COOKIE_DAYS", 30.0)
+# The longest an owner may hold a debate's start so an audience can gather (debates/hold.py), in minutes.
+CHAOSLM_HOLD_MAX_MINUTES = int(env_number("CHAOSLM_HOLD_MAX_MINUTES", 60, int))
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},

@@ -1,9 +1,27 @@
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from debates import hold
 from debates.models import Debate, Event, Seat
 from debates.services import delete_debate
+
+
+class DebateAdminForm(forms.ModelForm):
+    class Meta:
+        model = Debate
+        fields = ["starts_at"]  # the admin adds the rest of its fields
+
+    def clean_starts_at(self) -> Any:
+        when = self.cleaned_data.get("starts_at")
+        try:
+            hold.check_start_time(when)
+        except hold.HoldError as error:
+            raise forms.ValidationError(str(error)) from None
+        return when
 
 
 class SeatInline(admin.TabularInline):
@@ -16,6 +34,7 @@ class SeatInline(admin.TabularInline):
 
 @admin.register(Debate)
 class DebateAdmin(admin.ModelAdmin):
+    form = DebateAdminForm
     list_display = ["id", "topic", "format", "status", "owner", "visibility", "created_at"]
     list_filter = ["format", "status", "visibility"]
     search_fields = ["topic", "premise"]
@@ -34,6 +53,16 @@ class DebateAdmin(admin.ModelAdmin):
         "announcement",
         "error_text",
     ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Debate | None = None) -> list[str]:
+        # The hold (debates/hold.py) may be set or moved until the debate starts; then it is history.
+        started = obj is not None and obj.started_at is not None
+        return [*self.readonly_fields, "starts_at"] if started else list(self.readonly_fields)
+
+    def save_model(self, request: HttpRequest, obj: Debate, form: forms.ModelForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if change and "starts_at" in form.changed_data:
+            hold.reschedule(obj)
 
     def delete_model(self, request: HttpRequest, obj: Debate) -> None:
         delete_debate(obj)

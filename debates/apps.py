@@ -6,8 +6,9 @@ class DebatesConfig(AppConfig):
 
     def ready(self) -> None:
         from chaoslm import runner
-        from debates import recovery, work
+        from debates import hold, recovery, work
 
-        # The task by its path: only the Celery runner imports it (and Celery).
+        # The tasks by their paths: only the Celery runner imports them (and Celery).
         runner.register("debate", work.advance, "debates.tasks.advance_debate")
+        runner.register(hold.KIND, work.start_when_due, "debates.tasks.start_held_debate")
         runner.register_sweep(recovery.recover)

@@ -83,6 +83,8 @@ def live_parts_html(
     for template in ("partials/score_chart.html", "partials/verdict.html", "partials/usage.html"):
         parts.append(render_to_string(template, {**state, "oob": True}))
     parts.append(render_to_string("partials/status.html", {**state, "oob": True}))
+    if debate.starts_at is not None and not debate.held():  # the hold is over: its countdown goes
+        parts.append(render_to_string("debates/_hold.html", {"hold": None, "oob": True}))
     if votes.has_poll(debate):  # a vote may have opened or closed with the status: the pages fetch their box
         parts.append(votes.poll_ping())
     return "".join(parts)

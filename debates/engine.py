@@ -212,9 +212,9 @@ def _finish(table: _Table, config: DebateConfig) -> None:
 
 
 def _load_running(debate_id: int) -> _Table:
-    """`_load`, then `_mark_running` unless the debate is over: one trip to the database thread, not two."""
+    """`_load`, then `_mark_running` unless the debate is over or held: one trip to the database thread, not two."""
     table = _load(debate_id)
-    if table.debate.status != Debate.Status.COMPLETED:
+    if table.debate.status != Debate.Status.COMPLETED and not table.debate.held():
         _mark_running(table.debate)
     return table
 
@@ -331,7 +331,9 @@ async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats:
             raise
         raise DebateDeleted(debate_id) from None
     debate = table.debate
-    if debate.status == Debate.Status.COMPLETED:
+    # A held debate (debates/hold.py) does not start before its start time, whatever asked for this run: its
+    # start is scheduled for then.
+    if debate.status == Debate.Status.COMPLETED or debate.held():
         return debate
     await observer.debate_changed(debate)
     run = _Run(table, observer, policy, stats)

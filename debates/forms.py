@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from chaoslm.http import parse_id
 from chaoslm.personas.models import Persona
+from debates import hold
 from debates.formats import LISTED, Format, get_format
 from debates.formats.base import OptionSpec
 from debates.models import Debate
@@ -79,8 +80,19 @@ class NewDebateForm(FormatOptions):
         ),
     )
 
+    hold = forms.TypedChoiceField(
+        label="Hold the start",
+        coerce=int,
+        empty_value=0,
+        required=False,
+        initial=0,
+        help_text="Wait this long before the debate starts, so an audience can gather and vote before it; its page "
+        "counts down, and you can start it sooner.",
+    )
+
     def __init__(self, *args: Any, format_name: str = "duel", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["hold"].choices = hold.choices()
         self.fmt: Format = get_format(format_name if format_name in LISTED else "duel")
         self.fields["format"].initial = self.fmt.name
         personas = [p for p in Persona.objects.all() if p.offered_in(self.fmt.name)]

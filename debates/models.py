@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
@@ -58,12 +60,23 @@ class Debate(models.Model):
         default=False, help_text="The audience votes before and after the debate (two-sided formats)."
     )
     poll_closed_at = models.DateTimeField(null=True, blank=True)
+    # The owner's hold (debates/hold.py): the debate does not start before this, so an audience can gather and
+    # vote; None for a debate that starts at once.
+    starts_at = models.DateTimeField(
+        null=True, blank=True, help_text="Held until then so an audience can gather (empty: it starts at once)."
+    )
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.format}: {self.topic[:60]}"
+
+    def held(self, now: datetime | None = None) -> bool:
+        """Whether the owner's hold still keeps it from starting: a start time to come, and not started yet."""
+        if self.starts_at is None or self.started_at is not None:
+            return False
+        return self.starts_at > (now or timezone.now())
 
     @property
     def announcement_shown(self) -> str:

@@ -10,7 +10,12 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from chaoslm import runner
+from debates import hold
 from debates.models import Debate
+
+# Under Celery, a held debate whose start time passed this long ago and that has not started lost its
+# scheduled start (a worker lost with the task): the sweep submits it again.
+HELD_GRACE = 30.0
 
 
 def stalled_debates(older_than: float | None = None) -> list[Debate]:
@@ -25,8 +30,16 @@ def stalled_debates(older_than: float | None = None) -> list[Debate]:
 
 
 def recover(older_than: float | None = None) -> list[int]:
-    """Start every stalled debate again on the configured runner; return their ids."""
+    """Start every stalled debate again on the configured runner, and schedule again the start of held ones;
+    return their ids.
+
+    The inline runner sweeps as the server starts, when every wait for a held start was lost with the old
+    process: each is scheduled again. Celery keeps its tasks: only a start that is overdue is submitted."""
     ids = [d.pk for d in stalled_debates(older_than)]
     for debate_id in ids:
         runner.submit("debate", debate_id)
+    overdue = timezone.now() - timedelta(seconds=HELD_GRACE) if settings.CHAOSLM_RUNNER == "celery" else None
+    for debate in hold.held_debates(due_before=overdue):
+        hold.schedule(debate)
+        ids.append(debate.pk)
     return ids

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from chaoslm import limits, runner
+from debates import hold
 from debates import limits as debate_limits
 from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers, push_to_all_sync
 from debates.formats import FormatError
@@ -97,8 +98,12 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             visibility=data["visibility"],
             show_thinking=data["show_thinking"],
             audience_poll=data["audience_poll"],
+            hold_minutes=data["hold"],
         )
-        runner.submit("debate", debate.pk)
+        if debate.starts_at is not None:
+            hold.schedule(debate)
+        else:
+            runner.submit("debate", debate.pk)
     return debate
 
 
@@ -139,6 +144,14 @@ def retry(user: Any, debate: Debate) -> bool:
     with limits.starting(user):
         debate_limits.check_start(user)
         runner.submit("debate", debate.pk)
+    return True
+
+
+def start_now(debate: Debate) -> bool:
+    """The owner ends the hold: the debate starts at once (False: it was not held). Its pages follow."""
+    if not hold.start_now(debate):
+        return False
+    push_state(debate)
     return True
 
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from chaoslm.personas.calls import LLMSettings, UnknownProvider
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
+from debates import hold
 from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
 from debates.models import Debate, Seat
 
@@ -54,12 +55,17 @@ def create_debate(
     in_batch: bool = False,
     show_thinking: bool = True,
     audience_poll: bool | None = None,
+    hold_minutes: int = 0,
 ) -> Debate:
     """Validate and store a new debate (status pending). Raises FormatError with a message for the user.
 
     `audience_poll`: whether the audience votes before and after (debates/votes.py); by default on, but for a
-    batch's (a tournament's) matches."""
+    batch's (a tournament's) matches. `hold_minutes`: the owner's hold of the start (debates/hold.py)."""
     fmt = get_format(format_name)
+    try:
+        starts_at = hold.starts_at(hold_minutes)
+    except hold.HoldError as error:
+        raise FormatError(str(error)) from None
     options = dict(options or {})
     topic, premise = topic.strip(), premise.strip()
     specs = {spec.key: spec for spec in fmt.seat_specs}
@@ -109,6 +115,7 @@ def create_debate(
             in_batch=in_batch,
             show_thinking=show_thinking,
             audience_poll=not in_batch if audience_poll is None else audience_poll,
+            starts_at=starts_at,
         )
         for row in rows:
             row.debate = debate

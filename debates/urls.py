@@ -29,6 +29,7 @@ urlpatterns = [
     path("debates/<id:pk>/", views.debate_detail, name="debate_detail"),
     path("debates/<id:pk>/export.<export:kind>", views.debate_export, name="debate_export"),
     path("debates/<id:pk>/end/", views.debate_end, name="debate_end"),
+    path("debates/<id:pk>/start-now/", views.debate_start_now, name="debate_start_now"),
     path("debates/<id:pk>/speak/", views.debate_speak, name="debate_speak"),
     path("debates/<id:pk>/retry/", views.debate_retry, name="debate_retry"),
     path("debates/<id:pk>/visibility/", views.debate_visibility, name="debate_visibility"),

@@ -21,7 +21,7 @@ from chaoslm import limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
-from debates import poll_views, privacy, services, transcripts
+from debates import hold, poll_views, privacy, services, transcripts
 from debates.formats import LISTED, FormatError, get_format
 from debates.forms import NewDebateForm
 from debates.models import Debate
@@ -129,6 +129,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool 
             "export_json": export[: -len("md")] + "json",
             "replay_source_url": _replay_source_url(request, debate),
             "poll_box": poll_views.box_context(request, debate, via_share=via_share),
+            "hold": hold.box(debate),
         },
     )
 
@@ -182,6 +183,16 @@ _owner_action = sharing.owner_action(Debate)
 def debate_end(request: HttpRequest, debate: Debate) -> HttpResponse:
     services.end(debate)
     return HttpResponse(status=204)
+
+
+@_owner_action
+def debate_start_now(request: HttpRequest, debate: Debate) -> HttpResponse:
+    """The owner ends the hold: the debate starts at once."""
+    if services.start_now(debate):
+        messages.success(request, "The debate is starting now.")
+    else:
+        messages.info(request, "The debate was not held: it has started already.")
+    return redirect("debate_detail", debate.pk)
 
 
 @_owner_action

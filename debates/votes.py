@@ -36,9 +36,13 @@ NOT_SPEAKERS = ("moderator", "judge")
 PHASES = (PollVote.Phase.BEFORE, PollVote.Phase.AFTER)
 # At most one "the poll changed" push per debate in this many seconds (the pages fetch their own tally).
 PUSH_INTERVAL = 1.0
-# Each push makes the pages fetch at once and again after this long, so the votes a push held back in its
+# Each push makes the pages fetch now and again after this long, so the votes a push held back in its
 # interval are on every page within PUSH_INTERVAL plus a little.
 REFETCH_MS = 1200
+# A push reaches every open page in the same instant: each page waits a random moment up to this long before
+# each fetch, so a crowd's fetches spread over the push interval instead of landing on the server all at once
+# (bench/votes.py: five hundred pages fetching in one instant ran PostgreSQL out of connections).
+SPREAD_MS = 1000
 
 
 class PollError(Exception):
@@ -189,13 +193,15 @@ def close_after_vote(debate: Debate, now: datetime | None = None) -> None:
 
 
 def poll_ping() -> str:
-    """The push that makes a page fetch its own poll box, now and once more a little later. It carries no
+    """The push that makes a page fetch its own poll box, soon and once more a little later. It carries no
     tally: the server decides per viewer what the box shows. The address is relative to the page, so a
     debate's page and its share page each fetch from their own."""
+    fetch = 'hx-get="poll/" hx-trigger="poll-fetch" hx-target="#poll-box" hx-swap="outerHTML"'
+    fetch += f' data-spread-ms="{SPREAD_MS}"'
+    # static/js/chaoslm.js sends each span its "poll-fetch" after its delay and a random part of the spread.
     return (
         '<div id="poll-ping" hidden hx-swap-oob="true">'
-        '<span hx-get="poll/" hx-trigger="load" hx-target="#poll-box" hx-swap="outerHTML"></span>'
-        f'<span hx-get="poll/" hx-trigger="load delay:{REFETCH_MS}ms" hx-target="#poll-box" hx-swap="outerHTML"></span>'
+        f'<span {fetch} data-after-ms="0"></span><span {fetch} data-after-ms="{REFETCH_MS}"></span>'
         "</div>"
     )
 

@@ -214,3 +214,33 @@ document.addEventListener("htmx:wsClose", (event) => {
     "What you see here no longer updates.";
   notice.hidden = false;
 });
+
+// A held debate's countdown (templates/debates/_hold.html): from the seconds the server gave as the page was
+// drawn, on this page's own clock (a visitor's wall clock may be off). The start time stands beside it as text.
+function startCountdowns() {
+  document.querySelectorAll("[data-countdown]:not([data-counting])").forEach((el) => {
+    el.dataset.counting = "1";
+    const end = performance.now() + Number(el.dataset.countdown) * 1000;
+    const tick = () => {
+      if (!el.isConnected) return;
+      const left = Math.max(0, Math.ceil((end - performance.now()) / 1000));
+      el.textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+      if (left > 0) setTimeout(tick, ((end - performance.now()) % 1000) + 20);
+    };
+    tick();
+  });
+}
+document.addEventListener("DOMContentLoaded", startCountdowns);
+document.addEventListener("htmx:afterSettle", startCountdowns);
+
+// A poll push (debates/votes.py: poll_ping) reaches every open page at once: each fetches its own box after
+// the span's delay plus a random part of the spread, so a crowd's fetches do not hit the server in one instant.
+document.addEventListener("htmx:load", (event) => {
+  const root = event.detail.elt;
+  if (!(root instanceof Element)) return;
+  const spans = root.matches("[data-spread-ms]") ? [root] : root.querySelectorAll("[data-spread-ms]");
+  spans.forEach((span) => {
+    const delay = Number(span.dataset.afterMs || 0) + Math.random() * Number(span.dataset.spreadMs);
+    setTimeout(() => htmx.trigger(span, "poll-fetch"), delay);
+  });
+});

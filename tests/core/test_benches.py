@@ -41,7 +41,7 @@ def smoke_runs() -> dict[str, subprocess.CompletedProcess[str]]:
 
 
 def test_the_benches_are_found():
-    assert {"concurrency.py", "crowd.py", "duel_critical_path.py", "live_latency.py"} <= set(BENCHES)
+    assert {"concurrency.py", "crowd.py", "duel_critical_path.py", "live_latency.py", "votes.py"} <= set(BENCHES)
 
 
 @pytest.mark.parametrize("name", BENCHES)

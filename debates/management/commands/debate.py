@@ -6,11 +6,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from chaoslm import cli, limits, runner
+from chaoslm.http import NumberError, parse_number
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
+from debates import hold
 from debates import limits as debate_limits
 from debates.engine import DebateDeleted, RunStats, run_debate
 from debates.formats import LISTED, FormatError, get_format
@@ -98,6 +102,13 @@ class Command(BaseCommand):
             help="no audience vote before and after (on by default; shown once the debate is public or unlisted)",
         )
         parser.add_argument(
+            "--hold",
+            default="0",
+            metavar="MINUTES",
+            help="hold the start this many minutes so an audience can gather and vote (the page counts down; "
+            f"default 0, at most {settings.CHAOSLM_HOLD_MAX_MINUTES})",
+        )
+        parser.add_argument(
             "--enqueue",
             action="store_true",
             help="start it on the configured runner (the Celery workers) and print its id",
@@ -124,10 +135,32 @@ class Command(BaseCommand):
             for line in (whose, *cli.addresses(debate)):
                 out.write(line)
         if opts["enqueue"]:
-            runner.submit("debate", debate.pk)
+            if debate.held():
+                hold.schedule(debate)
+            else:
+                runner.submit("debate", debate.pk)
             self.stdout.write(str(debate.pk))
             return
+        if debate.held() and not self.wait_for_start(debate, self.stderr if opts["json"] else self.stdout):
+            return
         self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])
+
+    def wait_for_start(self, debate: Debate, out: Any) -> bool:
+        """Sit out the debate's hold here, then take its start (False: its page's "Start now" started it
+        elsewhere, on the web server's runner)."""
+        starts = timezone.localtime(debate.starts_at)
+        out.write(f"Held until {starts:%H:%M:%S %Z} so an audience can gather; its page counts down. Ctrl-C stops.")
+        try:
+            # Each second: the owner may start it sooner from its page.
+            while (left := hold.seconds_left(debate.pk)) is not None and left > 0:
+                time.sleep(min(left, 1.0))
+        except KeyboardInterrupt:
+            self.stderr.write(f"\nStopped while held. Resume with: python manage.py debate --resume {debate.pk}")
+            sys.exit(130)
+        if left is None or not hold.claim(debate.pk):
+            out.write("It was started from its page; it runs there.")
+            return False
+        return True
 
     def check_limits(self, owner: Any) -> None:
         try:
@@ -150,6 +183,10 @@ class Command(BaseCommand):
                 if value.startswith("human:")
                 else persona_choice(value)
             )
+        try:
+            hold_minutes = parse_number(opts["hold"], "--hold", high=settings.CHAOSLM_HOLD_MAX_MINUTES)
+        except NumberError as error:
+            raise CommandError(str(error)) from None
         options: dict[str, Any] = {}
         if opts["turns"] is not None:
             options["turns"] = opts["turns"]
@@ -174,6 +211,7 @@ class Command(BaseCommand):
                 visibility=opts["visibility"],
                 show_thinking=not opts["private_thinking"],
                 audience_poll=not opts["no_poll"],
+                hold_minutes=hold_minutes,
             )
         except FormatError as error:
             raise CommandError(str(error)) from None

@@ -1,0 +1,370 @@
+"""The audience's vote under a crowd: N distinct voters vote on one public debate, before it and after it, while
+S websocket spectators watch it; against a plain page request in the same run.
+
+The stack is bench/crowd.py's, on loopback: the test server, a Redis of its own, a fresh database on the
+PostgreSQL of CHAOSLM_TEST_DATABASE_URL, two daphne web processes behind a pretend proxy
+(CHAOSLM_BEHIND_PROXY, each voter its own address in X-Forwarded-For, so the per-address limit stays on), a
+Celery worker. The debate is queued with no worker running, so its vote before stays open; every voter votes
+(a tenth of them change their mind once: the last vote counts), then the worker runs the debate, every voter
+votes after, and the owner closes the vote. The first S voters are also spectators: each keeps a socket on the
+debate's page and, as the page does on each push, fetches its own poll box (soon and 1.2 s later, each after a
+random moment of up to a second, as static/js/chaoslm.js does). Meanwhile a plain reader loads the debate's
+page as often as votes are cast, at the same concurrency.
+
+Checks that every vote is counted exactly once (the tallies against what the voters last chose), and that the
+final tally is the same everywhere: in the database, in each spectator's last pushed box after it voted and
+after the close, and on a fresh load of the page. Prints p50/p99 of the vote request and of the page request,
+with their ratios.
+
+    uv run python bench/votes.py [--voters 1000] [--spectators 500] [--concurrency 20] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import secrets
+import shutil
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import httpx2 as httpx
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._setup import PRODUCTION_LIKE, parse_args, print_table, start_test_server
+from bench.crowd import DATABASE_URL, WORKER, Stack, debate_status, drop_database, free_port, fresh_database
+
+CHOICES = ("a", "b", "undecided")
+REFETCH_MS, SPREAD_MS = 1200, 1000  # debates/votes.py's: what a page waits before each fetch of its box
+ROW = re.compile(r'<tr[^>]*>\s*<th scope="row">[^<]*</th>(.*?)</tr>', re.S)
+COUNT = re.compile(r"\((\d+)\)</span>|<td>—</td>")
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+OWNER, PASSWORD = "bench-owner", "bench-owner-pw-123"
+
+
+def tallies(box: str) -> dict[str, dict[str, int]]:
+    """The counts a poll box shows, per phase and option (a phase it does not show is left out)."""
+    shown: dict[str, dict[str, int]] = {"before": {}, "after": {}}
+    table = box.partition('id="poll-box"')[2].partition("</table>")[0]  # the tally's table, not the paired one
+    for key, row in zip(CHOICES, ROW.findall(table), strict=False):
+        cells = COUNT.findall(row)
+        for phase, cell in zip(("before", "after"), cells, strict=False):
+            if cell:
+                shown[phase][key] = int(cell)
+    return {phase: counts for phase, counts in shown.items() if counts}
+
+
+@dataclass
+class Voter:
+    index: int
+    session: aiohttp.ClientSession
+    address: str
+    choices: dict[str, str] = field(default_factory=dict)  # phase -> what they last chose
+    boxes: list[tuple[float, str]] = field(default_factory=list)  # (when, the box it fetched) as a spectator
+    pings: int = 0
+    connects: int = 0
+    failed_fetches: int = 0
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"X-Forwarded-For": self.address}
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
+
+
+async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: Stack) -> dict[str, object]:
+    connector = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=120)
+    vote_ms: list[float] = []
+    page_ms: list[float] = []
+    refused: Counter[str] = Counter()
+    voters: list[Voter] = []
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as reader:
+        for i in range(args.voters):
+            jar = aiohttp.CookieJar(unsafe=True)  # each voter its own cookies: its CSRF token, its voter id
+            session = aiohttp.ClientSession(connector=connector, connector_owner=False, cookie_jar=jar, timeout=timeout)
+            voters.append(Voter(i, session, f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256 + 1}"))
+        gate = asyncio.Semaphore(args.concurrency)
+
+        def url(voter_or_index: int, path: str) -> str:
+            return base[voter_or_index % len(base)] + path
+
+        async def open_page(voter: Voter) -> str:
+            async with voter.session.get(url(voter.index, f"/debates/{debate_id}/"), headers=voter.headers) as r:
+                return await r.text()
+
+        async def fetch_box(voter: Voter) -> None:
+            headers = {**voter.headers, "HX-Request": "true"}
+            try:
+                async with voter.session.get(url(voter.index, f"/debates/{debate_id}/poll/"), headers=headers) as r:
+                    box = await r.text()
+                    if r.status == 200:
+                        voter.boxes.append((time.monotonic(), box))
+                        return
+            except (TimeoutError, aiohttp.ClientError):
+                pass
+            voter.failed_fetches += 1
+
+        async def spectate(voter: Voter, stop: asyncio.Event, ready: asyncio.Event) -> None:
+            """As the page: on each push its two fetches, each spread (chaoslm.js); a dropped or refused socket is
+            opened again after a pause, as the htmx ws extension does, and its catch-up brings the push again."""
+            ws_url = url(voter.index, f"/ws/debates/{debate_id}/?since=0").replace("http", "ws", 1)
+            origin = url(voter.index, "")
+            fetches: list[asyncio.Task[None]] = []
+
+            async def fetch_after(seconds: float) -> None:
+                await asyncio.sleep(seconds)
+                await fetch_box(voter)
+
+            attempt = 0
+            while not stop.is_set():
+                try:
+                    async with voter.session.ws_connect(ws_url, headers={"Origin": origin}) as ws:
+                        voter.connects += 1
+                        ready.set()
+                        while not stop.is_set():
+                            try:
+                                message = await ws.receive(timeout=0.5)
+                            except TimeoutError:
+                                continue
+                            if message.type != aiohttp.WSMsgType.TEXT:
+                                break
+                            if 'id="poll-ping"' in message.data:
+                                voter.pings += 1
+                                for after in (0.0, REFETCH_MS / 1000):
+                                    wait = after + random.random() * SPREAD_MS / 1000
+                                    fetches.append(asyncio.ensure_future(fetch_after(wait)))
+                except (TimeoutError, aiohttp.ClientError, OSError):
+                    pass
+                attempt += 1
+                if not stop.is_set():
+                    await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))
+            await asyncio.gather(*fetches)
+
+        async def vote(voter: Voter, phase: str, choice: str, csrf: str) -> None:
+            headers = {**voter.headers, "HX-Request": "true", "X-CSRFToken": csrf}
+            data = {"phase": phase, "choice": choice}
+            async with gate:
+                started = time.perf_counter()
+                try:
+                    async with voter.session.post(url(voter.index, f"/debates/{debate_id}/poll/vote/"), data=data,
+                                                  headers=headers) as r:  # fmt: skip
+                        await r.read()
+                except (TimeoutError, aiohttp.ClientError):
+                    refused["no answer"] += 1  # counted or not: the check below says which
+                    return
+                vote_ms.append((time.perf_counter() - started) * 1000)
+                if r.status != 200:
+                    refused[str(r.status)] += 1
+                    return
+                voter.choices[phase] = choice
+
+        async def read_page(i: int) -> None:
+            async with gate:
+                started = time.perf_counter()
+                address = {"X-Forwarded-For": f"172.16.{i // 256 % 256}.{i % 256 + 1}"}
+                try:
+                    async with reader.get(url(i, f"/debates/{debate_id}/"), headers=address) as r:
+                        await r.read()
+                except (TimeoutError, aiohttp.ClientError):
+                    refused["page: no answer"] += 1
+                    return
+                page_ms.append((time.perf_counter() - started) * 1000)
+
+        async def phase(name: str, csrfs: dict[int, str]) -> None:
+            rng = random.Random(name)
+            jobs = [vote(v, name, rng.choice(CHOICES), csrfs[v.index]) for v in voters]
+            changes = [v for v in voters if rng.random() < 0.1]  # a tenth change their mind: the last one counts
+            jobs += [vote(v, name, rng.choice(CHOICES), csrfs[v.index]) for v in changes]
+            reads = [read_page(i) for i in range(len(jobs))]
+            mixed = [job for pair in zip(jobs, reads, strict=True) for job in pair]
+            await asyncio.gather(*mixed)
+
+        # Every voter opens the page first (its CSRF token), as a person does before voting.
+        csrfs: dict[int, str] = {}
+        for start in range(0, len(voters), args.concurrency):
+            pages = await asyncio.gather(*(open_page(v) for v in voters[start : start + args.concurrency]))
+            for voter, page in zip(voters[start : start + args.concurrency], pages, strict=True):
+                csrfs[voter.index] = CSRF.search(page).group(1)
+
+        stop = asyncio.Event()
+        watchers = []
+        for start in range(0, args.spectators, 100):  # a hundred at a time, as bench/crowd.py's arrive
+            readies = []
+            for voter in voters[start : min(start + 100, args.spectators)]:
+                ready = asyncio.Event()
+                readies.append(ready)
+                watchers.append(asyncio.ensure_future(spectate(voter, stop, ready)))
+            await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 600)
+
+        began = time.perf_counter()
+        await phase("before", csrfs)
+        worker = stack.start("worker", WORKER)
+        while (status := await asyncio.to_thread(status_of, stack.env["DATABASE_URL"], debate_id)) != "completed":
+            if status == "error":
+                raise RuntimeError("the debate failed: see the worker's log")
+            await asyncio.sleep(0.2)
+        stack.stop(worker)
+        await asyncio.sleep(1.5)  # the after-vote is open on every page
+        await phase("after", csrfs)
+        voting_seconds = time.perf_counter() - began
+
+        owner = aiohttp.ClientSession(
+            connector=connector, connector_owner=False, cookie_jar=aiohttp.CookieJar(unsafe=True)
+        )
+        async with owner.get(base[0] + "/accounts/login/") as r:
+            token = CSRF.search(await r.text()).group(1)
+        login = {"username": OWNER, "password": PASSWORD, "csrfmiddlewaretoken": token}
+        async with owner.post(base[0] + "/accounts/login/", data=login) as r:
+            await r.read()
+        token = next(c.value for c in owner.cookie_jar if c.key == "csrftoken")
+        closed_at = time.monotonic()
+        async with owner.post(base[0] + f"/debates/{debate_id}/poll/close/", headers={"X-CSRFToken": token}) as r:
+            await r.read()
+            assert r.status in (200, 302), r.status
+        await owner.close()
+        await asyncio.sleep(4)  # the close's push, and each page's fetch and refetch
+        stop.set()
+        await asyncio.gather(*watchers)
+
+        fresh = await (await reader.get(base[1 % len(base)] + f"/debates/{debate_id}/")).text()
+        for voter in voters:
+            await voter.session.close()
+    return {
+        "voters": voters,
+        "vote_ms": vote_ms,
+        "page_ms": page_ms,
+        "refused": refused,
+        "closed_at": closed_at,
+        "fresh": fresh,
+        "voting_seconds": voting_seconds,
+    }
+
+
+def status_of(database_url: str, debate_id: int) -> str:
+    """The debate's status; "" while a shared PostgreSQL refuses a connection (its slots taken): asked again."""
+    try:
+        return debate_status(database_url, debate_id)
+    except psycopg.OperationalError:
+        return ""
+
+
+def stored_tally(database_url: str, debate_id: int) -> tuple[dict[str, dict[str, int]], int]:
+    with psycopg.connect(database_url) as connection:
+        rows = connection.execute(
+            "SELECT phase, choice, count(*) FROM debates_pollvote WHERE debate_id = %s GROUP BY phase, choice",
+            [debate_id],
+        ).fetchall()
+    tally: dict[str, dict[str, int]] = {"before": dict.fromkeys(CHOICES, 0), "after": dict.fromkeys(CHOICES, 0)}
+    for phase, choice, count in rows:
+        tally[phase][choice] = count
+    return tally, sum(count for _, _, count in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--voters", type=int, default=1000)
+    parser.add_argument("--spectators", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=20, help="votes (and page loads) in flight at once")
+    args = parse_args(parser, {"voters": 30, "spectators": 10, "concurrency": 10})
+    args.spectators = min(args.spectators, args.voters)
+    if not DATABASE_URL or not shutil.which("redis-server"):
+        print_table([("votes", "left out", "needs CHAOSLM_TEST_DATABASE_URL and redis-server")])
+        return
+    logs = Path(os.environ.get("TMPDIR", "/tmp")) / f"chaoslm-votes-{secrets.token_hex(3)}"
+    logs.mkdir(parents=True)
+    llm, llm_url = start_test_server(0.02, 0.0, 20)
+    redis_port = free_port()
+    database_url, database = fresh_database()
+    env = {
+        **os.environ,
+        **PRODUCTION_LIKE,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "CHAOSLM_RUNNER": "celery",
+        "CHAOSLM_BEHIND_PROXY": "1",
+        "OPENAI_BASE_URL": llm_url,
+        "OPENAI_API_KEY": "bench",
+        "CHAOSLM_DEFAULT_MODEL": "bench-model",
+        "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
+        "CHAOSLM_LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+    }
+    stack = Stack(env, logs)
+    try:
+        stack.start("redis", ["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"])
+        time.sleep(0.5)
+        stack.manage("migrate", "--noinput")
+        stack.manage("import_personas", "personas/")
+        create = (
+            f"from django.contrib.auth.models import User; User.objects.create_user({OWNER!r}, password={PASSWORD!r})"
+        )
+        stack.manage("shell", "-c", create)
+        web = [stack.daphne(f"web-{i}", "chaoslm.asgi:application") for i in range(2)]
+        base = [f"http://127.0.0.1:{port}" for _, port in web]
+        for address in base:  # each process's first request starts its background imports
+            httpx.get(address + "/", timeout=30)
+        command = ["debate", "duel", "--topic", "Should cities ban private cars?", "--turns", "2"]
+        command += ["--a", "Ada Sterling", "--b", "Marcus Vale", "--judge", "Judge Ines Okafor"]
+        command += ["--visibility", "public", "--owner", OWNER, "--enqueue"]
+        debate_id = int(stack.manage(*command).strip().splitlines()[-1])  # queued: no worker runs it yet
+        result = asyncio.run(run(base, debate_id, args, stack))
+        stored, rows = stored_tally(database_url, debate_id)
+    finally:
+        stack.stop_all()
+        llm.terminate()
+        llm.wait(10)
+        drop_database(database)
+
+    voters: list[Voter] = result["voters"]  # type: ignore[assignment]
+    expected = {p: Counter(v.choices[p] for v in voters if p in v.choices) for p in ("before", "after")}
+    expected_tally = {p: {c: expected[p][c] for c in CHOICES} for p in expected}
+    counted_once = stored == expected_tally and rows == sum(len(v.choices) for v in voters)
+    spectators = voters[: args.spectators]
+    finals = [next((tallies(b) for t, b in reversed(s.boxes) if t >= result["closed_at"]), {}) for s in spectators]  # type: ignore[operator]
+    same_on_spectators = sum(final == stored for final in finals)
+    fresh = tallies(result["fresh"])  # type: ignore[arg-type]
+    vote_ms, page_ms = result["vote_ms"], result["page_ms"]  # type: ignore[assignment]
+    refused: Counter[str] = result["refused"]  # type: ignore[assignment]
+    v50, v99, p50, p99 = (quantile(vote_ms, 0.5), quantile(vote_ms, 0.99), quantile(page_ms, 0.5),
+                          quantile(page_ms, 0.99))  # fmt: skip
+    print(f"{args.voters} voters, {args.spectators} spectators over 2 web processes, logs in {logs}")
+    print_table(
+        [
+            ("voters", str(args.voters), f"{len(vote_ms)} vote requests, a tenth of them changes"),
+            ("votes stored (before, after)", f"{sum(stored['before'].values())}, {sum(stored['after'].values())}",
+             f"expected {sum(expected['before'].values())}, {sum(expected['after'].values())}"),
+            ("every vote counted once", "yes" if counted_once else "NO", "stored tally = voters' last choices"),
+            ("refused votes", str(sum(refused.values())), ", ".join(f"{k}: {n}" for k, n in refused.items()) or "0"),
+            ("spectators' final tally", f"{same_on_spectators}/{len(spectators)}", "same as stored, after the close"),
+            ("fresh page's tally", "same" if fresh == stored else "DIFFERENT", ""),
+            ("pushes per spectator", f"{statistics.mean(s.pings for s in spectators):.1f}", "at most one a second"),
+            ("box fetches failed", str(sum(s.failed_fetches for s in spectators)),
+             f"of {sum(len(s.boxes) + s.failed_fetches for s in spectators)}; sockets opened again: "
+             f"{sum(max(0, s.connects - 1) for s in spectators)}"),
+            ("vote p50 ms", f"{v50:.1f}", f"page p50 {p50:.1f}"),
+            ("vote p99 ms", f"{v99:.1f}", f"page p99 {p99:.1f}"),
+            ("vote / page p50", f"{v50 / p50:.2f}x", "same run, same concurrency"),
+            ("vote / page p99", f"{v99 / p99:.2f}x", ""),
+            ("voting wall s", f"{result['voting_seconds']:.1f}", "both phases and the debate between"),
+        ]
+    )  # fmt: skip
+    if not (counted_once and same_on_spectators == len(spectators) and fresh == stored):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
