@@ -183,6 +183,9 @@ def tournament_run(
     spec = logs / "league.yaml"
     spec.write_text(TOURNAMENT.format(questions=", ".join(f"Question {i} holds" for i in range(questions))))
     tournament_id = int(stack.manage("tournament", "run", str(spec), "--enqueue").strip().splitlines()[-1])
+    # Shared by link, as the owner's sharing panel does: a tournament starts private.
+    with psycopg.connect(database_url) as connection:
+        connection.execute("UPDATE tournaments_tournament SET visibility = 'unlisted' WHERE id = %s", [tournament_id])
     token = query(database_url, "SELECT share_token FROM tournaments_tournament WHERE id = %s", tournament_id)[0][0]
     urls = [f"ws://127.0.0.1:{port}/ws/tournament-share/{token}/" for _, port in web]
     pushes: list[list[str]] = [[] for _ in range(watchers_n)]  # each watcher's pushes (after its catch-up), hashed
@@ -289,6 +292,9 @@ def main() -> None:
             worker = stack.start("worker", WORKER)
             rows += room_run(stack, web, args.watchers, args.messages)
             stack.stop(worker)
+            print(f"{args.watchers} watchers over 2 web processes, layer {args.layer}, logs in {logs}")
+            print_table(rows)  # now: the tournament's part takes minutes more
+            rows = []
         if args.page in ("tournament", "both"):
             rows += tournament_run(stack, web, args.watchers, args.questions, logs)
     finally:
@@ -296,8 +302,9 @@ def main() -> None:
         llm.terminate()
         llm.wait(10)
         drop_database(database)
-    print(f"{args.watchers} watchers over 2 web processes, layer {args.layer}, logs in {logs}")
-    print_table(rows)
+    if rows:
+        print(f"{args.watchers} watchers over 2 web processes, layer {args.layer}, logs in {logs}")
+        print_table(rows)
 
 
 if __name__ == "__main__":
