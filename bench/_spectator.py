@@ -163,3 +163,124 @@ class Spectator:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+# A room page's parts, in the order they come: a saved message's card, a card being written (an agent's, by
+# agent id), a card taken away, the pending list replaced whole (a catch-up's), a piece of streamed text.
+ROOM_PART = re.compile(
+    r'<article id="msg-(?P<message>\d+)" class="msg msg-(?P<kind>[a-z]+)'
+    r'|<article id="think-(?P<thinking>\d+)"'
+    r'|<template data-remove="think-(?P<removed>\d+)">'
+    r'|<section id="pending"[^>]*hx-swap-oob="true"'
+    r'|<span data-into="think-(?P<into>\d+)-text"(?: data-gen="(?P<gen>\d+)" data-at="(?P<at>\d+)")?'
+    r"(?P<reset> data-reset)?>(?P<text>[^<]*)</span>"
+)
+
+
+@dataclass
+class RoomWatcher:
+    """A room page's live part, in Python, as static/js/chaoslm.js applies it; reconnects as the page does, with
+    `since` its newest message (the page's rule: one less than its oldest pending answer, if it shows one)."""
+
+    urls: list[str]
+    messages: dict[int, str] = field(default_factory=dict)  # message id -> kind, in the order they came
+    writing: dict[int, Stream] = field(default_factory=dict)  # agent id -> its card being written
+    streamed: list[str] = field(default_factory=list)  # each written card's text when it was taken away
+    connects: int = 0
+    messages_received: int = 0
+    cards_again: int = 0  # pushes of a message already shown: harmless, counted
+    late: int = 0  # a message that came after a later one, outside a catch-up
+    text_again: int = 0
+    gaps: int = 0
+    resumed: list[str] = field(default_factory=list)  # texts so far that a catch-up brought
+    latencies: list[float] = field(default_factory=list)
+    last: int = 0
+    socket: aiohttp.ClientWebSocketResponse | None = None
+
+    def since(self) -> int:
+        said = [pk for pk, kind in self.messages.items() if kind != "pending"]
+        pending = [pk for pk, kind in self.messages.items() if kind == "pending"]
+        since = max(said, default=0)
+        return min(since, min(pending) - 1) if pending else since
+
+    def apply(self, message: str, *, catch_up: bool = False) -> None:
+        now = time.time()
+        for part in ROOM_PART.finditer(message):
+            if part["message"] is not None:
+                pk = int(part["message"])
+                if pk in self.messages and self.messages[pk] == part["kind"]:
+                    self.cards_again += 1
+                elif pk < self.last and not catch_up and part["kind"] != "pending":
+                    self.late += 1
+                self.messages[pk] = part["kind"]
+                if part["kind"] != "pending":
+                    self.last = max(self.last, pk)
+            elif part["thinking"] is not None:
+                self.writing.setdefault(int(part["thinking"]), Stream())
+            elif part["removed"] is not None:
+                stream = self.writing.pop(int(part["removed"]), None)
+                if stream is not None:
+                    self.streamed.append(stream.text)
+            elif part["into"] is not None:
+                self._piece(part, now, catch_up)
+            else:  # the pending list, replaced: what it held is gone, the cards being written come after it
+                self.writing.clear()
+                self.messages = {pk: kind for pk, kind in self.messages.items() if kind != "pending"}
+
+    def _piece(self, part: re.Match[str], now: float, catch_up: bool) -> None:
+        stream = self.writing.get(int(part["into"]))
+        if stream is None:
+            return
+        text = html.unescape(part["text"])
+        for stamp in STAMP.findall(text):
+            self.latencies.append(now - int(stamp) / 1e6)
+        if part["at"] is None:
+            stream.text += text
+            return
+        gen, at = int(part["gen"]), int(part["at"])
+        if part["reset"]:
+            if gen < stream.gen or (gen == stream.gen and not text):
+                return
+            stream.gen, stream.text = gen, text
+            if catch_up and text:
+                self.resumed.append(text)
+            return
+        if gen < stream.gen:
+            return
+        if gen > stream.gen or at > len(stream.text):
+            self.gaps += 1
+            raise Resync
+        if at + len(text) <= len(stream.text):
+            self.text_again += len(text)
+            return
+        self.text_again += len(stream.text) - at
+        stream.text += text[len(stream.text) - at :]
+
+    async def watch(self, session: aiohttp.ClientSession, done: asyncio.Event) -> None:
+        """Follow the room until `done` is set, reconnecting as a page does (`socket`: the one open, to cut)."""
+        attempt = 0
+        while not done.is_set():
+            url = self.urls[attempt % len(self.urls)]
+            try:
+                origin = "http" + url.removeprefix("ws").split("/ws/", 1)[0]
+                async with session.ws_connect(f"{url}?since={self.since()}", headers={"Origin": origin}) as ws:
+                    self.socket = ws
+                    self.connects += 1
+                    first, resync = True, False
+                    async for message in ws:
+                        if message.type != aiohttp.WSMsgType.TEXT:
+                            break
+                        self.messages_received += 1
+                        try:
+                            self.apply(message.data, catch_up=first)
+                        except Resync:
+                            resync = True
+                            break
+                        first = False
+                    if resync or ws.close_code == RESYNC_CODE:
+                        continue
+            except (TimeoutError, aiohttp.ClientError, OSError):
+                pass
+            attempt += 1
+            if not done.is_set():
+                await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
@@ -153,7 +154,7 @@ async def until(condition, timeout: float, what: str) -> None:  # type: ignore[n
         await asyncio.sleep(0.1)
 
 
-def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[str, float]:
+def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[str, Any]:
     web = [stack.daphne(f"web-{i}", "chaoslm.asgi:application") for i in range(2)]
     web_pids = [pid for pid, _ in web]
     for _, port in web:  # each process's first request starts its background imports: let them finish
@@ -179,14 +180,13 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
                 await until(lambda batch=batch: all(s.messages for s in batch), 120, "the spectators' catch-ups")
             await asyncio.sleep(2)
             rss_idle = rss_bytes(web_pids)
-            pids = [*web_pids, redis_pid]
-            cpu = cpu_seconds(pids)
+            web_cpu, redis_cpu = cpu_seconds(web_pids), cpu_seconds([redis_pid])
             worker = stack.start("worker", WORKER)
             # The worker's start-up (Celery, Django, the LLM client: seconds of CPU) is not delivery: its CPU
             # counts from when it has taken the debate.
             while (status := debate_status(stack.env["DATABASE_URL"], debate_id)) == "pending":
                 await asyncio.sleep(0.05)
-            cpu -= cpu_seconds([worker.pid])
+            worker_cpu = cpu_seconds([worker.pid])
             rss_peak = rss_idle
             while status not in ("completed", "error"):
                 rss_peak = max(rss_peak, rss_bytes(web_pids))
@@ -199,9 +199,13 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
                 await until(lambda: all(saved <= set(s.saved) for s in spectators), 120, "every card")
             done.set()
             await asyncio.gather(*tasks)
-            cpu = cpu_seconds([*pids, worker.pid]) - cpu
+            parts = {
+                "web": cpu_seconds(web_pids) - web_cpu,
+                "worker": cpu_seconds([worker.pid]) - worker_cpu,
+                "redis": cpu_seconds([redis_pid]) - redis_cpu,
+            }
             stack.stop(worker)
-            return {"rss_idle": rss_idle, "rss_peak": rss_peak, "cpu": cpu}
+            return {"rss_idle": rss_idle, "rss_peak": rss_peak, "cpu": sum(parts.values()), "parts": parts}
 
     measured = asyncio.run(watch())
     transcript = httpx.get(f"http://127.0.0.1:{web[1][1]}/debates/{debate_id}/export.json", timeout=30).json()
@@ -237,13 +241,14 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
         "p99": latencies[int(len(latencies) * 0.99)] if latencies else float("nan"),
         "messages": messages,
         "cpu": measured["cpu"],
+        "parts": measured["parts"],
         "idle_per_spectator": (measured["rss_idle"] - rss_before) / len(spectators),
         "watching_per_spectator": (measured["rss_peak"] - rss_before) / len(spectators),
         "tokens": expected_tokens,
     }
 
 
-def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid: int) -> dict[str, float]:
+def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid: int) -> dict[str, Any]:
     web = [stack.daphne(f"floor-{i}", "bench._floor:application") for i in range(2)]
     pids = [pid for pid, _ in web]
     received: list[list[float]] = [[] for _ in range(spectators)]
@@ -260,7 +265,7 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
                     return
                 received[index].extend(now - int(stamp) / 1e6 for stamp in STAMP.findall(message.data))
 
-    async def run() -> float:
+    async def run() -> dict[str, float]:
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as session:
             readies = [asyncio.Event() for _ in range(spectators)]
@@ -271,14 +276,16 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
                 for i in batch:
                     await asyncio.wait_for(readies[i].wait(), 120)
             await asyncio.sleep(2)
-            cpu = cpu_seconds([*pids, redis_pid])
+            # The pusher is one of the two web processes: their CPU counts together.
+            before = {"web": cpu_seconds(pids), "redis": cpu_seconds([redis_pid])}
             async with httpx.AsyncClient(timeout=600) as client:
                 query = f"tokens={tokens}&rate={rate}&spectators=0"
                 await client.get(f"http://127.0.0.1:{web[0][1]}/replay?{query}")
             await asyncio.wait_for(asyncio.gather(*tasks), 120)
-            return cpu_seconds([*pids, redis_pid]) - cpu
+            after = {"web": cpu_seconds(pids), "redis": cpu_seconds([redis_pid])}
+            return {part: after[part] - before[part] for part in before}
 
-    cpu = asyncio.run(run())
+    parts = asyncio.run(run())
     latencies = sorted(latency for spectator in received for latency in spectator)
     return {
         "expected_tokens": tokens * spectators,
@@ -286,8 +293,13 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
         "p50": statistics.median(latencies) if latencies else float("nan"),
         "p99": latencies[int(len(latencies) * 0.99)] if latencies else float("nan"),
         "messages": sum(counts),
-        "cpu": cpu,
+        "cpu": sum(parts.values()),
+        "parts": parts,
     }
+
+
+def per_message(run: dict[str, Any], part: str) -> str:
+    return f"{run['parts'][part] / max(run['messages'], 1) * 1e6:.0f}"
 
 
 def main() -> None:
@@ -353,6 +365,9 @@ def main() -> None:
             ("messages delivered", str(ours["messages"]), f"floor {floor['messages']}"),
             ("CPU µs / message", f"{cpu_ours * 1e6:.0f}", f"floor {cpu_floor * 1e6:.0f}"),
             ("CPU / message / floor", f"{cpu_ours / cpu_floor:.2f}x", "goal <= 1.5x"),
+            ("CPU µs / message: web", per_message(ours, "web"), f"floor {per_message(floor, 'web')}"),
+            ("CPU µs / message: worker", per_message(ours, "worker"), "the debate: LLM client, database, rendering"),
+            ("CPU µs / message: Redis", per_message(ours, "redis"), f"floor {per_message(floor, 'redis')}"),
             ("floor tokens delivered", f"{floor['received_tokens']}/{floor['expected_tokens']}", ""),
             ("KiB / idle spectator", f"{ours['idle_per_spectator'] / 1024:.0f}", "web processes' RSS"),
             ("KiB / watching spectator", f"{ours['watching_per_spectator'] / 1024:.0f}", "peak while it runs"),

@@ -202,6 +202,11 @@ def writing_html(group: str, anchor: str) -> str:
     return "".join(parts)
 
 
+def forget_writing(group: str) -> None:
+    """No card of `group` is being written any more (its generation was stopped from elsewhere than its outbox)."""
+    cache.delete(writing_key(group))
+
+
 def _tokens_piece(anchor: str, target: str, gen: int | None, at: int | None, text: str, *, reset: bool = False) -> str:
     """Text for the page's `tokens` swap; without a generation and offset, it is appended as it comes."""
     where = "" if gen is None else f' data-gen="{gen}" data-at="{at}"'

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import Q
 from django.template.loader import render_to_string
 
 from chaoslm import live
@@ -19,6 +20,11 @@ from rooms.models import Room, RoomAgent, RoomMessage
 from rooms.table import RoomObserver, RoomTable, load_room, queue_agents
 
 MESSAGES, PENDING = "#messages", "#pending"  # the page's lists: said and kept, and answers waiting to be kept
+
+
+def _text_of(agent_id: int) -> str:
+    """The element of an agent's card being written that its text streams into (rooms/partials/thinking.html)."""
+    return f"think-{agent_id}-text"
 
 
 def message_html(message: RoomMessage) -> str:
@@ -45,13 +51,44 @@ def push_status(room: Room) -> None:
 
 
 def push_stopped(room: Room) -> None:
-    """From a view: the room's generation stopped, so no agent's card says it is writing any more."""
+    """From a view: the room's generation stopped, so no agent's card says it is writing any more, nor does a
+    (re)connecting page's catch-up."""
+    live.forget_writing(live.room_group(room.pk))
     _push(room, "".join(live.remove(f"think-{a.pk}", PENDING) for a in room.agents.all()))
 
 
 def push_kept(room: Room, kept: Sequence[RoomMessage]) -> None:
     """From a view: the pending answers the owner decided on leave the pending cards for the room's messages."""
     _push(room, "".join(live.remove(f"msg-{m.pk}", PENDING) + message_card(m) for m in kept))
+
+
+def catch_up_html(room_id: int, since_id: int, *, with_whispers: bool) -> str:
+    """What a page that (re)connects is missing: the status line, the messages after `since_id` (the newest the
+    page shows), the pending answers as they stand, and the answers being written with their text so far.
+
+    The page gives as `since_id` one less than its oldest pending answer when it shows one (static/js/chaoslm.js):
+    kept meanwhile, that answer has moved to the messages, and comes again there."""
+    room = Room.objects.get(pk=room_id)
+    messages, pending = _messages_after(room, since_id, with_whispers=with_whispers)
+    pending_html = "".join(message_html(m) for m in pending)
+    return "".join(
+        [
+            status_now_html(room),
+            live.upsert("".join(message_html(m) for m in messages), MESSAGES) if messages else "",
+            # The whole list, replaced: an answer kept or dropped while the page was away leaves it.
+            f'<section id="pending" class="pending" hx-swap-oob="true">{pending_html}</section>',
+            live.writing_html(live.room_group(room_id), PENDING),
+        ]
+    )
+
+
+def _messages_after(room: Room, after: int, *, with_whispers: bool) -> tuple[list[RoomMessage], list[RoomMessage]]:
+    """The room's messages after `after` and all its pending answers, in order, as the page lists them
+    (rooms/selectors.page_messages); whispers only `with_whispers` (the owner's)."""
+    pending_kind = RoomMessage.Kind.PENDING
+    messages = room.messages.select_related("agent").filter(Q(pk__gt=after) | Q(kind=pending_kind)).order_by("pk")
+    shown = [m for m in messages if with_whispers or not m.audience]
+    return [m for m in shown if m.kind != pending_kind], [m for m in shown if m.kind == pending_kind]
 
 
 def in_queue_order(room: Room, agents: Sequence[RoomAgent]) -> list[RoomAgent]:
@@ -103,7 +140,8 @@ def status_now_html(room: Room) -> str:
 
 class RoomBroadcaster(RoomObserver):
     def __init__(self, room_id: int) -> None:
-        self.outbox = live.Outbox(live.room_group(room_id), MESSAGES)
+        # Anchored on the pending list, where the cards being written go (`begin`), and where a catch-up puts them.
+        self.outbox = live.Outbox(live.room_group(room_id), PENDING)
         self.thinking: dict[int, str] = {}
         self.ahead: dict[int, int] = {}  # agent id -> calls ahead of its call, waiting for the embedded model
         self.agents: list[RoomAgent] = []
@@ -124,11 +162,12 @@ class RoomBroadcaster(RoomObserver):
     def started(self, room: Room, agent: RoomAgent) -> None:
         self.thinking[agent.pk] = agent.name
         card = render_to_string("rooms/partials/thinking.html", {"agent": agent})
-        self.outbox.html(live.upsert(card, PENDING))
+        # Kept with its text for the catch-ups, and its text streamed with offsets (chaoslm/live.py).
+        self.outbox.begin(_text_of(agent.pk), card)
         self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))  # "Mira is writing"
 
     def delta(self, room: Room, agent: RoomAgent, text: str) -> None:
-        self.outbox.tokens(f"think-{agent.pk}-text", text)
+        self.outbox.tokens(_text_of(agent.pk), text)
 
     def queued(self, room: Room, agent: RoomAgent, ahead: int) -> None:
         if ahead:
@@ -143,6 +182,7 @@ class RoomBroadcaster(RoomObserver):
         if message.agent_id is not None:
             self.thinking.pop(message.agent_id, None)
             self.ahead.pop(message.agent_id, None)
+            self.outbox.end(_text_of(message.agent_id))
             self.outbox.html(live.remove(f"think-{message.agent_id}", MESSAGES))
         into = PENDING if message.kind == RoomMessage.Kind.PENDING else MESSAGES
         # The message's agent is the engine's own object: rendering needs no query, so it runs right here.
@@ -154,6 +194,7 @@ class RoomBroadcaster(RoomObserver):
         self.agents = [other for other in self.agents if other.pk != agent.pk]
         self.thinking.pop(agent.pk, None)
         self.ahead.pop(agent.pk, None)
+        self.outbox.end(_text_of(agent.pk))
         self.outbox.html(live.remove(f"think-{agent.pk}", MESSAGES))
         self.outbox.html(self._status(room, thinking=sorted(self.thinking.values())))
 

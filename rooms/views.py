@@ -55,11 +55,18 @@ def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> Http
             "turn_order_form": TurnOrderForm(instance=room),
             "memory_form": MemoryForm(instance=room),
             "ws_url": ws_url,
+            "since": _since(messages, pending),
             "share": sharing.share_panel(request, room),
             "export_md": export_md,
             "export_json": export_md.removesuffix("md") + "json",
         },
     )
+
+
+def _since(messages: list[RoomMessage], pending: list[RoomMessage]) -> int:
+    """What the page's socket catches up after (rooms/broadcast.catch_up_html), as static/js/chaoslm.js counts it."""
+    since = messages[-1].pk if messages else 0
+    return min(since, pending[0].pk - 1) if pending else since
 
 
 def room_detail(request: HttpRequest, pk: int) -> HttpResponse:

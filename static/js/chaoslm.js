@@ -126,15 +126,25 @@ function resync() {
   if (liveSocket) liveSocket.reconnect();
 }
 
+// A debate page's newest event; a room page's newest message, or one less than its oldest pending answer (kept
+// or dropped while the socket was down, it comes again: rooms/broadcast.catch_up_html).
+function newestShown() {
+  const events = Array.from(document.querySelectorAll("#transcript [data-event-id]"), (e) => Number(e.dataset.eventId));
+  if (events.length) return Math.max(...events);
+  const ids = (selector) => Array.from(document.querySelectorAll(selector), (e) => Number(e.id.slice(4)));
+  const said = ids("#messages > article[id^='msg-']");
+  const pending = ids("#pending > article[id^='msg-']");
+  const since = said.length ? Math.max(...said) : 0;
+  return pending.length ? Math.min(since, Math.min(...pending) - 1) : since;
+}
+
 // Reconnect with `since` set to the newest event this page shows, so the catch-up sends only what it missed.
 // The server closes a socket whose page fell too far behind with 1013 (try again later): the extension then
 // reconnects by itself, as after a dropped connection (1006) or a web process restarting (1012).
 document.addEventListener("DOMContentLoaded", () => {
   const create = htmx.createWebSocket;
   htmx.createWebSocket = (url) => {
-    const ids = Array.from(document.querySelectorAll("#transcript [data-event-id]"), (e) => Number(e.dataset.eventId));
-    const since = ids.length ? Math.max(...ids) : 0;
-    return create(url.replace(/([?&]since=)\d*/, `$1${since}`));
+    return create(url.replace(/([?&]since=)\d*/, `$1${newestShown()}`));
   };
 });
 
