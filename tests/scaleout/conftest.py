@@ -19,8 +19,8 @@ import httpx2 as httpx
 import psycopg
 import pytest
 
-from tests.browser.conftest import free_port
 from tests.conftest import XDIST_WORKER, require
+from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PERSONAS = ["Ada Sterling", "Marcus Vale", "Judge Ines Okafor"]

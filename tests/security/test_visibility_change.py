@@ -44,14 +44,13 @@ def logged_in(user):
 
 
 async def opened(kind, path, user=None):
-    """A socket, past what it is sent on joining (a debate's catch-up, a tournament's live parts)."""
+    """A socket, past what it is sent on joining (a debate's or a room's catch-up, a tournament's live parts)."""
     communicator = WebsocketCommunicator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)), path)
     if user is not None:
         communicator.scope["user"] = user
     connected, _ = await communicator.connect()
     assert connected, path
-    if kind != "room":
-        await communicator.receive_from()
+    await communicator.receive_from()
     return communicator
 
 
