@@ -20,7 +20,8 @@ from django.conf import settings
 from chaoslm import live, sharing
 
 # Close code for "your page fell behind, reconnect and catch up": 1013 (try again later) is one the htmx ws
-# extension reconnects on by itself.
+# extension reconnects on by itself. Under daphne the connection is dropped instead (`drop_connection`): autobahn
+# refuses to send 1013 (only 1000 and 3000-4999), and the page reconnects after a dropped connection (1006) too.
 RESYNC_CODE = 1013
 
 
@@ -42,8 +43,19 @@ def unsent_bytes(send: Any) -> Callable[[], int] | None:
     return unsent
 
 
+def drop_connection(send: Any) -> Callable[[], None] | None:
+    """A function that drops the socket's connection at once (its buffer freed, the page told 1006), or None if
+    the server is not daphne (see `unsent_bytes`)."""
+    if not isinstance(send, partial) or not send.args:
+        return None
+    protocol = send.args[0]
+    drop = getattr(protocol, "dropConnection", None)
+    return None if drop is None else partial(drop, abort=True)
+
+
 class NoteUnsentBytes:
-    """ASGI middleware, outermost: gives a websocket's scope `unsent_bytes` of the server's own `send`."""
+    """ASGI middleware, outermost: gives a websocket's scope `unsent_bytes` and `drop_connection` of the server's
+    own `send`."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -51,7 +63,7 @@ class NoteUnsentBytes:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         unsent = unsent_bytes(send)
         if unsent is not None:
-            scope = {**scope, "unsent_bytes": unsent}
+            scope = {**scope, "unsent_bytes": unsent, "drop_connection": drop_connection(send)}
         return await self.app(scope, receive, send)
 
 
@@ -113,7 +125,11 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 return
             if self._skipped(message) or self._unsent() > self.backlog_limit:
                 self.resyncing = True
-                await self.close(code=RESYNC_CODE)
+                drop = self.scope.get("drop_connection")
+                if drop is not None:
+                    drop()
+                else:
+                    await self.close(code=RESYNC_CODE)
                 return
             await self.send(text_data=message["html"])
             return
