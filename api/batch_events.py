@@ -116,19 +116,17 @@ def _tick(kind: BatchKind, batch_id: int, user: Any, token_id: int, cursor: int)
     batch = kind.model.objects.filter(pk=batch_id).first()
     if batch is None or not sharing.can_view(user, batch):
         return {"closed": f"You may no longer see this {kind.model._meta.verbose_name}."}
+    progress = progress_of(kind, batch)
+    settled = batch.status == COMPLETED or (batch.status != RUNNING and progress["running"] == 0)
+    # Whether it has ended is settled before its events are read: an end told between the two reads is then
+    # among them, never left behind the `end`.
+    ended = settled and _all_told(kind, batch)
     events = list(
         BatchEvent.objects.filter(kind=kind.kind, batch_id=batch_id, seq__gt=cursor)
         .order_by("seq")
         .values_list("seq", "data")
     )
-    progress = progress_of(kind, batch)
-    settled = batch.status == COMPLETED or (batch.status != RUNNING and progress["running"] == 0)
-    return {
-        "events": events,
-        "status": batch.status,
-        "progress": progress,
-        "ended": settled and _all_told(kind, batch),
-    }
+    return {"events": events, "status": batch.status, "progress": progress, "ended": ended}
 
 
 async def stream(kind: BatchKind, batch_id: int, user: Any, token_id: int, after: int | None) -> AsyncIterator[str]:

@@ -8,7 +8,7 @@ from tests.browser.conftest import screenshot
 pytestmark = pytest.mark.browser
 
 
-def create(page, base, fmt, topic, seats, options=None, premise="", visibility="private"):
+def create(page, base, fmt, topic, seats, options=None, premise="", visibility="private", hold=""):
     page.goto(base + "/debates/new/")
     if fmt != "duel":
         page.check(f"input[name=format][value={fmt}]")
@@ -23,6 +23,8 @@ def create(page, base, fmt, topic, seats, options=None, premise="", visibility="
     for name, value in (options or {}).items():
         page.fill(f"#id_option_{name}", str(value))
     page.select_option("#id_visibility", visibility)
+    if hold:
+        page.select_option("#id_hold", label=hold)
     page.click("button.primary")
     page.wait_for_url("**/debates/*/")
     return page.url

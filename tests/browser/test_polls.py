@@ -34,8 +34,9 @@ def shoot(page, name):
 
 
 def test_visitors_vote_before_watch_vote_after_and_see_the_result_beside_the_verdict(pages, browser, site, llm):
-    # Slow replies: the first statement lands some seconds after the start, while the vote before is open.
-    llm.configure(latency=1.0, token_rate=4, reply_words=20)
+    # Held a minute, so the vote before is open however slowly the pages load; the owner starts it once the
+    # visitors have voted.
+    llm.configure(latency=0.05, token_rate=0, reply_words=20)
     owner = pages.new("alice")
     create(
         owner,
@@ -45,6 +46,7 @@ def test_visitors_vote_before_watch_vote_after_and_see_the_result_beside_the_ver
         {"a": "Ada Sterling (debater)", "b": "Marcus Vale (debater)", "judge": "Judge Ines Okafor (judge)"},
         {"turns": 2},
         visibility="unlisted",
+        hold="1 minute",
     )
     share_url = owner.input_value(".share-link")
     phone, desk = visitor(browser, PHONE), visitor(browser, DESKTOP)
@@ -72,7 +74,7 @@ def test_visitors_vote_before_watch_vote_after_and_see_the_result_beside_the_ver
     # The phone's page is told the poll changed and fetches its own box: it now shows the room split.
     phone.wait_for_function("() => document.querySelector('#poll-box').innerText.includes('50%')")
 
-    llm.configure(latency=0.05, token_rate=0, reply_words=20)
+    owner.click("#hold-box button:has-text('Start now')")
     for page in (phone, desk):
         page.wait_for_selector("#verdict .winner", timeout=90_000)
         page.wait_for_function(

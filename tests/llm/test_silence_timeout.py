@@ -17,8 +17,12 @@ SCHEMA = {
     "required": ["score", "reasoning"],
 }
 USER = [{"role": "user", "content": "Hello there"}]
-# A one-second timeout, retried once at 1.5 s: both are shorter than the replies below take to write.
+# A one-second timeout, retried once at 1.5 s: for the faults below.
 POLICY = Policy(timeout=1.0, max_retries=1, backoff=0.01)
+# For the slow replies: a three-second timeout, retried once at 4.5 s, both shorter than those replies take to
+# write. Three seconds, as a loaded machine (two cores, three test workers, SmolLM2 beside them) can stall a
+# process's threads for a second between two words.
+SLOW_POLICY = Policy(timeout=3.0, max_retries=1, backoff=0.01)
 
 
 @pytest.fixture
@@ -35,21 +39,21 @@ def embedded(llm_server, settings, monkeypatch):
 
 
 async def test_a_slow_reply_nobody_watches_outlasts_the_timeout_and_arrives_whole(llm_server, embedded):
-    # 30 words at 12 a second: 2.5 s of writing, never more than ~0.1 s without a word.
-    llm_server.configure(reply_words=30, token_rate=12, one_at_a_time=True)
-    result = await chat(embedded, USER, policy=POLICY)
-    assert result.text.startswith("Point ") and len(result.text.split()) == 32
-    assert result.attempts == 1 and result.latency_ms >= 2400
+    # 36 words at 6 a second: 6 s of writing, never more than ~0.2 s without a word.
+    llm_server.configure(reply_words=36, token_rate=6, one_at_a_time=True)
+    result = await chat(embedded, USER, policy=SLOW_POLICY)
+    assert result.text.startswith("Point ") and len(result.text.split()) == 38
+    assert result.attempts == 1 and result.latency_ms >= 5000
     assert len(llm_server.requests) == 1  # no timeout, no retry
     assert llm_server.requests[0].body["stream"] is True
 
 
 async def test_a_slow_json_reply_is_streamed_assembled_and_validated(llm_server, embedded):
     reason = " ".join(["slow"] * 25)
-    llm_server.configure(rules=[{"reply": f'{{"score": 6, "reasoning": "{reason}"}}'}], token_rate=10)
-    result = await chat(embedded, USER, ChatOptions(json_schema=SCHEMA), policy=POLICY)
+    llm_server.configure(rules=[{"reply": f'{{"score": 6, "reasoning": "{reason}"}}'}], token_rate=5)
+    result = await chat(embedded, USER, ChatOptions(json_schema=SCHEMA), policy=SLOW_POLICY)
     assert result.data == {"score": 6, "reasoning": reason}
-    assert result.latency_ms >= 2400 and len(llm_server.requests) == 1
+    assert result.latency_ms >= 5000 and len(llm_server.requests) == 1
     body = llm_server.requests[0].body
     assert body["stream"] is True and body["response_format"]["type"] == "json_object"
     assert result.completion_tokens == 28 and not result.usage_estimated  # from the stream's usage chunk
