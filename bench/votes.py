@@ -293,6 +293,10 @@ def main() -> None:
         **os.environ,
         **PRODUCTION_LIKE,
         "DATABASE_URL": database_url,
+        # A pool per process, as docs/audience.md advises for a crowd: 2 web processes and a worker stay under
+        # PostgreSQL's default 100 connections however many pages fetch at once.
+        "CHAOSLM_DB_POOL_SIZE": "25",
+        "CHAOSLM_DB_CONN_MAX_AGE": "0",
         "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
         "CHAOSLM_RUNNER": "celery",
         "CHAOSLM_BEHIND_PROXY": "1",

@@ -113,6 +113,20 @@ _SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # are a shared budget, so there the default stays one per request.
 DATABASES["default"]["CONN_MAX_AGE"] = env_number("CHAOSLM_DB_CONN_MAX_AGE", 600 if _SQLITE else 0, int)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# PostgreSQL only: a pool of at most this many connections per process (psycopg_pool, Django's "pool" option).
+# A crowd's pages each hold a connection while they fetch; past the server's max_connections those fetches
+# failed, where with a pool they wait their turn (up to CHAOSLM_DB_POOL_TIMEOUT seconds).
+CHAOSLM_DB_POOL_SIZE = env_number("CHAOSLM_DB_POOL_SIZE", 0, int)
+if CHAOSLM_DB_POOL_SIZE > 0 and not _SQLITE:
+    if DATABASES["default"]["CONN_MAX_AGE"]:
+        raise ImproperlyConfigured(
+            "CHAOSLM_DB_POOL_SIZE needs CHAOSLM_DB_CONN_MAX_AGE=0 (the pool keeps them)"
+        )
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": CHAOSLM_DB_POOL_SIZE,
+        "timeout": env_number("CHAOSLM_DB_POOL_TIMEOUT", 30.0),
+    }
 if _SQLITE:
     # WAL lets readers (page views) proceed while the engine writes events.
     DATABASES["default"].setdefault("OPTIONS", {}).update(

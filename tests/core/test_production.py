@@ -14,6 +14,7 @@ from chaoslm.runner import inline
 from debates.models import Debate, Event
 from debates.recovery import recover, stalled_debates
 from debates.setup import SeatChoice, create_debate
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION = {
@@ -51,6 +52,29 @@ def test_the_celery_runner_refuses_the_in_memory_channel_layer():
     result = manage("check", CHAOSLM_RUNNER="celery", REDIS_URL="")
     assert result.returncode != 0
     assert "CHAOSLM_RUNNER=celery needs REDIS_URL" in result.stderr
+
+
+def test_a_database_pool_refuses_persistent_connections_with_a_message():
+    result = manage(
+        "check",
+        DATABASE_URL="postgres://chaoslm:chaoslm@127.0.0.1:5432/chaoslm",
+        CHAOSLM_DB_POOL_SIZE="5",
+        CHAOSLM_DB_CONN_MAX_AGE="600",
+    )
+    assert result.returncode != 0
+    assert "CHAOSLM_DB_POOL_SIZE needs CHAOSLM_DB_CONN_MAX_AGE=0" in result.stderr
+
+
+def test_with_a_pool_size_postgresql_queries_go_through_a_pool_of_that_size():
+    database_url = os.environ.get("CHAOSLM_TEST_DATABASE_URL", "")
+    require(bool(database_url), "PostgreSQL (CHAOSLM_TEST_DATABASE_URL)")
+    ask = (
+        "from django.db import connection; connection.cursor().execute('SELECT 1'); "
+        "print(type(connection.pool).__name__, connection.pool.max_size)"
+    )
+    result = manage("shell", "-v", "0", "-c", ask, DATABASE_URL=database_url, CHAOSLM_DB_POOL_SIZE="7")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ConnectionPool", "7"]
 
 
 @pytest.mark.django_db(transaction=True)
