@@ -182,12 +182,19 @@ def batch_out(request: HttpRequest, kind: BatchKind, batch: Any) -> dict[str, An
     return {**_summary(request, batch), "progress": batch_events.progress_of(kind, batch), "share_url": share}
 
 
-def _managed(kind: BatchKind, request: HttpRequest, pk: int) -> Any:
-    """The batch for an owner's action (`sharing.owner_action`'s rule, as the page's pause/resume/cancel)."""
+def _managed(
+    kind: BatchKind,
+    request: HttpRequest,
+    pk: int,
+    may: Callable[[Any, Any], bool] = sharing.is_owner,
+    what: str = "do that",
+) -> Any:
+    """The batch for an owner's action: the page's rule (`sharing.owner_action`'s for pause/resume/cancel,
+    `sharing.can_delete` for delete), with a 404 for a batch the caller may not see before any 403."""
     batch = readable(kind.model, request, pk)
     may_write(request)
-    if not sharing.is_owner(request.user, batch):
-        raise ApiError(403, f"Only the {kind.model._meta.verbose_name}'s owner can do that.")
+    if not may(request.user, batch):
+        raise ApiError(403, f"Only the {kind.model._meta.verbose_name}'s owner can {what}.")
     return batch
 
 
@@ -288,11 +295,7 @@ def add_kind(api: KindApi) -> None:
     )
     def delete(request: HttpRequest, batch_id: int) -> Any:
         """Its owner or staff; with its debates, its run stopped first."""
-        batch = readable(model, request, batch_id)
-        may_write(request)
-        if not sharing.can_delete(request.user, batch):
-            raise ApiError(403, f"Only the {noun}'s owner can delete it.")
-        kind.delete(batch)
+        kind.delete(_managed(kind, request, batch_id, sharing.can_delete, "delete it"))
         return 204, None
 
     @router.get(

@@ -9,6 +9,7 @@ with its message), the same work started (rooms.work) and the same pushes to the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, HttpResponse
@@ -226,6 +227,12 @@ def _refused(error: services.RoomError, field: str = "body") -> ApiError:
     return ApiError(422, str(error), errors=[{"field": field, "message": str(error)}])
 
 
+def _changed(request: HttpRequest, room: Room) -> dict[str, Any]:
+    # The room's open pages are told before the script is answered, as a click on the page tells them.
+    broadcast.push_status(room)
+    return room_out(request, room)
+
+
 @router.post(
     "/rooms/{id:room_id}/say",
     response={201: RoomMessageOut, **refusals(403, 404, 422)},
@@ -271,8 +278,7 @@ def set_mode(request: HttpRequest, room_id: int, body: ModeIn) -> Any:
     except services.RoomError as error:
         raise _refused(error, "mode") from None
     broadcast.push_messages(room, note)
-    broadcast.push_status(room)
-    return room_out(request, room)
+    return _changed(request, room)
 
 
 @router.post(
@@ -290,8 +296,7 @@ def interrupt(request: HttpRequest, room_id: int) -> Any:
     work.stop(room.pk)
     broadcast.push_stopped(room)
     broadcast.push_messages(room, note)
-    broadcast.push_status(room)
-    return room_out(request, room)
+    return _changed(request, room)
 
 
 @router.post(
@@ -305,8 +310,7 @@ def keep(request: HttpRequest, room_id: int, body: KeepIn) -> Any:
     room = owned(Room, request, room_id)
     kept = services.submit_pending(room, set(body.keep))
     broadcast.push_kept(room, kept)
-    broadcast.push_status(room)
-    return room_out(request, room)
+    return _changed(request, room)
 
 
 @router.post(
@@ -339,6 +343,19 @@ def _agent(agent: RoomAgent) -> dict[str, Any]:
 def _room_agent(request: HttpRequest, room_id: int, agent_id: int) -> tuple[Room, RoomAgent]:
     room = owned(Room, request, room_id)
     return room, get_object_or_404(RoomAgent, pk=agent_id, room=room)
+
+
+def _act(
+    request: HttpRequest, room_id: int, agent_id: int, service: Callable[[Room, RoomAgent], None]
+) -> dict[str, Any]:
+    """An owner's action on one agent, as the page's `_agent_action` does it (rooms/views.py), so that the page
+    and a script are refused alike and the room's open pages see the same status."""
+    room, agent = _room_agent(request, room_id, agent_id)
+    try:
+        service(room, agent)
+    except services.RoomError as error:
+        raise _refused(error) from None
+    return _changed(request, room)
 
 
 @router.patch(
@@ -409,8 +426,7 @@ def set_turn_order(request: HttpRequest, room_id: int, body: TurnOrderIn) -> Any
     cleaned = form.cleaned_data
     chosen = {a.pk for a in cleaned["candidates"]}
     services.set_turn_order(room, cleaned["turn_order"], cleaned["selector"], cleaned["selector_repeat"], chosen)
-    broadcast.push_status(room)
-    return room_out(request, room)
+    return _changed(request, room)
 
 
 @router.post(
@@ -420,13 +436,7 @@ def set_turn_order(request: HttpRequest, room_id: int, body: TurnOrderIn) -> Any
 )
 def speak_next(request: HttpRequest, room_id: int, agent_id: int) -> Any:
     """Pick order only: the agent speaks next (after any @mentioned agents)."""
-    room, agent = _room_agent(request, room_id, agent_id)
-    try:
-        services.speak_next(room, agent)
-    except services.RoomError as error:
-        raise _refused(error) from None
-    broadcast.push_status(room)
-    return room_out(request, room)
+    return _act(request, room_id, agent_id, services.speak_next)
 
 
 @router.post(
@@ -436,10 +446,4 @@ def speak_next(request: HttpRequest, room_id: int, agent_id: int) -> Any:
 )
 def move_earlier(request: HttpRequest, room_id: int, agent_id: int) -> Any:
     """Pick order only: the agent trades places with the one up just before it."""
-    room, agent = _room_agent(request, room_id, agent_id)
-    try:
-        services.move_earlier(room, agent)
-    except services.RoomError as error:
-        raise _refused(error) from None
-    broadcast.push_status(room)
-    return room_out(request, room)
+    return _act(request, room_id, agent_id, services.move_earlier)

@@ -5,6 +5,7 @@ remove one)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -21,19 +22,36 @@ def _render(request: HttpRequest, status: int = 200, **context: object) -> HttpR
     return render(request, "api/tokens.html", {"tokens": listed, "read_only": True, **context}, status=status)
 
 
+def _show_once(
+    request: HttpRequest,
+    page: Callable[..., HttpResponse],
+    create: Callable[[], dict[str, object]],
+    refusal: type[Exception],
+    **typed: object,
+) -> HttpResponse:
+    """A form that makes something with a secret (a token, a webhook): `create` returns what the page shows of it,
+    or raises `refusal` with the message to show."""
+    try:
+        made = create()
+    except refusal as error:
+        # What the person typed stays in the form with the message.
+        return page(request, 400, error=str(error), **typed)
+    # Shown once, in this response only: the page a reload brings has no secret in it.
+    return page(request, **made)
+
+
 @login_required
 def tokens_page(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return _render(request)
     name = request.POST.get("name", "")
     read_only = request.POST.get("access", "read") != "write"
-    try:
+
+    def create() -> dict[str, object]:
         token, raw = tokens.create_token(request.user, name, read_only=read_only)
-    except ValueError as error:
-        # What the person typed stays in the form with the message.
-        return _render(request, 400, error=str(error), name=name, read_only=read_only)
-    # Shown once, in this response only: the page a reload brings has no secret in it.
-    return _render(request, new_token=token, secret=raw)
+        return {"new_token": token, "secret": raw}
+
+    return _show_once(request, _render, create, ValueError, name=name, read_only=read_only)
 
 
 @login_required
@@ -67,22 +85,17 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
     url = request.POST.get("url", "").strip()
     known = set(Webhook.Kind.values)
     chosen = [kind for kind in request.POST.getlist("events") if kind in known]
-    error = ""
-    if not url or len(url) > URL_MAX:
-        error = f"Give the address to tell: an https:// URL of at most {URL_MAX} characters."
-    elif not chosen:
-        error = "Choose at least one event to be told of."
-    if not error:
+
+    def create() -> dict[str, object]:
+        if not url or len(url) > URL_MAX:
+            raise webhooks.Refused(f"Give the address to tell: an https:// URL of at most {URL_MAX} characters.")
+        if not chosen:
+            raise webhooks.Refused("Choose at least one event to be told of.")
+        # The receiver keeps the secret to check each delivery's signature.
         secret = secrets.token_urlsafe(24)
-        try:
-            made = webhooks.register(request.user, url, secret, chosen)
-        except webhooks.Refused as refused:
-            error = str(refused)
-        else:
-            # The secret is shown in this response only; the receiver keeps it to check each delivery's signature.
-            return _webhooks_page(request, new_webhook=made, secret=secret)
-    # What the person typed stays in the form, with the message.
-    return _webhooks_page(request, 400, error=error, url=url, chosen=chosen)
+        return {"new_webhook": webhooks.register(request.user, url, secret, chosen), "secret": secret}
+
+    return _show_once(request, _webhooks_page, create, webhooks.Refused, url=url, chosen=chosen)
 
 
 @login_required

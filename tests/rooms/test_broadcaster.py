@@ -4,34 +4,14 @@ from what the loop holds in memory (no query), taking away the card of an answer
 import asyncio
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from chaoslm.llm import estimate_tokens
-from chaoslm.personas.models import Persona, import_personas
-from rooms import services
 from rooms.broadcast import RoomBroadcaster
 from rooms.context import ContextMeter, history
 from rooms.models import RoomMessage
 from rooms.table import load_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}.\n"
-
-
-@pytest.fixture
-def owner(client):
-    user = get_user_model().objects.create_user("olive", password="pw-olive-123")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def room(llm_server, owner):
-    import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in ("Alice", "Bob", "Charlie")])
-    room = services.create_room(owner, "Chat", "private", Persona.objects.filter(name__in=["Alice", "Bob", "Charlie"]))
-    room.refresh_from_db()
-    return room
 
 
 def _say(room, agent, text, active=True):

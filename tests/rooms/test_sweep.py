@@ -3,33 +3,14 @@
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
 from chaoslm import runner
-from chaoslm.personas.models import Persona, import_personas
-from rooms import services, work
+from rooms import work
 from rooms.models import Room
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}.\n"
-
-
-@pytest.fixture
-def owner(client):
-    user = get_user_model().objects.create_user("olive", password="pw-olive-123")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def room(llm_server, owner):
-    import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in ("Alice", "Bob", "Charlie")])
-    room = services.create_room(owner, "Chat", "private", Persona.objects.filter(name__in=["Alice", "Bob", "Charlie"]))
-    room.refresh_from_db()
-    return room
 
 
 def test_a_room_page_view_does_not_start_auto_mode_the_sweep_does(client, room, monkeypatch):
