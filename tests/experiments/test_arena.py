@@ -340,3 +340,16 @@ def test_the_form_the_spec_and_the_admin_opt_in(people, monkeypatch, tmp_path):
     assert response.status_code == 302
     experiment.refresh_from_db()
     assert experiment.arena
+
+
+def test_quotes_are_marked_as_the_judge_read_them_and_model_text_is_escaped(people, llm_server, runner_idle):
+    finished(people["owner"], llm_server)
+    run = arena.debates().select_related("question").first()
+    words = " ".join(run.question.passage.split()[:6])
+    speech = Event.objects.get(debate=run.debate, kind=Event.Kind.TURN, seat__key="a")
+    speech.content = f"See <quote>{words}</quote>, not <quote>moons of cheese</quote>. <script>alert(1)</script>"
+    speech.save(card=False)
+    html = text(Client().get(reverse("evidence_arena_debate", args=[run.pk])))
+    assert f'<mark class="quote verified" title="Verified: these words are in the passage">{words}</mark>' in html
+    assert '<mark class="quote unverified" title="Unverified: not found in the passage">moons of cheese</mark>' in html
+    assert "<script>alert" not in html
