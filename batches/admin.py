@@ -54,11 +54,14 @@ class BatchAdmin(admin.ModelAdmin):
     kind: BatchKind
     # The kind's own settings, shown after who may see it.
     settings: tuple[str, ...] = ()
+    # Those of its settings that are the owner's choice at any time, as its sharing is (putting it in the arena).
+    editable: tuple[str, ...] = ()
     actions = ["new_share_link"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         # Staff manage its sharing here (who may see it, its share link); the rest is its run's state.
-        return [f for f in self.get_fields(request, obj) if f not in ("name", "visibility")] + ["share_link"]
+        editable = ("name", "visibility", *self.editable)
+        return [f for f in self.get_fields(request, obj) if f not in editable] + ["share_link"]
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fields = ["name", "owner", "status", "visibility", *self.settings, "concurrency", "share_token"]

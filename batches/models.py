@@ -68,3 +68,17 @@ class PersonaSnapshot(models.Model):
 
     def persona_spec(self) -> PersonaSpec:
         return spec_from_mapping(self.spec, f"{self.batch_label()}: {self.name}")
+
+
+class ArenaVoteBase(models.Model):
+    """One person's blind vote in an arena (batches/arena.py): each kind's vote adds what is voted on (a foreign
+    key), the choice and the unique constraint on the two. `voter` is "user:<id>" or an anonymous cookie's
+    "anon:<id>"; `excluded`: the transcript the voter read still named someone, so the vote is kept but left
+    out of the report's figures."""
+
+    voter = models.CharField(max_length=64)
+    excluded = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True

@@ -85,6 +85,13 @@ def whole_number(data: dict[str, Any], key: str, default: int, source: str) -> i
     return value
 
 
+def yes_no(data: dict[str, Any], key: str, default: bool, source: str) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise SpecError(f"{source}: {key}: true or false")
+    return value
+
+
 def load_mapping(path: Path, keys: set[str], hint: str) -> dict[str, Any]:
     """A batch's YAML spec file as a mapping with only `keys` (SpecError naming the file otherwise); `hint` lists
     some keys for the message about a file that is not a mapping."""

@@ -102,6 +102,24 @@ def rate(hits: int, total: int, why: str) -> Figure:
 
 
 @dataclass(frozen=True)
+class Interval:
+    value: Figure
+    low: float | None
+    high: float | None
+
+
+def wilson(hits: float, total: int, why: str) -> Interval:
+    """A share with its Wilson score 95% interval (`why`: the reason it is undefined when `total` is 0). `hits`
+    may hold halves: an experiment's judge who gives both answers 50% scores half a hit."""
+    if not total:
+        return Interval(Figure(None, why), None, None)
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(hits, total, alpha=0.05, method="wilson")
+    return Interval(Figure(hits / total), float(low), float(high))
+
+
+@dataclass(frozen=True)
 class Rating:
     name: str
     rating: float | None  # None: the debater has no decided verdict (see `why`)

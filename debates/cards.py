@@ -81,17 +81,23 @@ _QUOTE_MARKS = {
 }
 
 
+def marked_html(marked: str) -> SafeString:
+    """A speech already marked by `verify` (debates/formats/quotes.py) as sanitized HTML, each mark a <mark>. The
+    arena redacts names from the marked text, so a quote stays verified or not as the judge read it."""
+    html = str(markdown_to_html(marked))
+    for mark, tag in _QUOTE_MARKS.items():
+        html = html.replace(mark.replace("<", "&lt;").replace(">", "&gt;"), tag)
+    allowed = {"a": {"href", "title"}, "mark": {"class", "title"}}
+    return mark_safe(nh3.clean(html, tags=ALLOWED_TAGS | {"mark"}, attributes=allowed))  # noqa: S308 - nh3 just above
+
+
 def quoted_html(text: str, passage: str) -> SafeString:
     """An evidence speech as its card shows it: Markdown, each quote marked verified or unverified as the judge
     reads it (debates/formats/quotes.py), and the speech's counts. Only the format's marks become tags (a
     speaker's own are re-checked by `verify`), and the result is sanitized again, so a quote that spans
     paragraphs cannot leave a tag open."""
     checked = verify(passage, text)
-    html = str(markdown_to_html(checked.marked))
-    for mark, tag in _QUOTE_MARKS.items():
-        html = html.replace(mark.replace("<", "&lt;").replace(">", "&gt;"), tag)
-    allowed = {"a": {"href", "title"}, "mark": {"class", "title"}}
-    html = nh3.clean(html, tags=ALLOWED_TAGS | {"mark"}, attributes=allowed)
+    html = str(marked_html(checked.marked))
     if checked.made:
         html += (
             f'<p class="quote-counts muted">{checked.made} quote{"s" if checked.made != 1 else ""}: '

@@ -15,7 +15,8 @@ from experiments.models import Experiment, Participant, Question, Run
 class ExperimentAdmin(BatchAdmin):
     # The passages are long: each is shown on its runs' debates.
     inlines = [inline(Participant), inline(Question, ["index", "question", "answers", "correct"])]
-    settings = ("protocols", "options")
+    settings = ("arena", "protocols", "options")
+    editable = ("arena",)
     parts = (Run, Participant, Question)
     kind = work.EXPERIMENT
 

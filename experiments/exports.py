@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments import selectors, stats
+from experiments import arena, selectors, stats
 from experiments.models import Experiment
 
 RUN_COLUMNS = [
@@ -31,6 +31,8 @@ RUN_COLUMNS = [
     "debate_of_run",
 ]
 PROTOCOL_COLUMNS = ["protocol", "runs", "unparsed", "accuracy", "ci_low", "ci_high", "questions", "brier"]
+# Counts only: who answered what is never exported.
+HUMAN_COLUMNS = ["who", "answers", "voters", "debates", "excluded", "accuracy", "ci_low", "ci_high"]
 
 
 def _cell(value: Any) -> Any:
@@ -79,6 +81,29 @@ def protocol_rows(report: stats.Report) -> list[list[Any]]:
     return rows
 
 
+def human_rows(human: stats.HumanAccuracy) -> list[list[Any]]:
+    """The people's row (their counted answers, the people and debates they cover, the answers kept but not
+    counted), then each judge's on the same debates."""
+    a = human.accuracy
+    rows: list[list[Any]] = [
+        HUMAN_COLUMNS,
+        [
+            stats.HUMANS,
+            human.votes,
+            human.voters,
+            human.debates,
+            human.excluded,
+            _cell(a.value),
+            _cell(a.low),
+            _cell(a.high),
+        ],
+    ]
+    for j in human.judges:
+        a = j.accuracy
+        rows.append([j.name, j.runs, "", j.debates, "", _cell(a.value), _cell(a.low), _cell(a.high)])
+    return rows
+
+
 def as_json(experiment: Experiment) -> dict[str, Any]:
     """The report as plain JSON (every undefined figure null, with why), the experiment, its progress, its runs."""
     judged = selectors.judged(experiment)
@@ -91,6 +116,7 @@ def as_json(experiment: Experiment) -> dict[str, Any]:
             "protocols": experiment.protocols,
             "options": experiment.options,
             "concurrency": experiment.concurrency,
+            "arena": experiment.arena,
         },
         "progress": {
             "total": progress.total,
@@ -99,5 +125,6 @@ def as_json(experiment: Experiment) -> dict[str, Any]:
             "failed": progress.failed,
         },
         "report": selectors.report(experiment, judged).as_dict(),
+        "human": arena.human_report(experiment, judged).as_dict(),
         "runs": [dict(zip(RUN_COLUMNS, row, strict=True)) for row in run_rows(judged)[1:]],
     }

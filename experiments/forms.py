@@ -52,6 +52,12 @@ class NewExperimentForm(BatchForm):
         help_text=WORD_LIMIT.help,
     )
     simultaneous = forms.BooleanField(required=False, help_text="Debaters write each round at once.")
+    arena = forms.BooleanField(
+        required=False,
+        label="Put its finished evidence debates in the arena",
+        help_text="Anyone may then read them without names and pick an answer; the report sets people's accuracy "
+        "beside the judges'.",
+    )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -75,7 +81,10 @@ class NewExperimentForm(BatchForm):
         }
 
     def create(self, owner: Any) -> Experiment:
-        return services.create_experiment(**self.arguments(), protocols=self.cleaned_data["protocols"], owner=owner)
+        data = self.cleaned_data
+        return services.create_experiment(
+            **self.arguments(), protocols=data["protocols"], arena=data["arena"], owner=owner
+        )
 
     def estimate(self) -> design.Estimate:
         """The size of the experiment as entered so far (the line the form shows before it starts)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import BatchRecord, PersonaSnapshot
+from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot
 from debates.models import Debate
 
 
@@ -18,6 +18,12 @@ class Experiment(BatchRecord):
     protocols = models.JSONField(default=list)
     # The protocols' options (rounds, word_limit, simultaneous), each given to the formats that have it.
     options = models.JSONField(default=dict, blank=True)
+    arena = models.BooleanField(
+        "In the arena",
+        default=False,
+        help_text="Its finished evidence debates are served, without names, to anyone who answers in the arena "
+        "(/arena/evidence/).",
+    )
 
 
 class Participant(PersonaSnapshot):
@@ -86,3 +92,22 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.order} of experiment {self.experiment_id}"
+
+
+class ArenaVote(ArenaVoteBase):
+    """One person's blind answer to an evidence debate in the arena (experiments/arena.py): the answer they believe
+    correct, as the letter it was shown under (A or B, the run's order). One per debate and voter; the last one
+    counts (batches/arena.py). The vote is on the run that holds the debate (a panel's replays read the same one)."""
+
+    class Choice(models.TextChoices):
+        A = "A", "Answer A"
+        B = "B", "Answer B"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="arena_votes")
+    choice = models.CharField(max_length=1, choices=Choice.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "voter"], name="one_arena_vote_per_run")]
+
+    def __str__(self) -> str:
+        return f"arena vote on {self.run_id}"

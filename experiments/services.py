@@ -69,6 +69,7 @@ def create_experiment(
     concurrency: int = 8,
     owner: Any = None,
     visibility: str = Visibility.PRIVATE,
+    arena: bool = False,
 ) -> Experiment:
     """Store an experiment with all its runs (nothing runs yet: see `work.EXPERIMENT.start`)."""
     name = name.strip()
@@ -87,6 +88,7 @@ def create_experiment(
             options=options,
             concurrency=concurrency,
             visibility=visibility,
+            arena=arena,
         )
         people = save_snapshots(Participant, debaters, judges, experiment=experiment)
         saved = Question.objects.bulk_create(

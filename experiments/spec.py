@@ -8,6 +8,7 @@ judges: [Judge Okafor]
 options: {rounds: 2, word_limit: 120, simultaneous: 0}
 concurrency: 8
 visibility: unlisted
+arena: true                             # its finished evidence debates go in the arena
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import Problems, SpecError, check_mapping, load_mapping, people, whole_number
+from batches.spec import Problems, SpecError, check_mapping, load_mapping, people, whole_number, yes_no
 from chaoslm.sharing import Visibility
 from experiments.questions import EvidenceQuestion, QuestionsError, parse_file, parse_jsonl, sample
 
@@ -33,6 +34,7 @@ KEYS = {
     "options",
     "concurrency",
     "visibility",
+    "arena",
 }
 HINT = "name, protocols, debaters, judges"
 
@@ -47,6 +49,7 @@ class ExperimentSpec:
     options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 8
     visibility: str = Visibility.PRIVATE
+    arena: bool = False  # its finished evidence debates are served, without names, in the arena
 
 
 def _questions(data: dict[str, Any], base: Path | None, source: str) -> list[EvidenceQuestion]:
@@ -90,6 +93,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     seated = problems.read("debaters", lambda: people(data, base, source), {})
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
     concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
+    arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
     problems.done()
     return ExperimentSpec(
         name=str(data.get("name") or default_name),
@@ -100,6 +104,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
         options=options,
         concurrency=concurrency,
         visibility=str(data.get("visibility", Visibility.PRIVATE)),
+        arena=arena,
     )
 
 

@@ -17,6 +17,10 @@ Counting rules (docs/protocols/evidence.md has them for readers):
 - Position bias: a run and its twin differ only in the order the answers are shown; the flip rate is the
   share of twin pairs, both with a choice, whose choices differ as answers (a judge who always picks the
   first answer shown flips every time).
+- Human accuracy (the arena's votes on evidence debates, experiments/arena.py): the share of counted votes that
+  picked the correct answer, with a Wilson 95% interval; beside it each LLM judge's accuracy over its judgments
+  of the same debates (the debate's own judge and a panel's replays; a 50-50 answer scores half), with the same
+  interval. A vote cast on a transcript that may still name someone is kept apart, counted only as excluded.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-from batches.stats import Figure, Rating, Verdict, plain, ratings
+from batches.stats import Figure, Interval, Rating, Verdict, plain, ratings, wilson
 
 DEBATE, CONSULTANCY = "evidence_debate", "consultancy"
 BINS = 10
@@ -449,4 +453,71 @@ def build_report(
         runs=len(runs),
         bootstrap=bootstrap,
         notes=notes,
+    )
+
+
+# -- the audience (the arena's votes) -----------------------------------------------------------------
+HUMANS = "the audience"
+
+
+@dataclass(frozen=True)
+class HumanVote:
+    run: int  # the run whose debate the voter read
+    voter: str
+    right: bool  # they picked the correct answer
+    excluded: bool = False  # kept, not counted: the transcript may still have named someone
+
+
+@dataclass(frozen=True)
+class JudgeOnVoted:
+    name: str
+    runs: int  # its parsed judgments of the debates people voted on
+    debates: int
+    accuracy: Interval
+
+
+@dataclass(frozen=True)
+class HumanAccuracy:
+    votes: int  # counted
+    voters: int
+    debates: int
+    excluded: int  # kept but not counted
+    accuracy: Interval
+    judges: list[JudgeOnVoted]
+
+    def as_dict(self) -> dict[str, Any]:
+        return plain(self)
+
+
+def human_accuracy(votes: Sequence[HumanVote], runs: Sequence[Judged], judges: Sequence[str]) -> HumanAccuracy:
+    """The audience's accuracy from its counted `votes`, and each of `judges`' over the same debates (`runs`: the
+    judged runs; a replay counts for the debate it read, its `source`)."""
+    counted = [v for v in votes if not v.excluded]
+    voted = {v.run for v in counted}
+    rows = []
+    for name in judges:
+        scored = [
+            r
+            for r in runs
+            if r.judge == name and r.protocol == DEBATE and (r.source or r.run) in voted and r.score is not None
+        ]
+        rows.append(
+            JudgeOnVoted(
+                name=name,
+                runs=len(scored),
+                debates=len({r.source or r.run for r in scored}),
+                accuracy=wilson(
+                    sum(r.score for r in scored),  # type: ignore[misc]
+                    len(scored),
+                    f"{name} has no parsed answer on a debate people voted on",
+                ),
+            )
+        )
+    return HumanAccuracy(
+        votes=len(counted),
+        voters=len({v.voter for v in counted}),
+        debates=len(voted),
+        excluded=len(votes) - len(counted),
+        accuracy=wilson(sum(v.right for v in counted), len(counted), "no vote is counted yet"),
+        judges=rows,
     )

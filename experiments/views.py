@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from chaoslm.csvsafe import csv_text
-from experiments import exports, selectors
+from experiments import arena, exports, selectors
 from experiments.models import Experiment, Run
 
 RUNS_PER_PAGE = 50
@@ -34,6 +34,7 @@ def page(request: HttpRequest, experiment: Experiment, common: dict[str, Any]) -
             "experiment": experiment,
             "progress": selectors.progress(experiment),
             **selectors.report_context(experiment, judged),
+            "human": arena.human_report(experiment, judged),
             "run_page": run_page,
             "questions": experiment.questions.count(),
             "participants": list(experiment.participants.all()),
@@ -45,4 +46,7 @@ EXPORTS = {
     "report.json": lambda experiment: json.dumps(exports.as_json(experiment), indent=2),
     "runs.csv": lambda experiment: csv_text(exports.run_rows(selectors.judged(experiment))),
     "protocols.csv": lambda experiment: csv_text(exports.protocol_rows(selectors.report(experiment))),
+    "human.csv": lambda experiment: csv_text(
+        exports.human_rows(arena.human_report(experiment, selectors.judged(experiment)))
+    ),
 }

@@ -6,10 +6,7 @@ Only the name and the sharing are editable (batches/admin.py). Deleting one stop
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
 
 from batches.admin import BatchAdmin, ReadOnlyAdmin, inline
 from tournaments import services
@@ -22,10 +19,7 @@ class TournamentAdmin(BatchAdmin):
     settings = ("arena", "format", "options", "sides", "repeats")
     parts = (Match, Judgment, Entrant, Question)
     kind = services.TOURNAMENT
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        # Whether its matches are in the arena is the owner's choice at any time, as its sharing is.
-        return [f for f in super().get_readonly_fields(request, obj) if f != "arena"]
+    editable = ("arena",)
 
 
 @admin.register(Match)

@@ -3,24 +3,23 @@
 A voter is served a random finished match they have not voted on, as its debaters' public turns only (no
 moderator, no judge, no score), with the debaters called "Debater 1" (the match's FOR side) and "Debater 2"
 (AGAINST) and every name of theirs, and their models' names, removed from every text shown, the topic
-included (debates/redaction.py). They pick 1, 2 or a tie, and only then are told who was who. One vote per
-match and voter, the last one counts (`ArenaVote`, written as the Oxford poll's are: one INSERT ... ON
-CONFLICT DO UPDATE). A vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and
-left out of the report's human figures (tournaments/human.py), which say how many were.
+included (debates/redaction.py). They pick 1, 2 or a tie, and only then are told who was who. The rules of
+serving and voting are every arena's (batches/arena.py): one vote per match and voter, the last one counts; a
+vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and left out of the report's
+human figures (tournaments/human.py), which say how many were.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
+from batches.arena import Arena, identity
 from chaoslm.rendering import markdown_to_html
 from debates import redaction
-from debates.models import Debate, Event, Seat
-from debates.votes import PollError
+from debates.models import Debate, Event
 from tournaments import human, results
 from tournaments.models import ArenaVote, Match, Tournament
 
@@ -60,26 +59,6 @@ def matches() -> QuerySet[Match]:
     return Match.objects.filter(tournament__arena=True, debate__status=Debate.Status.COMPLETED)
 
 
-def pick(voter: str | None) -> Match | None:
-    """A random match in the arena that `voter` has not voted on (None: none left). Two indexed queries (a count
-    and an offset), not ORDER BY random() over every match."""
-    left = matches()
-    if voter:
-        left = left.exclude(arena_votes__voter=voter)
-    count = left.count()
-    if not count:
-        return None
-    return left.order_by("pk").select_related(*RELATED)[random.randrange(count)]
-
-
-def in_arena(match_id: int | None) -> Match:
-    """The match, if it is in the arena; PollError (404) otherwise."""
-    match = matches().filter(pk=match_id).select_related(*RELATED).first() if match_id else None
-    if match is None:
-        raise PollError("That match is not in the arena (its tournament may have left it); nothing was counted.", 404)
-    return match
-
-
 def seen(match: Match) -> Seen:
     """What a blind voter reads of the match, redacted, and who was who."""
     debate = match.debate
@@ -96,16 +75,7 @@ def seen(match: Match) -> Seen:
     debaters = []
     models: dict[str, str] = {}
     for text in LABELS:
-        entrant = entrants[text]
-        names = [entrant.name, str(entrant.spec.get("name") or "")]
-        if entrant.persona is not None:
-            names.append(entrant.persona.name)
-        for seat in seats.values():
-            if label[seat.pk] == text:
-                names.append(seat.name)
-                if seat.persona is not None:
-                    names.append(seat.persona.name)
-                models[text] = seat.llm_settings.model or _provider_model(seat)
+        names, models[text] = identity(entrants[text], [s for s in seats.values() if label[s.pk] == text])
         debaters.append((text, names))
     used = {model for *_, model in events if model}
     texts = [match.question.topic, match.question.premise, *(content for _, _, content, _ in events)]
@@ -130,29 +100,21 @@ def seen(match: Match) -> Seen:
     )
 
 
-def _provider_model(seat: Seat) -> str:
-    provider = seat.persona.provider if seat.persona is not None else None
-    return provider.default_model if provider is not None else ""
+class MatchArena(Arena[Match]):
+    vote_model = ArenaVote
+    item = "match"
+    related = RELATED
+    not_in_arena = "That match is not in the arena (its tournament may have left it); nothing was counted."
+    bad_choice = "Pick Debater 1, Debater 2 or a tie; nothing was counted."
+
+    def items(self) -> QuerySet[Match]:
+        return matches()
+
+    def seen(self, item: Match) -> Seen:
+        return seen(item)
 
 
-def cast(match: Match, voter: str, choice: str) -> ArenaVote:
-    """Count `voter`'s vote on the match, replacing their earlier one; PollError for an option that does not exist.
-    The vote is `excluded` when the transcript it was cast on still names someone."""
-    if choice not in ArenaVote.Choice.values:
-        raise PollError("Pick Debater 1, Debater 2 or a tie; nothing was counted.", 400)
-    row = ArenaVote(match=match, voter=voter, choice=choice, excluded=not seen(match).complete)
-    ArenaVote.objects.bulk_create(
-        [row],
-        update_conflicts=True,
-        unique_fields=["match", "voter"],
-        update_fields=["choice", "excluded", "updated_at"],
-    )
-    return row
-
-
-def vote_of(match: Match, voter: str | None) -> ArenaVote | None:
-    """The voter's own vote on the match, if any (to reveal who was who to them, and only them)."""
-    return ArenaVote.objects.filter(match=match, voter=voter).first() if voter else None
+ARENA = MatchArena()
 
 
 SIDE_OF = {ArenaVote.Choice.FIRST: "for", ArenaVote.Choice.SECOND: "against", ArenaVote.Choice.TIE: human.TIE}

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from batches.stats import SIDES, Figure, Rating, Verdict, plain, ratings
+from batches.stats import SIDES, Figure, Interval, Rating, Verdict, plain, ratings, wilson
 
 TIE = "tie"
 CHOICES = (*SIDES, TIE)
@@ -37,13 +37,6 @@ class Vote:
     debater_for: str
     debater_against: str
     excluded: bool = False  # kept, not counted: the transcript still named someone
-
-
-@dataclass(frozen=True)
-class Interval:
-    value: Figure
-    low: float | None
-    high: float | None
 
 
 @dataclass(frozen=True)
@@ -86,16 +79,6 @@ def majority(counts: Counter[str]) -> str | None:
     if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
         return None
     return ranked[0][0]
-
-
-def wilson(hits: int, total: int, why: str) -> Interval:
-    """A share with its Wilson score 95% interval."""
-    if not total:
-        return Interval(Figure(None, why), None, None)
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(hits, total, alpha=0.05, method="wilson")
-    return Interval(Figure(hits / total), float(low), float(high))
 
 
 def kappa(pairs: Sequence[tuple[str, str]], judge: str) -> Interval:

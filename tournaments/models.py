@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import BatchRecord, PersonaSnapshot
+from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot
 from debates.models import Debate
 
 
@@ -120,11 +120,9 @@ class Judgment(models.Model):
         return f"{self.judge_id} on match {self.match_id} (repeat {self.repeat})"
 
 
-class ArenaVote(models.Model):
+class ArenaVote(ArenaVoteBase):
     """One person's blind vote on a match in the arena: Debater 1 (the match's FOR side), Debater 2 (AGAINST) or a
-    tie. One per match and voter ("user:<id>" or an anonymous cookie's "anon:<id>"); the last one counts.
-    `excluded`: the transcript the voter read still named someone (tournaments/arena.py), so the vote is kept
-    but left out of the report's figures."""
+    tie. One per match and voter; the last one counts (batches/arena.py)."""
 
     class Choice(models.TextChoices):
         FIRST = "1", "Debater 1"
@@ -132,10 +130,7 @@ class ArenaVote(models.Model):
         TIE = "tie", "A tie"
 
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="arena_votes")
-    voter = models.CharField(max_length=64)
     choice = models.CharField(max_length=4, choices=Choice.choices)
-    excluded = models.BooleanField(default=False)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["match", "voter"], name="one_arena_vote_per_match")]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import Problems, SpecError, check_mapping, contestant, load_mapping, people, whole_number
+from batches.spec import Problems, SpecError, check_mapping, contestant, load_mapping, people, whole_number, yes_no
 from chaoslm.sharing import Visibility
 from tournaments.design import DUEL, FORMATS
 from tournaments.questions import QuestionsError, QuestionSpec, parse_file
@@ -103,7 +103,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     if "moderator" in data:
         lead = data["moderator"]
         moderator = problems.read("moderator", lambda: contestant(lead, base, f"{source}: moderator"), None)
-    arena = problems.read("arena", lambda: _arena(data, source), False)
+    arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
     problems.done()
     return TournamentSpec(
         name=str(data.get("name") or default_name),
@@ -119,13 +119,6 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
         moderator=moderator,
         arena=arena,
     )
-
-
-def _arena(data: dict[str, Any], source: str) -> bool:
-    arena = data.get("arena", False)
-    if not isinstance(arena, bool):
-        raise SpecError(f"{source}: arena: true or false")
-    return arena
 
 
 def _formats(data: dict[str, Any], source: str) -> list[str]:

@@ -223,3 +223,38 @@ def test_the_report_as_json_names_every_undefined_figure():
     assert data["debaters"][0]["win_rate_correct"]["why"] == (
         "no debate arguing the correct answer with a decided verdict"
     )
+
+
+def test_human_accuracy_beside_each_judges_on_the_same_debates():
+    from experiments.stats import HumanVote, human_accuracy
+
+    votes = [
+        HumanVote(run=1, voter="a", right=True),
+        HumanVote(run=1, voter="b", right=False),
+        HumanVote(run=2, voter="a", right=True),
+        HumanVote(run=2, voter="c", right=True),
+        HumanVote(run=3, voter="d", right=False, excluded=True),  # kept, not counted: run 3 is no voted debate
+    ]
+    runs = [
+        judged(1, 0, (0.9, 0.1), protocol="evidence_debate", judge="J"),  # right
+        judged(2, 1, (0.5, 0.5), protocol="evidence_debate", judge="J"),  # 50-50: half
+        judged(3, 2, (0.9, 0.1), protocol="evidence_debate", judge="J"),  # a debate nobody's counted vote is on
+        judged(4, 0, (0.2, 0.8), protocol="evidence_debate", judge="K", source=1),  # K rereads run 1: wrong
+        judged(5, 0, (0.9, 0.1), protocol="blind", judge="K"),  # no debate
+    ]
+    found = human_accuracy(votes, runs, ["J", "K", "L"])
+    assert (found.votes, found.voters, found.debates, found.excluded) == (4, 3, 2, 1)
+    # Wilson's 95% interval for 3 of 4, by its formula.
+    z, n, p = 1.959963984540054, 4, 0.75
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    assert found.accuracy.value.value == 0.75
+    assert (found.accuracy.low, found.accuracy.high) == (pytest.approx(centre - half), pytest.approx(centre + half))
+    j, k, never = found.judges
+    assert (j.name, j.runs, j.debates, j.accuracy.value.value) == ("J", 2, 2, 0.75)
+    assert (k.name, k.runs, k.debates, k.accuracy.value.value) == ("K", 1, 1, 0.0)
+    assert (
+        never.accuracy.value.value is None
+        and never.accuracy.value.why == "L has no parsed answer on a debate people voted on"
+    )
+    assert human_accuracy([], runs, ["J"]).accuracy.value.why == "no vote is counted yet"

@@ -115,3 +115,63 @@ def test_twenty_copies_of_one_signed_in_arena_vote_at_once_count_once(stack):
             "SELECT voter, choice, excluded FROM tournaments_arenavote WHERE match_id = %s", [made["match"]]
         ).fetchall()
     assert rows == [(f"user:{made['user']}", "2", False)]
+
+
+EVIDENCE_SETUP = """
+import json
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from debates.models import Debate, Seat, Event
+from experiments.models import Experiment, Participant, Question, Run
+
+user = get_user_model().objects.create_user("voter", password="pw-voter-123")
+experiment = Experiment.objects.create(name="Arena", arena=True, status="completed", protocols=["evidence_debate"])
+a, b, judge = (
+    Participant.objects.create(experiment=experiment, role=role, order=i, name=name, spec={"name": name})
+    for i, (role, name) in enumerate([("debater", "Ada Sterling"), ("debater", "Marcus Vale"), ("judge", "Judy")])
+)
+answers = ["Floods", "Space"]
+question = Question.objects.create(experiment=experiment, index=0, passage="Floods.", question="Why?", answers=answers,
+                                   correct=0)
+debate = Debate.objects.create(topic="Why?", format="evidence_debate", status="completed", in_batch=True,
+                               options={"passage": "Floods.", "question": "Why?", "answers": answers, "rounds": 1})
+for i, (key, side, name) in enumerate([("a", "A", "Ada Sterling"), ("b", "B", "Marcus Vale")]):
+    seat = Seat.objects.create(debate=debate, key=key, role="debater", side=side, name=name, order=i)
+    Event.objects.create(debate=debate, seat=seat, ordinal=i + 3, kind="TURN", step="speech", content=f"I am {name}.",
+                         data={"round": 1})
+run = Run.objects.create(experiment=experiment, order=0, question=question, protocol="evidence_debate", judge=judge,
+                         first=a, second=b, debate=debate)
+session = SessionStore()
+session["_auth_user_id"] = str(user.pk)
+session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+session["_auth_user_hash"] = user.get_session_auth_hash()
+session.create()
+print(json.dumps({"run": run.pk, "session": session.session_key, "user": user.pk}))
+"""
+
+
+def test_twenty_copies_of_one_signed_in_evidence_arena_answer_at_once_count_once(stack):
+    stack.env["CHAOSLM_POLL_VOTES_PER_MINUTE"] = "1000"
+    made = json.loads(stack.manage("shell", "-c", EVIDENCE_SETUP).stdout.strip().splitlines()[-1])
+    webs = [stack.start_web(), stack.start_web()]
+    csrf = "a" * 32
+    cookies = {"sessionid": made["session"], "csrftoken": csrf}
+
+    def post(i: int) -> int:
+        response = httpx.post(
+            f"{webs[i % 2]}/arena/evidence/{made['run']}/vote/",
+            data={"choice": "A"},
+            cookies=cookies,
+            headers={"X-CSRFToken": csrf},
+            timeout=30,
+        )
+        return response.status_code
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(post, range(20)))
+    assert statuses == [302] * 20
+    with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
+        rows = connection.execute(
+            "SELECT voter, choice, excluded FROM experiments_arenavote WHERE run_id = %s", [made["run"]]
+        ).fetchall()
+    assert rows == [(f"user:{made['user']}", "A", False)]

@@ -29,13 +29,22 @@ from debates.formats.evidence.blind import Blind, Oracle
 from debates.formats.evidence.common import EvidenceFormat
 from debates.formats.evidence.consultancy import Consultancy
 from debates.formats.evidence.debate import EvidenceDebate, judge_replay_options
-from debates.formats.evidence.prompts import MAX_ANSWER, MAX_PASSAGE, MAX_QUESTION, ROUNDS, SIMULTANEOUS, WORD_LIMIT
+from debates.formats.evidence.prompts import (
+    LETTERS,
+    MAX_ANSWER,
+    MAX_PASSAGE,
+    MAX_QUESTION,
+    ROUNDS,
+    SIMULTANEOUS,
+    WORD_LIMIT,
+)
 from debates.formats.evidence.replay import EvidenceJudge
 
 PROTOCOLS: dict[str, EvidenceFormat] = {f.name: f for f in (EvidenceDebate(), Consultancy(), Blind(), Oracle())}
 REPLAY = EvidenceJudge()
 
 __all__ = [
+    "LETTERS",
     "MAX_ANSWER",
     "MAX_PASSAGE",
     "MAX_QUESTION",

@@ -1,0 +1,65 @@
+"""The pages every arena has (batches/arena.py): a random blind debate to vote on, one debate (who was who to a
+viewer who voted on it, blind to anyone else), the vote (a plain form post) and the owner's opt-in. Open to
+everyone, signed in or not; who votes is decided as in the Oxford poll (debates/poll_views.py: an account, or a
+signed anonymous cookie, and the per-address limit). Each kind's views call these with its arena, its template
+(given `seen` and the viewer's vote `mine`) and its URL names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from batches.arena import Arena
+from batches.models import BatchRecord
+from debates import poll_views
+from debates.votes import PollError
+
+
+def random_page(request: HttpRequest, arena: Arena[Any], template: str) -> HttpResponse:
+    """A random debate this viewer has not voted on, blind; or a note that none is left (`any`: whether the arena
+    has any debate at all)."""
+    item = arena.pick(poll_views.viewer(request))
+    if item is None:
+        return render(request, template, {"seen": None, "any": arena.items().exists()})
+    return render(request, template, {"seen": arena.seen(item), "mine": None})
+
+
+def item_page(request: HttpRequest, arena: Arena[Any], template: str, item_id: int) -> HttpResponse:
+    try:
+        item = arena.in_arena(item_id)
+    except PollError as error:
+        return poll_views.refusal(error)
+    mine = arena.vote_of(item, poll_views.viewer(request))
+    return render(request, template, {"seen": arena.seen(item), "mine": mine})
+
+
+def vote(request: HttpRequest, arena: Arena[Any], item_id: int, item_url: str) -> HttpResponse:
+    """Count the vote and go to the item's page, which now reveals who was who; refused with nothing counted when
+    the address is past its limit (429), the item is not in the arena (404), the choice or the cookie is bad (400)."""
+    if (limited := poll_views.over_limit(request)) is not None:
+        return limited
+    try:
+        item = arena.in_arena(item_id)
+        voter, new_cookie = poll_views.voter_to_vote(request)
+        cast = arena.cast(item, voter, request.POST.get("choice", ""))
+    except PollError as error:
+        return poll_views.refusal(error)
+    if cast.excluded:
+        messages.info(request, "Your vote is kept, but a name may remain in this transcript, so it is not counted.")
+    else:
+        messages.success(request, "Your vote is counted.")
+    return poll_views.remember_voter(request, redirect(item_url, item.pk), new_cookie)
+
+
+def opt_in(request: HttpRequest, batch: BatchRecord, detail_url: str, on: str, off: str) -> HttpResponse:
+    """The owner puts the batch's finished debates in its arena, or takes them out (the votes stay); `on` and `off`
+    are the messages that say so."""
+    choice = request.POST.get("arena", "")
+    if choice not in ("on", "off"):
+        return poll_views.refusal(PollError("Say on or off.", 400))
+    type(batch).objects.filter(pk=batch.pk).update(arena=choice == "on")
+    messages.success(request, on if choice == "on" else off)
+    return redirect(detail_url, batch.pk)

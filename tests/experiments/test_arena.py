@@ -1,0 +1,355 @@
+"""The evidence arena: an opted-in experiment's finished evidence debates served blind and redacted, with the
+question and answers as its judge read them; one answer per person and debate; refusals that count nothing; the
+correct answer and who argued what only after answering; and the report's human row beside each judge's."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+
+from batches.panel import Contestant
+from chaoslm.runner import inline
+from debates.models import Debate, Event
+from debates.poll_views import COOKIE
+from experiments import arena, design, services
+from experiments.models import ArenaVote, Experiment, Run
+from experiments.questions import sample
+from tests.batches.helpers import debater, judge
+from tests.experiments.test_runs import run_to_end
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Every judge gives answer A 80%: right on the run that shows the correct answer as A, wrong on its twin.
+ALWAYS_A = [{"match": "Give the probability that each answer is correct", "reply": '{"A": 0.8, "B": 0.2}'}]
+
+
+@pytest.fixture
+def runner_idle():
+    yield
+    inline.wait_idle()
+
+
+def finished(
+    owner, llm_server, names=("Ada Sterling", "Marcus Vale"), judges=("Judge Okafor",), arena_on=True, **changes
+):
+    """A finished experiment of one question's evidence debate in both answer orders, whose debaters name
+    themselves, each other and their model in every speech, in the ways a redaction must catch."""
+    llm_server.configure(rules=ALWAYS_A)
+    experiment = services.create_experiment(
+        name="Does debate help?",
+        questions=sample()[:1],
+        protocols=[design.DEBATE],
+        debaters=[Contestant.of(debater(n)) for n in names],
+        judges=[Contestant.of(judge(n)) for n in judges],
+        options={"rounds": 1, "word_limit": 60},
+        owner=owner,
+        arena=arena_on,
+        **changes,
+    )
+    run_to_end(experiment)
+    first, second = names
+    for event in Event.objects.filter(debate__experiment_run__experiment=experiment, kind=Event.Kind.TURN):
+        if event.seat.key not in ("a", "b"):
+            continue
+        me, other = (first, second) if event.seat.name == first else (second, first)
+        short = other.split()[0]
+        event.content = f"I am {me}. {short.upper()}'s case fails; {short.lower()} forgets test-model's limits."
+        event.save(card=False)
+    return experiment
+
+
+def text(response) -> str:
+    return response.content.decode()
+
+
+def served_run(html: str) -> int:
+    return int(re.search(r"/arena/evidence/(\d+)/vote/", html).group(1))
+
+
+def test_the_arena_serves_a_redacted_debate_as_its_judge_read_it_and_reveals_the_answer_after(
+    people, llm_server, runner_idle
+):
+    experiment = finished(people["owner"], llm_server)
+    client = Client()
+    response = client.get(reverse("evidence_arena"))
+    assert response.status_code == 200
+    html = text(response)
+    for name in ("ada", "sterling", "marcus", "vale", "test-model", "okafor", experiment.name.lower()):
+        assert name not in html.lower()
+    run = Run.objects.select_related("question").get(pk=served_run(html))
+    # The question and the answers in the run's order, as the judge was shown them; not the passage.
+    shown = design.shown(run.question.answers, run.swapped)
+    assert f'<h2 id="arena-question">{run.question.question}</h2>' in html
+    assert f"<dt>A</dt><dd>{shown[0]}</dd>" in html and f"<dt>B</dt><dd>{shown[1]}</dd>" in html
+    assert run.question.passage[:60] not in html
+    speeches = re.findall(r'<div class="md"><p>(.*?)</p>', html)
+    assert speeches == [
+        "I am Debater A. Debater B's case fails; Debater B forgets [a model]'s limits.",
+        "I am Debater B. Debater A's case fails; Debater A forgets [a model]'s limits.",
+    ]
+    assert "Which answer is correct?" in html and 'name="csrfmiddlewaretoken"' in html
+
+    correct = arena.correct_letter(run)
+    response = client.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": correct})
+    assert response.status_code == 302 and response["Location"] == reverse("evidence_arena_debate", args=[run.pk])
+    assert COOKIE in response.cookies
+    revealed = text(client.get(response["Location"]))
+    at_a, at_b = design.seats(run.first, run.second, run.swapped)
+    assert f"<dt>Debater A</dt><dd><strong>{at_a.name}</strong>" in revealed
+    assert f"<dt>Debater B</dt><dd><strong>{at_b.name}</strong>" in revealed
+    assert f"You picked <strong>answer {correct}</strong>: <strong>right</strong>" in revealed
+    assert f"The correct answer is <strong>{correct}</strong>" in revealed and "Next debate" in revealed
+    assert "Your vote is counted." in revealed
+    assert ArenaVote.objects.get().choice == correct and not ArenaVote.objects.get().excluded
+
+    # Each pair argues each answer, in both orders: four debates, each served once; then none is left.
+    answered = {run.pk}
+    for _ in range(3):
+        following = served_run(text(client.get(reverse("evidence_arena"))))
+        assert following not in answered
+        answered.add(following)
+        client.post(reverse("evidence_arena_vote", args=[following]), {"choice": "A"})
+    assert "You have answered every debate in the arena" in text(client.get(reverse("evidence_arena")))
+    # A stranger who has not answered sees it blind, even at its own address.
+    assert at_a.name not in text(Client().get(reverse("evidence_arena_debate", args=[run.pk])))
+
+
+def test_one_answer_per_person_and_debate_the_last_counts(people, llm_server, runner_idle):
+    finished(people["owner"], llm_server)
+    run = arena.debates().first()
+    signed_in = Client()
+    signed_in.force_login(people["other"])
+    for choice in ("A", "B", "B"):
+        assert signed_in.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": choice}).status_code == 302
+    anonymous = Client()
+    anonymous.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "B"})
+    anonymous.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "A"})
+    anonymous_voter = ArenaVote.objects.exclude(voter__startswith="user:").get().voter
+    assert sorted(ArenaVote.objects.values_list("voter", "choice")) == sorted(
+        [(f"user:{people['other'].pk}", "B"), (anonymous_voter, "A")]
+    )
+
+
+def test_refusals_count_nothing(people, llm_server, runner_idle, settings):
+    experiment = finished(people["owner"], llm_server, judges=("Judge Okafor", "Judge Ines"))
+    run = arena.debates().first()
+    vote = reverse("evidence_arena_vote", args=[run.pk])
+    client = Client()
+    response = client.post(vote, {"choice": "C"})
+    assert response.status_code == 400 and "Pick answer A or answer B" in text(response)
+    # A panel's replay rereads a debate already served: it is no debate of its own in the arena.
+    replay = Run.objects.filter(experiment=experiment, source__isnull=False).first()
+    assert replay is not None and replay.debate.status == Debate.Status.COMPLETED
+    assert client.post(reverse("evidence_arena_vote", args=[replay.pk]), {"choice": "A"}).status_code == 404
+    assert client.get(reverse("evidence_arena_debate", args=[replay.pk])).status_code == 404
+    # Its experiment left the arena, or there is no such debate.
+    Experiment.objects.filter(pk=experiment.pk).update(arena=False)
+    response = client.post(vote, {"choice": "A"})
+    assert response.status_code == 404 and "not in the arena" in text(response)
+    assert client.get(reverse("evidence_arena_debate", args=[run.pk])).status_code == 404
+    assert client.post(reverse("evidence_arena_vote", args=[999999]), {"choice": "A"}).status_code == 404
+    assert "No evidence debate is in the arena yet" in text(client.get(reverse("evidence_arena")))
+    Experiment.objects.filter(pk=experiment.pk).update(arena=True)
+    # A debate that has not completed, or whose question has no known answer, is not in it either.
+    Debate.objects.filter(pk=run.debate_id).update(status=Debate.Status.RUNNING)
+    assert client.post(vote, {"choice": "A"}).status_code == 404
+    Debate.objects.filter(pk=run.debate_id).update(status=Debate.Status.COMPLETED)
+    run.question.__class__.objects.filter(pk=run.question_id).update(correct=None)
+    assert client.post(vote, {"choice": "A"}).status_code == 404
+    run.question.__class__.objects.filter(pk=run.question_id).update(correct=run.question.correct)
+    # A forged cookie: refused and cleared.
+    client.cookies[COOKIE] = "anon:forged:signature"
+    response = client.post(vote, {"choice": "A"})
+    assert response.status_code == 400 and "could not be verified" in text(response)
+    assert response.cookies[COOKIE].value == ""
+    assert Client().get(vote).status_code == 405
+    assert Client(enforce_csrf_checks=True).post(vote, {"choice": "A"}).status_code == 403
+    # Past the per-address limit (the polls' and both arenas' together): 429.
+    settings.CHAOSLM_POLL_VOTES_PER_MINUTE = 0
+    assert Client().post(vote, {"choice": "A"}).status_code == 429
+    assert not ArenaVote.objects.exists()
+
+
+def test_an_experiment_not_opted_in_is_not_served_whatever_its_visibility(people, llm_server, runner_idle):
+    experiment = finished(people["owner"], llm_server, arena_on=False, visibility="public")
+    assert "No evidence debate is in the arena yet" in text(Client().get(reverse("evidence_arena")))
+    run = Run.objects.filter(experiment=experiment, protocol=design.DEBATE).first()
+    assert Client().post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "A"}).status_code == 404
+    assert not ArenaVote.objects.exists()
+
+
+def test_an_answer_on_a_transcript_that_still_names_someone_is_kept_excluded_and_counted(
+    people, llm_server, runner_idle
+):
+    experiment = finished(people["owner"], llm_server, names=("Al", "Bob Marlowe"))
+    client = Client()
+    for run in arena.debates():
+        html = text(client.get(reverse("evidence_arena_debate", args=[run.pk])))
+        assert "A name may remain in this transcript" in html
+        response = client.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "B"}, follow=True)
+        assert "so it is not counted" in text(response)
+    assert list(ArenaVote.objects.values_list("excluded", flat=True)) == [True] * 4
+    owner = Client()
+    owner.force_login(people["owner"])
+    page = text(owner.get(reverse("experiment_detail", args=[experiment.pk])))
+    assert "0 answers from 0 people on 0 evidence debates; 4 more kept but not counted" in page
+
+
+def wilson(hits: float, n: int) -> tuple[float, float]:
+    """The Wilson score 95% interval, by its formula."""
+    z = 1.959963984540054
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def test_the_report_sets_human_accuracy_beside_each_judges_on_the_same_debates(people, llm_server, runner_idle):
+    experiment = finished(people["owner"], llm_server, judges=("Judge Okafor", "Judge Ines"), visibility="public")
+    voters = [Client() for _ in range(3)]
+    runs = list(arena.debates())
+    assert len(runs) == 4
+    for run in runs:
+        right = arena.correct_letter(run)
+        wrong = "B" if right == "A" else "A"
+        # On the debates whose correct answer is shown as A, the third voter is wrong; on the others all are right.
+        picks = (right, right, wrong) if right == "A" else (right, right, right)
+        for voter, choice in zip(voters, picks, strict=True):
+            voter.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": choice})
+    low, high = wilson(10, 12)
+    judge_low, judge_high = wilson(2, 4)  # each judge: always A, so right on the two debates that show it as A
+
+    page = text(Client().get(reverse("experiment_detail", args=[experiment.pk])))
+    assert "People against the judges (arena answers)" in page
+    assert "12 answers from 3 people on 4 evidence debates." in page
+    assert (
+        f'<td class="name">People (arena)</td><td>12</td><td>4</td><td>83%</td>'
+        f"<td>{100 * low:.0f}% to {100 * high:.0f}%</td>"
+    ) in page
+    for name in ("Judge Okafor", "Judge Ines"):
+        assert (
+            f'<td class="name">{name}</td><td>4</td><td>4</td><td>50%</td>'
+            f"<td>{100 * judge_low:.0f}% to {100 * judge_high:.0f}%</td>"
+        ) in page
+
+    data = json.loads(Client().get(reverse("experiment_export", args=[experiment.pk, "report.json"])).content)
+    human = data["human"]
+    assert (human["votes"], human["voters"], human["debates"], human["excluded"]) == (12, 3, 4, 0)
+    assert human["accuracy"]["value"]["value"] == pytest.approx(10 / 12)
+    assert (human["accuracy"]["low"], human["accuracy"]["high"]) == (pytest.approx(low), pytest.approx(high))
+    assert [(j["name"], j["runs"], j["debates"]) for j in human["judges"]] == [
+        ("Judge Okafor", 4, 4),
+        ("Judge Ines", 4, 4),
+    ]
+    assert all(j["accuracy"]["value"]["value"] == 0.5 for j in human["judges"])
+    assert all(j["accuracy"]["low"] == pytest.approx(judge_low) for j in human["judges"])
+    assert 'voter"' not in json.dumps(human) and "anon:" not in json.dumps(data)
+
+    rows = list(
+        csv.reader(io.StringIO(text(Client().get(reverse("experiment_export", args=[experiment.pk, "human.csv"])))))
+    )
+    assert rows[0] == ["who", "answers", "voters", "debates", "excluded", "accuracy", "ci_low", "ci_high"]
+    assert rows[1][:5] == ["the audience", "12", "3", "4", "0"] and float(rows[1][5]) == pytest.approx(10 / 12)
+    assert (float(rows[1][6]), float(rows[1][7])) == (pytest.approx(low), pytest.approx(high))
+    assert [r[:4] for r in rows[2:]] == [["Judge Okafor", "4", "", "4"], ["Judge Ines", "4", "", "4"]]
+
+
+@pytest.mark.parametrize("who, status", [("anonymous", 302), ("other", 404), ("owner", 302)])
+def test_only_the_owner_puts_an_experiment_in_the_arena(people, who, status):
+    experiment = services.create_experiment(
+        name="E",
+        questions=sample()[:1],
+        protocols=[design.DEBATE],
+        debaters=[Contestant.of(debater(n)) for n in ("Ann", "Bea")],
+        judges=[Contestant.of(judge("Judy"))],
+        owner=people["owner"],
+    )
+    assert not experiment.arena  # off by default
+    client = Client()
+    if who != "anonymous":
+        client.force_login(people[who])
+    response = client.post(reverse("experiment_arena", args=[experiment.pk]), {"arena": "on"})
+    assert response.status_code == status
+    experiment.refresh_from_db()
+    assert experiment.arena == (who == "owner")
+    if who == "owner":
+        assert client.post(reverse("experiment_arena", args=[experiment.pk]), {"arena": "maybe"}).status_code == 400
+        page = text(client.get(reverse("experiment_detail", args=[experiment.pk])))
+        assert "Take them out of the arena" in page and "People against the judges" in page
+
+
+def read_spec_text(path, body):
+    from experiments.spec import read_spec
+
+    path.write_text(body)
+    return read_spec(path)
+
+
+def test_the_form_the_spec_and_the_admin_opt_in(people, monkeypatch, tmp_path):
+    from experiments import work
+
+    monkeypatch.setattr(work.EXPERIMENT, "start", lambda experiment: None)
+    ada, bob, judy = debater("Ada"), debater("Bob"), judge("Judy")
+    client = Client()
+    client.force_login(people["owner"])
+    assert 'name="arena"' in text(client.get(reverse("experiment_new")))
+    data = {
+        "name": "Form experiment",
+        "protocols": [design.DEBATE],
+        "debaters": [ada.pk, bob.pk],
+        "judges": [judy.pk],
+        "use_sample": "on",
+        "rounds": 1,
+        "word_limit": 80,
+        "concurrency": 2,
+        "visibility": "private",
+        "arena": "on",
+    }
+    assert client.post(reverse("experiment_new"), data).status_code == 302
+    assert Experiment.objects.get(name="Form experiment").arena
+
+    spec = tmp_path / "spec.yaml"
+    body = "name: CLI experiment\nsample: true\nprotocols: [evidence_debate]\ndebaters: [Ada, Bob]\njudges: [Judy]\n"
+    assert read_spec_text(spec, body + "arena: true\n").arena
+    assert not read_spec_text(spec, body).arena  # off by default
+    spec.write_text(body + "arena: maybe\n")
+    with pytest.raises(CommandError, match="arena: true or false"):
+        call_command("experiment", "run", str(spec), stdout=io.StringIO())
+
+    experiment = Experiment.objects.get(name="Form experiment")
+    Experiment.objects.filter(pk=experiment.pk).update(arena=False)
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_superuser("boss", password="pw-boss-123"))
+    url = reverse("admin:experiments_experiment_change", args=[experiment.pk])
+    assert 'name="arena"' in text(staff.get(url))
+    forms = {
+        f"{prefix}-{key}": value
+        for prefix in ("participants", "questions")
+        for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
+    }
+    response = staff.post(url, {"name": "Form experiment", "visibility": "private", "arena": "on", **forms})
+    assert response.status_code == 302
+    experiment.refresh_from_db()
+    assert experiment.arena
+
+
+def test_quotes_are_marked_as_the_judge_read_them_and_model_text_is_escaped(people, llm_server, runner_idle):
+    finished(people["owner"], llm_server)
+    run = arena.debates().select_related("question").first()
+    words = " ".join(run.question.passage.split()[:6])
+    speech = Event.objects.get(debate=run.debate, kind=Event.Kind.TURN, seat__key="a")
+    speech.content = f"See <quote>{words}</quote>, not <quote>moons of cheese</quote>. <script>alert(1)</script>"
+    speech.save(card=False)
+    html = text(Client().get(reverse("evidence_arena_debate", args=[run.pk])))
+    assert f'<mark class="quote verified" title="Verified: these words are in the passage">{words}</mark>' in html
+    assert '<mark class="quote unverified" title="Unverified: not found in the passage">moons of cheese</mark>' in html
+    assert "<script>alert" not in html
