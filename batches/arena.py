@@ -45,6 +45,7 @@ class Arena(Generic[Item]):
     related: tuple[str, ...] = ()  # what `seen` reads of an item, fetched with it
     not_in_arena: str  # the 404's message
     bad_choice: str  # the 400's message
+    vote_noun: str = "vote"  # what the page calls a vote ("answer" where the voter answers a question)
 
     def items(self) -> QuerySet[Item]:
         """Every debate in the arena: finished, of a batch whose owner opted in."""

@@ -48,9 +48,11 @@ def vote(request: HttpRequest, arena: Arena[Any], item_id: int, item_url: str) -
     except PollError as error:
         return poll_views.refusal(error)
     if cast.excluded:
-        messages.info(request, "Your vote is kept, but a name may remain in this transcript, so it is not counted.")
+        messages.info(
+            request, f"Your {arena.vote_noun} is kept, but a name may remain in this transcript, so it is not counted."
+        )
     else:
-        messages.success(request, "Your vote is counted.")
+        messages.success(request, f"Your {arena.vote_noun} is counted.")
     return poll_views.remember_voter(request, redirect(item_url, item.pk), new_cookie)
 
 

@@ -119,9 +119,7 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 CHAOSLM_DB_POOL_SIZE = env_number("CHAOSLM_DB_POOL_SIZE", 0, int)
 if CHAOSLM_DB_POOL_SIZE > 0 and not _SQLITE:
     if DATABASES["default"]["CONN_MAX_AGE"]:
-        raise ImproperlyConfigured(
-            "CHAOSLM_DB_POOL_SIZE needs CHAOSLM_DB_CONN_MAX_AGE=0 (the pool keeps them)"
-        )
+        raise ImproperlyConfigured("CHAOSLM_DB_POOL_SIZE needs CHAOSLM_DB_CONN_MAX_AGE=0 (the pool keeps them)")
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": CHAOSLM_DB_POOL_SIZE,

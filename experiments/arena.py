@@ -129,6 +129,7 @@ class EvidenceArena(Arena[Run]):
     related = RELATED
     not_in_arena = "That debate is not in the arena (its experiment may have left it); nothing was counted."
     bad_choice = "Pick answer A or answer B; nothing was counted."
+    vote_noun = "answer"
 
     def items(self) -> QuerySet[Run]:
         return debates()

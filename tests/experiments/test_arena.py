@@ -108,7 +108,7 @@ def test_the_arena_serves_a_redacted_debate_as_its_judge_read_it_and_reveals_the
     assert f"<dt>Debater B</dt><dd><strong>{at_b.name}</strong>" in revealed
     assert f"You picked <strong>answer {correct}</strong>: <strong>right</strong>" in revealed
     assert f"The correct answer is <strong>{correct}</strong>" in revealed and "Next debate" in revealed
-    assert "Your vote is counted." in revealed
+    assert "Your answer is counted." in revealed
     assert ArenaVote.objects.get().choice == correct and not ArenaVote.objects.get().excluded
 
     # Each pair argues each answer, in both orders: four debates, each served once; then none is left.
