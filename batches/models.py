@@ -63,11 +63,18 @@ class PersonaSnapshot(models.Model):
         return f"{self.name} ({self.role})"
 
     def batch_label(self) -> str:
-        """Which batch it belongs to, for error messages ("tournament 3")."""
-        raise NotImplementedError
+        """Which batch it belongs to, for error messages ("tournament 3"): the one its foreign key to a batch names."""
+        link = next(f for f in self._meta.concrete_fields if f.is_relation and issubclass(f.related_model, BatchRecord))
+        return f"{link.related_model._meta.model_name} {getattr(self, link.attname)}"
 
     def persona_spec(self) -> PersonaSpec:
         return spec_from_mapping(self.spec, f"{self.batch_label()}: {self.name}")
+
+
+def unique_snapshot_names(batch_link: str) -> models.UniqueConstraint:
+    """A kind's snapshots hold a persona's name once per role in a batch (`batch_link`, their foreign key to it);
+    the constraint is named for the model (`unique_entrant_name`)."""
+    return models.UniqueConstraint(fields=[batch_link, "role", "name"], name="unique_%(class)s_name")
 
 
 class ArenaVoteBase(models.Model):

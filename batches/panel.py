@@ -67,6 +67,19 @@ class Rules:
     error: type[BatchError] = BatchError  # what `check` raises: the kind's own (TournamentError, ExperimentError)
 
 
+def named(rules: Rules, name: str) -> str:
+    """A batch's name as it is stored: stripped, at most 200 characters (`rules.error` if nothing is left)."""
+    name = name.strip()
+    if not name:
+        raise rules.error(f"The {rules.noun.split(' ', 1)[1]} needs a name.")
+    return name[:200]
+
+
+def given(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options asked for, without those left unset (None: the format's own default)."""
+    return {k: v for k, v in (options or {}).items() if v is not None}
+
+
 def check(
     rules: Rules,
     debaters: Sequence[Contestant],

@@ -98,6 +98,34 @@ def new_duel(turns: int = 6):
     )
 
 
+CHAT_PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}, and you like to talk.\n"
+ROOM_TEXT = "A message with **some** markdown, a [link](https://example.org) and a few words more: {i}."
+
+
+def room_with_history(history: int) -> tuple[Any, list[Any], list[Any]]:
+    """A public room of three chat personas that has said `history` messages (ROOM_TEXT), its agents in turn:
+    the room, its agents and those messages, oldest first."""
+    from django.contrib.auth import get_user_model
+
+    from chaoslm.personas.models import Persona, import_personas
+    from rooms import services
+    from rooms.models import RoomMessage
+
+    names = ["Ana", "Ben", "Cy"]
+    if not Persona.objects.filter(name="Ana").exists():
+        import_personas([(f"{n}.yaml", CHAT_PERSONA.format(n=n)) for n in names])
+    owner, _ = get_user_model().objects.get_or_create(username="bench")
+    room = services.create_room(owner, f"Room of {history}", "public", Persona.objects.filter(name__in=names))
+    agents = list(room.agents.all())
+    said = RoomMessage.objects.bulk_create(
+        RoomMessage(
+            room=room, kind="agent", agent=agents[i % 3], author=agents[i % 3].name, content=ROOM_TEXT.format(i=i)
+        )
+        for i in range(history)
+    )
+    return room, agents, said
+
+
 def parse_args(parser: argparse.ArgumentParser, smoke: dict[str, Any]) -> argparse.Namespace:
     """The bench's arguments, with `--smoke`: the sizes in `smoke`, so every code path runs in seconds.
 

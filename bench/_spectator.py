@@ -43,12 +43,60 @@ class Stream:
 
 
 @dataclass
-class Spectator:
+class LivePage:
+    """A page's live part reading its socket and reopening it as the htmx ws extension does: when it drops or is
+    refused, at the next of `urls` after a pause; when the server asks for a resync (close code 1013) or text is
+    missing (`Resync`), at once at the same address. Each socket asks for what came after `since()`, the newest
+    thing the page shows, so its first push (a catch-up) fills what was missed."""
+
     urls: list[str]  # websocket URLs without the query string, tried in turn
+    connects: int = 0
+    socket: aiohttp.ClientWebSocketResponse | None = None  # the one open: a test or bench may cut it
+
+    def since(self) -> int:
+        """What a new socket asks for what came after: the newest thing the page shows."""
+        raise NotImplementedError
+
+    def apply(self, message: str, *, catch_up: bool = False) -> None:
+        """Count a push and show it as the page would (`Resync` if text is missing before a piece)."""
+        raise NotImplementedError
+
+    async def watch(self, session: aiohttp.ClientSession, done: asyncio.Event) -> None:
+        """Follow the page until `done` is set, reconnecting as a page does."""
+        attempt = 0
+        while not done.is_set():
+            url = self.urls[attempt % len(self.urls)]
+            try:
+                origin = "http" + url.removeprefix("ws").split("/ws/", 1)[0]  # the page's own, as a browser sends
+                async with session.ws_connect(f"{url}?since={self.since()}", headers={"Origin": origin}) as ws:
+                    self.socket = ws
+                    self.connects += 1
+                    first, resync = True, False
+                    async for message in ws:
+                        if message.type != aiohttp.WSMsgType.TEXT:
+                            break
+                        try:
+                            self.apply(message.data, catch_up=first)
+                        except Resync:
+                            resync = True
+                            break
+                        first = False
+                    if resync or ws.close_code == RESYNC_CODE:
+                        continue  # to catch up: the same address
+            except (TimeoutError, aiohttp.ClientError, OSError):
+                pass
+            attempt += 1  # the address dropped or refused us: the next one, after a pause
+            if not done.is_set():
+                # As the htmx ws extension waits ("full-jitter"): a crowd that lost its process does not come
+                # back all in the same instant.
+                await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))
+
+
+@dataclass
+class Spectator(LivePage):
     saved: dict[int, int] = field(default_factory=dict)  # ordinal -> event id of the saved card shown
     writing: dict[int, Stream] = field(default_factory=dict)  # ordinal -> the card being written
     streamed: dict[int, str] = field(default_factory=dict)  # ordinal -> its text when the saved card came
-    connects: int = 0
     messages: int = 0
     card_pushes: int = 0
     cards_again: int = 0  # pushes of a card already shown saved: harmless, counted
@@ -63,6 +111,7 @@ class Spectator:
         return max(self.saved.values(), default=0)
 
     def apply(self, message: str, *, catch_up: bool = False) -> None:
+        self.messages += 1
         now = time.time()
         for part in PART.finditer(message):
             if part["ordinal"] is not None:
@@ -122,36 +171,6 @@ class Spectator:
         stream.text += text[len(stream.text) - at :]
         return False
 
-    async def watch(self, session: aiohttp.ClientSession, done: asyncio.Event) -> None:
-        """Follow the debate until `done` is set and the socket has gone quiet, reconnecting as a page does."""
-        attempt = 0
-        while not done.is_set():
-            url = self.urls[attempt % len(self.urls)]
-            try:
-                origin = "http" + url.removeprefix("ws").split("/ws/", 1)[0]  # the page's own, as a browser sends
-                async with session.ws_connect(f"{url}?since={self.since()}", headers={"Origin": origin}) as ws:
-                    self.connects += 1
-                    first, resync = True, False
-                    async for message in ws:
-                        if message.type != aiohttp.WSMsgType.TEXT:
-                            break
-                        self.messages += 1
-                        try:
-                            self.apply(message.data, catch_up=first)
-                        except Resync:
-                            resync = True
-                            break
-                        first = False
-                    if resync or ws.close_code == RESYNC_CODE:
-                        continue  # to catch up: the same address
-            except (TimeoutError, aiohttp.ClientError, OSError):
-                pass
-            attempt += 1  # the address dropped or refused us: the next one, after a pause
-            if not done.is_set():
-                # As the htmx ws extension waits ("full-jitter"): a crowd that lost its process does not come
-                # back all in the same instant.
-                await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))
-
     async def watch_until(self, session: aiohttp.ClientSession, done: asyncio.Event) -> None:
         """`watch`, stopped once `done` is set and nothing more has come for a moment."""
         task = asyncio.ensure_future(self.watch(session, done))
@@ -178,15 +197,13 @@ ROOM_PART = re.compile(
 
 
 @dataclass
-class RoomWatcher:
+class RoomWatcher(LivePage):
     """A room page's live part, in Python, as static/js/chaoslm.js applies it; reconnects as the page does, with
     `since` its newest message (the page's rule: one less than its oldest pending answer, if it shows one)."""
 
-    urls: list[str]
     messages: dict[int, str] = field(default_factory=dict)  # message id -> kind, in the order they came
     writing: dict[int, Stream] = field(default_factory=dict)  # agent id -> its card being written
     streamed: list[str] = field(default_factory=list)  # each written card's text when it was taken away
-    connects: int = 0
     messages_received: int = 0
     cards_again: int = 0  # pushes of a message already shown: harmless, counted
     late: int = 0  # a message that came after a later one, outside a catch-up
@@ -195,7 +212,6 @@ class RoomWatcher:
     resumed: list[str] = field(default_factory=list)  # texts so far that a catch-up brought
     latencies: list[float] = field(default_factory=list)
     last: int = 0
-    socket: aiohttp.ClientWebSocketResponse | None = None
 
     def since(self) -> int:
         said = [pk for pk, kind in self.messages.items() if kind != "pending"]
@@ -204,6 +220,7 @@ class RoomWatcher:
         return min(since, min(pending) - 1) if pending else since
 
     def apply(self, message: str, *, catch_up: bool = False) -> None:
+        self.messages_received += 1
         now = time.time()
         for part in ROOM_PART.finditer(message):
             if part["message"] is not None:
@@ -255,32 +272,3 @@ class RoomWatcher:
             return
         self.text_again += len(stream.text) - at
         stream.text += text[len(stream.text) - at :]
-
-    async def watch(self, session: aiohttp.ClientSession, done: asyncio.Event) -> None:
-        """Follow the room until `done` is set, reconnecting as a page does (`socket`: the one open, to cut)."""
-        attempt = 0
-        while not done.is_set():
-            url = self.urls[attempt % len(self.urls)]
-            try:
-                origin = "http" + url.removeprefix("ws").split("/ws/", 1)[0]
-                async with session.ws_connect(f"{url}?since={self.since()}", headers={"Origin": origin}) as ws:
-                    self.socket = ws
-                    self.connects += 1
-                    first, resync = True, False
-                    async for message in ws:
-                        if message.type != aiohttp.WSMsgType.TEXT:
-                            break
-                        self.messages_received += 1
-                        try:
-                            self.apply(message.data, catch_up=first)
-                        except Resync:
-                            resync = True
-                            break
-                        first = False
-                    if resync or ws.close_code == RESYNC_CODE:
-                        continue
-            except (TimeoutError, aiohttp.ClientError, OSError):
-                pass
-            attempt += 1
-            if not done.is_set():
-                await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))

@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -130,6 +131,47 @@ def fresh_database() -> tuple[str, str]:
 def drop_database(name: str) -> None:
     with psycopg.connect(DATABASE_URL, autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def crowd_stack(
+    name: str, llm: subprocess.Popen[bytes], llm_url: str, settings: dict[str, str]
+) -> Iterator[tuple[Stack, subprocess.Popen[bytes]]]:
+    """The stack every crowd bench starts beside its test server (`llm`, serving at `llm_url`): a Redis of its own,
+    a fresh database migrated with the sample personas, and the environment its processes share (a deployment's,
+    on the Celery runner), the bench's own `settings` on top. Yields the stack (its logs in a new folder named for
+    the bench) and the Redis process; on the way out every process stops, the test server too, and the database
+    is dropped."""
+    logs = Path(os.environ.get("TMPDIR", "/tmp")) / f"chaoslm-{name}-{secrets.token_hex(3)}"
+    logs.mkdir(parents=True)
+    redis_port = free_port()
+    database_url, database = fresh_database()
+    env = {
+        **os.environ,
+        **PRODUCTION_LIKE,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "CHAOSLM_RUNNER": "celery",
+        "OPENAI_BASE_URL": llm_url,
+        "OPENAI_API_KEY": "bench",
+        "CHAOSLM_DEFAULT_MODEL": "bench-model",
+        "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
+        "CHAOSLM_LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+        **settings,
+    }
+    stack = Stack(env, logs)
+    try:
+        redis = stack.start("redis", ["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"])
+        time.sleep(0.5)
+        stack.manage("migrate", "--noinput")
+        stack.manage("import_personas", "personas/")
+        yield stack, redis
+    finally:
+        stack.stop_all()
+        llm.terminate()
+        llm.wait(10)
+        drop_database(database)
 
 
 def debate_status(database_url: str, debate_id: int) -> str:
@@ -312,45 +354,17 @@ def main() -> None:
     if not DATABASE_URL or not shutil.which("redis-server"):
         print_table([("crowd", "left out", "needs CHAOSLM_TEST_DATABASE_URL and redis-server")])
         return
-    logs = Path(os.environ.get("TMPDIR", "/tmp")) / f"chaoslm-crowd-{secrets.token_hex(3)}"
-    logs.mkdir(parents=True)
     llm, llm_url = start_test_server(0.05, args.token_rate, 30, "--stamp-tokens")
-    redis_port = free_port()
-    database_url, database = fresh_database()
-    env = {
-        **os.environ,
-        **PRODUCTION_LIKE,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-        "CHAOSLM_RUNNER": "celery",
-        "CHAOSLM_CHANNEL_LAYER": args.layer,
-        "OPENAI_BASE_URL": llm_url,
-        "OPENAI_API_KEY": "bench",
-        "CHAOSLM_DEFAULT_MODEL": "bench-model",
-        "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
-        "CHAOSLM_LOG_LEVEL": "WARNING",
-        # A PostgreSQL connection kept per process: opened per socket (the default), a crowd's handshakes queue
-        # behind each other on the one thread Channels runs database calls in.
-        "CHAOSLM_DB_CONN_MAX_AGE": "600",
-        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
-    }
-    stack = Stack(env, logs)
-    try:
-        redis = stack.start("redis", ["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"])
-        time.sleep(0.5)
-        stack.manage("migrate", "--noinput")
-        stack.manage("import_personas", "personas/")
+    # A PostgreSQL connection kept per process: opened per socket (the default), a crowd's handshakes queue
+    # behind each other on the one thread Channels runs database calls in.
+    settings = {"CHAOSLM_CHANNEL_LAYER": args.layer, "CHAOSLM_DB_CONN_MAX_AGE": "600"}
+    with crowd_stack("crowd", llm, llm_url, settings) as (stack, redis):
         ours = chaoslm_run(stack, args, redis.pid)
         floor = floor_run(stack, args.spectators, ours["tokens"], args.token_rate, redis.pid)
-    finally:
-        stack.stop_all()
-        llm.terminate()
-        llm.wait(10)
-        drop_database(database)
 
     cpu_ours = ours["cpu"] / max(ours["messages"], 1)
     cpu_floor = floor["cpu"] / max(floor["messages"], 1)
-    print(f"{args.spectators} spectators over 2 web processes, layer {args.layer}, logs in {logs}")
+    print(f"{args.spectators} spectators over 2 web processes, layer {args.layer}, logs in {stack.logs}")
     print_table(
         [
             ("spectators", str(args.spectators), ""),

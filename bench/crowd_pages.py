@@ -19,9 +19,7 @@ import argparse
 import asyncio
 import hashlib
 import itertools
-import os
 import re
-import secrets
 import shutil
 import statistics
 import sys
@@ -35,9 +33,9 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import PRODUCTION_LIKE, free_port, parse_args, print_table, start_test_server
+from bench._setup import parse_args, print_table, start_test_server
 from bench._spectator import STAMP, RoomWatcher
-from bench.crowd import DATABASE_URL, WORKER, Stack, drop_database, fresh_database, rss_bytes
+from bench.crowd import DATABASE_URL, WORKER, Stack, crowd_stack, rss_bytes
 
 ROOM = """
 from django.contrib.auth.models import User
@@ -258,33 +256,10 @@ def main() -> None:
     if not DATABASE_URL or not shutil.which("redis-server"):
         print_table([("crowd pages", "left out", "needs CHAOSLM_TEST_DATABASE_URL and redis-server")])
         return
-    logs = Path(os.environ.get("TMPDIR", "/tmp")) / f"chaoslm-crowd-pages-{secrets.token_hex(3)}"
-    logs.mkdir(parents=True)
     llm, llm_url = start_test_server(0.05, 20.0, 30, "--stamp-tokens")
-    redis_port = free_port()
-    database_url, database = fresh_database()
-    env = {
-        **os.environ,
-        **PRODUCTION_LIKE,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-        "CHAOSLM_RUNNER": "celery",
-        "CHAOSLM_CHANNEL_LAYER": args.layer,
-        "OPENAI_BASE_URL": llm_url,
-        "OPENAI_API_KEY": "bench",
-        "CHAOSLM_DEFAULT_MODEL": "bench-model",
-        "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
-        "CHAOSLM_LOG_LEVEL": "WARNING",
-        "CHAOSLM_DB_CONN_MAX_AGE": "600",
-        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
-    }
-    stack = Stack(env, logs)
+    settings = {"CHAOSLM_CHANNEL_LAYER": args.layer, "CHAOSLM_DB_CONN_MAX_AGE": "600"}
     rows: list[tuple[str, str, str]] = []
-    try:
-        stack.start("redis", ["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"])
-        time.sleep(0.5)
-        stack.manage("migrate", "--noinput")
-        stack.manage("import_personas", "personas/")
+    with crowd_stack("crowd-pages", llm, llm_url, settings) as (stack, _):
         web = [stack.daphne(f"web-{i}", "chaoslm.asgi:application") for i in range(2)]
         for _, port in web:
             httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
@@ -292,18 +267,13 @@ def main() -> None:
             worker = stack.start("worker", WORKER)
             rows += room_run(stack, web, args.watchers, args.messages)
             stack.stop(worker)
-            print(f"{args.watchers} watchers over 2 web processes, layer {args.layer}, logs in {logs}")
+            print(f"{args.watchers} watchers over 2 web processes, layer {args.layer}, logs in {stack.logs}")
             print_table(rows)  # now: the tournament's part takes minutes more
             rows = []
         if args.page in ("tournament", "both"):
-            rows += tournament_run(stack, web, args.watchers, args.questions, logs)
-    finally:
-        stack.stop_all()
-        llm.terminate()
-        llm.wait(10)
-        drop_database(database)
+            rows += tournament_run(stack, web, args.watchers, args.questions, stack.logs)
     if rows:
-        print(f"{args.watchers} watchers over 2 web processes, layer {args.layer}, logs in {logs}")
+        print(f"{args.watchers} watchers over 2 web processes, layer {args.layer}, logs in {stack.logs}")
         print_table(rows)
 
 

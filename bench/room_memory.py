@@ -22,30 +22,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import django_with_temp_db, print_table
+from bench._setup import ROOM_TEXT, django_with_temp_db, print_table, room_with_history
 
-PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}, and you like to talk.\n"
-TEXT = "A message with **some** markdown, a [link](https://example.org) and a few words more: {i}."
 UNFOLDED = 20  # what a summarising room keeps unfolded: the same at both sizes
 
 
 def seed_room(history: int) -> Any:
-    from django.contrib.auth import get_user_model
-
-    from chaoslm.personas.models import Persona, import_personas
-    from rooms import services
     from rooms.models import RoomMessage
 
-    names = ["Ana", "Ben", "Cy"]
-    if not Persona.objects.filter(name="Ana").exists():
-        import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in names])
-    owner, _ = get_user_model().objects.get_or_create(username="bench")
-    room = services.create_room(owner, f"Room of {history}", "public", Persona.objects.filter(name__in=names))
-    agents = list(room.agents.all())
-    said = RoomMessage.objects.bulk_create(
-        RoomMessage(room=room, kind="agent", agent=agents[i % 3], author=agents[i % 3].name, content=TEXT.format(i=i))
-        for i in range(history)
-    )
+    room, _, said = room_with_history(history)
     folded = said[: max(0, history - UNFOLDED)]
     summary = None
     for start in range(0, len(folded), UNFOLDED):  # one summary per fold; each folds the one before it
@@ -82,7 +67,7 @@ def turn_cost(history: int, turns: int) -> float:
         table.meter().state()
         agent = table.agents[i % 3]
         request_of(table.messages, agent)
-        message = save(table.room, RoomMessage.Kind.AGENT, TEXT.format(i=i), agent)
+        message = save(table.room, RoomMessage.Kind.AGENT, ROOM_TEXT.format(i=i), agent)
         advance_queue(table.room, (agent.pk,), (), (), False, ())
         return table, message
 

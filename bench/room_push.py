@@ -18,34 +18,10 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import django_with_temp_db, print_table
-
-PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}, and you like to talk.\n"
-TEXT = "A message with **some** markdown, a [link](https://example.org) and a few words more: {i}."
-
-
-def seed_room(history: int) -> tuple[Any, list[Any]]:
-    from django.contrib.auth import get_user_model
-
-    from chaoslm.personas.models import Persona, import_personas
-    from rooms import services
-    from rooms.models import RoomMessage
-
-    names = ["Ana", "Ben", "Cy"]
-    if not Persona.objects.filter(name="Ana").exists():
-        import_personas([(f"{n}.yaml", PERSONA.format(n=n)) for n in names])
-    owner, _ = get_user_model().objects.get_or_create(username="bench")
-    room = services.create_room(owner, f"Room of {history}", "public", Persona.objects.filter(name__in=names))
-    agents = list(room.agents.all())
-    RoomMessage.objects.bulk_create(
-        RoomMessage(room=room, kind="agent", agent=agents[i % 3], author=agents[i % 3].name, content=TEXT.format(i=i))
-        for i in range(history)
-    )
-    return room, agents
+from bench._setup import ROOM_TEXT, django_with_temp_db, print_table, room_with_history
 
 
 def push_cost(history: int, arriving: int) -> tuple[float, float]:
@@ -54,12 +30,12 @@ def push_cost(history: int, arriving: int) -> tuple[float, float]:
     from rooms.models import RoomMessage
     from rooms.table import load_room
 
-    room, agents = seed_room(history)
+    room, agents, _ = room_with_history(history)
     table = load_room(room.pk)
     table.meter()
     new = [
         RoomMessage.objects.create(
-            room=room, kind="agent", agent=agents[i % 3], author=agents[i % 3].name, content=TEXT.format(i=i)
+            room=room, kind="agent", agent=agents[i % 3], author=agents[i % 3].name, content=ROOM_TEXT.format(i=i)
         )
         for i in range(arriving)
     ]

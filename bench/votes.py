@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import re
-import secrets
 import shutil
 import statistics
 import sys
@@ -41,8 +39,8 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import PRODUCTION_LIKE, parse_args, print_table, start_test_server
-from bench.crowd import DATABASE_URL, WORKER, Stack, debate_status, drop_database, free_port, fresh_database
+from bench._setup import parse_args, print_table, start_test_server
+from bench.crowd import DATABASE_URL, WORKER, Stack, crowd_stack, debate_status
 
 CHOICES = ("a", "b", "undecided")
 REFETCH_MS, SPREAD_MS = 1200, 1000  # debates/votes.py's: what a page waits before each fetch of its box
@@ -284,35 +282,11 @@ def main() -> None:
     if not DATABASE_URL or not shutil.which("redis-server"):
         print_table([("votes", "left out", "needs CHAOSLM_TEST_DATABASE_URL and redis-server")])
         return
-    logs = Path(os.environ.get("TMPDIR", "/tmp")) / f"chaoslm-votes-{secrets.token_hex(3)}"
-    logs.mkdir(parents=True)
     llm, llm_url = start_test_server(0.02, 0.0, 20)
-    redis_port = free_port()
-    database_url, database = fresh_database()
-    env = {
-        **os.environ,
-        **PRODUCTION_LIKE,
-        "DATABASE_URL": database_url,
-        # A pool per process, as docs/audience.md advises for a crowd: 2 web processes and a worker stay under
-        # PostgreSQL's default 100 connections however many pages fetch at once.
-        "CHAOSLM_DB_POOL_SIZE": "25",
-        "CHAOSLM_DB_CONN_MAX_AGE": "0",
-        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-        "CHAOSLM_RUNNER": "celery",
-        "CHAOSLM_BEHIND_PROXY": "1",
-        "OPENAI_BASE_URL": llm_url,
-        "OPENAI_API_KEY": "bench",
-        "CHAOSLM_DEFAULT_MODEL": "bench-model",
-        "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
-        "CHAOSLM_LOG_LEVEL": "WARNING",
-        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
-    }
-    stack = Stack(env, logs)
-    try:
-        stack.start("redis", ["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"])
-        time.sleep(0.5)
-        stack.manage("migrate", "--noinput")
-        stack.manage("import_personas", "personas/")
+    # A pool per process, as docs/audience.md advises for a crowd: 2 web processes and a worker stay under
+    # PostgreSQL's default 100 connections however many pages fetch at once.
+    settings = {"CHAOSLM_BEHIND_PROXY": "1", "CHAOSLM_DB_POOL_SIZE": "25", "CHAOSLM_DB_CONN_MAX_AGE": "0"}
+    with crowd_stack("votes", llm, llm_url, settings) as (stack, _):
         create = (
             f"from django.contrib.auth.models import User; User.objects.create_user({OWNER!r}, password={PASSWORD!r})"
         )
@@ -326,12 +300,7 @@ def main() -> None:
         command += ["--visibility", "public", "--owner", OWNER, "--enqueue"]
         debate_id = int(stack.manage(*command).strip().splitlines()[-1])  # queued: no worker runs it yet
         result = asyncio.run(run(base, debate_id, args, stack))
-        stored, rows = stored_tally(database_url, debate_id)
-    finally:
-        stack.stop_all()
-        llm.terminate()
-        llm.wait(10)
-        drop_database(database)
+        stored, rows = stored_tally(stack.env["DATABASE_URL"], debate_id)
 
     voters: list[Voter] = result["voters"]  # type: ignore[assignment]
     expected = {p: Counter(v.choices[p] for v in voters if p in v.choices) for p in ("before", "after")}
@@ -345,7 +314,7 @@ def main() -> None:
     refused: Counter[str] = result["refused"]  # type: ignore[assignment]
     v50, v99, p50, p99 = (quantile(vote_ms, 0.5), quantile(vote_ms, 0.99), quantile(page_ms, 0.5),
                           quantile(page_ms, 0.99))  # fmt: skip
-    print(f"{args.voters} voters, {args.spectators} spectators over 2 web processes, logs in {logs}")
+    print(f"{args.voters} voters, {args.spectators} spectators over 2 web processes, logs in {stack.logs}")
     print_table(
         [
             ("voters", str(args.voters), f"{len(vote_ms)} vote requests, a tenth of them changes"),

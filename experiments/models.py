@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot
+from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot, unique_snapshot_names
 from debates.models import Debate
 
 
@@ -32,12 +32,7 @@ class Participant(PersonaSnapshot):
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="participants")
 
     class Meta(PersonaSnapshot.Meta):
-        constraints = [
-            models.UniqueConstraint(fields=["experiment", "role", "name"], name="unique_participant_name"),
-        ]
-
-    def batch_label(self) -> str:
-        return f"experiment {self.experiment_id}"
+        constraints = [unique_snapshot_names("experiment")]
 
 
 class Question(models.Model):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from batches.panel import BatchError, Contestant, Rules, check, save_snapshots
+from batches.panel import BatchError, Contestant, Rules, check, given, named, save_snapshots
 from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, SIMULTANEOUS, WORD_LIMIT
 from experiments import design
@@ -72,17 +72,15 @@ def create_experiment(
     arena: bool = False,
 ) -> Experiment:
     """Store an experiment with all its runs (nothing runs yet: see `work.EXPERIMENT.start`)."""
-    name = name.strip()
-    if not name:
-        raise ExperimentError("The experiment needs a name.")
-    options = {k: v for k, v in (options or {}).items() if v is not None}
+    name = named(RULES, name)
+    options = given(options)
     protocols = list(protocols)
     _check(questions, protocols, debaters, judges, options, concurrency, visibility)
     if design.NEEDS_DEBATERS.isdisjoint(protocols):
         debaters = []  # nobody argues: no debaters to keep
     with transaction.atomic():
         experiment = Experiment.objects.create(
-            name=name[:200],
+            name=name,
             owner=owner,
             protocols=protocols,
             options=options,

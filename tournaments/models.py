@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot
+from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot, unique_snapshot_names
 from debates.models import Debate
 
 
@@ -40,12 +40,7 @@ class Entrant(PersonaSnapshot):
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
 
     class Meta(PersonaSnapshot.Meta):
-        constraints = [
-            models.UniqueConstraint(fields=["tournament", "role", "name"], name="unique_entrant_name"),
-        ]
-
-    def batch_label(self) -> str:
-        return f"tournament {self.tournament_id}"
+        constraints = [unique_snapshot_names("tournament")]
 
 
 class Question(models.Model):

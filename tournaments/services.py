@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from batches import schedule
 from batches.kinds import BatchKind
-from batches.panel import BatchError, Contestant, Rules, check, save_snapshots
+from batches.panel import BatchError, Contestant, Rules, check, given, named, save_snapshots
 from chaoslm import live
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
@@ -92,15 +92,13 @@ def create_tournament(
     """Store a tournament with all its matches and judgments (nothing runs yet: see `TOURNAMENT.start`): each
     pairing debates once in each of its `formats` (duel, classic, structured), the formats one after another;
     a classic debate is led by `moderator`."""
-    name = name.strip()
-    if not name:
-        raise TournamentError("The tournament needs a name.")
-    options = {k: v for k, v in (options or {}).items() if v is not None}
+    name = named(RULES, name)
+    options = given(options)
     formats = list(formats)
     _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator)
     with transaction.atomic():
         tournament = Tournament.objects.create(
-            name=name[:200],
+            name=name,
             owner=owner,
             format=",".join(formats),
             options=options,

@@ -1,9 +1,16 @@
-"""Shared by the tournament tests: personas on test servers, judges scripted by rules, running to the end."""
+"""Shared by the tests of the kinds of batch: personas on test servers, judges scripted by rules, running a tournament
+to the end, what a batch page's socket lets in and sends first."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable
+
+from channels.auth import AuthMiddlewareStack
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.urls import URLPattern
 
 from chaoslm.personas.models import Persona, Provider
 from chaoslm.runner import inline
@@ -64,3 +71,17 @@ def run_to_end(tournament: Tournament, timeout: float = 120) -> Tournament:
     inline.wait_idle()
     tournament.refresh_from_db()
     return tournament
+
+
+def first_push(routes: list[URLPattern], path: str) -> tuple[bool, str]:
+    """Whether an anonymous socket at `path` (one of `routes`) is let in, and the first push it gets (its page's live
+    parts)."""
+
+    async def attempt() -> tuple[bool, str]:
+        communicator = WebsocketCommunicator(AuthMiddlewareStack(URLRouter(routes)), path)
+        connected, _ = await communicator.connect()
+        first = await communicator.receive_from() if connected else ""
+        await communicator.disconnect()
+        return connected, first
+
+    return asyncio.run(attempt())

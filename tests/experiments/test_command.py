@@ -6,7 +6,6 @@ import io
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from chaoslm.runner import inline
@@ -83,7 +82,8 @@ def test_resume_of_an_unknown_experiment_says_so():
         run("resume", "404")
 
 
-def _blind_spec(tmp_path, visibility="unlisted"):
+def blind_spec(tmp_path, visibility="unlisted"):
+    """A small spec (one judge, the blind protocol), also run by tests/batches/test_command.py."""
     judge("Judy")
     (tmp_path / "set.jsonl").write_text(QUESTIONS)
     spec = tmp_path / "spec.yaml"
@@ -93,36 +93,9 @@ def _blind_spec(tmp_path, visibility="unlisted"):
     return spec
 
 
-def test_run_belongs_to_its_owner_and_prints_its_page_and_share_link(tmp_path, llm_server, runner_idle):
-    carol = get_user_model().objects.create_user("carol", password="pw-carol-123")
-    out, _ = run("run", str(_blind_spec(tmp_path)), "--owner", "carol")
-    experiment = Experiment.objects.get()
-    assert experiment.owner == carol
-    assert "Owner: carol" in out
-    assert f"Page: http://127.0.0.1:8000/experiments/{experiment.pk}/" in out
-    assert f"Share link: http://127.0.0.1:8000/xs/{experiment.share_token}/" in out
-    # The report's tables print whole off a terminal: no column cut to "Unpar…".
-    assert "Unparsed" in out and "…" not in out
-
-
-def test_run_defaults_to_the_admin_and_says_so(tmp_path, llm_server, runner_idle):
-    admin = get_user_model().objects.create_superuser("admin", password="pw-admin-123")
-    out, _ = run("run", str(_blind_spec(tmp_path, "private")))
-    experiment = Experiment.objects.get()
-    assert experiment.owner == admin
-    assert "Owner: admin (the default; --owner USERNAME gives it to another user)" in out
-    assert f"Page: http://127.0.0.1:8000/experiments/{experiment.pk}/" in out and "Share link" not in out
-
-
-def test_an_unknown_owner_is_refused_and_nothing_is_made(tmp_path):
-    with pytest.raises(CommandError, match="there is no user 'nobody' to own it"):
-        run("run", str(_blind_spec(tmp_path)), "--owner", "nobody")
-    assert not Experiment.objects.exists()
-
-
 @pytest.mark.parametrize("action", [["run", "SPEC"], ["resume", "1"]])
 def test_enqueue_on_the_inline_runner_is_refused_as_the_debate_command_does(tmp_path, action):
-    args = [str(_blind_spec(tmp_path)) if a == "SPEC" else a for a in action]
+    args = [str(blind_spec(tmp_path)) if a == "SPEC" else a for a in action]
     with pytest.raises(CommandError, match=r"^--enqueue needs CHAOSLM_RUNNER=celery: the inline runner lives in"):
         run(*args, "--enqueue")
     assert not Experiment.objects.exists()

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 from asgiref.sync import async_to_sync
-from channels.auth import AuthMiddlewareStack
 from channels.layers import get_channel_layer
-from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -19,7 +15,7 @@ from experiments import broadcast, design, services, work
 from experiments.models import Experiment
 from experiments.questions import sample
 from experiments.routing import websocket_urlpatterns
-from tests.batches.helpers import debater, judge
+from tests.batches.helpers import debater, first_push, judge
 from tests.experiments.test_runs import run_to_end
 
 
@@ -172,16 +168,9 @@ def test_the_socket_refuses_whom_the_page_refuses_and_sends_the_progress(people,
 
     private, unlisted = make("private"), make("unlisted")
 
-    async def attempt(path):
-        communicator = WebsocketCommunicator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)), path)
-        connected, _ = await communicator.connect()
-        first = await communicator.receive_from() if connected else ""
-        await communicator.disconnect()
-        return connected, first
-
-    assert asyncio.run(attempt(f"/ws/experiments/{private.pk}/"))[0] is False
-    assert asyncio.run(attempt(f"/ws/experiment-share/{private.share_token}/"))[0] is False
-    connected, first = asyncio.run(attempt(f"/ws/experiment-share/{unlisted.share_token}/"))
+    assert first_push(websocket_urlpatterns, f"/ws/experiments/{private.pk}/")[0] is False
+    assert first_push(websocket_urlpatterns, f"/ws/experiment-share/{private.share_token}/")[0] is False
+    connected, first = first_push(websocket_urlpatterns, f"/ws/experiment-share/{unlisted.share_token}/")
     assert connected
     assert 'id="progress"' in first and 'hx-swap-oob="outerHTML"' in first
     assert 'of <span class="t-total">2</span> runs' in first

@@ -6,7 +6,6 @@ import io
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from chaoslm.runner import inline
@@ -107,7 +106,8 @@ def test_bad_specs_are_refused_with_a_message(tmp_path, body, message):
     assert not Tournament.objects.exists()
 
 
-def _small_spec(tmp_path, visibility="unlisted"):
+def small_spec(tmp_path, visibility="unlisted"):
+    """A small spec (two debaters, one judge, one question), also run by tests/batches/test_command.py."""
     debater("Alice"), debater("Bob"), judge("Judge Una")
     return write_spec(
         tmp_path,
@@ -116,31 +116,7 @@ def _small_spec(tmp_path, visibility="unlisted"):
     )
 
 
-def test_run_belongs_to_its_owner_and_prints_its_page_and_share_link(tmp_path, llm_server, runner_idle):
-    carol = get_user_model().objects.create_user("carol", password="pw-carol-123")
-    out, _ = run("run", str(_small_spec(tmp_path)), "--owner", "carol")
-    tournament = Tournament.objects.get()
-    assert tournament.owner == carol and "Owner: carol" in out
-    assert f"Page: http://127.0.0.1:8000/tournaments/{tournament.pk}/" in out
-    assert f"Share link: http://127.0.0.1:8000/ts/{tournament.share_token}/" in out
-    # The leaderboard prints whole off a terminal, its last column's title on one line.
-    assert "Win rate AGAINST" in out and "…" not in out
-
-
-def test_run_defaults_to_the_admin_and_says_so(tmp_path, llm_server, runner_idle):
-    admin = get_user_model().objects.create_superuser("admin", password="pw-admin-123")
-    out, _ = run("run", str(_small_spec(tmp_path, "private")))
-    tournament = Tournament.objects.get()
-    assert tournament.owner == admin and "Owner: admin (the default;" in out and "Share link" not in out
-
-
-def test_an_unknown_owner_is_refused_and_nothing_is_made(tmp_path):
-    with pytest.raises(CommandError, match="there is no user 'nobody' to own it"):
-        run("run", str(_small_spec(tmp_path)), "--owner", "nobody")
-    assert not Tournament.objects.exists()
-
-
 def test_enqueue_on_the_inline_runner_is_refused(tmp_path):
     with pytest.raises(CommandError, match=r"^--enqueue needs CHAOSLM_RUNNER=celery"):
-        run("run", str(_small_spec(tmp_path)), "--enqueue")
+        run("run", str(small_spec(tmp_path)), "--enqueue")
     assert not Tournament.objects.exists()

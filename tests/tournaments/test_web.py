@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
@@ -12,15 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from channels.auth import AuthMiddlewareStack
-from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
 from chaoslm.runner import inline
-from tests.batches.helpers import always_for, debater, judge, provider_for, questions, run_to_end
+from tests.batches.helpers import always_for, debater, first_push, judge, provider_for, questions, run_to_end
 from tournaments import services
 from tournaments.models import Judgment, Question, Tournament
 from tournaments.questions import QuestionSpec
@@ -121,29 +117,14 @@ def test_names_and_topics_are_escaped(people):
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(2)&gt;" in page
 
 
-def socket(path, user=None):
-    application = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-    communicator = WebsocketCommunicator(application, path)
-    if user is not None:
-        communicator.scope["user"] = user
-    return communicator
-
-
 def test_the_socket_refuses_whom_the_page_refuses_and_sends_the_live_parts(people):
     private = make_tournament(people["owner"], "private")
     unlisted = make_tournament(people["owner"], "unlisted", names=("Cleo", "Dan"))
 
-    async def attempt(path):
-        communicator = socket(path)
-        connected, _ = await communicator.connect()
-        first = await communicator.receive_from() if connected else ""
-        await communicator.disconnect()
-        return connected, first
-
-    assert asyncio.run(attempt(f"/ws/tournaments/{private.pk}/"))[0] is False
-    assert asyncio.run(attempt(f"/ws/tournaments/{unlisted.pk}/"))[0] is False
-    assert asyncio.run(attempt(f"/ws/tournament-share/{private.share_token}/"))[0] is False
-    connected, first = asyncio.run(attempt(f"/ws/tournament-share/{unlisted.share_token}/"))
+    assert first_push(websocket_urlpatterns, f"/ws/tournaments/{private.pk}/")[0] is False
+    assert first_push(websocket_urlpatterns, f"/ws/tournaments/{unlisted.pk}/")[0] is False
+    assert first_push(websocket_urlpatterns, f"/ws/tournament-share/{private.share_token}/")[0] is False
+    connected, first = first_push(websocket_urlpatterns, f"/ws/tournament-share/{unlisted.share_token}/")
     assert connected
     for element in ('id="progress"', 'id="leaderboard"', 'id="head-to-head"', 'id="judges"', 'id="tournament-usage"'):
         assert element in first
