@@ -1,8 +1,8 @@
 """The pages every arena has (batches/arena.py): a random blind debate to vote on, one debate (who was who to a
 viewer who voted on it, blind to anyone else), the vote (a plain form post) and the owner's opt-in. Open to
 everyone, signed in or not; who votes is decided as in the Oxford poll (debates/poll_views.py: an account, or a
-signed anonymous cookie, and the per-address limit). Each kind's views call these with its arena, its template
-(given `seen` and the viewer's vote `mine`) and its URL names."""
+signed anonymous cookie, and the per-address limit). A kind's urls.py lists them with `urlpatterns`: its arena,
+its template (given `seen` and the viewer's vote `mine`), where they live and their names."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_GET, require_POST
 
 from batches.arena import Arena
 from batches.models import BatchRecord
+from chaoslm import sharing
 from debates import poll_views
 from debates.votes import PollError
 
@@ -65,3 +68,42 @@ def opt_in(request: HttpRequest, batch: BatchRecord, detail_url: str, on: str, o
     type(batch).objects.filter(pk=batch.pk).update(arena=choice == "on")
     messages.success(request, on if choice == "on" else off)
     return redirect(detail_url, batch.pk)
+
+
+def urlpatterns(
+    arena: Arena[Any],
+    model: type[BatchRecord],
+    *,
+    at: str,
+    template: str,
+    names: tuple[str, str, str],
+    on: str,
+    off: str,
+) -> list[URLPattern]:
+    """The arena's pages under `at` (the random page, one debate's, its vote; `names` in that order) and the
+    batch's opt-in at `<app>/<id>/arena/`, named `<model>_arena`; `on` and `off` are the opt-in's messages."""
+    app, name = model._meta.app_label, model._meta.model_name
+    page_name, item_name, vote_name = names
+
+    @require_GET
+    def arena_page(request: HttpRequest) -> HttpResponse:
+        return random_page(request, arena, template)
+
+    @require_GET
+    def arena_item(request: HttpRequest, item_id: int) -> HttpResponse:
+        return item_page(request, arena, template, item_id)
+
+    @require_POST
+    def arena_vote(request: HttpRequest, item_id: int) -> HttpResponse:
+        return vote(request, arena, item_id, item_name)
+
+    @sharing.owner_action(model)
+    def batch_arena(request: HttpRequest, batch: BatchRecord) -> HttpResponse:
+        return opt_in(request, batch, f"{name}_detail", on=on, off=off)
+
+    return [
+        path(f"{app}/<id:pk>/arena/", batch_arena, name=f"{name}_arena"),
+        path(at, arena_page, name=page_name),
+        path(f"{at}<id:item_id>/", arena_item, name=item_name),
+        path(f"{at}<id:item_id>/vote/", arena_vote, name=vote_name),
+    ]

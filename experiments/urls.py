@@ -1,7 +1,7 @@
-from django.urls import path
-
+from batches import arena_views
 from batches import views as batch_views
-from experiments import arena_views, views, work
+from experiments import views, work
+from experiments.arena import ARENA
 from experiments.forms import NewExperimentForm
 
 urlpatterns = [
@@ -13,8 +13,13 @@ urlpatterns = [
         exports=views.EXPORTS,
         deleted="Experiment deleted, with its runs' debates.",
     ),
-    path("experiments/<id:pk>/arena/", arena_views.experiment_arena, name="experiment_arena"),
-    path("arena/evidence/", arena_views.arena_page, name="evidence_arena"),
-    path("arena/evidence/<id:run_id>/", arena_views.arena_debate, name="evidence_arena_debate"),
-    path("arena/evidence/<id:run_id>/vote/", arena_views.arena_vote, name="evidence_arena_vote"),
+    *arena_views.urlpatterns(
+        ARENA,
+        work.EXPERIMENT.model,
+        at="arena/evidence/",
+        template="experiments/arena.html",
+        names=("evidence_arena", "evidence_arena_debate", "evidence_arena_vote"),
+        on="Its finished evidence debates are in the arena; the people's answers will show in the report.",
+        off="Its debates left the arena; the answers already given stay in the report.",
+    ),
 ]

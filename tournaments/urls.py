@@ -1,7 +1,7 @@
-from django.urls import path
-
+from batches import arena_views
 from batches import views as batch_views
-from tournaments import arena_views, services, views
+from tournaments import services, views
+from tournaments.arena import ARENA
 from tournaments.forms import NewTournamentForm
 
 urlpatterns = [
@@ -13,8 +13,13 @@ urlpatterns = [
         exports=views.EXPORTS,
         deleted="Tournament deleted, with its debates.",
     ),
-    path("tournaments/<id:pk>/arena/", arena_views.tournament_arena, name="tournament_arena"),
-    path("arena/", arena_views.arena_page, name="arena"),
-    path("arena/<id:match_id>/", arena_views.arena_match, name="arena_match"),
-    path("arena/<id:match_id>/vote/", arena_views.arena_vote, name="arena_vote"),
+    *arena_views.urlpatterns(
+        ARENA,
+        services.TOURNAMENT.model,
+        at="arena/",
+        template="tournaments/arena.html",
+        names=("arena", "arena_match", "arena_vote"),
+        on="Its finished matches are in the arena; their votes will show in the report.",
+        off="Its matches left the arena; the votes already cast stay in the report.",
+    ),
 ]
