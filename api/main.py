@@ -99,8 +99,3 @@ api.add_router("", hooks.router)
 api.add_router("", rooms.router)
 api.add_router("", room_events.router)
 api.add_router("", batches.router)
-
-
-def unknown(request: HttpRequest, rest: str) -> HttpResponse:
-    """Any other address under /api/v1/: a problem, never the site's HTML 404 page."""
-    return problem(404, "No such endpoint; see /api/v1/docs.")

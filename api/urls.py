@@ -1,7 +1,8 @@
 from django.urls import path, re_path
 
 from api import views
-from api.main import api, unknown
+from api.main import api
+from api.problems import unknown
 
 urlpatterns = [
     path("api/v1/", api.urls),

@@ -10,7 +10,8 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from openapi_spec_validator import validate
 
-from api.main import api, unknown
+from api.main import api
+from api.problems import unknown
 
 # Not operations: ninja's root, the schema itself and its docs page (and the problem any other address gets).
 NOT_OPERATIONS = {"/api/v1/", "/api/v1/openapi.json", "/api/v1/docs"}
