@@ -2,8 +2,8 @@
 pages for tokens and webhooks.
 
 The endpoints' patterns are django-ninja's, built from the routers in api/main.py; building them imports ninja,
-pydantic and, through ninja, django.test and jinja2, which more than doubled the start of every command that
-reads the URLconf (`manage.py check`). They load on the first request or reverse that looks under /api/v1/.
+pydantic and, through ninja, django.test and jinja2: the largest part of the start of every command that reads
+the URLconf (`manage.py check`, bench/startup.py). They load on the first request or reverse under /api/v1/.
 """
 
 from __future__ import annotations
