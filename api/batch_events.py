@@ -22,8 +22,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models.signals import post_delete, post_save
 
-from api.events import sse
 from api.models import BatchEvent, BatchEventCounter
+from api.sse import sse
 from api.tokens import still_active
 from batches.kinds import COMPLETED, KINDS, RUNNING, BatchKind
 from chaoslm import sharing

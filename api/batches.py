@@ -21,7 +21,8 @@ from ninja import Body, Field, Router, Schema
 
 from api import batch_events
 from api.access import may_write, readable
-from api.problems import ApiError, refusals
+from api.problems import ApiError
+from api.refusals import refusals
 from batches.kinds import PAUSED, RUNNING, BatchKind
 from batches.panel import BatchError
 from batches.spec import SpecError, SpecErrors, spec_arguments

@@ -13,7 +13,8 @@ from django.urls import reverse
 from ninja import Field, Router, Schema
 
 from api.access import deletable, may_write, owned, readable
-from api.problems import ApiError, refusals
+from api.problems import ApiError
+from api.refusals import refusals
 from chaoslm import limits, sharing
 from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts

@@ -16,7 +16,6 @@ are `event: token` ({ordinal, text}) and `event: reset` ({ordinal}: the text so 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -29,7 +28,8 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router
 
 from api.access import readable
-from api.problems import refusals
+from api.refusals import refusals
+from api.sse import sse
 from api.tokens import still_active
 from chaoslm import live, sharing
 from debates import privacy, transcripts
@@ -41,11 +41,6 @@ router = Router()
 RESTING = {Debate.Status.COMPLETED, Debate.Status.ERROR, Debate.Status.INTERRUPTED, Debate.Status.WAITING}
 # Each target id pattern's token pieces, compiled once (token_pieces).
 TOKENS: dict[str, re.Pattern[str]] = {}
-
-
-def sse(kind: str, data: dict[str, Any], event_id: int | None = None) -> str:
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 @dataclass

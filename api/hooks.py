@@ -14,7 +14,8 @@ from ninja import Field, Router, Schema
 from api import webhooks
 from api.access import may_write
 from api.models import Delivery, Webhook
-from api.problems import ApiError, refusals
+from api.problems import ApiError
+from api.refusals import refusals
 
 router = Router(tags=["webhooks"])
 

@@ -8,12 +8,15 @@ but not change, 422 with every field error at once, 429 with Retry-After past th
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from django.shortcuts import render
+from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.openapi.docs import _csrf_needed
 from ninja.security import HttpBearer
 
 from api import batches, debates, events, hooks, room_events, rooms, tokens
@@ -39,6 +42,18 @@ class TokenAuth(HttpBearer):
         return found
 
 
+class LocalSwagger(Swagger):
+    """The docs page with Swagger UI's scripts and styles from our static files, as when `ninja` was in
+    INSTALLED_APPS. ninja serves them so only if that exact entry is there, and from a CDN (which the CSP
+    refuses) otherwise; the entry is gone because importing it brought ninja and pydantic into every command.
+    The settings put ninja's templates and static files in TEMPLATES' and STATICFILES' DIRS instead."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {"swagger_settings": json.dumps(self.settings, indent=1), "api": api, "add_csrf": _csrf_needed(api)}
+        return render(request, self.template, context)
+
+
 api = NinjaAPI(
     title="ChaosLM API",
     version="1",
@@ -46,6 +61,7 @@ api = NinjaAPI(
     "make a token on your account's API tokens page.",
     auth=TokenAuth(),
     urls_namespace="api",
+    docs=LocalSwagger(),
     docs_url="/docs",
     openapi_url="/openapi.json",
 )
@@ -100,7 +116,6 @@ api.add_router("", rooms.router)
 api.add_router("", room_events.router)
 api.add_router("", batches.router)
 
-
-def unknown(request: HttpRequest, rest: str) -> HttpResponse:
-    """Any other address under /api/v1/: a problem, never the site's HTML 404 page."""
-    return problem(404, "No such endpoint; see /api/v1/docs.")
+# What api/urls.py mounts at /api/v1/ on first use (ninja's app name and namespace are given there, to be known
+# before this module is imported).
+urlpatterns = api.urls[0]

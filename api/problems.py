@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import HttpResponse
-from ninja import Schema
+from django.http import HttpRequest, HttpResponse
 
 CONTENT_TYPE = "application/problem+json"
 
@@ -55,16 +54,6 @@ def problem(
     return response
 
 
-class Problem(Schema):
-    """An RFC 9457 problem: what went wrong, and for invalid input every field's error."""
-
-    type: str = "about:blank"
-    title: str
-    status: int
-    detail: str
-    errors: list[dict[str, str]] | None = None
-
-
-def refusals(*codes: int) -> dict[int, type[Problem]]:
-    """An operation's problem responses: every one may answer 401 (no valid token) and 429 (rate limit)."""
-    return {code: Problem for code in (401, 429, *codes)}
+def unknown(request: HttpRequest, rest: str) -> HttpResponse:
+    """Any other address under /api/v1/: a problem, never the site's HTML 404 page."""
+    return problem(404, "No such endpoint; see /api/v1/docs.")

@@ -20,8 +20,9 @@ from django.http import HttpRequest
 from ninja import Router
 
 from api.access import readable
-from api.events import Tick, openapi, response, resume_from, sse, stream, token_pieces
-from api.problems import refusals
+from api.events import Tick, openapi, response, resume_from, stream, token_pieces
+from api.refusals import refusals
+from api.sse import sse
 from chaoslm import live, sharing
 from rooms.exports import message_entry
 from rooms.models import Room, RoomMessage

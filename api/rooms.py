@@ -18,7 +18,8 @@ from django.urls import reverse
 from ninja import Field, Router, Schema
 
 from api.access import may_write, owned, readable
-from api.problems import ApiError, refusals
+from api.problems import ApiError
+from api.refusals import refusals
 from chaoslm import limits, sharing
 from chaoslm.http import MAX_ID
 from chaoslm.personas.models import Persona

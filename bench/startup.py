@@ -4,8 +4,9 @@ Each command is a new process with the same interpreter: `manage.py check`, `man
 `django-admin check` on a minimal settings module (two contrib apps, no database), the baseline: what any
 Django project pays to start. The runs take turns (one of each, N times), so a machine that gets busier
 mid-run slows them all alike; each figure is the median of its N wall times. Goal: at most 1.5x the bare start.
-The heavy libraries (the openai client, daphne and Twisted, redis, markdown-it, numpy, rich) are imported
-where they are used, not when Django starts; `python -X importtime manage.py check` shows what is left.
+The heavy libraries (the openai client, daphne and Twisted, redis, markdown-it, numpy, rich, PyYAML, and the
+JSON API's django-ninja and pydantic) are imported where they are used, not when Django starts;
+`python -X importtime manage.py check` shows what is left.
 
     uv run python bench/startup.py [--runs 9] [--smoke]
 """

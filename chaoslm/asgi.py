@@ -2,6 +2,7 @@ import gc
 import os
 
 from django.core.asgi import get_asgi_application
+from django.urls import resolve
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
 django_asgi_app = get_asgi_application()
@@ -49,6 +50,9 @@ push_without_delay()
 refuse_large_bodies_in_daphne()
 # Import the LLM client and load its TLS settings now, not on the event loop when the first debate starts.
 warm_up()
+# The same for the JSON API: its URL patterns are built on first use (api/urls.py) to keep django-ninja out of
+# commands; a server builds them now, not on the event loop at its first API request.
+resolve("/api/v1/")
 
 application = RecordServingLoop(
     ProtocolTypeRouter(

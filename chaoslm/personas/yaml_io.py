@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-import yaml
 from django.conf import settings
 
 ROLES = ("debater", "judge", "moderator", "analyzer", "solver", "chat")
@@ -90,45 +89,6 @@ _KNOWN = {f.name for f in fields(PersonaSpec)}
 _REQUIRED = ("name", "role", "personality")
 
 
-# A persona is a mapping of scalars (or a list of them): three levels. PyYAML composes nested
-# collections recursively, so a small file nested a few hundred levels deep would exhaust Python's
-# stack; it is refused at this depth instead, long before.
-MAX_DEPTH = 20
-
-
-class _TooDeep(yaml.YAMLError):
-    def __init__(self, field: str | None, mark: Any) -> None:
-        self.field = field
-        self.mark = mark
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    depth = 0
-    keys: list[str]
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.constructor.ConstructorError(
-                None, None, "anchors and aliases are not allowed in persona files", event.start_mark
-            )
-        if self.depth == 0:
-            self.keys = []
-        # Composing a mapping's value, `index` is its key node: remember the outermost key, the field.
-        key = index.value if isinstance(index, yaml.ScalarNode) and isinstance(index.value, str) else None
-        if self.depth >= MAX_DEPTH:
-            raise _TooDeep(self.keys[0] if self.keys else key, self.peek_event().start_mark)
-        self.depth += 1
-        if key is not None:
-            self.keys.append(key)
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-            if key is not None:
-                self.keys.pop()
-
-
 def _check_type(source: str, key: str, value: Any) -> Any:
     if key in ("name", "role", "model", "provider", *TEXT_FIELDS):
         if not isinstance(value, str):
@@ -194,9 +154,15 @@ def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise PersonaYAMLError(source, None, "is not UTF-8 text") from None
+    # PyYAML is imported on the first parse or dump, not with this module: the models import it, and PyYAML was
+    # a tenth of the start of every command.
+    import yaml
+
+    from chaoslm.personas.yaml_syntax import MAX_DEPTH, NoAliasLoader, TooDeep
+
     try:
-        documents = [d for d in yaml.load_all(text, Loader=_NoAliasLoader) if d is not None]
-    except _TooDeep as error:
+        documents = [d for d in yaml.load_all(text, Loader=NoAliasLoader) if d is not None]
+    except TooDeep as error:
         raise PersonaYAMLError(
             source,
             error.field,
@@ -230,20 +196,12 @@ def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
     return specs
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _str_presenter(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str_presenter)
-
-
 def dump_persona(spec: PersonaSpec) -> str:
-    return yaml.dump(spec.to_dict(), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    import yaml  # on first use, as in parse_personas
+
+    from chaoslm.personas.yaml_syntax import Dumper
+
+    return yaml.dump(spec.to_dict(), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def dump_personas(specs: list[PersonaSpec]) -> str:

@@ -1,6 +1,7 @@
 """Commands start fast: `manage.py check` and `manage.py debate --help` do not import the heavy libraries, which
 load where they are used (the LLM client on a first call, Celery on the Celery path, the ASGI server when it
-serves). bench/startup.py measures the start time; this test keeps the libraries out."""
+serves, the JSON API on its first request or reverse, PyYAML on the first persona file). bench/startup.py
+measures the start time; this test keeps the libraries out."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # Celery and its broker client, the LLM client and its HTTP stack, the ASGI server, the Redis channel layer, the
-# local model, the report's statistics.
+# local model, the report's statistics, the JSON API's django-ninja and pydantic (and jinja2, which ninja brings
+# through django.test), PyYAML.
 HEAVY = (
     "celery",
     "kombu",
@@ -28,11 +30,18 @@ HEAVY = (
     "numpy",
     "scipy",
     "statsmodels",
+    "ninja",
+    "pydantic",
+    "pydantic_core",
+    "jinja2",
+    "yaml",
 )
+# Parts of Django that only the API brought in: its test client and utilities (ninja's settings import them).
+HEAVY_MODULES = ("django.test",)
 
 
-def imported_packages(*args: str, **env: str) -> set[str]:
-    """The top-level packages a `manage.py` command imports, as `python -X importtime` lists them."""
+def imported_modules(*args: str, **env: str) -> set[str]:
+    """The modules a `manage.py` command imports, as `python -X importtime` lists them."""
     run = subprocess.run(
         [sys.executable, "-X", "importtime", "manage.py", *args],
         cwd=ROOT,
@@ -42,19 +51,25 @@ def imported_packages(*args: str, **env: str) -> set[str]:
         timeout=120,
         check=True,
     )
-    return {m[1] for m in re.finditer(r"^import time:.*\|\s*([\w]+)", run.stderr, re.MULTILINE)}
+    return {m[1] for m in re.finditer(r"^import time:.*\|\s*([\w.]+)$", run.stderr, re.MULTILINE)}
+
+
+def packages(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
 
 
 @pytest.mark.parametrize("command", [("check",), ("debate", "--help")])
 def test_a_command_imports_no_heavy_library(command):
-    loaded = imported_packages(*command)
-    assert "django" in loaded and "ninja" in loaded  # the listing is read right: these are always there
+    modules = imported_modules(*command)
+    loaded = packages(modules)
+    assert "django.urls" in modules and "debates" in loaded  # the listing is read right: these are always there
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+    assert modules.isdisjoint(HEAVY_MODULES), sorted(modules & set(HEAVY_MODULES))
 
 
 def test_configured_for_celery_a_command_still_does_not_import_celery():
     """Celery is imported on a first enqueue, not because the settings name it."""
-    loaded = imported_packages("check", CHAOSLM_RUNNER="celery", REDIS_URL="redis://127.0.0.1:6379/0")
+    loaded = packages(imported_modules("check", CHAOSLM_RUNNER="celery", REDIS_URL="redis://127.0.0.1:6379/0"))
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
 
 
