@@ -93,9 +93,10 @@ def submit(kind: str, object_id: int, *, at: datetime | None = None) -> None:
         transaction.on_commit(lambda: inline.submit(kind, object_id, at=at))
 
 
-def cancel(kind: str, object_id: int) -> None:
-    """Stop the inline run of `kind` work on `object_id` at once, if there is one; what it was doing is dropped."""
-    inline.cancel(kind, object_id)
+def cancel(kind: str, object_id: int, wait: float = 0.0) -> None:
+    """Stop the inline run of `kind` work on `object_id` at once, if there is one; what it was doing is dropped.
+    With `wait`, wait up to that many seconds for it to have stopped (InlineRunner.cancel)."""
+    inline.cancel(kind, object_id, wait)
 
 
 DELETE_ATTEMPTS = 5
@@ -136,6 +137,9 @@ class InlineRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._running: dict[tuple[str, int], Future[None]] = {}
+        # Set when a run's coroutine has ended: a future cancelled from another thread is marked cancelled at
+        # once, while its coroutine stops only when the loop gets to it.
+        self._stopped: dict[tuple[str, int], threading.Event] = {}
         self._again: set[tuple[str, int]] = set()
 
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -159,17 +163,32 @@ class InlineRunner:
                 # Running already: run once more when it stops, so a change it did not see is not lost.
                 self._again.add(key)
                 return
-            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key, at), loop)
+            stopped = self._stopped[key] = threading.Event()
+            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key, stopped, at), loop)
 
-    def cancel(self, kind: str, object_id: int) -> None:
+    def cancel(self, kind: str, object_id: int, wait: float = 0.0) -> None:
+        """Cancel the run and, called off the loop, wait up to `wait` seconds for it to stop: until then it
+        could still send a model call or write a row, after the caller's next step (a delete) has begun. Only a
+        caller that holds no lock the run's last steps could want waits (a delete does not)."""
         key = (kind, object_id)
         with self._lock:
             self._again.discard(key)
             future = self._running.get(key)
-        if future is not None:
-            future.cancel()
+            stopped = self._stopped.get(key)
+        if future is None:
+            return
+        future.cancel()
+        if wait and stopped is not None and not self._on_loop():
+            stopped.wait(wait)
 
-    async def _run(self, key: tuple[str, int], at: datetime | None = None) -> None:
+    def _on_loop(self) -> bool:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return running is self._loop or running is live.serving_loop()
+
+    async def _run(self, key: tuple[str, int], stopped: threading.Event, at: datetime | None = None) -> None:
         kind, object_id = key
         try:
             if at is not None:
@@ -192,6 +211,10 @@ class InlineRunner:
                     del self._running[key]
             raise
         finally:
+            stopped.set()
+            with self._lock:
+                if self._stopped.get(key) is stopped:
+                    del self._stopped[key]
             await asyncio.to_thread(close_old_connections)
 
     def wait_idle(self, timeout: float = 30.0) -> None:

@@ -41,17 +41,19 @@ def start_auto(room_id: int) -> None:
     runner.submit(AUTO, room_id)
 
 
-def stop(room_id: int) -> None:
-    """Stop the room's generation now, if it runs here; a worker's loop stops itself on the mode change."""
-    runner.cancel(AUTO, room_id)
-    runner.cancel(ROUND, room_id)
+def stop(room_id: int, wait: float = 0.0) -> None:
+    """Stop the room's generation now, if it runs here; a worker's loop stops itself on the mode change. With
+    `wait`, wait up to that many seconds for an inline run to have stopped (runner.cancel)."""
+    runner.cancel(AUTO, room_id, wait)
+    runner.cancel(ROUND, room_id, wait)
 
 
 def delete(room: Room) -> None:
     """Delete a room, stopping its work first: an inline round or loop is cancelled at once (the answers in
     flight are dropped); a worker's loop sees the room gone at its next hold renewal and stops quietly."""
     Room.objects.filter(pk=room.pk).update(mode=Room.Mode.MANUAL)
-    stop(room.pk)
+    # Waited for, so that no answer of the room's is asked of a model after the delete.
+    stop(room.pk, wait=5.0)
     runner.delete_under_work(Room.objects.filter(pk=room.pk))
 
 

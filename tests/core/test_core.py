@@ -63,6 +63,32 @@ def test_the_inline_runner_runs_once_more_when_submitted_while_running():
     assert runs == [7, 7]
 
 
+def test_a_cancel_that_waits_returns_only_once_the_run_has_stopped():
+    """A delete cancels the run and waits for it, so nothing the run does (its last model call, its last write)
+    comes after the delete; a plain cancel returns at once, before the run's loop has got to it."""
+    started, stopped = threading.Event(), []
+
+    async def run(object_id: int) -> None:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        finally:
+            await asyncio.sleep(0.3)  # what a run does on its way out takes time on the loop
+            stopped.append(object_id)
+
+    runner.register("test-stop", run, task=None)
+    inline.submit("test-stop", 1)
+    assert started.wait(5)
+    runner.cancel("test-stop", 1)
+    assert stopped == []
+    inline.wait_idle()
+    started.clear()
+    inline.submit("test-stop", 2)
+    assert started.wait(5)
+    runner.cancel("test-stop", 2, wait=5.0)
+    assert stopped == [1, 2]
+
+
 def test_a_page_shows_cards_stored_without_their_html(client, owner):
     debate = Debate.objects.create(topic="Tea?", format="duel", owner=owner, visibility="public")
     seat = Seat.objects.create(debate=debate, key="a", role="debater", side="for", name="Ada")
