@@ -228,9 +228,9 @@ document.addEventListener("htmx:wsClose", (event) => {
 // A held debate's countdown (templates/debates/_hold.html): from the seconds the server gave as the page was
 // drawn, on this page's own clock (a visitor's wall clock may be off). The start time stands beside it as text.
 function startCountdowns() {
-  document.querySelectorAll("[data-countdown]:not([data-counting])").forEach((el) => {
+  document.querySelectorAll("[data-hold-seconds]:not([data-counting])").forEach((el) => {
     el.dataset.counting = "1";
-    const end = performance.now() + Number(el.dataset.countdown) * 1000;
+    const end = performance.now() + Number(el.dataset.holdSeconds) * 1000;
     const tick = () => {
       if (!el.isConnected) return;
       const left = Math.max(0, Math.ceil((end - performance.now()) / 1000));

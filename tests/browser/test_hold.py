@@ -31,7 +31,7 @@ def shoot(page, name):
 
 
 def countdown(page):
-    return page.inner_text("[data-countdown]")
+    return page.inner_text("[data-hold-seconds]")
 
 
 def layout(page):
@@ -39,7 +39,7 @@ def layout(page):
     return page.evaluate(
         "() => [document.querySelector('#hold-box').getBoundingClientRect().height,"
         " document.querySelector('.layout').getBoundingClientRect().top,"
-        " document.querySelector('[data-countdown]').getBoundingClientRect().width]"
+        " document.querySelector('[data-hold-seconds]').getBoundingClientRect().width]"
     )
 
 
@@ -73,9 +73,11 @@ def test_a_held_duel_counts_down_on_its_pages_and_starts_when_the_owner_says(pag
 
     # It counts down, and its ticking moves nothing on the page.
     first, before = countdown(phone), layout(phone)
-    phone.wait_for_function(f"() => document.querySelector('[data-countdown]').textContent !== '{first}'")
+    phone.wait_for_function(f"() => document.querySelector('[data-hold-seconds]').textContent !== '{first}'")
     phone.wait_for_timeout(1100)
     assert countdown(phone) < first and layout(phone) == before
+    # Minutes and seconds on every tick (the rooms' seconds-only countdown once wrote over it each second).
+    assert re.fullmatch(r"[01]:\d\d", countdown(phone))
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE
     shoot(phone, "hold-countdown-390")
     shoot(desk, "hold-countdown-1280")

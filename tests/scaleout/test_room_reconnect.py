@@ -4,11 +4,13 @@ messages it ends with are those of a fresh load of the page."""
 
 import asyncio
 import re
+from types import SimpleNamespace
 
 import aiohttp
 import httpx2 as httpx
 import pytest
 
+from bench import _spectator
 from bench._spectator import RoomWatcher
 
 pytestmark = pytest.mark.scaleout
@@ -29,8 +31,11 @@ print(room.pk, room.share_token)
 """
 
 
-def test_a_room_socket_cut_mid_answer_catches_up_the_text_being_written(stack, _llm_server_process):
+def test_a_room_socket_cut_mid_answer_catches_up_the_text_being_written(stack, _llm_server_process, monkeypatch):
     _llm_server_process.configure(latency=0.1, token_rate=8, reply_words=40)
+    # The watcher waits a random part of a second before reconnecting, as the page does; here the whole second,
+    # so that more of the answer (8 words a second) is written while it is away.
+    monkeypatch.setattr(_spectator, "random", SimpleNamespace(random=lambda: 1.0))
     base = stack.start_web()
     stack.start_worker("w", threads=2)
     room_id, token = stack.manage("shell", "-c", SETUP).stdout.split()[-2:]
