@@ -158,6 +158,7 @@ def starved_speed(endpoint: Endpoint) -> tuple[float, float]:
     return max(0.1, writing - result.completion_tokens / rate), rate
 
 
+@pytest.mark.starves_cpu
 @pytest.mark.django_db(transaction=True)
 def test_a_duel_on_a_cpu_starved_smollm2_is_slow_but_completes(local_endpoint, settings, cpu_hog):
     """Issue 26.1: on the embedded model the timeout measures silence. The debaters may write 3.5 timeouts'
