@@ -264,7 +264,11 @@ def test_a_whisper_a_summary_card_and_taking_the_floor(pages, site, site_env, ll
     page.wait_for_selector("#room-status.mode-manual")
     page.wait_for_selector("#messages .msg-agent.inactive .interrupted-note", timeout=10_000)
     assert page.locator("#pending .msg-thinking").count() == 0
-    assert "Auto mode stopped: the owner took the floor" in page.inner_text("#messages")
+    # The note and the system message come in separate pushes (the loop's and the view's), in either order.
+    page.wait_for_function(
+        "() => document.querySelector('#messages').innerText.includes('Auto mode stopped: the owner took the floor')",
+        timeout=10_000,
+    )
     assert page.locator("form.say textarea").is_enabled()
     screenshot(page, "room-summary-interrupted")
 
