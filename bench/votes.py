@@ -7,14 +7,15 @@ PostgreSQL of CHAOSLM_TEST_DATABASE_URL, two daphne web processes behind a prete
 Celery worker. The debate is queued with no worker running, so its vote before stays open; every voter votes
 (a tenth of them change their mind once: the last vote counts), then the worker runs the debate, every voter
 votes after, and the owner closes the vote. The first S voters are also spectators: each keeps a socket on the
-debate's page and, as the page does on each push, fetches its own poll box (soon and 1.2 s later, each after a
-random moment of up to a second, as static/js/chaoslm.js does). Meanwhile a plain reader loads the debate's
-page as often as votes are cast, at the same concurrency.
+debate's page and does what the page does (static/js/chaoslm.js): once it has voted, it sends its box's tally
+ticket on the socket and then receives the tally as it moves; when a vote opens or closes, a page whose box shows
+another state fetches its own box after a random moment of up to a second. Meanwhile a plain reader loads the
+debate's page as often as votes are cast, at the same concurrency.
 
 Checks that every vote is counted exactly once (the tallies against what the voters last chose), and that the
-final tally is the same everywhere: in the database, in each spectator's last pushed box after it voted and
-after the close, and on a fresh load of the page. Prints p50/p99 of the vote request and of the page request,
-with their ratios.
+final tally is the same everywhere: in the database, in each spectator's last box after the close, and on a
+fresh load of the page; and that the last tally pushed to the voters of each vote is its stored tally. Prints
+p50/p99 of the vote request and of the page request, with their ratios.
 
     uv run python bench/votes.py [--voters 1000] [--spectators 500] [--concurrency 20] [--smoke]
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import re
 import shutil
@@ -43,7 +45,9 @@ from bench._setup import parse_args, print_table, start_test_server
 from bench.crowd import DATABASE_URL, WORKER, Stack, crowd_stack, debate_status
 
 CHOICES = ("a", "b", "undecided")
-REFETCH_MS, SPREAD_MS = 1200, 1000  # debates/votes.py's: what a page waits before each fetch of its box
+SPREAD_MS = 1000  # debates/votes.py's: the longest a page waits before it fetches its box
+TICKET = re.compile(r'data-tally-ticket="([^"]+)"')
+STATE = re.compile(r'data-poll-state="([^"]*)"')
 ROW = re.compile(r'<tr[^>]*>\s*<th scope="row">[^<]*</th>(.*?)</tr>', re.S)
 COUNT = re.compile(r"\((\d+)\)</span>|<td>—</td>")
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -53,7 +57,7 @@ OWNER, PASSWORD = "bench-owner", "bench-owner-pw-123"
 def tallies(box: str) -> dict[str, dict[str, int]]:
     """The counts a poll box shows, per phase and option (a phase it does not show is left out)."""
     shown: dict[str, dict[str, int]] = {"before": {}, "after": {}}
-    table = box.partition('id="poll-box"')[2].partition("</table>")[0]  # the tally's table, not the paired one
+    table = box.partition('id="poll-tally"')[2].partition("</table>")[0]  # the tally's table, not the paired one
     for key, row in zip(CHOICES, ROW.findall(table), strict=False):
         cells = COUNT.findall(row)
         for phase, cell in zip(("before", "after"), cells, strict=False):
@@ -68,8 +72,12 @@ class Voter:
     session: aiohttp.ClientSession
     address: str
     choices: dict[str, str] = field(default_factory=dict)  # phase -> what they last chose
-    boxes: list[tuple[float, str]] = field(default_factory=list)  # (when, the box it fetched) as a spectator
+    boxes: list[tuple[float, str]] = field(default_factory=list)  # (when, a box fetched or a tally pushed)
+    ticket: str = ""  # the tally ticket of its last vote's box
+    state: str = ""  # the poll state its page's box shows
+    socket: aiohttp.ClientWebSocketResponse | None = None
     pings: int = 0
+    pushed: list[tuple[str, str]] = field(default_factory=list)  # (the vote being cast, a tally pushed meanwhile)
     connects: int = 0
     failed_fetches: int = 0
 
@@ -90,6 +98,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
     page_ms: list[float] = []
     refused: Counter[str] = Counter()
     voters: list[Voter] = []
+    phase_now = [""]  # the vote being cast, for the tallies pushed meanwhile
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as reader:
         for i in range(args.voters):
             jar = aiohttp.CookieJar(unsafe=True)  # each voter its own cookies: its CSRF token, its voter id
@@ -111,14 +120,16 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                     box = await r.text()
                     if r.status == 200:
                         voter.boxes.append((time.monotonic(), box))
+                        voter.state = STATE.search(box).group(1)
                         return
             except (TimeoutError, aiohttp.ClientError):
                 pass
             voter.failed_fetches += 1
 
         async def spectate(voter: Voter, stop: asyncio.Event, ready: asyncio.Event) -> None:
-            """As the page: on each push its two fetches, each spread (chaoslm.js); a dropped or refused socket is
-            opened again after a pause, as the htmx ws extension does, and its catch-up brings the push again."""
+            """As the page: its ticket sent as the socket opens, a fetch (spread) on each push that opens or closes
+            a vote; a dropped or refused socket is opened again after a pause, as the htmx ws extension does, and
+            its catch-up brings the push again."""
             ws_url = url(voter.index, f"/ws/debates/{debate_id}/?since=0").replace("http", "ws", 1)
             origin = url(voter.index, "")
             fetches: list[asyncio.Task[None]] = []
@@ -132,6 +143,9 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                 try:
                     async with voter.session.ws_connect(ws_url, headers={"Origin": origin}) as ws:
                         voter.connects += 1
+                        voter.socket = ws
+                        if voter.ticket:
+                            await ws.send_str(json.dumps({"tally_ticket": voter.ticket}))
                         ready.set()
                         while not stop.is_set():
                             try:
@@ -142,11 +156,14 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                                 break
                             if 'id="poll-ping"' in message.data:
                                 voter.pings += 1
-                                for after in (0.0, REFETCH_MS / 1000):
-                                    wait = after + random.random() * SPREAD_MS / 1000
+                                if STATE.search(message.data).group(1) != voter.state:
+                                    wait = random.random() * SPREAD_MS / 1000
                                     fetches.append(asyncio.ensure_future(fetch_after(wait)))
+                            if 'id="poll-tally"' in message.data:
+                                voter.pushed.append((phase_now[0], message.data))
                 except (TimeoutError, aiohttp.ClientError, OSError):
                     pass
+                voter.socket = None
                 attempt += 1
                 if not stop.is_set():
                     await asyncio.sleep(random.random() * min(2 ** (attempt - 1), 8))
@@ -160,7 +177,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                 try:
                     async with voter.session.post(url(voter.index, f"/debates/{debate_id}/poll/vote/"), data=data,
                                                   headers=headers) as r:  # fmt: skip
-                        await r.read()
+                        box = await r.text()
                 except (TimeoutError, aiohttp.ClientError):
                     refused["no answer"] += 1  # counted or not: the check below says which
                     return
@@ -169,6 +186,11 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
                     refused[str(r.status)] += 1
                     return
                 voter.choices[phase] = choice
+            voter.state = STATE.search(box).group(1)
+            if (ticket := TICKET.search(box)) and ticket.group(1) != voter.ticket:
+                voter.ticket = ticket.group(1)
+                if voter.socket is not None and voter.index < args.spectators:
+                    await voter.socket.send_str(json.dumps({"tally_ticket": voter.ticket}))
 
         async def read_page(i: int) -> None:
             async with gate:
@@ -197,6 +219,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
             pages = await asyncio.gather(*(open_page(v) for v in voters[start : start + args.concurrency]))
             for voter, page in zip(voters[start : start + args.concurrency], pages, strict=True):
                 csrfs[voter.index] = CSRF.search(page).group(1)
+                voter.state = STATE.search(page).group(1)
 
         stop = asyncio.Event()
         watchers = []
@@ -209,6 +232,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
             await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 600)
 
         began = time.perf_counter()
+        phase_now[0] = "before"
         await phase("before", csrfs)
         worker = stack.start("worker", WORKER)
         while (status := await asyncio.to_thread(status_of, stack.env["DATABASE_URL"], debate_id)) != "completed":
@@ -217,7 +241,9 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
             await asyncio.sleep(0.2)
         stack.stop(worker)
         await asyncio.sleep(1.5)  # the after-vote is open on every page
+        phase_now[0] = "after"
         await phase("after", csrfs)
+        await asyncio.sleep(2)  # the push at the end of the last vote's interval
         voting_seconds = time.perf_counter() - began
 
         owner = aiohttp.ClientSession(
@@ -234,7 +260,7 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
             await r.read()
             assert r.status in (200, 302), r.status
         await owner.close()
-        await asyncio.sleep(4)  # the close's push, and each page's fetch and refetch
+        await asyncio.sleep(4)  # the close's push, and each page's fetch
         stop.set()
         await asyncio.gather(*watchers)
 
@@ -310,6 +336,14 @@ def main() -> None:
     finals = [next((tallies(b) for t, b in reversed(s.boxes) if t >= result["closed_at"]), {}) for s in spectators]  # type: ignore[operator]
     same_on_spectators = sum(final == stored for final in finals)
     fresh = tallies(result["fresh"])  # type: ignore[arg-type]
+
+    # Each vote's last tally pushed to a page, against the stored one: the push at the interval's end brought all.
+    def last_pushed(spectator: Voter, phase: str) -> dict[str, int] | None:
+        return next((tallies(html).get(phase) for p, html in reversed(spectator.pushed) if p == phase), None)
+
+    last = {phase: [last_pushed(s, phase) for s in spectators] for phase in ("before", "after")}
+    pushed_right = {phase: sum(t == stored[phase] for t in got if t) for phase, got in last.items()}
+    pushed_to = {phase: sum(1 for t in got if t) for phase, got in last.items()}
     vote_ms, page_ms = result["vote_ms"], result["page_ms"]  # type: ignore[assignment]
     refused: Counter[str] = result["refused"]  # type: ignore[assignment]
     v50, v99, p50, p99 = (quantile(vote_ms, 0.5), quantile(vote_ms, 0.99), quantile(page_ms, 0.5),
@@ -324,7 +358,12 @@ def main() -> None:
             ("refused votes", str(sum(refused.values())), ", ".join(f"{k}: {n}" for k, n in refused.items()) or "0"),
             ("spectators' final tally", f"{same_on_spectators}/{len(spectators)}", "same as stored, after the close"),
             ("fresh page's tally", "same" if fresh == stored else "DIFFERENT", ""),
-            ("pushes per spectator", f"{statistics.mean(s.pings for s in spectators):.1f}", "at most one a second"),
+            ("tally pushes per spectator", f"{statistics.mean(len(s.pushed) for s in spectators):.1f}",
+             "at most one a second, once it voted"),
+            ("last tally pushed = stored", f"{pushed_right['before']}/{pushed_to['before']}, "
+             f"{pushed_right['after']}/{pushed_to['after']}", "before, after: of the spectators it reached"),
+            ("box fetches per spectator", f"{statistics.mean(len(s.boxes) for s in spectators):.1f}",
+             f"{statistics.mean(s.pings for s in spectators):.1f} pushes that open or close a vote"),
             ("box fetches failed", str(sum(s.failed_fetches for s in spectators)),
              f"of {sum(len(s.boxes) + s.failed_fetches for s in spectators)}; sockets opened again: "
              f"{sum(max(0, s.connects - 1) for s in spectators)}"),
@@ -335,7 +374,7 @@ def main() -> None:
             ("voting wall s", f"{result['voting_seconds']:.1f}", "both phases and the debate between"),
         ]
     )  # fmt: skip
-    if not (counted_once and same_on_spectators == len(spectators) and fresh == stored):
+    if not (counted_once and same_on_spectators == len(spectators) and fresh == stored and pushed_right == pushed_to):
         sys.exit(1)
 
 

@@ -6,20 +6,26 @@ Pages join one group each (a debate's, a room's); consumers forward what arrives
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.core.cache import cache
+from django.db import connections
 from django.utils.html import escape
 
 from chaoslm.embedded_layer import EmbeddedChannelLayer
 
 PUSH_TYPE = "push.html"
 CLOSE_TYPE = "push.close"
+
+logger = logging.getLogger(__name__)
 
 # The ASGI server's event loop. The in-memory channel layer's queues belong to one loop, so in the
 # embedded setup debates must run (and push) on the loop that serves the websockets.
@@ -53,6 +59,11 @@ def debate_group(debate_id: int) -> str:
 def debate_viewers_group(debate_id: int) -> str:
     """A debate's sockets whose viewers may not read everything its owner does (debates/privacy.py)."""
     return f"debate-{debate_id}-viewers"
+
+
+def debate_tally_group(debate_id: int, phase: str) -> str:
+    """A debate's sockets whose viewers voted in its `phase` and so may watch that vote's tally move."""
+    return f"debate-{debate_id}-tally-{phase}"
 
 
 def room_group(room_id: int) -> str:
@@ -113,6 +124,37 @@ def push_sync(group: str, html: str) -> None:
     """`push` for synchronous code (views)."""
     if html:
         async_to_sync(get_channel_layer().group_send)(group, {"type": PUSH_TYPE, "html": html})
+
+
+def later(seconds: float, work: Callable[[], None]) -> None:
+    """Run the synchronous `work` once, `seconds` from now, on a thread of its own, its database connections
+    closed after and a failure logged. A web server schedules it on its own loop, from which a push reaches the
+    in-memory layer's queues safely; anywhere else (a command, a test) a timer thread runs it."""
+    loop = serving_loop()
+    if loop is None:
+        timer = threading.Timer(seconds, _logged(work, close_connections=True))
+        timer.daemon = True
+        timer.start()
+        return
+
+    async def run() -> None:
+        await asyncio.sleep(seconds)
+        await database_sync_to_async(_logged(work))()
+
+    asyncio.run_coroutine_threadsafe(run(), loop)
+
+
+def _logged(work: Callable[[], None], *, close_connections: bool = False) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            work()
+        except Exception:
+            logger.exception("work scheduled with live.later failed")
+        finally:
+            if close_connections:
+                connections.close_all()
+
+    return run
 
 
 def share_group(token: str) -> str:

@@ -85,8 +85,7 @@ def live_parts_html(
     parts.append(render_to_string("partials/status.html", {**state, "oob": True}))
     if debate.starts_at is not None and not debate.held():  # the hold is over: its countdown goes
         parts.append(render_to_string("debates/_hold.html", {"hold": None, "oob": True}))
-    if votes.has_poll(debate):  # a vote may have opened or closed with the status: the pages fetch their box
-        parts.append(votes.poll_ping())
+    parts.append(votes.current_ping(debate))  # a vote may have opened or closed with the status
     return "".join(parts)
 
 
@@ -327,7 +326,7 @@ class DebateBroadcaster(Observer):
         self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
         debater_spoke = event.kind == Event.Kind.TURN and event.seat is not None and bool(event.seat.side)
         if debater_spoke and not self.debater_spoke and votes.has_poll(debate):
-            self._send(votes.poll_ping())  # the first debater's statement closes the vote before the debate
+            self._send(votes.poll_ping(votes.WAITING))  # the first debater's statement closes the vote before
         self.debater_spoke = self.debater_spoke or debater_spoke
 
     async def debate_changed(self, debate: Debate) -> None:

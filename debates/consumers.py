@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
+from chaoslm import live
 from chaoslm.consumers import SharedConsumer
 from chaoslm.http import parse_id
-from debates import privacy
+from debates import privacy, votes
 from debates.broadcast import catch_up_html, group_of
 from debates.models import Debate
 
@@ -16,6 +18,10 @@ from debates.models import Debate
 class DebateConsumer(SharedConsumer):
     model = Debate
     insider = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tally_phases: set[str] = set()
 
     def group_of(self, thing: Debate) -> str:
         # The owner's and staff's pages and everyone else's listen apart: private thinking the owner keeps
@@ -26,6 +32,20 @@ class DebateConsumer(SharedConsumer):
 
     async def first_message(self) -> str:
         return await database_sync_to_async(catch_up_html)(self.thing.pk, self._since(), insider=self.insider)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """A voter's page sends the ticket its vote earned: the socket then receives that vote's tally."""
+        if self.thing is None:
+            return
+        phase = votes.phase_of_message(text_data or "", self.thing.pk)
+        if phase is not None and phase not in self.tally_phases:
+            self.tally_phases.add(phase)
+            await live.join(live.debate_tally_group(self.thing.pk, phase), self.channel_name)
+
+    async def disconnect(self, code: int) -> None:
+        await super().disconnect(code)
+        for phase in self.tally_phases:
+            await live.leave(live.debate_tally_group(self.thing.pk, phase), self.channel_name)
 
     def _since(self) -> int:
         """The newest event id the page shows; missing, malformed or out of range means from the start."""

@@ -15,13 +15,16 @@ The arithmetic is debates/polls.py.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core import signing
 from django.core.cache import cache
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from chaoslm import live
@@ -34,15 +37,16 @@ POLL_FORMATS = frozenset({"duel", "classic", "structured", "evidence_debate"})
 PEOPLES_FORMATS = frozenset({"standard", "custom", "panel"})
 NOT_SPEAKERS = ("moderator", "judge")
 PHASES = (PollVote.Phase.BEFORE, PollVote.Phase.AFTER)
-# At most one "the poll changed" push per debate in this many seconds (the pages fetch their own tally).
+# At most one push of a vote's tally per debate in this many seconds, and one more at its end for the votes
+# it held back (the interval is held in the cache, so across web processes when that is Redis).
 PUSH_INTERVAL = 1.0
-# Each push makes the pages fetch now and again after this long, so the votes a push held back in its
-# interval are on every page within PUSH_INTERVAL plus a little.
-REFETCH_MS = 1200
-# A push reaches every open page in the same instant: each page waits a random moment up to this long before
-# each fetch, so a crowd's fetches spread over the push interval instead of landing on the server all at once
-# (bench/votes.py: five hundred pages fetching in one instant ran PostgreSQL out of connections).
+# A push that opens or closes a vote reaches every open page in the same instant, and each page must then fetch
+# its own box: each waits a random moment up to this long first, so a crowd's fetches spread over a second
+# instead of landing on the server all at once (bench/votes.py: five hundred pages fetching in one instant
+# ran PostgreSQL out of connections).
 SPREAD_MS = 1000
+# What a page shows to be let into its vote's tally group (`tally_ticket`): signed, so only a vote gets one.
+TICKET_SALT = "chaoslm.poll.tally"
 
 
 class PollError(Exception):
@@ -189,31 +193,108 @@ def close_after_vote(debate: Debate, now: datetime | None = None) -> None:
         raise PollError("The after-debate vote is not open.", 409)
     Debate.objects.filter(pk=debate.pk).update(poll_closed_at=now)
     debate.poll_closed_at = now
-    push_poll_changed(debate.pk, throttled=False)
+    ping = poll_ping(CLOSED)
+    for group in (live.debate_group(debate.pk), live.debate_viewers_group(debate.pk)):
+        live.push_sync(group, ping)
 
 
-def poll_ping() -> str:
-    """The push that makes a page fetch its own poll box, soon and once more a little later. It carries no
-    tally: the server decides per viewer what the box shows. The address is relative to the page, so a
-    debate's page and its share page each fetch from their own."""
-    fetch = 'hx-get="poll/" hx-trigger="poll-fetch" hx-target="#poll-box" hx-swap="outerHTML"'
-    fetch += f' data-spread-ms="{SPREAD_MS}"'
-    # static/js/chaoslm.js sends each span its "poll-fetch" after its delay and a random part of the spread.
+# Where a poll stands, besides an open vote's name: between the two votes, or both closed.
+WAITING, CLOSED = "waiting", "closed"
+
+
+def poll_state(poll: Poll, now: datetime) -> str:
+    """The open vote's name, else WAITING or CLOSED: a page's box is drawn again only when this changes."""
+    open_phase = poll.open_phase(now)
+    return open_phase.name if open_phase else (CLOSED if poll.finished(now) else WAITING)
+
+
+def poll_ping(state: str) -> str:
+    """The push that makes a page whose box shows another `poll_state` fetch its own box (a vote opened or
+    closed): the server decides per viewer what the box shows. The address is relative to the page, so a
+    debate's page and its share page each fetch from their own. static/js/chaoslm.js sends the span its
+    "poll-fetch" a random part of the spread on."""
     return (
         '<div id="poll-ping" hidden hx-swap-oob="true">'
-        f'<span {fetch} data-after-ms="0"></span><span {fetch} data-after-ms="{REFETCH_MS}"></span>'
-        "</div>"
+        f'<span hx-get="poll/" hx-trigger="poll-fetch" hx-target="#poll-box" hx-swap="outerHTML"'
+        f' data-poll-state="{state}" data-spread-ms="{SPREAD_MS}"></span></div>'
     )
 
 
-def push_poll_changed(debate_id: int, *, throttled: bool = True) -> None:
-    """Tell the debate's open pages that its poll changed: at most once per PUSH_INTERVAL (the cache holds the
-    interval, across web processes when it is Redis). A vote held back is fetched by the last push's refetch."""
-    if throttled and not cache.add(f"poll-push:{debate_id}", 1, timeout=PUSH_INTERVAL):
-        return
-    html = poll_ping()
-    for group in (live.debate_group(debate_id), live.debate_viewers_group(debate_id)):
-        live.push_sync(group, html)
+def current_ping(debate: Debate) -> str:
+    """`poll_ping` for the poll as the database has it ("" for a debate without a poll)."""
+    poll = poll_of(debate)
+    return poll_ping(poll_state(poll, timezone.now())) if poll is not None else ""
+
+
+def push_poll_changed(debate_id: int) -> None:
+    """A vote was cast: the open vote's tally goes to the pages of those who voted in it (no one else may see
+    it), at most once per PUSH_INTERVAL, and once more at the interval's end if votes came in meanwhile."""
+    # Marked before the interval is claimed: whoever holds the interval finds the mark when it ends.
+    cache.set(_held_key(debate_id), 1, timeout=PUSH_INTERVAL * 10)
+    if cache.add(_interval_key(debate_id), 1, timeout=PUSH_INTERVAL):
+        _push_tally(debate_id)
+
+
+def _interval_key(debate_id: int) -> str:
+    return f"poll-push:{debate_id}"
+
+
+def _held_key(debate_id: int) -> str:
+    return f"poll-held:{debate_id}"
+
+
+def _push_tally(debate_id: int) -> None:
+    cache.delete(_held_key(debate_id))  # this push reads every vote stored until now
+    debate = Debate.objects.filter(pk=debate_id).first()
+    pushed = tally_push(debate) if debate is not None else None
+    if pushed is not None:
+        live.push_sync(live.debate_tally_group(debate_id, pushed[0]), pushed[1])
+    # A little after the interval's end (its key expires first), for the votes it held back.
+    live.later(PUSH_INTERVAL + 0.05, lambda: _push_held(debate_id))
+
+
+def _push_held(debate_id: int) -> None:
+    # Another process may have claimed the next interval since (its push carries the held votes): then it
+    # is its push; without held votes there is nothing to send.
+    if cache.get(_held_key(debate_id)) and cache.add(_interval_key(debate_id), 1, timeout=PUSH_INTERVAL):
+        _push_tally(debate_id)
+
+
+def tally_push(debate: Debate, now: datetime | None = None) -> tuple[str, str] | None:
+    """The open vote's name and its tally as someone who voted in it sees it (an out-of-band swap of the box's
+    tally), or None when no vote is open."""
+    now = now or timezone.now()
+    poll = poll_of(debate)
+    open_phase = poll.open_phase(now) if poll is not None else None
+    if poll is None or open_phase is None:
+        return None
+    voted = {open_phase.name: "voted"}
+    tally = _tally(poll, debate, voted, now)
+    return open_phase.name, render_to_string("debates/_poll_tally.html", {"box": tally, "oob": True})
+
+
+def tally_ticket(debate_id: int, phase: str) -> str:
+    """What a voter's page sends on its socket to join `phase`'s tally group (debates/consumers.py)."""
+    return signing.dumps([debate_id, phase], salt=TICKET_SALT)
+
+
+# A socket's message longer than this is no ticket: it is not parsed.
+TICKET_MESSAGE_CHARS = 512
+
+
+def phase_of_message(message: str, debate_id: int) -> str | None:
+    """The vote whose tally a page's socket message `{"tally_ticket": ...}` lets it watch, or None for anything
+    else: a ticket this site did not sign for this debate, or a message that is no ticket."""
+    if len(message) > TICKET_MESSAGE_CHARS:
+        return None
+    try:
+        ticket = json.loads(message).get("tally_ticket")
+        signed = signing.loads(ticket, salt=TICKET_SALT)
+    except (ValueError, AttributeError, TypeError, signing.BadSignature):
+        return None
+    if not isinstance(signed, list) or len(signed) != 2 or signed[0] != debate_id or signed[1] not in PHASES:
+        return None
+    return signed[1]
 
 
 def _votes(debate: Debate, phase: str) -> dict[str, str]:
@@ -243,10 +324,34 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
     poll = poll_of(debate)
     if poll is None:
         return None
+    shown = _tally(poll, debate, voter, now)
+    open_phase = poll.open_phase(now)
+    mine = shown.pop("mine")
+    my_choice = mine[open_phase.name] if open_phase else None
+    return {
+        **shown,
+        "open_phase": open_phase.name if open_phase else "",
+        "closes_at": open_phase.closes_at if open_phase else None,
+        "my_choice": my_choice,
+        "my_label": poll.label(my_choice) if my_choice else "",
+        "state": poll_state(poll, now),
+        # Shown by a page whose viewer voted in the open vote: its socket then receives the tally as it moves.
+        "tally_ticket": tally_ticket(debate.pk, open_phase.name) if my_choice else "",
+        # A page whose vote closes on its own refetches its box then, so it shows the result unasked.
+        "refresh_in": max(1, int((open_phase.closes_at - now).total_seconds()) + 1)
+        if open_phase and open_phase.closes_at
+        else None,
+    }
+
+
+def _tally(poll: Poll, debate: Debate, voter: str | Mapping[str, str] | None, now: datetime) -> dict[str, Any]:
+    """The tally and result part of the box for `voter` (or, as a mapping, for someone with these votes)."""
     before, after = _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER)
     result = polls.result(poll.sides, before, after)
-    open_phase = poll.open_phase(now)
-    mine = {PollVote.Phase.BEFORE: before.get(voter or ""), PollVote.Phase.AFTER: after.get(voter or "")}
+    if isinstance(voter, Mapping):
+        mine = {phase: voter.get(phase) for phase in PHASES}
+    else:
+        mine = {PollVote.Phase.BEFORE: before.get(voter or ""), PollVote.Phase.AFTER: after.get(voter or "")}
     show_before = not poll.peoples and (
         poll.before.is_closed(now) or (poll.before.is_open(now) and bool(mine["before"]))
     )
@@ -255,10 +360,7 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
     winner = poll.winner(result) if final else None
     return {
         "poll": poll,
-        "open_phase": open_phase.name if open_phase else "",
-        "closes_at": open_phase.closes_at if open_phase else None,
-        "my_choice": mine[open_phase.name] if open_phase else None,
-        "my_label": poll.label(mine[open_phase.name] or "") if open_phase and mine[open_phase.name] else "",
+        "mine": mine,
         "show_before": show_before,
         "show_after": show_after,
         "before_total": sum(result.before.values()),
@@ -271,10 +373,6 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
         "agrees": polls.agrees(winner, poll.judge_choice) if final else None,
         "paired_rows": _paired_rows(poll, result) if final and not poll.peoples else [],
         "paired_columns": [poll.short[key] for key, _ in poll.options],
-        # A page whose vote closes on its own refetches its box then, so it shows the result unasked.
-        "refresh_in": max(1, int((open_phase.closes_at - now).total_seconds()) + 1)
-        if open_phase and open_phase.closes_at
-        else None,
     }
 
 

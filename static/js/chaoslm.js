@@ -243,14 +243,25 @@ function startCountdowns() {
 document.addEventListener("DOMContentLoaded", startCountdowns);
 document.addEventListener("htmx:afterSettle", startCountdowns);
 
-// A poll push (debates/votes.py: poll_ping) reaches every open page at once: each fetches its own box after
-// the span's delay plus a random part of the spread, so a crowd's fetches do not hit the server in one instant.
+// A push that opens or closes a vote (debates/votes.py: poll_ping) reaches every open page at once: a page whose
+// box shows another state fetches its own box a random moment into the spread, so a crowd's fetches do not hit
+// the server in one instant.
 document.addEventListener("htmx:load", (event) => {
   const root = event.detail.elt;
   if (!(root instanceof Element)) return;
   const spans = root.matches("[data-spread-ms]") ? [root] : root.querySelectorAll("[data-spread-ms]");
   spans.forEach((span) => {
-    const delay = Number(span.dataset.afterMs || 0) + Math.random() * Number(span.dataset.spreadMs);
-    setTimeout(() => htmx.trigger(span, "poll-fetch"), delay);
+    const box = document.querySelector("#poll-box");
+    if (box && box.dataset.pollState === span.dataset.pollState) return;
+    setTimeout(() => htmx.trigger(span, "poll-fetch"), Math.random() * Number(span.dataset.spreadMs));
   });
+  if (root.matches("#poll-box[data-tally-ticket]")) sendTallyTicket();
 });
+
+// A box drawn for someone who voted in the open vote carries a ticket (debates/votes.py: tally_ticket): sent
+// on the live socket, as it opens and when a box brings one, it lets the socket receive that vote's tally.
+function sendTallyTicket() {
+  const box = document.querySelector("#poll-box[data-tally-ticket]");
+  if (box && liveSocket) liveSocket.send(JSON.stringify({ tally_ticket: box.dataset.tallyTicket }));
+}
+document.addEventListener("htmx:wsOpen", sendTallyTicket);

@@ -4,13 +4,19 @@ and every vote that must not count."""
 
 import asyncio
 import json
+import re
+import time
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.auth import AuthMiddlewareStack
 from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
 from django.core import signing
 from django.core.management import call_command
 from django.test import Client
@@ -19,6 +25,7 @@ from django.utils import timezone
 
 from chaoslm import live
 from chaoslm.personas.models import Persona, import_personas
+from chaoslm.routing import websocket_urlpatterns
 from debates import votes
 from debates.models import Debate, Event, PollVote, Seat
 from debates.poll_views import COOKIE, SALT
@@ -327,21 +334,104 @@ def test_only_the_owner_closes_the_vote_after(people):
 
 
 # -- live -----------------------------------------------------------------------------------------------------------
-def test_a_vote_tells_open_pages_to_fetch_their_box_at_most_once_a_second(people):
+@pytest.mark.django_db(transaction=True)  # the push that ends the interval reads the votes from another thread
+def test_a_vote_pushes_its_tally_only_to_those_who_voted_in_it_at_most_once_a_second_and_once_more_after(people):
     debate = poll_duel(people["owner"], visibility="public")
     layer = get_channel_layer()
-    spectator = async_to_sync(layer.new_channel)()
-    async_to_sync(layer.group_add)(live.debate_viewers_group(debate.pk), spectator)
+    voters_page, other_page = async_to_sync(layer.new_channel)(), async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(live.debate_tally_group(debate.pk, "before"), voters_page)
+    async_to_sync(layer.group_add)(live.debate_viewers_group(debate.pk), other_page)
+    async_to_sync(layer.group_add)(live.debate_tally_group(debate.pk, "after"), other_page)
     url = reverse("debate_poll_vote", args=[debate.pk])
-    for choice in ("a", "b", "a"):
+    for choice in ("a", "b", "a"):  # three people, at once
         assert vote(Client(), url, "before", choice).status_code == 302
-    push = async_to_sync(layer.receive)(spectator)["html"]
-    # No tally in the push: each page fetches its own box, drawn for its viewer. Once soon, once after the interval,
-    # each a random moment into a second's spread (static/js/chaoslm.js), so a crowd's fetches do not come at once.
-    assert push.count('hx-get="poll/"') == 2 and "%" not in push
-    assert 'data-after-ms="0"' in push and 'data-after-ms="1200"' in push and push.count('data-spread-ms="1000"') == 2
-    with pytest.raises(TimeoutError):
-        async_to_sync(_receive_within)(layer, spectator, 0.3)
+    first = async_to_sync(layer.receive)(voters_page)["html"]
+    assert first.startswith('<div id="poll-tally" hx-swap-oob="outerHTML">')
+    assert '100% <span class="muted">(1)</span>' in first and "1 vote before" in first
+    time.sleep(votes.PUSH_INTERVAL + 0.3)  # the interval's end: the two votes it held back
+    held = async_to_sync(_receive_within)(layer, voters_page, 0.1)["html"]
+    assert '67% <span class="muted">(2)</span>' in held and '33% <span class="muted">(1)</span>' in held
+    assert "3 votes before" in held
+    time.sleep(votes.PUSH_INTERVAL + 0.3)
+    with pytest.raises(TimeoutError):  # nothing held back: nothing more
+        async_to_sync(_receive_within)(layer, voters_page, 0.1)
+    with pytest.raises(TimeoutError):  # a page whose viewer has not voted gets no tally (no herding)
+        async_to_sync(_receive_within)(layer, other_page, 0.1)
+
+
+def test_a_vote_opening_or_closing_tells_every_page_to_fetch_its_own_box_each_at_a_random_moment(people):
+    debate = poll_duel(people["owner"], visibility="public")
+    layer = get_channel_layer()
+    page = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(live.debate_viewers_group(debate.pk), page)
+    finish(debate)
+    owner = Client()
+    owner.force_login(people["owner"])
+    assert owner.post(reverse("debate_poll_close", args=[debate.pk])).status_code == 302
+    push = async_to_sync(layer.receive)(page)["html"]
+    # No tally: the box is drawn for its viewer, by a page whose box shows another state (static/js/chaoslm.js),
+    # a random moment into a second, so a crowd's fetches do not come at once.
+    assert push == (
+        '<div id="poll-ping" hidden hx-swap-oob="true"><span hx-get="poll/" hx-trigger="poll-fetch"'
+        ' hx-target="#poll-box" hx-swap="outerHTML" data-poll-state="closed" data-spread-ms="1000"></span></div>'
+    )
+
+
+def test_the_box_says_where_the_poll_stands_as_the_pushes_do(people):
+    debate = poll_duel(people["owner"], visibility="public")
+    page = reverse("debate_detail", args=[debate.pk])
+    shown = []
+    for step in (lambda: None, lambda: first_statement(debate), lambda: finish(debate), lambda: finish(debate, 999)):
+        step()
+        html = Client().get(page).content.decode()
+        shown.append(re.search(r'id="poll-box"[^>]*data-poll-state="(\w+)"', html).group(1))
+        assert f'data-poll-state="{shown[-1]}"' in votes.current_ping(Debate.objects.get(pk=debate.pk))
+    assert shown == ["before", "waiting", "after", "closed"]
+
+
+def test_only_a_box_drawn_for_someone_who_voted_in_the_open_vote_carries_its_tally_ticket(people):
+    debate, other = poll_duel(people["owner"], visibility="public"), poll_duel(people["owner"], visibility="public")
+    page = reverse("debate_detail", args=[debate.pk])
+    visitor = Client()
+    assert "data-tally-ticket" not in visitor.get(page).content.decode()
+    assert vote(visitor, reverse("debate_poll_vote", args=[debate.pk]), "before", "b").status_code == 302
+    ticket = re.search(r'data-tally-ticket="([^"]+)"', visitor.get(page).content.decode()).group(1)
+    message = json.dumps({"tally_ticket": ticket})
+    assert votes.phase_of_message(message, debate.pk) == "before"
+    assert votes.phase_of_message(message, other.pk) is None  # another debate's ticket
+    forged = signing.dumps([debate.pk, "before"], salt="another salt")
+    refused = [{"tally_ticket": forged}, {"tally_ticket": ticket + "x"}, {"tally_ticket": 5}, [ticket]]
+    refused.append({"tally_ticket": ticket, "pad": "x" * 600})  # too long to be read
+    for sent in [json.dumps(body) for body in refused] + ["{"]:
+        assert votes.phase_of_message(sent, debate.pk) is None
+    first_statement(debate)  # the vote before closes: no vote is open, so no ticket
+    assert "data-tally-ticket" not in visitor.get(page).content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_that_sends_its_ticket_on_its_socket_receives_the_tally_as_it_moves_and_a_forged_one_does_not(people):
+    debate = poll_duel(people["owner"], visibility="public")
+    socket = f"/ws/debates/{debate.pk}/"
+    ticket = votes.tally_ticket(debate.pk, "before")
+
+    async def go():
+        application = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        pages = []
+        for sent in (ticket, signing.dumps([debate.pk, "before"], salt="not ours")):
+            page = WebsocketCommunicator(application, socket)
+            page.scope["user"] = AnonymousUser()
+            assert (await page.connect())[0]
+            await page.receive_from()  # the catch-up
+            await page.send_to(text_data=json.dumps({"tally_ticket": sent}))
+            pages.append(page)
+        await asyncio.sleep(0.2)  # the consumer has read it
+        await sync_to_async(votes.cast_vote)(debate, "before", "anon:x", "b")
+        assert "1 vote before" in await pages[0].receive_from()
+        assert await pages[1].receive_nothing(0.5)
+        for page in pages:
+            await page.disconnect()
+
+    asyncio.run(go())
 
 
 async def _receive_within(layer, channel, seconds):
