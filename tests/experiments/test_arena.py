@@ -263,30 +263,6 @@ def test_the_report_sets_human_accuracy_beside_each_judges_on_the_same_debates(p
     assert [r[:4] for r in rows[2:]] == [["Judge Okafor", "4", "", "4"], ["Judge Ines", "4", "", "4"]]
 
 
-@pytest.mark.parametrize("who, status", [("anonymous", 302), ("other", 404), ("owner", 302)])
-def test_only_the_owner_puts_an_experiment_in_the_arena(people, who, status):
-    experiment = services.create_experiment(
-        name="E",
-        questions=sample()[:1],
-        protocols=[design.DEBATE],
-        debaters=[Contestant.of(debater(n)) for n in ("Ann", "Bea")],
-        judges=[Contestant.of(judge("Judy"))],
-        owner=people["owner"],
-    )
-    assert not experiment.arena  # off by default
-    client = Client()
-    if who != "anonymous":
-        client.force_login(people[who])
-    response = client.post(reverse("experiment_arena", args=[experiment.pk]), {"arena": "on"})
-    assert response.status_code == status
-    experiment.refresh_from_db()
-    assert experiment.arena == (who == "owner")
-    if who == "owner":
-        assert client.post(reverse("experiment_arena", args=[experiment.pk]), {"arena": "maybe"}).status_code == 400
-        page = text(client.get(reverse("experiment_detail", args=[experiment.pk])))
-        assert "Take them out of the arena" in page and "People against the judges" in page
-
-
 def read_spec_text(path, body):
     from experiments.spec import read_spec
 
