@@ -138,3 +138,20 @@ def test_only_the_owner_puts_a_batch_in_the_arena(kind, people, who, status):
         # Once in, the page offers to take it out, and the people's figures among the exports.
         human_export = {"tournament": "Human ratings (CSV)", "experiment": "People against the judges"}[kind]
         assert "Take them out of the arena" in page and human_export in page
+
+
+@pytest.mark.parametrize("kind, snapshots", [("tournament", "entrants"), ("experiment", "participants")])
+def test_staff_put_a_batch_in_the_arena_in_the_admin(kind, snapshots, django_user_model):
+    batch = make(kind, None, "League", "private", protocol=design.DEBATE)
+    client = client_of(django_user_model.objects.create_superuser("boss", password="pw-boss-123"))
+    url = reverse(f"admin:{batch._meta.app_label}_{kind}_change", args=[batch.pk])
+    assert 'name="arena"' in client.get(url).content.decode()
+    forms = {
+        f"{prefix}-{key}": value
+        for prefix in (snapshots, "questions")
+        for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
+    }
+    response = client.post(url, {"name": "League", "visibility": "private", "arena": "on", **forms})
+    assert response.status_code == 302
+    batch.refresh_from_db()
+    assert batch.arena and batch.name == "League"
