@@ -89,3 +89,13 @@ class ArenaVoteBase(models.Model):
 
     class Meta:
         abstract = True
+
+    def __str__(self) -> str:
+        item = next(f for f in self._meta.concrete_fields if f.is_relation)
+        return f"arena vote on {getattr(self, item.attname)}"
+
+
+def one_vote_per(item: str) -> models.UniqueConstraint:
+    """A kind's votes hold one vote per voter on each `item` (their foreign key to what is voted on); the
+    constraint is named for it (`one_arena_vote_per_match`)."""
+    return models.UniqueConstraint(fields=[item, "voter"], name=f"one_arena_vote_per_{item}")

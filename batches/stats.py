@@ -70,9 +70,10 @@ class Verdict:
     debater_against: str
     winner: str | None  # "for" | "against" | None (no winner)
     correct: str | None  # the question's known correct side ("for" | "against") or None
-    score_for: float | None
-    score_against: float | None
-    contradicts: bool  # its JSON scores name the other side than its confirmed winner
+    # A verdict that only names a side (a person's vote, an experiment's judge) has no scores.
+    score_for: float | None = None
+    score_against: float | None = None
+    contradicts: bool = False  # its JSON scores name the other side than its confirmed winner
     format: str = "duel"  # the judged debate's format
 
     @property

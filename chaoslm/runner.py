@@ -93,10 +93,15 @@ def submit(kind: str, object_id: int, *, at: datetime | None = None) -> None:
         transaction.on_commit(lambda: inline.submit(kind, object_id, at=at))
 
 
-def cancel(kind: str, object_id: int, wait: float = 0.0) -> None:
+# Seconds a waiting cancel gives an inline run to have stopped: every delete waits this long, so that no model
+# call of the run comes after the delete.
+STOP_WAIT = 5.0
+
+
+def cancel(kind: str, object_id: int, wait: bool = False) -> None:
     """Stop the inline run of `kind` work on `object_id` at once, if there is one; what it was doing is dropped.
-    With `wait`, wait up to that many seconds for it to have stopped (InlineRunner.cancel)."""
-    inline.cancel(kind, object_id, wait)
+    With `wait`, wait up to STOP_WAIT seconds for it to have stopped (InlineRunner.cancel)."""
+    inline.cancel(kind, object_id, STOP_WAIT if wait else 0.0)
 
 
 DELETE_ATTEMPTS = 5

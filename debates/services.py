@@ -65,14 +65,10 @@ def set_show_thinking(debate: Debate, show: bool) -> None:
     debate.save(update_fields=["show_thinking", "updated_at"])
 
 
-# Seconds a delete waits for an inline run to have stopped, so that no model call of it comes after the delete.
-STOP_WAIT = 5.0
-
-
 def delete_debate(debate: Debate) -> None:
     """Delete a debate, stopping its run first: an inline run is cancelled at once (its calls in flight are
     dropped); a run on a Celery worker finds the debate gone at its next write and stops quietly."""
-    runner.cancel("debate", debate.pk, wait=STOP_WAIT)
+    runner.cancel("debate", debate.pk, wait=True)
     runner.delete_under_work(Debate.objects.filter(pk=debate.pk))
 
 

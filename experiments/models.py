@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot, unique_snapshot_names
+from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot, one_vote_per, unique_snapshot_names
 from debates.models import Debate
 
 
@@ -102,7 +102,4 @@ class ArenaVote(ArenaVoteBase):
     choice = models.CharField(max_length=1, choices=Choice.choices)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "voter"], name="one_arena_vote_per_run")]
-
-    def __str__(self) -> str:
-        return f"arena vote on {self.run_id}"
+        constraints = [one_vote_per("run")]

@@ -367,9 +367,6 @@ def _verdicts(runs: Sequence[Judged]) -> list[Verdict]:
                 debater_against=shown_b,
                 winner=winner,
                 correct=correct,
-                score_for=None,
-                score_against=None,
-                contradicts=False,
             )
         )
     return out

@@ -41,9 +41,9 @@ def start_auto(room_id: int) -> None:
     runner.submit(AUTO, room_id)
 
 
-def stop(room_id: int, wait: float = 0.0) -> None:
+def stop(room_id: int, wait: bool = False) -> None:
     """Stop the room's generation now, if it runs here; a worker's loop stops itself on the mode change. With
-    `wait`, wait up to that many seconds for an inline run to have stopped (runner.cancel)."""
+    `wait`, wait for an inline run to have stopped, as long as runner.cancel waits."""
     runner.cancel(AUTO, room_id, wait)
     runner.cancel(ROUND, room_id, wait)
 
@@ -53,7 +53,7 @@ def delete(room: Room) -> None:
     flight are dropped); a worker's loop sees the room gone at its next hold renewal and stops quietly."""
     Room.objects.filter(pk=room.pk).update(mode=Room.Mode.MANUAL)
     # Waited for, so that no answer of the room's is asked of a model after the delete.
-    stop(room.pk, wait=5.0)
+    stop(room.pk, wait=True)
     runner.delete_under_work(Room.objects.filter(pk=room.pk))
 
 

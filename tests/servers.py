@@ -3,6 +3,7 @@ tests/api): `manage.py runserver` (daphne) in a subprocess on a free port, its l
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -33,6 +34,20 @@ def manage(env: dict[str, str], *args: str) -> str:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a new Python process with the project's settings (it must succeed): what a module imports
+    shows only in a process that has imported nothing yet."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "chaoslm.settings"},
+        timeout=120,
+        check=True,
+    )
 
 
 @contextmanager

@@ -132,9 +132,6 @@ def build(
             debater_against=v.debater_against,
             winner=v.choice if v.choice in SIDES else None,
             correct=None,
-            score_for=None,
-            score_against=None,
-            contradicts=False,
         )
         for v in counted
     ]

@@ -4,18 +4,12 @@ or a request under /api/v1/ finds them, even as the first thing a process does, 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from django.core.checks.urls import check_resolver, check_url_namespaces_unique
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from api.main import api
 from api.problems import unknown
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.servers import run_python
 
 
 def _patterns(patterns: list) -> list[URLPattern]:
@@ -55,13 +49,5 @@ def test_in_a_new_process_check_leaves_the_api_unloaded_and_a_first_reverse_load
         "print(reverse('api:openapi-json'))\n"
         "print('ninja' in sys.modules)\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "chaoslm.settings"},
-        timeout=120,
-        check=True,
-    )
+    run = run_python(code)
     assert run.stdout.split("\n")[-4:-1] == ["False", "/api/v1/openapi.json", "True"], run.stdout + run.stderr

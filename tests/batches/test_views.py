@@ -1,6 +1,6 @@
 """The views tournaments and experiments share (batches/views.py), for both kinds: the list (one's own,
 the others' public ones), the exports at the batch's own address and at its share link (their files, types and
-names; an unknown file is a 404), and the owner's pause and cancel."""
+names; an unknown file is a 404), the owner's pause and cancel, and the owner's putting it in its arena."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ FILES = {
 }
 
 
-def make(kind: str, owner, name: str, visibility: str):
+def make(kind: str, owner, name: str, visibility: str, protocol: str = design.BLIND):
+    """A batch of `kind`; an experiment runs `protocol` (one with an arena panel: an evidence debate)."""
     if kind == "tournament":
         return tournament_services.create_tournament(
             name=name,
@@ -37,8 +38,8 @@ def make(kind: str, owner, name: str, visibility: str):
     return experiment_services.create_experiment(
         name=name,
         questions=sample()[:1],
-        protocols=[design.BLIND],
-        debaters=[],
+        protocols=[protocol],
+        debaters=[] if protocol == design.BLIND else [Contestant.of(debater(n)) for n in ("Alice", "Bob")],
         judges=[Contestant.of(judge("Judge Una"))],
         owner=owner,
         visibility=visibility,
@@ -119,3 +120,38 @@ def test_staff_manage_the_sharing_of_a_batch_that_has_no_owner(kind, people, dja
     # Anyone else who may see it still may not change it.
     refused = client_of(people["other"]).post(reverse(f"{kind}_visibility", args=[batch.pk]), {"visibility": "private"})
     assert refused.status_code == 403
+
+
+@pytest.mark.parametrize("kind", ["tournament", "experiment"])
+@pytest.mark.parametrize("who, status", [("anonymous", 302), ("other", 404), ("owner", 302)])
+def test_only_the_owner_puts_a_batch_in_the_arena(kind, people, who, status):
+    batch = make(kind, people["owner"], "Voted on", "private", protocol=design.DEBATE)
+    assert not batch.arena  # off by default
+    client = client_of(None if who == "anonymous" else people[who])
+    response = client.post(reverse(f"{kind}_arena", args=[batch.pk]), {"arena": "on"})
+    assert response.status_code == status
+    batch.refresh_from_db()
+    assert batch.arena == (who == "owner")
+    if who == "owner":
+        assert client.post(reverse(f"{kind}_arena", args=[batch.pk]), {"arena": "maybe"}).status_code == 400
+        page = client.get(reverse(f"{kind}_detail", args=[batch.pk])).content.decode()
+        # Once in, the page offers to take it out, and the people's figures among the exports.
+        human_export = {"tournament": "Human ratings (CSV)", "experiment": "People against the judges"}[kind]
+        assert "Take them out of the arena" in page and human_export in page
+
+
+@pytest.mark.parametrize("kind, snapshots", [("tournament", "entrants"), ("experiment", "participants")])
+def test_staff_put_a_batch_in_the_arena_in_the_admin(kind, snapshots, django_user_model):
+    batch = make(kind, None, "League", "private", protocol=design.DEBATE)
+    client = client_of(django_user_model.objects.create_superuser("boss", password="pw-boss-123"))
+    url = reverse(f"admin:{batch._meta.app_label}_{kind}_change", args=[batch.pk])
+    assert 'name="arena"' in client.get(url).content.decode()
+    forms = {
+        f"{prefix}-{key}": value
+        for prefix in (snapshots, "questions")
+        for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
+    }
+    response = client.post(url, {"name": "League", "visibility": "private", "arena": "on", **forms})
+    assert response.status_code == 302
+    batch.refresh_from_db()
+    assert batch.arena and batch.name == "League"

@@ -3,8 +3,10 @@ Debian's Chromium, with the OpenAI-compatible test server behind it. Screenshots
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 
 from tests.conftest import require
 from tests.servers import ARTIFACTS, manage, running_site
@@ -120,3 +122,46 @@ def pages(browser, site):
 def screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+# The arena tests' screenshots, also kept here for a look by hand when the folder's parent exists.
+ARENA_SHOTS = Path("/work/wt/arena-shots")
+
+
+def arena_shot(page, name: str) -> None:
+    if ARENA_SHOTS.parent.is_dir():
+        ARENA_SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARENA_SHOTS / f"{name}.png"), full_page=True)
+    screenshot(page, name)
+
+
+def visitor(browser, width: int):
+    """A page in a new context (an anonymous visitor) `width` pixels wide."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    return page
+
+
+def vote_by_keyboard(page, first: str, choice_index: int, button: str) -> None:
+    """An arena's vote, from the skip link: Enter on it, Tab into the options (the first's value is `first`), Space
+    and arrows to choose, Tab to the button (its text is `button`), Enter; then the reveal."""
+    page.focus("a[href='#arena-vote']")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.value") == first
+    page.keyboard.press("Space")
+    for _ in range(choice_index):
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == button
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#arena-reveal")
+
+
+def assert_clean(page, width: int) -> None:
+    """Axe finds nothing, and a phone-wide page does not scroll sideways."""
+    if width == 390:
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()

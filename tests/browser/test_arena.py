@@ -3,48 +3,17 @@ visitor reads a match without names, votes by keyboard (at 390 px and at 1280 px
 to the next match until none is left; axe-clean, no sideways scroll on the phone."""
 
 import re
-from pathlib import Path
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
 from tests.batches.helpers import always_for
-from tests.browser.conftest import manage, screenshot
+from tests.browser.conftest import arena_shot, assert_clean, manage, visitor, vote_by_keyboard
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/work/wt/arena-shots")
 NAMES = ("Ada Sterling", "Marcus Vale")
 HIDDEN = ("ada", "sterling", "marcus", "vale", "test-model", "okafor")
-
-
-def shoot(page, name):
-    if SHOTS.parent.is_dir():
-        SHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    screenshot(page, name)
-
-
-def visitor(browser, width):
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    return page
-
-
-def vote_by_keyboard(page, choice_index):
-    """From the skip link to the vote: Enter on it, Tab into the options, arrows to choose, Tab, Enter."""
-    page.focus("a[href='#arena-vote']")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.value") == "1"
-    page.keyboard.press("Space")
-    for _ in range(choice_index):
-        page.keyboard.press("ArrowDown")
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.textContent.trim()") == "Vote and see who was who"
-    page.keyboard.press("Enter")
-    page.wait_for_selector("#arena-reveal")
+VOTE = "Vote and see who was who"
 
 
 def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_path):
@@ -63,26 +32,22 @@ def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_
         text = page.inner_text("main").lower()
         assert "debater 1" in text and "debater 2" in text
         assert not [name for name in HIDDEN if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text)], text
-        if width == 390:
-            assert page.evaluate("document.documentElement.scrollWidth") <= width
-        results = Axe().run(page)
-        assert results.violations_count == 0, results.generate_report()
-        shoot(page, f"arena-{width}")
+        assert_clean(page, width)
+        arena_shot(page, f"arena-{width}")
 
-        vote_by_keyboard(page, choice)
+        vote_by_keyboard(page, "1", choice, VOTE)
         reveal = page.inner_text("#arena-reveal")
         assert ("You picked Debater 1" if choice == 0 else "You called it a tie") in reveal
         assert NAMES[0] in reveal and NAMES[1] in reveal
         assert "counted" in page.inner_text(".messages")
-        results = Axe().run(page)
-        assert results.violations_count == 0, results.generate_report()
-        shoot(page, f"arena-revealed-{width}")
+        assert_clean(page, width)
+        arena_shot(page, f"arena-revealed-{width}")
 
         # On to the next match by keyboard: the other of the two, then none left.
         page.focus("a:has-text('Next match')")
         page.keyboard.press("Enter")
         page.wait_for_selector("#arena-vote")
-        vote_by_keyboard(page, 1)
+        vote_by_keyboard(page, "1", 1, VOTE)
         assert "You picked Debater 2" in page.inner_text("#arena-reveal")
         page.click("a:has-text('Next match')")
         page.wait_for_selector("text=You have voted on every match in the arena")
@@ -94,10 +59,7 @@ def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_
         page.goto(site + report)
         human = page.inner_text("#human")
         assert "4 votes from 2 people on 2 matches." in human and "Cohen's kappa" in human
-        if width == 390:
-            assert page.evaluate("document.documentElement.scrollWidth") <= width
-        results = Axe().run(page)
-        assert results.violations_count == 0, results.generate_report()
+        assert_clean(page, width)
         page.locator("#human").scroll_into_view_if_needed()
-        shoot(page, f"tournament-human-{width}")
+        arena_shot(page, f"tournament-human-{width}")
         page.context.close()

@@ -85,7 +85,7 @@ def test_a_cancel_that_waits_returns_only_once_the_run_has_stopped():
     started.clear()
     inline.submit("test-stop", 2)
     assert started.wait(5)
-    runner.cancel("test-stop", 2, wait=5.0)
+    runner.cancel("test-stop", 2, wait=True)
     assert stopped == [1, 2]
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.servers import run_python
+
 ROOT = Path(__file__).resolve().parents[2]
 # Celery and its broker client, the LLM client and its HTTP stack, the ASGI server, the Redis channel layer, the
 # local model, the report's statistics, the JSON API's django-ninja and pydantic (and jinja2, which ninja brings
@@ -89,13 +91,5 @@ def test_the_worker_path_binds_the_tasks_to_the_project_app_and_warms_up():
         "print(sorted(names - set(app.tasks)))\n"
         "print(any('_warm_up_worker' in repr(r) for r in worker_ready.receivers))\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "chaoslm.settings"},
-        timeout=120,
-        check=True,
-    )
+    run = run_python(code)
     assert run.stdout.split("\n")[:2] == ["[]", "True"], run.stdout + run.stderr

@@ -11,7 +11,6 @@ import math
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
@@ -263,30 +262,6 @@ def test_the_report_sets_human_accuracy_beside_each_judges_on_the_same_debates(p
     assert [r[:4] for r in rows[2:]] == [["Judge Okafor", "4", "", "4"], ["Judge Ines", "4", "", "4"]]
 
 
-@pytest.mark.parametrize("who, status", [("anonymous", 302), ("other", 404), ("owner", 302)])
-def test_only_the_owner_puts_an_experiment_in_the_arena(people, who, status):
-    experiment = services.create_experiment(
-        name="E",
-        questions=sample()[:1],
-        protocols=[design.DEBATE],
-        debaters=[Contestant.of(debater(n)) for n in ("Ann", "Bea")],
-        judges=[Contestant.of(judge("Judy"))],
-        owner=people["owner"],
-    )
-    assert not experiment.arena  # off by default
-    client = Client()
-    if who != "anonymous":
-        client.force_login(people[who])
-    response = client.post(reverse("experiment_arena", args=[experiment.pk]), {"arena": "on"})
-    assert response.status_code == status
-    experiment.refresh_from_db()
-    assert experiment.arena == (who == "owner")
-    if who == "owner":
-        assert client.post(reverse("experiment_arena", args=[experiment.pk]), {"arena": "maybe"}).status_code == 400
-        page = text(client.get(reverse("experiment_detail", args=[experiment.pk])))
-        assert "Take them out of the arena" in page and "People against the judges" in page
-
-
 def read_spec_text(path, body):
     from experiments.spec import read_spec
 
@@ -294,7 +269,7 @@ def read_spec_text(path, body):
     return read_spec(path)
 
 
-def test_the_form_the_spec_and_the_admin_opt_in(people, monkeypatch, tmp_path):
+def test_the_form_and_the_spec_opt_in(people, monkeypatch, tmp_path):
     from experiments import work
 
     monkeypatch.setattr(work.EXPERIMENT, "start", lambda experiment: None)
@@ -324,22 +299,6 @@ def test_the_form_the_spec_and_the_admin_opt_in(people, monkeypatch, tmp_path):
     spec.write_text(body + "arena: maybe\n")
     with pytest.raises(CommandError, match="arena: true or false"):
         call_command("experiment", "run", str(spec), stdout=io.StringIO())
-
-    experiment = Experiment.objects.get(name="Form experiment")
-    Experiment.objects.filter(pk=experiment.pk).update(arena=False)
-    staff = Client()
-    staff.force_login(get_user_model().objects.create_superuser("boss", password="pw-boss-123"))
-    url = reverse("admin:experiments_experiment_change", args=[experiment.pk])
-    assert 'name="arena"' in text(staff.get(url))
-    forms = {
-        f"{prefix}-{key}": value
-        for prefix in ("participants", "questions")
-        for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
-    }
-    response = staff.post(url, {"name": "Form experiment", "visibility": "private", "arena": "on", **forms})
-    assert response.status_code == 302
-    experiment.refresh_from_db()
-    assert experiment.arena
 
 
 def test_quotes_are_marked_as_the_judge_read_them_and_model_text_is_escaped(people, llm_server, runner_idle):

@@ -86,35 +86,8 @@ session["_auth_user_id"] = str(user.pk)
 session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
 session["_auth_user_hash"] = user.get_session_auth_hash()
 session.create()
-print(json.dumps({"match": match.pk, "session": session.session_key, "user": user.pk}))
+print(json.dumps({"item": match.pk, "session": session.session_key, "user": user.pk}))
 """
-
-
-def test_twenty_copies_of_one_signed_in_arena_vote_at_once_count_once(stack):
-    stack.env["CHAOSLM_POLL_VOTES_PER_MINUTE"] = "1000"
-    made = json.loads(stack.manage("shell", "-c", ARENA_SETUP).stdout.strip().splitlines()[-1])
-    webs = [stack.start_web(), stack.start_web()]
-    csrf = "a" * 32
-    cookies = {"sessionid": made["session"], "csrftoken": csrf}
-
-    def post(i: int) -> int:
-        response = httpx.post(
-            f"{webs[i % 2]}/arena/{made['match']}/vote/",
-            data={"choice": "2"},
-            cookies=cookies,
-            headers={"X-CSRFToken": csrf},
-            timeout=30,
-        )
-        return response.status_code
-
-    with ThreadPoolExecutor(max_workers=20) as pool:
-        statuses = list(pool.map(post, range(20)))
-    assert statuses == [302] * 20
-    with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
-        rows = connection.execute(
-            "SELECT voter, choice, excluded FROM tournaments_arenavote WHERE match_id = %s", [made["match"]]
-        ).fetchall()
-    assert rows == [(f"user:{made['user']}", "2", False)]
 
 
 EVIDENCE_SETUP = """
@@ -146,21 +119,29 @@ session["_auth_user_id"] = str(user.pk)
 session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
 session["_auth_user_hash"] = user.get_session_auth_hash()
 session.create()
-print(json.dumps({"run": run.pk, "session": session.session_key, "user": user.pk}))
+print(json.dumps({"item": run.pk, "session": session.session_key, "user": user.pk}))
 """
 
 
-def test_twenty_copies_of_one_signed_in_evidence_arena_answer_at_once_count_once(stack):
+@pytest.mark.parametrize(
+    "setup, at, choice, table, item",
+    [
+        (ARENA_SETUP, "arena/", "2", "tournaments_arenavote", "match_id"),
+        (EVIDENCE_SETUP, "arena/evidence/", "A", "experiments_arenavote", "run_id"),
+    ],
+    ids=["tournament", "evidence"],
+)
+def test_twenty_copies_of_one_signed_in_arena_vote_at_once_count_once(stack, setup, at, choice, table, item):
     stack.env["CHAOSLM_POLL_VOTES_PER_MINUTE"] = "1000"
-    made = json.loads(stack.manage("shell", "-c", EVIDENCE_SETUP).stdout.strip().splitlines()[-1])
+    made = json.loads(stack.manage("shell", "-c", setup).stdout.strip().splitlines()[-1])
     webs = [stack.start_web(), stack.start_web()]
     csrf = "a" * 32
     cookies = {"sessionid": made["session"], "csrftoken": csrf}
 
     def post(i: int) -> int:
         response = httpx.post(
-            f"{webs[i % 2]}/arena/evidence/{made['run']}/vote/",
-            data={"choice": "A"},
+            f"{webs[i % 2]}/{at}{made['item']}/vote/",
+            data={"choice": choice},
             cookies=cookies,
             headers={"X-CSRFToken": csrf},
             timeout=30,
@@ -172,6 +153,6 @@ def test_twenty_copies_of_one_signed_in_evidence_arena_answer_at_once_count_once
     assert statuses == [302] * 20
     with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
         rows = connection.execute(
-            "SELECT voter, choice, excluded FROM experiments_arenavote WHERE run_id = %s", [made["run"]]
+            f"SELECT voter, choice, excluded FROM {table} WHERE {item} = %s", [made["item"]]
         ).fetchall()
-    assert rows == [(f"user:{made['user']}", "A", False)]
+    assert rows == [(f"user:{made['user']}", choice, False)]

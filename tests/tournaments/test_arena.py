@@ -199,30 +199,6 @@ def test_the_report_gains_a_human_section_and_its_exports(people, llm_server, ru
     assert ratings[0] == ["rank", "name", "rating", "ci_low", "ci_high", "wins", "losses"] and len(ratings) == 3
 
 
-@pytest.mark.parametrize("who, status", [("anonymous", 302), ("other", 404), ("owner", 302)])
-def test_only_the_owner_puts_a_tournament_in_the_arena(people, who, status):
-    tournament = services.create_tournament(
-        name="League",
-        debaters=[services.Contestant.of(debater(n)) for n in ("Ann", "Bea")],
-        judges=[services.Contestant.of(judge("Judge Una"))],
-        questions=questions(1),
-        options={"turns": 2},
-        owner=people["owner"],
-    )
-    assert not tournament.arena  # off by default
-    client = Client()
-    if who != "anonymous":
-        client.force_login(people[who])
-    response = client.post(reverse("tournament_arena", args=[tournament.pk]), {"arena": "on"})
-    assert response.status_code == status
-    tournament.refresh_from_db()
-    assert tournament.arena == (who == "owner")
-    if who == "owner":
-        assert client.post(reverse("tournament_arena", args=[tournament.pk]), {"arena": "maybe"}).status_code == 400
-        page = page_text(client.get(reverse("tournament_detail", args=[tournament.pk])))
-        assert "Take them out of the arena" in page
-
-
 def test_the_form_and_the_spec_opt_in(people, llm_server, runner_idle, tmp_path):
     llm_server.configure(rules=always_for(["Ann Reed", "Bea Stone"]))
     ann, bea, una = debater("Ann Reed"), debater("Bea Stone"), judge("Judge Una")
@@ -253,28 +229,3 @@ def test_the_form_and_the_spec_opt_in(people, llm_server, runner_idle, tmp_path)
     spec.write_text(body + 'questions: ["Tea?"]\narena: maybe\n')
     with pytest.raises(CommandError, match="arena: true or false"):
         call_command("tournament", "run", str(spec), stdout=io.StringIO())
-
-
-def test_staff_put_a_tournament_in_the_arena_in_the_admin(people):
-    from django.contrib.auth import get_user_model
-
-    tournament = services.create_tournament(
-        name="League",
-        debaters=[services.Contestant.of(debater(n)) for n in ("Ann", "Bea")],
-        judges=[services.Contestant.of(judge("Judge Una"))],
-        questions=questions(1),
-        options={"turns": 2},
-    )
-    client = Client()
-    client.force_login(get_user_model().objects.create_superuser("boss", password="pw-boss-123"))
-    url = reverse("admin:tournaments_tournament_change", args=[tournament.pk])
-    assert 'name="arena"' in page_text(client.get(url))
-    forms = {
-        f"{prefix}-{key}": value
-        for prefix in ("entrants", "questions")
-        for key, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0), ("MIN_NUM_FORMS", 0), ("MAX_NUM_FORMS", 1000))
-    }
-    response = client.post(url, {"name": "League", "visibility": "private", "arena": "on", **forms})
-    assert response.status_code == 302
-    tournament.refresh_from_db()
-    assert tournament.arena and tournament.name == "League"

@@ -29,9 +29,6 @@ def verdict(match, winner, judge="J", a="A", b="B", repeat=0):
         debater_against=b,
         winner=winner,
         correct=None,
-        score_for=None,
-        score_against=None,
-        contradicts=False,
     )
 
 
