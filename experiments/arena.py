@@ -14,6 +14,7 @@ The rules of serving and voting are every arena's (batches/arena.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 
@@ -23,8 +24,13 @@ from debates.cards import marked_html
 from debates.formats.evidence import LETTERS
 from debates.formats.quotes import verify
 from debates.models import Debate, Event
-from experiments import design, stats
+from experiments import design
 from experiments.models import ArenaVote, Experiment, Participant, Run
+
+# The report's statistics (experiments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
+# import) load at a process's first report, not with every command.
+if TYPE_CHECKING:
+    from experiments import stats
 
 LABELS = ("Debater A", "Debater B")
 RELATED = ("question", "debate", "experiment", "first__persona", "second__persona")
@@ -143,6 +149,8 @@ ARENA = EvidenceArena()
 
 def votes(experiment: Experiment) -> list[stats.HumanVote]:
     """Every arena vote on the experiment's debates, excluded ones included (they are counted as such). One query."""
+    from experiments import stats
+
     rows = ArenaVote.objects.filter(run__experiment=experiment, run__question__correct__isnull=False).values_list(
         "run_id", "voter", "choice", "excluded", "run__swapped", "run__question__correct"
     )
@@ -156,6 +164,8 @@ def votes(experiment: Experiment) -> list[stats.HumanVote]:
 
 def human_report(experiment: Experiment, judged: list[stats.Judged]) -> stats.HumanAccuracy:
     """The report's human row and each judge's beside it, from the votes and the judged runs (`selectors.judged`)."""
+    from experiments import stats
+
     judges = (
         experiment.participants.filter(role=Participant.Role.JUDGE).order_by("order").values_list("name", flat=True)
     )

@@ -6,9 +6,12 @@ chaoslm/charts.py's: drawn to fit a phone's panel at a readable size."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from chaoslm.charts import FONT, WIDTH
-from experiments import stats
+
+if TYPE_CHECKING:
+    from experiments import stats
 
 TITLES = {
     "evidence_debate": "Debate",

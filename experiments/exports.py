@@ -6,10 +6,15 @@ return) is written with a leading apostrophe: a model's or a person's text must 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from experiments import arena, selectors, stats
+from experiments import arena, selectors
 from experiments.models import Experiment
+
+# The report's statistics (experiments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
+# import) load at a process's first report, not with every command.
+if TYPE_CHECKING:
+    from experiments import stats
 
 RUN_COLUMNS = [
     "run",
@@ -84,6 +89,8 @@ def protocol_rows(report: stats.Report) -> list[list[Any]]:
 def human_rows(human: stats.HumanAccuracy) -> list[list[Any]]:
     """The people's row (their counted answers, the people and debates they cover, the answers kept but not
     counted), then each judge's on the same debates."""
+    from experiments import stats
+
     a = human.accuracy
     rows: list[list[Any]] = [
         HUMAN_COLUMNS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce
@@ -14,8 +14,13 @@ from batches.progress import ProgressView, jobs_from_rows, progress_view, settin
 from debates.formats.evidence import asks_nothing, read_answer
 from debates.formats.quotes import verify
 from debates.models import Debate, Event
-from experiments import charts, design, stats
+from experiments import charts, design
 from experiments.models import Experiment, Participant, Run
+
+# The report's statistics (experiments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
+# import) load at a process's first report, not with every command.
+if TYPE_CHECKING:
+    from experiments import stats
 
 
 def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
@@ -47,6 +52,8 @@ def progress(experiment: Experiment) -> ProgressView:
 def judged(experiment: Experiment) -> list[stats.Judged]:
     """Every run whose debate completed, as the report reads it. Two queries: the runs, then their judges'
     answers and speakers' speeches."""
+    from experiments import stats
+
     runs = list(
         Run.objects.filter(experiment=experiment, debate__status=Debate.Status.COMPLETED)
         .select_related("question", "judge", "first", "second")
@@ -121,9 +128,12 @@ def report_context(experiment: Experiment, runs: list[stats.Judged] | None = Non
 
 
 def report(
-    experiment: Experiment, runs: list[stats.Judged] | None = None, *, bootstrap: int = stats.BOOTSTRAP
+    experiment: Experiment, runs: list[stats.Judged] | None = None, *, bootstrap: int | None = None
 ) -> stats.Report:
-    """The report over `runs` (by default, every run judged so far)."""
+    """The report over `runs` (by default, every run judged so far), with `bootstrap` replicates (by default
+    stats.BOOTSTRAP)."""
+    from experiments import stats
+
     names = defaultdict(list)
     for role, name in experiment.participants.order_by("role", "order").values_list("role", "name"):
         names[role].append(name)
@@ -132,7 +142,7 @@ def report(
         experiment.protocols,
         names[Participant.Role.DEBATER],
         names[Participant.Role.JUDGE],
-        bootstrap=bootstrap,
+        bootstrap=stats.BOOTSTRAP if bootstrap is None else bootstrap,
     )
 
 

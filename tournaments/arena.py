@@ -12,6 +12,7 @@ human figures (tournaments/human.py), which say how many were.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
@@ -20,8 +21,13 @@ from batches.arena import Arena, identity
 from chaoslm.rendering import markdown_to_html
 from debates import redaction
 from debates.models import Debate, Event
-from tournaments import human, results
+from tournaments import results
 from tournaments.models import ArenaVote, Match, Tournament
+
+# The human figures' statistics (tournaments/human.py, batches/stats.py: frozen dataclasses, each built at import)
+# load at a process's first report, not with every command.
+if TYPE_CHECKING:
+    from tournaments import human
 
 LABELS = ("Debater 1", "Debater 2")
 # The seat of the FOR side in each tournament format (duel, classic, structured); the other side is AGAINST.
@@ -117,16 +123,16 @@ class MatchArena(Arena[Match]):
 ARENA = MatchArena()
 
 
-SIDE_OF = {ArenaVote.Choice.FIRST: "for", ArenaVote.Choice.SECOND: "against", ArenaVote.Choice.TIE: human.TIE}
-
-
 def votes(tournament: Tournament) -> list[human.Vote]:
     """Every arena vote on the tournament's matches, excluded ones included (they are counted as such). One query."""
+    from tournaments import human
+
+    side_of = {ArenaVote.Choice.FIRST: "for", ArenaVote.Choice.SECOND: "against", ArenaVote.Choice.TIE: human.TIE}
     rows = ArenaVote.objects.filter(match__tournament=tournament, match__debate__isnull=False).values_list(
         "match__debate_id", "voter", "choice", "excluded", "match__debater_for__name", "match__debater_against__name"
     )
     return [
-        human.Vote(match=debate, voter=voter, choice=SIDE_OF[choice], debater_for=a, debater_against=b, excluded=ex)
+        human.Vote(match=debate, voter=voter, choice=side_of[choice], debater_for=a, debater_against=b, excluded=ex)
         for debate, voter, choice, ex, a, b in rows
     ]
 
@@ -141,6 +147,8 @@ def human_report(tournament: Tournament) -> human.HumanReport:
     key = f"tournament-human:{tournament.pk}:{stamp}"
     found = cache.get(key)
     if found is None:
+        from tournaments import human
+
         debaters, judges = results.entrant_names(tournament)
         found = human.build(votes(tournament), results.verdicts(tournament), debaters, judges)
         cache.set(key, found, 600)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
@@ -14,7 +14,11 @@ from django.db.models import Count, Max, Q, Sum
 from debates.formats.duel import outscored_by
 from debates.models import Debate, Event
 from tournaments.models import Entrant, Judgment, Match, Tournament
-from tournaments.stats import Report, Verdict, build_report
+
+# The report's statistics (tournaments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
+# import) load at a process's first report, not with every command.
+if TYPE_CHECKING:
+    from tournaments.stats import Report, Verdict
 
 
 def _side(name: str, debater_for: str, debater_against: str) -> str | None:
@@ -32,6 +36,8 @@ def contradicts(winner: str, scores: Any) -> bool:
 
 def verdicts(tournament: Tournament) -> list[Verdict]:
     """One verdict per completed judgment (the duel's own judge, the replays), in match order. One query."""
+    from tournaments.stats import Verdict
+
     rows = (
         Judgment.objects.filter(match__tournament=tournament, debate__status=Debate.Status.COMPLETED)
         .order_by("match__order", "judge__order", "repeat")
@@ -102,6 +108,8 @@ def report(tournament: Tournament, *, max_age: float = 0) -> Report:
         # A slow fit is reused longer, so live refits never take more than a tenth of the runner's time.
         if recent is not None and time.time() - recent[0] < max(max_age, 10 * recent[2]):
             return recent[1]
+    from tournaments.stats import build_report
+
     debaters, judges = entrant_names(tournament)
     started = time.time()
     found = build_report(verdicts(tournament), debaters, judges, formats=tournament.formats)
