@@ -1,27 +1,34 @@
 """What every arena does alike (batches/arena.py, batches/arena_views.py), for each kind's: one vote per person and
 debate, the last one counting; refusals that count nothing; a batch not opted in served to nobody; a vote on a
-transcript that still names someone kept but not counted. Each kind's own tests (its page, its reveal, its report's
-human figures) are in its test_arena.py."""
+transcript that still names someone kept but not counted; the opt-in on the new-batch form and in a spec. Each
+kind's own tests (its page, its reveal, its report's human figures) are in its test_arena.py."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
+from batches import kinds
 from batches.arena import Arena
 from batches.models import BatchRecord
 from chaoslm.runner import inline
 from debates.models import Debate
 from debates.poll_views import COOKIE
+from experiments import design
 from experiments.arena import ARENA as EVIDENCE_ARENA
+from experiments.spec import read_spec as read_experiment_spec
+from tests.batches.helpers import debater, judge
 from tests.experiments import test_arena as experiments
 from tests.tournaments import test_arena as tournaments
 from tournaments.arena import ARENA as MATCH_ARENA
+from tournaments.spec import read_spec as read_tournament_spec
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,10 +39,13 @@ class Kind:
     finished: Callable[..., BatchRecord]
     arena: Arena[Any]
     urls: tuple[str, str, str]  # its arena's URL names: the random page, one debate's page, the vote
-    choices: tuple[str, str, str]  # three of its vote's choices
-    refused: str  # the message on a choice that is none
     none_yet: str  # its page while nothing is in the arena
     kept: str  # its batch's page once every vote is kept but not counted ({} the number of votes)
+
+    @property
+    def choices(self) -> list[str]:
+        """Its vote's choices."""
+        return [value for value, _ in self.arena.vote_model._meta.get_field("choice").choices]
 
 
 KINDS = [
@@ -44,8 +54,6 @@ KINDS = [
             experiments.finished,
             EVIDENCE_ARENA,
             ("evidence_arena", "evidence_arena_debate", "evidence_arena_vote"),
-            ("A", "B", "A"),
-            "Pick answer A or answer B",
             "No evidence debate is in the arena yet",
             "0 answers from 0 people on 0 evidence debates; {} more kept but not counted",
         ),
@@ -56,8 +64,6 @@ KINDS = [
             tournaments.finished,
             MATCH_ARENA,
             ("arena", "arena_match", "arena_vote"),
-            ("1", "2", "tie"),
-            "Pick Debater 1, Debater 2 or a tie",
             "No match is in the arena yet",
             "0 votes from 0 people on 0 matches; {} more kept but not counted",
         ),
@@ -80,18 +86,18 @@ def text(response) -> str:
 def test_one_vote_per_person_and_debate_the_last_counts(kind, people, llm_server, runner_idle):
     kind.finished(people["owner"], llm_server)
     vote = reverse(kind.urls[2], args=[kind.arena.items().first().pk])
-    first, second, third = kind.choices
+    first, second = kind.choices[:2]
     signed_in = Client()
     signed_in.force_login(people["other"])
     for choice in (first, second, second):
         assert signed_in.post(vote, {"choice": choice}).status_code == 302
     anonymous = Client()
     anonymous.post(vote, {"choice": second})
-    anonymous.post(vote, {"choice": third})
+    anonymous.post(vote, {"choice": first})
     votes = kind.arena.vote_model.objects
     anonymous_voter = votes.exclude(voter__startswith="user:").get().voter
     assert sorted(votes.values_list("voter", "choice")) == sorted(
-        [(f"user:{people['other'].pk}", second), (anonymous_voter, third)]
+        [(f"user:{people['other'].pk}", second), (anonymous_voter, first)]
     )
 
 
@@ -104,7 +110,7 @@ def test_refusals_count_nothing(kind, people, llm_server, runner_idle, settings)
     choice = kind.choices[0]
     client = Client()
     response = client.post(vote, {"choice": "C"})
-    assert response.status_code == 400 and kind.refused in text(response)
+    assert response.status_code == 400 and kind.arena.bad_choice in text(response)
     # Its batch left the arena, or there is no such debate.
     type(batch).objects.filter(pk=batch.pk).update(arena=False)
     response = client.post(vote, {"choice": choice})
@@ -157,3 +163,47 @@ def test_a_vote_on_a_transcript_that_still_names_someone_is_kept_excluded_and_co
     owner.force_login(people["owner"])
     name = batch._meta.model_name
     assert kind.kept.format(len(items)) in text(owner.get(reverse(f"{name}_detail", args=[batch.pk])))
+
+
+# Each kind's new-batch form fields and spec lines, beside its name, debaters, judges and arena: (kind, fields, YAML,
+# its spec reader).
+OPT_IN = [
+    pytest.param(
+        "experiment",
+        {"protocols": [design.DEBATE], "use_sample": "on", "rounds": 1, "word_limit": 80},
+        "sample: true\nprotocols: [evidence_debate]\n",
+        read_experiment_spec,
+        id="experiment",
+    ),
+    pytest.param(
+        "tournament",
+        {"questions": "Tea?", "sides": "once", "repeats": 1, "option_turns": 2},
+        'options: {turns: 2}\nquestions: ["Tea?"]\nsides: once\n',
+        read_tournament_spec,
+        id="tournament",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "fields", "lines", "read_spec"), OPT_IN)
+def test_the_form_and_the_spec_opt_in(name, fields, lines, read_spec, people, monkeypatch, tmp_path):
+    kind = kinds.KINDS[name]
+    monkeypatch.setattr(kind, "start", lambda batch: None)
+    ada, bob, judy = debater("Ada"), debater("Bob"), judge("Judy")
+    client = Client()
+    client.force_login(people["owner"])
+    assert 'name="arena"' in text(client.get(reverse(f"{name}_new")))
+    data = {"name": "Form batch", "debaters": [ada.pk, bob.pk], "judges": [judy.pk], **fields}
+    data |= {"concurrency": 2, "visibility": "private", "arena": "on"}
+    assert client.post(reverse(f"{name}_new"), data).status_code == 302
+    assert kind.model.objects.get(name="Form batch").arena
+
+    spec = tmp_path / "spec.yaml"
+    body = f"name: CLI batch\ndebaters: [Ada, Bob]\njudges: [Judy]\n{lines}"
+    spec.write_text(body + "arena: true\n")
+    assert read_spec(spec).arena
+    spec.write_text(body)
+    assert not read_spec(spec).arena  # off by default
+    spec.write_text(body + "arena: maybe\n")
+    with pytest.raises(CommandError, match="arena: true or false"):
+        call_command(name, "run", str(spec), stdout=io.StringIO())

@@ -12,7 +12,6 @@ import math
 import re
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -21,7 +20,7 @@ from chaoslm.runner import inline
 from debates.models import Debate, Event
 from debates.poll_views import COOKIE
 from experiments import arena, design, services
-from experiments.models import ArenaVote, Experiment, Run
+from experiments.models import ArenaVote, Run
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge, name_each_other
 from tests.experiments.test_runs import run_to_end
@@ -192,45 +191,6 @@ def test_the_report_sets_human_accuracy_beside_each_judges_on_the_same_debates(p
     assert rows[1][:5] == ["the audience", "12", "3", "4", "0"] and float(rows[1][5]) == pytest.approx(10 / 12)
     assert (float(rows[1][6]), float(rows[1][7])) == (pytest.approx(low), pytest.approx(high))
     assert [r[:4] for r in rows[2:]] == [["Judge Okafor", "4", "", "4"], ["Judge Ines", "4", "", "4"]]
-
-
-def read_spec_text(path, body):
-    from experiments.spec import read_spec
-
-    path.write_text(body)
-    return read_spec(path)
-
-
-def test_the_form_and_the_spec_opt_in(people, monkeypatch, tmp_path):
-    from experiments import work
-
-    monkeypatch.setattr(work.EXPERIMENT, "start", lambda experiment: None)
-    ada, bob, judy = debater("Ada"), debater("Bob"), judge("Judy")
-    client = Client()
-    client.force_login(people["owner"])
-    assert 'name="arena"' in text(client.get(reverse("experiment_new")))
-    data = {
-        "name": "Form experiment",
-        "protocols": [design.DEBATE],
-        "debaters": [ada.pk, bob.pk],
-        "judges": [judy.pk],
-        "use_sample": "on",
-        "rounds": 1,
-        "word_limit": 80,
-        "concurrency": 2,
-        "visibility": "private",
-        "arena": "on",
-    }
-    assert client.post(reverse("experiment_new"), data).status_code == 302
-    assert Experiment.objects.get(name="Form experiment").arena
-
-    spec = tmp_path / "spec.yaml"
-    body = "name: CLI experiment\nsample: true\nprotocols: [evidence_debate]\ndebaters: [Ada, Bob]\njudges: [Judy]\n"
-    assert read_spec_text(spec, body + "arena: true\n").arena
-    assert not read_spec_text(spec, body).arena  # off by default
-    spec.write_text(body + "arena: maybe\n")
-    with pytest.raises(CommandError, match="arena: true or false"):
-        call_command("experiment", "run", str(spec), stdout=io.StringIO())
 
 
 def test_quotes_are_marked_as_the_judge_read_them_and_model_text_is_escaped(people, llm_server, runner_idle):

@@ -10,7 +10,6 @@ import json
 import re
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -19,7 +18,7 @@ from debates.models import Event
 from debates.poll_views import COOKIE
 from tests.batches.helpers import always_for, debater, judge, name_each_other, questions, run_to_end
 from tournaments import arena, services
-from tournaments.models import ArenaVote, Match, Tournament
+from tournaments.models import ArenaVote, Match
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -124,35 +123,3 @@ def test_the_report_gains_a_human_section_and_its_exports(people, llm_server, ru
         )
     )
     assert ratings[0] == ["rank", "name", "rating", "ci_low", "ci_high", "wins", "losses"] and len(ratings) == 3
-
-
-def test_the_form_and_the_spec_opt_in(people, llm_server, runner_idle, tmp_path):
-    llm_server.configure(rules=always_for(["Ann Reed", "Bea Stone"]))
-    ann, bea, una = debater("Ann Reed"), debater("Bea Stone"), judge("Judge Una")
-    client = Client()
-    client.force_login(people["owner"])
-    assert 'name="arena"' in page_text(client.get(reverse("tournament_new")))
-    data = {
-        "name": "Form league",
-        "debaters": [ann.pk, bea.pk],
-        "judges": [una.pk],
-        "questions": "Tea?",
-        "sides": "once",
-        "repeats": 1,
-        "concurrency": 2,
-        "visibility": "private",
-        "option_turns": 2,
-        "arena": "on",
-    }
-    assert client.post(reverse("tournament_new"), data).status_code == 302
-    assert Tournament.objects.get(name="Form league").arena
-    spec = tmp_path / "spec.yaml"
-    body = "name: CLI league\noptions: {turns: 2}\ndebaters: [Ann Reed, Bea Stone]\njudges: [Judge Una]\n"
-    spec.write_text(body + 'questions: ["Tea?"]\nsides: once\narena: true\n')
-    out = io.StringIO()
-    call_command("tournament", "run", str(spec), "--json", stdout=out)
-    assert json.loads(out.getvalue())["tournament"]["arena"] is True
-    assert Tournament.objects.get(name="CLI league").arena
-    spec.write_text(body + 'questions: ["Tea?"]\narena: maybe\n')
-    with pytest.raises(CommandError, match="arena: true or false"):
-        call_command("tournament", "run", str(spec), stdout=io.StringIO())
