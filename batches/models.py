@@ -3,6 +3,8 @@ tables (and this app has none)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.conf import settings
 from django.db import models
 
@@ -75,6 +77,22 @@ def unique_snapshot_names(batch_link: str) -> models.UniqueConstraint:
     """A kind's snapshots hold a persona's name once per role in a batch (`batch_link`, their foreign key to it);
     the constraint is named for the model (`unique_entrant_name`)."""
     return models.UniqueConstraint(fields=[batch_link, "role", "name"], name="unique_%(class)s_name")
+
+
+class BatchQuestion(models.Model):
+    """A question of a batch's set, at its place in it (`index`, from 0); each kind adds its foreign key to the batch,
+    its texts (`text` names the one it is shown by) and the unique constraint on the batch and `index`."""
+
+    text: ClassVar[str]
+
+    index = models.PositiveIntegerField()
+
+    class Meta:
+        abstract = True
+        ordering = ["index"]
+
+    def __str__(self) -> str:
+        return str(getattr(self, self.text))
 
 
 class ArenaVoteBase(models.Model):

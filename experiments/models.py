@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot, one_vote_per, unique_snapshot_names
+from batches.models import (
+    ArenaVoteBase,
+    BatchQuestion,
+    BatchRecord,
+    PersonaSnapshot,
+    one_vote_per,
+    unique_snapshot_names,
+)
 from debates.models import Debate
 
 
@@ -35,20 +42,17 @@ class Participant(PersonaSnapshot):
         constraints = [unique_snapshot_names("experiment")]
 
 
-class Question(models.Model):
+class Question(BatchQuestion):
+    text = "question"
+
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="questions")
-    index = models.PositiveIntegerField()
     passage = models.TextField()
     question = models.CharField(max_length=500)
     answers = models.JSONField()  # exactly two texts, as imported
     correct = models.PositiveSmallIntegerField(null=True, blank=True)  # 0 or 1; None when unknown
 
-    class Meta:
-        ordering = ["index"]
+    class Meta(BatchQuestion.Meta):
         constraints = [models.UniqueConstraint(fields=["experiment", "index"], name="unique_experiment_question")]
-
-    def __str__(self) -> str:
-        return self.question
 
 
 class Run(models.Model):

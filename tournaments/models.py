@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot, one_vote_per, unique_snapshot_names
+from batches.models import (
+    ArenaVoteBase,
+    BatchQuestion,
+    BatchRecord,
+    PersonaSnapshot,
+    one_vote_per,
+    unique_snapshot_names,
+)
 from debates.models import Debate
 
 
@@ -43,24 +50,21 @@ class Entrant(PersonaSnapshot):
         constraints = [unique_snapshot_names("tournament")]
 
 
-class Question(models.Model):
+class Question(BatchQuestion):
     class Correct(models.TextChoices):
         NONE = "", "unknown"
         FOR = "for", "for"
         AGAINST = "against", "against"
 
+    text = "topic"
+
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="questions")
-    index = models.PositiveIntegerField()
     topic = models.CharField(max_length=500)
     premise = models.CharField(max_length=500, blank=True)
     correct = models.CharField(max_length=10, choices=Correct.choices, blank=True)
 
-    class Meta:
-        ordering = ["index"]
+    class Meta(BatchQuestion.Meta):
         constraints = [models.UniqueConstraint(fields=["tournament", "index"], name="unique_question_index")]
-
-    def __str__(self) -> str:
-        return self.topic
 
 
 class Match(models.Model):

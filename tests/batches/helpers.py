@@ -10,10 +10,12 @@ from collections.abc import Iterable
 from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.db.models import QuerySet
 from django.urls import URLPattern
 
 from chaoslm.personas.models import Persona, Provider
 from chaoslm.runner import inline
+from debates.models import Event
 from tournaments import services
 from tournaments.models import Tournament
 from tournaments.questions import QuestionSpec
@@ -71,6 +73,17 @@ def run_to_end(tournament: Tournament, timeout: float = 120) -> Tournament:
     inline.wait_idle()
     tournament.refresh_from_db()
     return tournament
+
+
+def name_each_other(turns: QuerySet[Event], names: tuple[str, str]) -> None:
+    """Rewrite the two debaters' `turns` so that each names itself, the other (in capitals, in lower case, with a
+    possessive) and its model: the ways a redaction must catch a name in an arena's transcript."""
+    first, second = names
+    for event in turns:
+        me, other = (first, second) if event.seat.name == first else (second, first)
+        short = other.split()[0]
+        event.content = f"I am {me}. {short.upper()}'s case fails; {short.lower()} forgets test-model's limits."
+        event.save(card=False)
 
 
 def first_push(routes: list[URLPattern], path: str) -> tuple[bool, str]:

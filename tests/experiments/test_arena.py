@@ -1,6 +1,7 @@
 """The evidence arena: an opted-in experiment's finished evidence debates served blind and redacted, with the
-question and answers as its judge read them; one answer per person and debate; refusals that count nothing; the
-correct answer and who argued what only after answering; and the report's human row beside each judge's."""
+question and answers as its judge read them; the correct answer and who argued what only after answering; the
+refusals of its own; and the report's human row beside each judge's (tests/batches/test_arena.py has what every
+arena does alike: one answer per person and debate, the other refusals)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import math
 import re
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -20,9 +20,9 @@ from chaoslm.runner import inline
 from debates.models import Debate, Event
 from debates.poll_views import COOKIE
 from experiments import arena, design, services
-from experiments.models import ArenaVote, Experiment, Run
+from experiments.models import ArenaVote, Run
 from experiments.questions import sample
-from tests.batches.helpers import debater, judge
+from tests.batches.helpers import debater, judge, name_each_other
 from tests.experiments.test_runs import run_to_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,14 +55,10 @@ def finished(
         **changes,
     )
     run_to_end(experiment)
-    first, second = names
-    for event in Event.objects.filter(debate__experiment_run__experiment=experiment, kind=Event.Kind.TURN):
-        if event.seat.key not in ("a", "b"):
-            continue
-        me, other = (first, second) if event.seat.name == first else (second, first)
-        short = other.split()[0]
-        event.content = f"I am {me}. {short.upper()}'s case fails; {short.lower()} forgets test-model's limits."
-        event.save(card=False)
+    turns = Event.objects.filter(
+        debate__experiment_run__experiment=experiment, kind=Event.Kind.TURN, seat__key__in=("a", "b")
+    )
+    name_each_other(turns, names)
     return experiment
 
 
@@ -122,85 +118,20 @@ def test_the_arena_serves_a_redacted_debate_as_its_judge_read_it_and_reveals_the
     assert at_a.name not in text(Client().get(reverse("evidence_arena_debate", args=[run.pk])))
 
 
-def test_one_answer_per_person_and_debate_the_last_counts(people, llm_server, runner_idle):
-    finished(people["owner"], llm_server)
-    run = arena.debates().first()
-    signed_in = Client()
-    signed_in.force_login(people["other"])
-    for choice in ("A", "B", "B"):
-        assert signed_in.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": choice}).status_code == 302
-    anonymous = Client()
-    anonymous.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "B"})
-    anonymous.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "A"})
-    anonymous_voter = ArenaVote.objects.exclude(voter__startswith="user:").get().voter
-    assert sorted(ArenaVote.objects.values_list("voter", "choice")) == sorted(
-        [(f"user:{people['other'].pk}", "B"), (anonymous_voter, "A")]
-    )
-
-
-def test_refusals_count_nothing(people, llm_server, runner_idle, settings):
+def test_a_panels_replay_and_a_question_without_a_known_answer_are_not_in_the_arena(people, llm_server, runner_idle):
+    """The refusals of this arena's own (tests/batches/test_arena.py has every arena's)."""
     experiment = finished(people["owner"], llm_server, judges=("Judge Okafor", "Judge Ines"))
-    run = arena.debates().first()
-    vote = reverse("evidence_arena_vote", args=[run.pk])
     client = Client()
-    response = client.post(vote, {"choice": "C"})
-    assert response.status_code == 400 and "Pick answer A or answer B" in text(response)
     # A panel's replay rereads a debate already served: it is no debate of its own in the arena.
     replay = Run.objects.filter(experiment=experiment, source__isnull=False).first()
     assert replay is not None and replay.debate.status == Debate.Status.COMPLETED
     assert client.post(reverse("evidence_arena_vote", args=[replay.pk]), {"choice": "A"}).status_code == 404
     assert client.get(reverse("evidence_arena_debate", args=[replay.pk])).status_code == 404
-    # Its experiment left the arena, or there is no such debate.
-    Experiment.objects.filter(pk=experiment.pk).update(arena=False)
-    response = client.post(vote, {"choice": "A"})
-    assert response.status_code == 404 and "not in the arena" in text(response)
-    assert client.get(reverse("evidence_arena_debate", args=[run.pk])).status_code == 404
-    assert client.post(reverse("evidence_arena_vote", args=[999999]), {"choice": "A"}).status_code == 404
-    assert "No evidence debate is in the arena yet" in text(client.get(reverse("evidence_arena")))
-    Experiment.objects.filter(pk=experiment.pk).update(arena=True)
-    # A debate that has not completed, or whose question has no known answer, is not in it either.
-    Debate.objects.filter(pk=run.debate_id).update(status=Debate.Status.RUNNING)
-    assert client.post(vote, {"choice": "A"}).status_code == 404
-    Debate.objects.filter(pk=run.debate_id).update(status=Debate.Status.COMPLETED)
+    run = arena.debates().first()
+    vote = reverse("evidence_arena_vote", args=[run.pk])
     run.question.__class__.objects.filter(pk=run.question_id).update(correct=None)
     assert client.post(vote, {"choice": "A"}).status_code == 404
-    run.question.__class__.objects.filter(pk=run.question_id).update(correct=run.question.correct)
-    # A forged cookie: refused and cleared.
-    client.cookies[COOKIE] = "anon:forged:signature"
-    response = client.post(vote, {"choice": "A"})
-    assert response.status_code == 400 and "could not be verified" in text(response)
-    assert response.cookies[COOKIE].value == ""
-    assert Client().get(vote).status_code == 405
-    assert Client(enforce_csrf_checks=True).post(vote, {"choice": "A"}).status_code == 403
-    # Past the per-address limit (the polls' and both arenas' together): 429.
-    settings.CHAOSLM_POLL_VOTES_PER_MINUTE = 0
-    assert Client().post(vote, {"choice": "A"}).status_code == 429
     assert not ArenaVote.objects.exists()
-
-
-def test_an_experiment_not_opted_in_is_not_served_whatever_its_visibility(people, llm_server, runner_idle):
-    experiment = finished(people["owner"], llm_server, arena_on=False, visibility="public")
-    assert "No evidence debate is in the arena yet" in text(Client().get(reverse("evidence_arena")))
-    run = Run.objects.filter(experiment=experiment, protocol=design.DEBATE).first()
-    assert Client().post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "A"}).status_code == 404
-    assert not ArenaVote.objects.exists()
-
-
-def test_an_answer_on_a_transcript_that_still_names_someone_is_kept_excluded_and_counted(
-    people, llm_server, runner_idle
-):
-    experiment = finished(people["owner"], llm_server, names=("Al", "Bob Marlowe"))
-    client = Client()
-    for run in arena.debates():
-        html = text(client.get(reverse("evidence_arena_debate", args=[run.pk])))
-        assert "A name may remain in this transcript" in html
-        response = client.post(reverse("evidence_arena_vote", args=[run.pk]), {"choice": "B"}, follow=True)
-        assert "so it is not counted" in text(response)
-    assert list(ArenaVote.objects.values_list("excluded", flat=True)) == [True] * 4
-    owner = Client()
-    owner.force_login(people["owner"])
-    page = text(owner.get(reverse("experiment_detail", args=[experiment.pk])))
-    assert "0 answers from 0 people on 0 evidence debates; 4 more kept but not counted" in page
 
 
 def wilson(hits: float, n: int) -> tuple[float, float]:
@@ -260,45 +191,6 @@ def test_the_report_sets_human_accuracy_beside_each_judges_on_the_same_debates(p
     assert rows[1][:5] == ["the audience", "12", "3", "4", "0"] and float(rows[1][5]) == pytest.approx(10 / 12)
     assert (float(rows[1][6]), float(rows[1][7])) == (pytest.approx(low), pytest.approx(high))
     assert [r[:4] for r in rows[2:]] == [["Judge Okafor", "4", "", "4"], ["Judge Ines", "4", "", "4"]]
-
-
-def read_spec_text(path, body):
-    from experiments.spec import read_spec
-
-    path.write_text(body)
-    return read_spec(path)
-
-
-def test_the_form_and_the_spec_opt_in(people, monkeypatch, tmp_path):
-    from experiments import work
-
-    monkeypatch.setattr(work.EXPERIMENT, "start", lambda experiment: None)
-    ada, bob, judy = debater("Ada"), debater("Bob"), judge("Judy")
-    client = Client()
-    client.force_login(people["owner"])
-    assert 'name="arena"' in text(client.get(reverse("experiment_new")))
-    data = {
-        "name": "Form experiment",
-        "protocols": [design.DEBATE],
-        "debaters": [ada.pk, bob.pk],
-        "judges": [judy.pk],
-        "use_sample": "on",
-        "rounds": 1,
-        "word_limit": 80,
-        "concurrency": 2,
-        "visibility": "private",
-        "arena": "on",
-    }
-    assert client.post(reverse("experiment_new"), data).status_code == 302
-    assert Experiment.objects.get(name="Form experiment").arena
-
-    spec = tmp_path / "spec.yaml"
-    body = "name: CLI experiment\nsample: true\nprotocols: [evidence_debate]\ndebaters: [Ada, Bob]\njudges: [Judy]\n"
-    assert read_spec_text(spec, body + "arena: true\n").arena
-    assert not read_spec_text(spec, body).arena  # off by default
-    spec.write_text(body + "arena: maybe\n")
-    with pytest.raises(CommandError, match="arena: true or false"):
-        call_command("experiment", "run", str(spec), stdout=io.StringIO())
 
 
 def test_quotes_are_marked_as_the_judge_read_them_and_model_text_is_escaped(people, llm_server, runner_idle):

@@ -1,5 +1,6 @@
-"""The arena: a blind, redacted match from opted-in tournaments, one vote per person and match, who was who after
-the vote, refusals that count nothing, and the report's human section and exports built from the votes."""
+"""The arena: a blind, redacted match from opted-in tournaments, who was who after the vote, and the report's human
+section and exports built from the votes (tests/batches/test_arena.py has what every arena does alike: one vote per
+person, the refusals)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,15 @@ import json
 import re
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
 from chaoslm.runner import inline
-from debates.models import Debate, Event
+from debates.models import Event
 from debates.poll_views import COOKIE
-from tests.batches.helpers import always_for, debater, judge, questions, run_to_end
+from tests.batches.helpers import always_for, debater, judge, name_each_other, questions, run_to_end
 from tournaments import arena, services
-from tournaments.models import ArenaVote, Match, Tournament
+from tournaments.models import ArenaVote, Match
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,12 +44,7 @@ def finished(owner, llm_server, names=("Alice Fenwick", "Bob Marlowe"), arena_on
         arena=arena_on,
     )
     run_to_end(tournament)
-    first, second = names
-    for event in Event.objects.filter(debate__tournament_match__tournament=tournament, kind=Event.Kind.TURN):
-        me, other = (first, second) if event.seat.name == first else (second, first)
-        short = other.split()[0]
-        event.content = f"I am {me}. {short.upper()}'s case fails; {short.lower()} forgets test-model's limits."
-        event.save(card=False)
+    name_each_other(Event.objects.filter(debate__tournament_match__tournament=tournament, kind=Event.Kind.TURN), names)
     return tournament
 
 
@@ -94,75 +89,6 @@ def test_the_arena_serves_a_redacted_match_and_reveals_who_was_who_after_the_vot
     assert match.debater_for.name not in page_text(Client().get(reverse("arena_match", args=[served])))
 
 
-def test_one_vote_per_person_and_match_the_last_counts(people, llm_server, runner_idle):
-    finished(people["owner"], llm_server)
-    match = arena.matches().first()
-    signed_in = Client()
-    signed_in.force_login(people["other"])
-    for choice in ("1", "2", "2"):
-        assert signed_in.post(reverse("arena_vote", args=[match.pk]), {"choice": choice}).status_code == 302
-    anonymous = Client()
-    anonymous.post(reverse("arena_vote", args=[match.pk]), {"choice": "1"})
-    anonymous.post(reverse("arena_vote", args=[match.pk]), {"choice": "tie"})
-    assert sorted(ArenaVote.objects.values_list("voter", "choice")) == sorted(
-        [(f"user:{people['other'].pk}", "2"), (ArenaVote.objects.exclude(voter__startswith="user:").get().voter, "tie")]
-    )
-
-
-def test_refusals_count_nothing(people, llm_server, runner_idle, settings):
-    tournament = finished(people["owner"], llm_server)
-    match = arena.matches().first()
-    client = Client()
-    # An option that does not exist.
-    response = client.post(reverse("arena_vote", args=[match.pk]), {"choice": "3"})
-    assert response.status_code == 400 and "Pick Debater 1, Debater 2 or a tie" in page_text(response)
-    # A match not in the arena: its tournament left it, or it never was one.
-    Tournament.objects.filter(pk=tournament.pk).update(arena=False)
-    response = client.post(reverse("arena_vote", args=[match.pk]), {"choice": "1"})
-    assert response.status_code == 404 and "not in the arena" in page_text(response)
-    assert client.get(reverse("arena_match", args=[match.pk])).status_code == 404
-    assert client.post(reverse("arena_vote", args=[999999]), {"choice": "1"}).status_code == 404
-    assert "No match is in the arena yet" in page_text(client.get(reverse("arena")))
-    Tournament.objects.filter(pk=tournament.pk).update(arena=True)
-    # A match whose debate has not completed is not in the arena either.
-    Debate.objects.filter(pk=match.debate_id).update(status=Debate.Status.RUNNING)
-    assert client.post(reverse("arena_vote", args=[match.pk]), {"choice": "1"}).status_code == 404
-    Debate.objects.filter(pk=match.debate_id).update(status=Debate.Status.COMPLETED)
-    # A forged cookie: refused and cleared.
-    client.cookies[COOKIE] = "anon:forged:signature"
-    response = client.post(reverse("arena_vote", args=[match.pk]), {"choice": "1"})
-    assert response.status_code == 400 and "could not be verified" in page_text(response)
-    assert response.cookies[COOKIE].value == ""
-    # A GET is not a vote.
-    assert Client().get(reverse("arena_vote", args=[match.pk])).status_code == 405
-    # Without the CSRF token, no vote.
-    strict = Client(enforce_csrf_checks=True)
-    assert strict.post(reverse("arena_vote", args=[match.pk]), {"choice": "1"}).status_code == 403
-    # Past the per-address limit (shared with the polls): 429.
-    settings.CHAOSLM_POLL_VOTES_PER_MINUTE = 0
-    assert Client().post(reverse("arena_vote", args=[match.pk]), {"choice": "1"}).status_code == 429
-    assert not ArenaVote.objects.exists()
-
-
-def test_a_tournament_not_opted_in_is_not_served(people, llm_server, runner_idle):
-    finished(people["owner"], llm_server, arena_on=False)
-    assert "No match is in the arena yet" in page_text(Client().get(reverse("arena")))
-
-
-def test_a_vote_on_a_transcript_that_still_names_someone_is_kept_excluded_and_counted(people, llm_server, runner_idle):
-    tournament = finished(people["owner"], llm_server, names=("Al", "Bob Marlowe"))
-    client = Client()
-    for match in arena.matches():
-        html = page_text(client.get(reverse("arena_match", args=[match.pk])))
-        assert "A name may remain in this transcript" in html
-        client.post(reverse("arena_vote", args=[match.pk]), {"choice": "2"})
-    assert list(ArenaVote.objects.values_list("excluded", flat=True)) == [True, True]
-    owner = Client()
-    owner.force_login(people["owner"])
-    page = page_text(owner.get(reverse("tournament_detail", args=[tournament.pk])))
-    assert "0 votes from 0 people on 0 matches; 2 more kept but not counted" in page
-
-
 def test_the_report_gains_a_human_section_and_its_exports(people, llm_server, runner_idle):
     tournament = finished(people["owner"], llm_server, visibility="public")
     voters = [Client() for _ in range(3)]
@@ -197,35 +123,3 @@ def test_the_report_gains_a_human_section_and_its_exports(people, llm_server, ru
         )
     )
     assert ratings[0] == ["rank", "name", "rating", "ci_low", "ci_high", "wins", "losses"] and len(ratings) == 3
-
-
-def test_the_form_and_the_spec_opt_in(people, llm_server, runner_idle, tmp_path):
-    llm_server.configure(rules=always_for(["Ann Reed", "Bea Stone"]))
-    ann, bea, una = debater("Ann Reed"), debater("Bea Stone"), judge("Judge Una")
-    client = Client()
-    client.force_login(people["owner"])
-    assert 'name="arena"' in page_text(client.get(reverse("tournament_new")))
-    data = {
-        "name": "Form league",
-        "debaters": [ann.pk, bea.pk],
-        "judges": [una.pk],
-        "questions": "Tea?",
-        "sides": "once",
-        "repeats": 1,
-        "concurrency": 2,
-        "visibility": "private",
-        "option_turns": 2,
-        "arena": "on",
-    }
-    assert client.post(reverse("tournament_new"), data).status_code == 302
-    assert Tournament.objects.get(name="Form league").arena
-    spec = tmp_path / "spec.yaml"
-    body = "name: CLI league\noptions: {turns: 2}\ndebaters: [Ann Reed, Bea Stone]\njudges: [Judge Una]\n"
-    spec.write_text(body + 'questions: ["Tea?"]\nsides: once\narena: true\n')
-    out = io.StringIO()
-    call_command("tournament", "run", str(spec), "--json", stdout=out)
-    assert json.loads(out.getvalue())["tournament"]["arena"] is True
-    assert Tournament.objects.get(name="CLI league").arena
-    spec.write_text(body + 'questions: ["Tea?"]\narena: maybe\n')
-    with pytest.raises(CommandError, match="arena: true or false"):
-        call_command("tournament", "run", str(spec), stdout=io.StringIO())
