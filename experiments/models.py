@@ -9,18 +9,11 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import (
-    ArenaVoteBase,
-    BatchQuestion,
-    BatchRecord,
-    PersonaSnapshot,
-    one_vote_per,
-    unique_snapshot_names,
-)
+from batches import models as batch_models
 from debates.models import Debate
 
 
-class Experiment(BatchRecord):
+class Experiment(batch_models.BatchRecord):
     # The protocols run, in the report's order: evidence_debate, consultancy, blind, oracle.
     protocols = models.JSONField(default=list)
     # The protocols' options (rounds, word_limit, simultaneous), each given to the formats that have it.
@@ -33,16 +26,16 @@ class Experiment(BatchRecord):
     )
 
 
-class Participant(PersonaSnapshot):
+class Participant(batch_models.PersonaSnapshot):
     """A debater (also the consultant) or a judge: the persona as it was when the experiment was made."""
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="participants")
 
-    class Meta(PersonaSnapshot.Meta):
-        constraints = [unique_snapshot_names("experiment")]
+    class Meta(batch_models.PersonaSnapshot.Meta):
+        constraints = [batch_models.unique_snapshot_names("experiment")]
 
 
-class Question(BatchQuestion):
+class Question(batch_models.BatchQuestion):
     text = "question"
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="questions")
@@ -51,7 +44,7 @@ class Question(BatchQuestion):
     answers = models.JSONField()  # exactly two texts, as imported
     correct = models.PositiveSmallIntegerField(null=True, blank=True)  # 0 or 1; None when unknown
 
-    class Meta(BatchQuestion.Meta):
+    class Meta(batch_models.BatchQuestion.Meta):
         constraints = [models.UniqueConstraint(fields=["experiment", "index"], name="unique_experiment_question")]
 
 
@@ -93,7 +86,7 @@ class Run(models.Model):
         return f"run {self.order} of experiment {self.experiment_id}"
 
 
-class ArenaVote(ArenaVoteBase):
+class ArenaVote(batch_models.ArenaVoteBase):
     """One person's blind answer to an evidence debate in the arena (experiments/arena.py): the answer they believe
     correct, as the letter it was shown under (A or B, the run's order). One per debate and voter; the last one
     counts (batches/arena.py). The vote is on the run that holds the debate (a panel's replays read the same one)."""
@@ -106,4 +99,4 @@ class ArenaVote(ArenaVoteBase):
     choice = models.CharField(max_length=1, choices=Choice.choices)
 
     class Meta:
-        constraints = [one_vote_per("run")]
+        constraints = [batch_models.one_vote_per("run")]

@@ -10,18 +10,11 @@ from __future__ import annotations
 
 from django.db import models
 
-from batches.models import (
-    ArenaVoteBase,
-    BatchQuestion,
-    BatchRecord,
-    PersonaSnapshot,
-    one_vote_per,
-    unique_snapshot_names,
-)
+from batches import models as batch_models
 from debates.models import Debate
 
 
-class Tournament(BatchRecord):
+class Tournament(batch_models.BatchRecord):
     class Sides(models.TextChoices):
         BOTH = "both", "both: every pair debates every question once on each side"
         ONCE = "once", "once: every pair debates every question once"
@@ -43,14 +36,14 @@ class Tournament(BatchRecord):
         return self.format.split(",")
 
 
-class Entrant(PersonaSnapshot):
+class Entrant(batch_models.PersonaSnapshot):
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
 
-    class Meta(PersonaSnapshot.Meta):
-        constraints = [unique_snapshot_names("tournament")]
+    class Meta(batch_models.PersonaSnapshot.Meta):
+        constraints = [batch_models.unique_snapshot_names("tournament")]
 
 
-class Question(BatchQuestion):
+class Question(batch_models.BatchQuestion):
     class Correct(models.TextChoices):
         NONE = "", "unknown"
         FOR = "for", "for"
@@ -63,7 +56,7 @@ class Question(BatchQuestion):
     premise = models.CharField(max_length=500, blank=True)
     correct = models.CharField(max_length=10, choices=Correct.choices, blank=True)
 
-    class Meta(BatchQuestion.Meta):
+    class Meta(batch_models.BatchQuestion.Meta):
         constraints = [models.UniqueConstraint(fields=["tournament", "index"], name="unique_question_index")]
 
 
@@ -119,7 +112,7 @@ class Judgment(models.Model):
         return f"{self.judge_id} on match {self.match_id} (repeat {self.repeat})"
 
 
-class ArenaVote(ArenaVoteBase):
+class ArenaVote(batch_models.ArenaVoteBase):
     """One person's blind vote on a match in the arena: Debater 1 (the match's FOR side), Debater 2 (AGAINST) or a
     tie. One per match and voter; the last one counts (batches/arena.py)."""
 
@@ -132,4 +125,4 @@ class ArenaVote(ArenaVoteBase):
     choice = models.CharField(max_length=4, choices=Choice.choices)
 
     class Meta:
-        constraints = [one_vote_per("match")]
+        constraints = [batch_models.one_vote_per("match")]
