@@ -3,7 +3,6 @@ Debian's Chromium, with the OpenAI-compatible test server behind it. Screenshots
 
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -122,17 +121,6 @@ def pages(browser, site):
 def screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-# The arena tests' screenshots, also kept here for a look by hand when the folder's parent exists.
-ARENA_SHOTS = Path("/work/wt/arena-shots")
-
-
-def arena_shot(page, name: str) -> None:
-    if ARENA_SHOTS.parent.is_dir():
-        ARENA_SHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARENA_SHOTS / f"{name}.png"), full_page=True)
-    screenshot(page, name)
 
 
 def visitor(browser, width: int):

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.batches.helpers import always_for
-from tests.browser.conftest import arena_shot, assert_clean, manage, visitor, vote_by_keyboard
+from tests.browser.conftest import assert_clean, manage, screenshot, visitor, vote_by_keyboard
 
 pytestmark = pytest.mark.browser
 
@@ -33,7 +33,7 @@ def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_
         assert "debater 1" in text and "debater 2" in text
         assert not [name for name in HIDDEN if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text)], text
         assert_clean(page, width)
-        arena_shot(page, f"arena-{width}")
+        screenshot(page, f"arena-{width}")
 
         vote_by_keyboard(page, "1", choice, VOTE)
         reveal = page.inner_text("#arena-reveal")
@@ -41,7 +41,7 @@ def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_
         assert NAMES[0] in reveal and NAMES[1] in reveal
         assert "counted" in page.inner_text(".messages")
         assert_clean(page, width)
-        arena_shot(page, f"arena-revealed-{width}")
+        screenshot(page, f"arena-revealed-{width}")
 
         # On to the next match by keyboard: the other of the two, then none left.
         page.focus("a:has-text('Next match')")
@@ -61,5 +61,5 @@ def test_the_arena_by_keyboard_at_both_widths(browser, site, site_env, llm, tmp_
         assert "4 votes from 2 people on 2 matches." in human and "Cohen's kappa" in human
         assert_clean(page, width)
         page.locator("#human").scroll_into_view_if_needed()
-        arena_shot(page, f"tournament-human-{width}")
+        screenshot(page, f"tournament-human-{width}")
         page.context.close()

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import ARENA_SHOTS, arena_shot, assert_clean, manage, visitor, vote_by_keyboard
+from tests.browser.conftest import ARTIFACTS, assert_clean, manage, screenshot, visitor, vote_by_keyboard
 
 pytestmark = pytest.mark.browser
 
@@ -43,7 +43,7 @@ def test_the_evidence_arena_by_keyboard_at_both_widths(browser, site, site_env, 
         found = [name for name in HIDDEN if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text.lower())]
         assert not found, text
         assert_clean(page, width)
-        arena_shot(page, f"evidence-arena-{width}")
+        screenshot(page, f"evidence-arena-{width}")
 
         vote_by_keyboard(page, "A", choice, ANSWER)
         reveal = page.inner_text("#arena-reveal")
@@ -51,7 +51,7 @@ def test_the_evidence_arena_by_keyboard_at_both_widths(browser, site, site_env, 
         assert "Ada Sterling" in reveal and "Marcus Vale" in reveal
         assert "counted" in page.inner_text(".messages")
         assert_clean(page, width)
-        arena_shot(page, f"evidence-arena-revealed-{width}")
+        screenshot(page, f"evidence-arena-revealed-{width}")
 
         # On to the next debate by keyboard.
         page.focus("a:has-text('Next debate')")
@@ -69,7 +69,6 @@ def test_the_evidence_arena_by_keyboard_at_both_widths(browser, site, site_env, 
         assert "4 answers from 2 people on" in human and "People (arena)" in human and "Judge Ines Okafor" in human
         assert_clean(page, width)
         page.locator("#human").scroll_into_view_if_needed()
-        arena_shot(page, f"experiment-human-{width}")
-        if ARENA_SHOTS.is_dir():
-            page.locator("#human").screenshot(path=str(ARENA_SHOTS / f"experiment-human-row-{width}.png"))
+        screenshot(page, f"experiment-human-{width}")
+        page.locator("#human").screenshot(path=str(ARTIFACTS / f"experiment-human-row-{width}.png"))
         page.context.close()
