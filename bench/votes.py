@@ -360,8 +360,8 @@ def main() -> None:
             ("fresh page's tally", "same" if fresh == stored else "DIFFERENT", ""),
             ("tally pushes per spectator", f"{statistics.mean(len(s.pushed) for s in spectators):.1f}",
              "at most one a second, once it voted"),
-            ("last tally pushed = stored", f"{pushed_right['before']}/{pushed_to['before']}, "
-             f"{pushed_right['after']}/{pushed_to['after']}", "before, after: of the spectators it reached"),
+            *[(f"last {phase} tally pushed", f"{pushed_right[phase]}/{pushed_to[phase]}",
+               "= stored, of the spectators it reached") for phase in ("before", "after")],
             ("box fetches per spectator", f"{statistics.mean(len(s.boxes) for s in spectators):.1f}",
              f"{statistics.mean(s.pings for s in spectators):.1f} pushes that open or close a vote"),
             ("box fetches failed", str(sum(s.failed_fetches for s in spectators)),
