@@ -161,9 +161,11 @@ def starved_speed(endpoint: Endpoint) -> tuple[float, float]:
 @pytest.mark.starves_cpu
 @pytest.mark.django_db(transaction=True)
 def test_a_duel_on_a_cpu_starved_smollm2_is_slow_but_completes(local_endpoint, settings, cpu_hog):
-    """Issue 26.1: on the embedded model the timeout measures silence. The debaters may write 3.5 timeouts'
-    worth of tokens: asked for whole, a reply outlasted the timeout and its retry ("did not answer within 3s,
-    nor within 4.5s on a second try"); streamed, none is silent that long, and the duel completes."""
+    """Issue 26.1: on the embedded model the timeout measures silence. One debater is asked for long replies
+    (2.5 timeouts' worth of tokens at the pace measured, from 40 to 120): asked for whole, such a reply outlasted
+    the timeout and its retry ("did not answer within 3s, nor within 4.5s on a second try"); streamed, none is
+    silent that long, and the duel completes. One long-winded debater and a cap, not two and 400 tokens: a
+    measured pace can be far off under the hog (a burst of chunks late), and CI once spent 15 minutes here."""
     from chaoslm.personas.models import default_endpoint, import_personas
 
     first_token, rate = starved_speed(default_endpoint())
@@ -171,12 +173,13 @@ def test_a_duel_on_a_cpu_starved_smollm2_is_slow_but_completes(local_endpoint, s
     # a 3 s timeout once met a 3 s silence there, then 4.5 s on the retry).
     timeout = max(4.0, round(3 * first_token, 1))
     settings.CHAOSLM_LLM_TIMEOUT = timeout
-    long = {"style": "Answer at length, in three full paragraphs.", "max_tokens": min(400, int(3.5 * timeout * rate))}
+    long_tokens = min(120, max(40, int(2.5 * timeout * rate)))
+    long = {"style": "Answer at length, in three full paragraphs.", "max_tokens": long_tokens}
     short = {"style": "Answer in two short sentences.", "max_tokens": 120}
     import_personas(
         [
             ("Pat.yaml", PERSONA.format(name="Pat", role="debater", **long)),
-            ("Cy.yaml", PERSONA.format(name="Cy", role="debater", **long)),
+            ("Cy.yaml", PERSONA.format(name="Cy", role="debater", **short)),
             ("Jo.yaml", PERSONA.format(name="Jo", role="judge", **short)),
         ]
     )
