@@ -4,6 +4,8 @@ Each command is a new process with the same interpreter: `manage.py check`, `man
 `django-admin check` on a minimal settings module (two contrib apps, no database), the baseline: what any
 Django project pays to start. The runs take turns (one of each, N times), so a machine that gets busier
 mid-run slows them all alike; each figure is the median of its N wall times. Goal: at most 1.5x the bare start.
+A fourth command, not judged, shows how much of the gap is not ChaosLM's code: `django-admin check` on the
+apps, middleware and admin URLs ChaosLM's settings use, without ChaosLM's own apps (the third-party floor).
 The heavy libraries (the openai client, daphne and Twisted, redis, markdown-it, numpy, rich, PyYAML, and the
 JSON API's django-ninja and pydantic) are imported where they are used, not when Django starts;
 `python -X importtime manage.py check` shows what is left.
@@ -25,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._setup import ROOT, parse_args, print_table
+from chaoslm import settings
 
 GOAL = 1.5
 BARE_SETTINGS = """
@@ -35,14 +38,42 @@ USE_TZ = True
 """
 
 
+# ChaosLM's own packages: what the third-party floor leaves out of its settings.
+OURS = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "api")
+FLOOR_URLS = """
+from django.contrib import admin
+from django.urls import path
+
+urlpatterns = [path("admin/", admin.site.urls)]
+"""
+
+
+def floor_settings(folder: Path) -> str:
+    """ChaosLM's settings without its own apps: the third-party apps and middleware, the admin's URLs."""
+
+    def theirs(names: list[str]) -> list[str]:
+        return [name for name in names if name.split(".")[0] not in OURS]
+
+    templates = [{**settings.TEMPLATES[0], "DIRS": []}]
+    return (
+        f"SECRET_KEY = 'bench-startup-floor-settings'\nINSTALLED_APPS = {theirs(settings.INSTALLED_APPS)!r}\n"
+        f"MIDDLEWARE = {theirs(settings.MIDDLEWARE)!r}\nTEMPLATES = {templates!r}\n"
+        f"AUTHENTICATION_BACKENDS = {settings.AUTHENTICATION_BACKENDS!r}\nROOT_URLCONF = 'floor_urls'\n"
+        f"DATABASES = {{'default': {{'ENGINE': 'django.db.backends.sqlite3', 'NAME': {str(folder / 'floor.db')!r}}}}}\n"
+        "STATIC_URL = 'static/'\nUSE_TZ = True\n"
+    )
+
+
 def commands(bare: Path) -> dict[str, list[str]]:
+    def django_admin_check(settings: str) -> list[str]:
+        return [sys.executable, "-m", "django", "check", "--settings", settings, "--pythonpath", str(bare)]
+
     return {
-        "bare django-admin check": [
-            sys.executable, "-m", "django", "check", "--settings", "bare_settings", "--pythonpath", str(bare)
-        ],
+        "bare django-admin check": django_admin_check("bare_settings"),
         "manage.py check": [sys.executable, "manage.py", "check"],
         "manage.py debate --help": [sys.executable, "manage.py", "debate", "--help"],
-    }  # fmt: skip
+        "third-party floor": django_admin_check("floor_settings"),
+    }
 
 
 def wall_time(command: list[str], env: dict[str, str]) -> float:
@@ -61,6 +92,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         bare = Path(folder)
         (bare / "bare_settings.py").write_text(BARE_SETTINGS)
+        (bare / "floor_settings.py").write_text(floor_settings(bare))
+        (bare / "floor_urls.py").write_text(FLOOR_URLS)
         runs = commands(bare)
         # Bytecode is kept, as on any installed copy, in a folder of this run's own (PYTHONDONTWRITEBYTECODE, where
         # set, would have every run compile every module it imports, which is not what a user's command pays).
@@ -76,10 +109,14 @@ def main() -> None:
     medians = {name: statistics.median(values) for name, values in times.items()}
     baseline = medians["bare django-admin check"]
     rows = [("bare django-admin check", f"{baseline * 1000:.0f} ms", f"baseline, median of {args.runs}")]
-    for name in list(runs)[1:]:
+    for name in list(runs)[1:-1]:
         ratio = medians[name] / baseline
         verdict = "within" if ratio <= GOAL else "OVER"
         rows.append((name, f"{medians[name] * 1000:.0f} ms", f"{ratio:.2f}x bare ({verdict} the {GOAL}x goal)"))
+    floor = medians["third-party floor"]
+    rows.append(
+        ("third-party floor", f"{floor * 1000:.0f} ms", f"{floor / baseline:.2f}x bare: its apps, no ChaosLM app")
+    )
     print_table(rows)
 
 
