@@ -268,8 +268,9 @@ def tally_push(debate: Debate, now: datetime | None = None) -> tuple[str, str] |
     open_phase = poll.open_phase(now) if poll is not None else None
     if poll is None or open_phase is None:
         return None
-    voted = {open_phase.name: "voted"}
-    tally = _tally(poll, debate, voted, now)
+    # Drawn for someone who voted in the open vote only: whether they voted in the other shows nothing more.
+    voted = {phase: "voted" if phase == open_phase.name else None for phase in PHASES}
+    tally = _tally(poll, _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER), voted, now)
     return open_phase.name, render_to_string("debates/_poll_tally.html", {"box": tally, "oob": True})
 
 
@@ -324,9 +325,10 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
     poll = poll_of(debate)
     if poll is None:
         return None
-    shown = _tally(poll, debate, voter, now)
+    before, after = _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER)
+    mine = {PollVote.Phase.BEFORE: before.get(voter or ""), PollVote.Phase.AFTER: after.get(voter or "")}
+    shown = _tally(poll, before, after, mine, now)
     open_phase = poll.open_phase(now)
-    mine = shown.pop("mine")
     my_choice = mine[open_phase.name] if open_phase else None
     return {
         **shown,
@@ -344,14 +346,11 @@ def box(debate: Debate, voter: str | None, now: datetime | None = None) -> dict[
     }
 
 
-def _tally(poll: Poll, debate: Debate, voter: str | Mapping[str, str] | None, now: datetime) -> dict[str, Any]:
-    """The tally and result part of the box for `voter` (or, as a mapping, for someone with these votes)."""
-    before, after = _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER)
+def _tally(
+    poll: Poll, before: Mapping[str, str], after: Mapping[str, str], mine: Mapping[str, str | None], now: datetime
+) -> dict[str, Any]:
+    """The tally and result part of the box, from each vote's ballots, for someone whose own votes are `mine`."""
     result = polls.result(poll.sides, before, after)
-    if isinstance(voter, Mapping):
-        mine = {phase: voter.get(phase) for phase in PHASES}
-    else:
-        mine = {PollVote.Phase.BEFORE: before.get(voter or ""), PollVote.Phase.AFTER: after.get(voter or "")}
     show_before = not poll.peoples and (
         poll.before.is_closed(now) or (poll.before.is_open(now) and bool(mine["before"]))
     )
@@ -360,7 +359,6 @@ def _tally(poll: Poll, debate: Debate, voter: str | Mapping[str, str] | None, no
     winner = poll.winner(result) if final else None
     return {
         "poll": poll,
-        "mine": mine,
         "show_before": show_before,
         "show_after": show_after,
         "before_total": sum(result.before.values()),
