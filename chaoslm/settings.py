@@ -247,7 +247,8 @@ CHAOSLM_DEFAULT_MODEL = env_str("CHAOSLM_DEFAULT_MODEL", "gpt-4o-mini")
 CHAOSLM_LOCAL_MODEL = env_str("CHAOSLM_LOCAL_MODEL", "")
 CHAOSLM_LOCAL_MODEL_HOST = env_str("CHAOSLM_LOCAL_MODEL_HOST", "127.0.0.1")
 CHAOSLM_LOCAL_MODEL_PORT = int(env_number("CHAOSLM_LOCAL_MODEL_PORT", 8081, int))
-CHAOSLM_LOCAL_MODEL_THREADS = int(env_number("CHAOSLM_LOCAL_MODEL_THREADS", 2, int))
+# 0: chosen by chaoslm/llm/local_model.py (`LocalModel.threads`): one for the shipped model, half the cores for another.
+CHAOSLM_LOCAL_MODEL_THREADS = int(env_number("CHAOSLM_LOCAL_MODEL_THREADS", 0, int))
 CHAOSLM_LOCAL_MODEL_CONTEXT = int(env_number("CHAOSLM_LOCAL_MODEL_CONTEXT", 8192, int))
 
 # Gateway policy.

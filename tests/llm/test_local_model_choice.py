@@ -79,6 +79,26 @@ def test_the_shipped_model_is_served_when_the_setting_is_empty(embedded):
     assert default_endpoint().name == "local SmolLM2-135M"
 
 
+def threads(argv):
+    return int(argv[argv.index("--n_threads") + 1])
+
+
+def test_the_shipped_model_writes_with_one_thread_another_with_half_the_cores_unless_set(
+    embedded, tmp_path, monkeypatch
+):
+    """Two threads on a busy two-core machine made SmolLM2 60 times slower than one (they wait for each other)."""
+    monkeypatch.setattr(local_model.os, "cpu_count", lambda: 8)
+    embedded.CHAOSLM_LOCAL_MODEL_THREADS = 0
+    assert local_model.chosen("").threads == 1
+    embedded.CHAOSLM_LOCAL_MODEL = str(a_gguf(tmp_path / "big.gguf"))
+    assert threads(local_model.command()) == 4
+    monkeypatch.setattr(local_model.os, "cpu_count", lambda: None)  # unknown: two cores assumed
+    assert threads(local_model.command()) == 1
+    embedded.CHAOSLM_LOCAL_MODEL_THREADS = 3
+    assert threads(local_model.command()) == 3
+    assert local_model.chosen("").threads == 3
+
+
 @pytest.mark.parametrize(
     ("make", "says"),
     [
