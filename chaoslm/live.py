@@ -61,6 +61,11 @@ def debate_viewers_group(debate_id: int) -> str:
     return f"debate-{debate_id}-viewers"
 
 
+def debate_groups(debate_id: int) -> tuple[str, str]:
+    """A debate's two groups: its owner's and staff's sockets, and everyone else's."""
+    return debate_group(debate_id), debate_viewers_group(debate_id)
+
+
 def debate_tally_group(debate_id: int, phase: str) -> str:
     """A debate's sockets whose viewers voted in its `phase` and so may watch that vote's tally move."""
     return f"debate-{debate_id}-tally-{phase}"
@@ -124,6 +129,12 @@ def push_sync(group: str, html: str) -> None:
     """`push` for synchronous code (views)."""
     if html:
         async_to_sync(get_channel_layer().group_send)(group, {"type": PUSH_TYPE, "html": html})
+
+
+def push_to_debate_sync(debate_id: int, html: str) -> None:
+    """`push_sync` to every page of a debate, whoever views it: `html` must hold nothing private."""
+    for group in debate_groups(debate_id):
+        push_sync(group, html)
 
 
 def later(seconds: float, work: Callable[[], None]) -> None:

@@ -47,20 +47,9 @@ def status_html(debate: Debate, doing: Sequence[str] = (), waiting: str = "", st
     return render_to_string("partials/status.html", {"debate": debate, "status_line": line, "oob": True})
 
 
-def groups(debate_id: int) -> tuple[str, str]:
-    """The owner's and staff's group, and everyone else's."""
-    return live.debate_group(debate_id), live.debate_viewers_group(debate_id)
-
-
 def group_of(debate: Debate, *, insider: bool) -> str:
     """The group of a page whose viewer is, or is not, the owner or staff at the debate's own address."""
-    return groups(debate.pk)[0 if insider else 1]
-
-
-def push_to_all_sync(debate_id: int, html: str) -> None:
-    """Push `html` (nothing private in it) to every page of the debate: views' pushes."""
-    for group in groups(debate_id):
-        live.push_sync(group, html)
+    return live.debate_groups(debate.pk)[0 if insider else 1]
 
 
 def live_parts_html(
@@ -144,7 +133,7 @@ class DebateBroadcaster(Observer):
 
     def __init__(self, debate_id: int) -> None:
         self.debate_id = debate_id
-        self.group, self.viewers_group = groups(debate_id)
+        self.group, self.viewers_group = live.debate_groups(debate_id)
         self.outbox = live.Outbox(self.group, "#transcript")
         self.viewers = live.Outbox(self.viewers_group, "#transcript")
         self.thinking: dict[int, Step] = {}  # the steps in flight, by ordinal

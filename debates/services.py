@@ -7,10 +7,10 @@ from typing import Any
 
 from django.db import transaction
 
-from chaoslm import limits, runner
+from chaoslm import limits, live, runner
 from debates import hold
 from debates import limits as debate_limits
-from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers, push_to_all_sync
+from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers
 from debates.formats import FormatError
 from debates.formats.base import PERSON_STEP
 from debates.forms import NewDebateForm
@@ -110,7 +110,7 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
 def push_state(debate: Debate, before: str = "") -> None:
     """Push the live parts as the database has them to the debate's open pages, after `before` (more HTML)."""
     debate.refresh_from_db()
-    push_to_all_sync(debate.pk, before + live_parts_html(debate))
+    live.push_to_debate_sync(debate.pk, before + live_parts_html(debate))
 
 
 def end(debate: Debate) -> Debate:

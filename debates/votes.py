@@ -193,9 +193,7 @@ def close_after_vote(debate: Debate, now: datetime | None = None) -> None:
         raise PollError("The after-debate vote is not open.", 409)
     Debate.objects.filter(pk=debate.pk).update(poll_closed_at=now)
     debate.poll_closed_at = now
-    ping = poll_ping(CLOSED)
-    for group in (live.debate_group(debate.pk), live.debate_viewers_group(debate.pk)):
-        live.push_sync(group, ping)
+    live.push_to_debate_sync(debate.pk, poll_ping(CLOSED))
 
 
 # Where a poll stands, besides an open vote's name: between the two votes, or both closed.
