@@ -8,7 +8,8 @@ A fourth command, not judged, shows how much of the gap is not ChaosLM's code: `
 apps, middleware and admin URLs ChaosLM's settings use, without ChaosLM's own apps (the third-party floor).
 The heavy libraries (the openai client, daphne and Twisted, redis, markdown-it, numpy, rich, PyYAML, and the
 JSON API's django-ninja and pydantic) are imported where they are used, not when Django starts;
-`python -X importtime manage.py check` shows what is left.
+`python -X importtime manage.py check` shows what is left. manage.py also freezes what Django's setup made out of
+the garbage collector's passes (see manage.py); the django-admin rows do not, as no Django project does by default.
 
     uv run python bench/startup.py [--runs 9] [--smoke]
 """

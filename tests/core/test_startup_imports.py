@@ -100,3 +100,23 @@ def test_the_worker_path_binds_the_tasks_to_the_project_app_and_warms_up():
     )
     run = run_python(code)
     assert run.stdout.split("\n")[:2] == ["[]", "True"], run.stdout + run.stderr
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True, env={**os.environ, **env}
+    )
+
+
+def test_a_command_collects_garbage_again_once_django_is_set_up():
+    """manage.py holds the collector off while Django sets up, then freezes what setup made: a long command (a
+    debate, the server) must not run without one."""
+    code = "import gc; print(gc.isenabled(), gc.get_freeze_count() > 10_000)"
+    run = manage("shell", "--no-imports", "-c", code)
+    assert run.stdout.strip() == "True True", run.stdout + run.stderr
+
+
+def test_a_bad_setting_stops_a_command_with_one_line_that_names_it():
+    run = manage("check", CHAOSLM_LLM_TIMEOUT="soon")
+    assert run.returncode == 1
+    assert run.stderr == "ChaosLM's settings are wrong: CHAOSLM_LLM_TIMEOUT must be a number, not 'soon'\n"
