@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import random
 import re
@@ -206,11 +207,20 @@ async def run(base: list[str], debate_id: int, args: argparse.Namespace, stack: 
 
         async def phase(name: str, csrfs: dict[int, str]) -> None:
             rng = random.Random(name)
-            jobs = [vote(v, name, rng.choice(CHOICES), csrfs[v.index]) for v in voters]
-            changes = [v for v in voters if rng.random() < 0.1]  # a tenth change their mind: the last one counts
-            jobs += [vote(v, name, rng.choice(CHOICES), csrfs[v.index]) for v in changes]
-            reads = [read_page(i) for i in range(len(jobs))]
-            mixed = [job for pair in zip(jobs, reads, strict=True) for job in pair]
+            first = {v.index: rng.choice(CHOICES) for v in voters}
+            # A tenth change their mind (the last vote counts), as a person does: once their first vote is answered.
+            # Sent at once, the two could be stored in either order, and "their last choice" would mean nothing.
+            changing = [v.index for v in voters if rng.random() < 0.1]
+            second = {i: rng.choice(CHOICES) for i in changing}
+
+            async def ballot(voter: Voter) -> None:
+                await vote(voter, name, first[voter.index], csrfs[voter.index])
+                if voter.index in second:
+                    await vote(voter, name, second[voter.index], csrfs[voter.index])
+
+            ballots = [ballot(v) for v in voters]
+            reads = [read_page(i) for i in range(len(voters) + len(second))]  # a page read for each vote request
+            mixed = [job for pair in itertools.zip_longest(ballots, reads) for job in pair if job is not None]
             await asyncio.gather(*mixed)
 
         # Every voter opens the page first (its CSRF token), as a person does before voting.
