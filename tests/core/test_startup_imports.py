@@ -120,3 +120,11 @@ def test_a_bad_setting_stops_a_command_with_one_line_that_names_it():
     run = manage("check", CHAOSLM_LLM_TIMEOUT="soon")
     assert run.returncode == 1
     assert run.stderr == "ChaosLM's settings are wrong: CHAOSLM_LLM_TIMEOUT must be a number, not 'soon'\n"
+
+
+def test_settings_named_on_the_command_line_are_the_ones_used(tmp_path):
+    """manage.py sets Django up early (see above), except where the command line names the settings."""
+    (tmp_path / "other_settings.py").write_text("from chaoslm.settings import *\nMARKER = 'other'\n")
+    code = "from django.conf import settings; print(settings.MARKER)"
+    run = manage("shell", "--no-imports", "-c", code, "--settings=other_settings", f"--pythonpath={tmp_path}")
+    assert run.stdout.strip() == "other", run.stdout + run.stderr
