@@ -27,11 +27,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def manage(env: dict[str, str], *args: str) -> str:
-    """Run a `manage.py` command with `env`; its output (it must succeed)."""
-    result = subprocess.run(
+def run_manage(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a `manage.py` command in a new process (with `env`, else this one's environment), however it ends."""
+    return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run a `manage.py` command with `env`; its output (it must succeed)."""
+    result = run_manage(*args, env=env)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import run_python
+from tests.servers import run_manage, run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 # Celery and its broker client, the LLM client and its HTTP stack, the ASGI server, the Redis channel layer, the
@@ -102,22 +102,16 @@ def test_the_worker_path_binds_the_tasks_to_the_project_app_and_warms_up():
     assert run.stdout.split("\n")[:2] == ["[]", "True"], run.stdout + run.stderr
 
 
-def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True, env={**os.environ, **env}
-    )
-
-
 def test_a_command_collects_garbage_again_once_django_is_set_up():
     """manage.py holds the collector off while Django sets up, then freezes what setup made: a long command (a
     debate, the server) must not run without one."""
     code = "import gc; print(gc.isenabled(), gc.get_freeze_count() > 10_000)"
-    run = manage("shell", "--no-imports", "-c", code)
+    run = run_manage("shell", "--no-imports", "-c", code)
     assert run.stdout.strip() == "True True", run.stdout + run.stderr
 
 
 def test_a_bad_setting_stops_a_command_with_one_line_that_names_it():
-    run = manage("check", CHAOSLM_LLM_TIMEOUT="soon")
+    run = run_manage("check", env={**os.environ, "CHAOSLM_LLM_TIMEOUT": "soon"})
     assert run.returncode == 1
     assert run.stderr == "ChaosLM's settings are wrong: CHAOSLM_LLM_TIMEOUT must be a number, not 'soon'\n"
 
@@ -126,5 +120,5 @@ def test_settings_named_on_the_command_line_are_the_ones_used(tmp_path):
     """manage.py sets Django up early (see above), except where the command line names the settings."""
     (tmp_path / "other_settings.py").write_text("from chaoslm.settings import *\nMARKER = 'other'\n")
     code = "from django.conf import settings; print(settings.MARKER)"
-    run = manage("shell", "--no-imports", "-c", code, "--settings=other_settings", f"--pythonpath={tmp_path}")
+    run = run_manage("shell", "--no-imports", "-c", code, "--settings=other_settings", f"--pythonpath={tmp_path}")
     assert run.stdout.strip() == "other", run.stdout + run.stderr
