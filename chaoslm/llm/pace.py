@@ -62,12 +62,15 @@ def record_prompt(base_url: str, prompt_tokens: int, seconds: float) -> None:
 
 
 def first_token_allowance(base_url: str, prompt_tokens: int, timeout: float) -> float:
-    """The silence to allow before a reply's first token: the timeout, or twice the time the model's slowest
-    recent prompt speed needs for `prompt_tokens`, whichever is longer.
+    """The silence to allow before a reply's first token: the timeout, plus twice the time the model's slowest
+    recent prompt speed needs for `prompt_tokens`.
 
     The model reads the whole prompt before it writes a token, and a long prompt on a busy machine takes
-    longer than the timeout to read: that silence is work, not a hung server."""
+    longer than the timeout to read: that silence is work, not a hung server. Added to the timeout rather than
+    compared with it: a short prompt's first token also waits for what every request costs (the chat template,
+    the first step of writing), which the speed measured on a long prompt leaves out, and on a busy machine
+    that alone can come near the timeout."""
     readings = _prompt_rates.get(base_url)
     if not readings:
         return timeout
-    return max(timeout, 2 * prompt_tokens / min(readings))
+    return timeout + 2 * prompt_tokens / min(readings)

@@ -2,15 +2,18 @@
 
 import asyncio
 import dataclasses
+import itertools
+import math
 import os
 import subprocess
 import sys
+import time
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
-from chaoslm.llm import ChatOptions, LLMTimeout, Policy, chat, local_model
+from chaoslm.llm import Callbacks, ChatOptions, LLMTimeout, Policy, chat, local_model
 from chaoslm.personas.models import default_endpoint
 from debates.models import Debate, Event
 from tests.llm.smollm2 import SHORT, free_port, require_smollm2
@@ -153,24 +156,40 @@ def cpu_hog():
 @pytest.mark.starves_cpu
 @pytest.mark.django_db(transaction=True)
 def test_a_duel_on_a_cpu_starved_smollm2_is_slow_but_completes(local_endpoint, settings, cpu_hog):
-    """Issue 26.1: on the embedded model the timeout measures silence. A long reply asked for whole outlasts a
-    3 s timeout and its retry; streamed, no reply is silent that long, and the duel with that timeout completes.
+    """Issue 26.1: on the embedded model the timeout measures silence. A long reply asked for whole outlasts the
+    timeout and its retry; streamed, no reply is silent that long, and the duel with that timeout completes.
 
-    The model writes with one thread (`LocalModel.threads`): with two, under busy loops, it wrote at 0.3 tokens
-    a second for minutes at a time, and this test took from 2 to 14 minutes."""
+    The timeout is sized in this run, from the long reply streamed once under the busy loops: three times its
+    longest silence between two tokens, and at least 3 s. A fixed 3 s failed on CI, where a starved model was
+    slower than here. The model writes with one thread (`LocalModel.threads`): with two, under busy loops, it
+    wrote at 0.3 tokens a second for minutes at a time."""
     from chaoslm.personas.models import default_endpoint, import_personas
 
     endpoint = default_endpoint()
-    # A ~400-token prompt read first: the gateway sizes the wait for a first token by the prompt speed it last
-    # measured (`pace.first_token_allowance`), and a process's first call has none.
-    reading = [{"role": "user", "content": "Summarise this. " + "The debate is about school hours. " * 50}]
-    asyncio.run(chat(endpoint, reading, ChatOptions(max_tokens=20), policy=Policy(timeout=120)))
-    timeout = 3.0
-    # The premise: asked for whole (as from a server that does not stream), a long reply takes longer to write.
     long_reply = [{"role": "user", "content": f"Should schools start later? {LONG_STYLE}"}]
+    # Greedy, so that the reply asked for whole below is this one again.
+    options = ChatOptions(max_tokens=600, temperature=0)
+    tokens_at = []
+    asyncio.run(
+        chat(
+            endpoint,
+            long_reply,
+            options,
+            policy=Policy(timeout=120),
+            callbacks=Callbacks(on_delta=lambda _: tokens_at.append(time.monotonic())),
+        )
+    )
+    longest_silence = max(b - a for a, b in itertools.pairwise(tokens_at))
+    writing = tokens_at[-1] - tokens_at[0]
+    timeout = float(max(3, math.ceil(3 * longest_silence)))
+    assert writing > 2 * timeout, (
+        f"the premise: writing the long reply ({writing:.1f}s, {len(tokens_at)} tokens) outlasts a {timeout:g}s "
+        "timeout and its 1.5x retry"
+    )
     whole = dataclasses.replace(endpoint, streams=False)
-    with pytest.raises(LLMTimeout, match=r"did not answer within 3s, nor within 4\.5s on a second try"):
-        asyncio.run(chat(whole, long_reply, ChatOptions(max_tokens=600), policy=Policy(timeout=timeout)))
+    expected = rf"did not answer within {timeout:g}s, nor within {1.5 * timeout:g}s on a second try"
+    with pytest.raises(LLMTimeout, match=expected):
+        asyncio.run(chat(whole, long_reply, options, policy=Policy(timeout=timeout)))
 
     settings.CHAOSLM_LLM_TIMEOUT = timeout
     long = {"style": LONG_STYLE, "max_tokens": 600}

@@ -95,3 +95,15 @@ async def test_a_long_prompt_may_take_longer_than_the_timeout_to_read_as_its_mea
     # A short prompt is not: three silent seconds are a fault there, as before.
     with pytest.raises(LLMTimeout):
         await chat(embedded, USER, policy=POLICY)
+
+
+async def test_the_reading_time_is_allowed_on_top_of_the_timeout_not_in_its_place(llm_server, embedded):
+    """A prompt read in 0.5 s is allowed the 2 s timeout plus twice that: its first token after 2.5 s (what every
+    request costs beside the reading, stretched on a busy machine) comes on the first try."""
+    policy = Policy(timeout=2.0, max_retries=1, backoff=0.01)
+    prompt = [{"role": "user", "content": "word " * 200}]
+    llm_server.configure(latency=0.5, reply_words=5)
+    await chat(embedded, prompt, policy=policy)
+    llm_server.configure(latency=2.5, reply_words=5)
+    result = await chat(embedded, prompt, policy=policy)
+    assert result.attempts == 1 and len(llm_server.requests) == 2  # no timeout, no retry
