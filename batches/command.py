@@ -19,6 +19,7 @@ from batches.kinds import BatchKind
 from batches.panel import BatchError
 from batches.spec import SpecError, spec_arguments
 from chaoslm import cli
+from chaoslm.llm import local_model
 
 # Off a terminal (a pipe, a file, a test) the report's lines and tables print whole, not cut at 80 columns.
 UNWRAPPED_WIDTH = 1000
@@ -124,23 +125,37 @@ class BatchCommand(BaseCommand):
             batch = self.create(options["spec"], console, owner)
             for line in (whose, *cli.addresses(batch)):
                 console.print(line, highlight=False, soft_wrap=True)
-            self.kind.start(batch)
         else:
             batch = self.kind.model.objects.filter(pk=options["id"]).first()
             if batch is None:
                 raise CommandError(f"there is no {self.noun} {options['id']}")
-            if action == "resume":
-                self.kind.resume(batch, stalled_after=options["stalled_after"])
         if action in ("run", "resume"):
             if options["enqueue"]:
+                self.go(action, batch, options)
                 self.stdout.write(str(batch.pk))
                 return
-            self._watch(batch, console)
+            try:
+                # Before the start: the inline runner's first calls go out at once.
+                with local_model.running(lambda line: console.print(line, highlight=False, soft_wrap=True)):
+                    self.go(action, batch, options)
+                    self._watch(batch, console)
+            except local_model.LocalModelMissing as error:
+                raise CommandError(
+                    f"{error}\n{self.noun.capitalize()} {batch.pk} is saved: once a model answers, run it with "
+                    f"python manage.py {self.noun} resume {batch.pk}"
+                ) from None
         batch.refresh_from_db()
         if options["json"]:
             self.stdout.write(json.dumps(self.as_json(batch), indent=2))
         else:
             self.print_report(batch, console)
+
+    def go(self, action: str, batch: Any, options: dict[str, Any]) -> None:
+        """Set a new batch going, or a stopped one going on."""
+        if action == "run":
+            self.kind.start(batch)
+        else:
+            self.kind.resume(batch, stalled_after=options["stalled_after"])
 
     def _watch(self, batch: Any, console: Console) -> None:
         """The live progress bar, until the batch settles (Ctrl-C leaves it resumable)."""

@@ -8,6 +8,7 @@ CHAOSLM_LOCAL_MODEL names another GGUF file in its place: a path, or a Hugging F
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib.util
 import logging
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -289,13 +291,14 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start the server (`argv`, default `command(port)`) as a child process; return once it has answered
     one chat completion."""
+    argv = argv or command(port)  # first: a model that cannot run leaves no log behind
     path = log_path(port)
     with path.open("ab") as log:
         # The log file, not a pipe: an unread pipe would fill up and stall the server. Appended to, so
         # a restart keeps the output of the run that crashed.
         log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {chosen().label}\n".encode())
         log.flush()
-        process = subprocess.Popen(argv or command(port), stdout=log, stderr=subprocess.STDOUT, env=child_environment())  # noqa: S603
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=child_environment())  # noqa: S603
     url = f"http://{settings.CHAOSLM_LOCAL_MODEL_HOST}:{port or settings.CHAOSLM_LOCAL_MODEL_PORT}/v1"
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and not (cancel is not None and cancel.is_set()):
@@ -424,3 +427,39 @@ class Supervisor:
                 logger.info("Local model answering again (pid %d) at %s", process.pid, base_url())
                 self._write(UP, f"pid {process.pid}")
                 break
+
+
+def in_use() -> bool:
+    """Whether ChaosLM's models are the embedded one: no endpoint is configured."""
+    return not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
+
+
+@contextlib.contextmanager
+def running(say: Callable[[str], None]) -> Iterator[None]:
+    """The embedded model answering for the block, where it is in use: the one already answering at its address,
+    else one started here, restarted if it exits, and stopped when the block ends. `say` is told of a start in
+    lines a person reads. Raises LocalModelMissing where it cannot start.
+
+    `serve` and the commands that run debates in their own process (`debate`, `tournament run`, `experiment run`)
+    go through here: a first `manage.py debate` on a new machine, with no `serve` running, would otherwise find
+    no model and fail after four tries."""
+    if not in_use() or is_up():
+        yield
+        return
+    model = chosen()
+    if model.shipped:
+        say(
+            "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
+            "(for trying ChaosLM offline; too small for debates worth reading) ..."
+        )
+    else:
+        fetch = " (fetched from Hugging Face on its first start: this may take a while)" if model.repo else ""
+        say(f"No OPENAI_BASE_URL set: starting the embedded model {model.label}{fetch} ...")
+    supervisor = Supervisor(start_wait=model.start_wait)
+    supervisor.start()
+    try:
+        # Only now: start() returned after a real chat completion, not after /v1/models.
+        say(f"Local model answering at {base_url()}.")
+        yield
+    finally:
+        supervisor.stop()

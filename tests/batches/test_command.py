@@ -13,8 +13,10 @@ from django.core.management import CommandError
 
 from batches.models import BatchRecord
 from chaoslm.runner import inline
+from debates.models import Debate
 from experiments.models import Experiment
 from tests.experiments import test_command as experiments
+from tests.llm.smollm2 import free_port
 from tests.tournaments import test_command as tournaments
 from tournaments.models import Tournament
 
@@ -78,3 +80,24 @@ def test_an_unknown_owner_is_refused_and_nothing_is_made(kind, tmp_path):
     with pytest.raises(CommandError, match="there is no user 'nobody' to own it"):
         kind.run("run", str(kind.spec(tmp_path)), "--owner", "nobody")
     assert not kind.model.objects.exists()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_embedded_model_that_cannot_start_stops_the_run_with_why_and_how_to_resume(kind, tmp_path, settings):
+    """With no endpoint configured the command starts the embedded model itself (no `serve` needed); when that
+    model cannot start, the batch is kept, unstarted, and the error says how to go on."""
+    settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_MODEL = str(tmp_path / "missing.gguf")
+    settings.CHAOSLM_LOCAL_MODEL_PORT = free_port()
+    spec = kind.spec(tmp_path)
+    with pytest.raises(CommandError) as refused:
+        kind.run("run", str(spec))
+    batch = kind.model.objects.get()
+    noun = kind.model._meta.model_name
+    message = str(refused.value)
+    assert message.startswith(f"CHAOSLM_LOCAL_MODEL names {tmp_path / 'missing.gguf'}, which does not exist. ")
+    assert message.endswith(
+        f"\n{noun.capitalize()} {batch.pk} is saved: once a model answers, run it with "
+        f"python manage.py {noun} resume {batch.pk}"
+    )
+    assert not Debate.objects.exists()

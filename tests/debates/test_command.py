@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from debates.models import Debate, Event
+from tests.llm.smollm2 import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -97,6 +98,22 @@ def test_failure_prints_the_error_and_how_to_resume_then_resume_completes(llm_se
     assert f"Resuming debate {debate.pk}" in text
     debate.refresh_from_db()
     assert debate.status == Debate.Status.COMPLETED
+
+
+def test_an_embedded_model_that_cannot_start_keeps_the_debate_and_says_how_to_resume(settings, tmp_path):
+    """With no endpoint configured the command starts the embedded model itself (no `serve` needed)."""
+    settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_MODEL = str(tmp_path / "missing.gguf")
+    settings.CHAOSLM_LOCAL_MODEL_PORT = free_port()
+    with pytest.raises(CommandError) as refused:
+        run(*DUEL, "--turns", "2")
+    debate = Debate.objects.get()
+    message = str(refused.value)
+    assert message.startswith(f"CHAOSLM_LOCAL_MODEL names {tmp_path / 'missing.gguf'}, which does not exist. ")
+    assert message.endswith(
+        f"\nDebate {debate.pk} is saved: once a model answers, run it with python manage.py debate --resume {debate.pk}"
+    )
+    assert not debate.events.exists()
 
 
 @pytest.mark.parametrize(

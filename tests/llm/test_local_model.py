@@ -99,6 +99,32 @@ def test_a_duel_on_smollm2_reaches_a_verdict_through_the_command(local_endpoint,
     assert "14 LLM calls" in text
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_first_debate_from_the_command_line_starts_the_embedded_model_and_stops_it_after(settings):
+    """A new user's first `manage.py debate`, with no endpoint configured and no `serve` running."""
+    from chaoslm.personas.models import import_personas
+
+    require_smollm2()
+    settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_MODEL_PORT = port = free_port()
+    settings.CHAOSLM_LLM_TIMEOUT = 120
+    import_personas([(f"{name}.yaml", SHORT.format(name=name, role="debater")) for name in ("Pat", "Cy")])
+    out = StringIO()
+    try:
+        call_command(
+            "debate", "duel", "--topic", "Should schools start later?", "--turns", "1", "--a", "Pat", "--b", "Cy",
+            stdout=out,
+        )  # fmt: skip
+    finally:
+        local_model.log_path().unlink(missing_ok=True)
+    text = out.getvalue()
+    starting = text.index("No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model")
+    assert starting < text.index(f"Local model answering at http://127.0.0.1:{port}/v1.") < text.index("Pat")
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    assert not local_model.is_up()  # stopped when the command ended
+
+
 FORMAT_RUNS = {
     "classic": (["--seat", "moderator=Mod", "--seat", "pro=Pat", "--seat", "con=Cy", "--option", "free_turns=1"]),
     "standard": (["--seat", "moderator=Mod", "--seat", "p1=Pat", "--seat", "p2=Cy", "--option", "max_turns=2"]),

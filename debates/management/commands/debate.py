@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from chaoslm import cli, limits, runner
 from chaoslm.http import NumberError, parse_number
+from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 from debates import hold
@@ -143,7 +144,14 @@ class Command(BaseCommand):
             return
         if debate.held() and not self.wait_for_start(debate, self.stderr if opts["json"] else self.stdout):
             return
-        self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])
+        try:
+            with local_model.running((self.stderr if opts["json"] else self.stdout).write):
+                self.run(debate, json_lines=opts["json"], show_private=not opts["hide_private"])
+        except local_model.LocalModelMissing as error:
+            raise CommandError(
+                f"{error}\nDebate {debate.pk} is saved: once a model answers, run it with "
+                f"python manage.py debate --resume {debate.pk}"
+            ) from None
 
     def wait_for_start(self, debate: Debate, out: Any) -> bool:
         """Sit out the debate's hold here, then take its start (False: its page's "Start now" started it

@@ -25,40 +25,25 @@ class Command(BaseCommand):
                 "or turn debug off: CHAOSLM_DEBUG=false CHAOSLM_SECRET_KEY=<a long random string>, and for "
                 "plain HTTP (no TLS) also CHAOSLM_SSL_REDIRECT=false CHAOSLM_SECURE_COOKIES=false."
             )
-        supervisor = None
-        if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
+        if not local_model.in_use():
             self.stdout.write(f"Models from {settings.OPENAI_BASE_URL or 'OpenAI'} (OPENAI_BASE_URL).")
         elif local_model.is_up():
             self.stdout.write(f"Using the local model already running at {local_model.base_url()}.")
-        else:
-            model = local_model.chosen()
-            if model.shipped:
-                self.stdout.write(
-                    "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
-                    "(for trying ChaosLM offline; too small for debates worth reading) ..."
-                )
-            else:
-                fetch = " (fetched from Hugging Face on its first start: this may take a while)" if model.repo else ""
-                self.stdout.write(f"No OPENAI_BASE_URL set: starting the embedded model {model.label}{fetch} ...")
-            supervisor = local_model.Supervisor(start_wait=model.start_wait)
-            try:
-                supervisor.start()
-            except local_model.LocalModelMissing as error:
-                raise CommandError(str(error)) from None
-            # Only now: start() returned after a real chat completion, not after /v1/models.
-            self.stdout.write(self.style.SUCCESS(f"Local model answering at {local_model.base_url()}."))
+        try:
+            with local_model.running(self.stdout.write):
+                self.serve(addrport)
+        except local_model.LocalModelMissing as error:
+            raise CommandError(str(error)) from None
+
+    def serve(self, addrport: str) -> None:
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         self.stdout.write(self.style.SUCCESS(f"ChaosLM: http://{host}/   admin: http://{host}/admin/"))
         # `make run` is what newcomers use: a missing page or a crash shows ChaosLM's own 404/403/500 pages, never
         # Django's debug pages (which list every URL pattern); a traceback goes to this console (settings.LOGGING).
         # `manage.py runserver` keeps them for a developer who wants them.
         settings.DEBUG = False
-        try:
-            # With debug off Django stops serving static files; this server is the embedded setup's only one.
-            call_command("runserver", addrport, use_reloader=False, insecure_serving=True)
-        finally:
-            if supervisor is not None:
-                supervisor.stop()
+        # With debug off Django stops serving static files; this server is the embedded setup's only one.
+        call_command("runserver", addrport, use_reloader=False, insecure_serving=True)
 
 
 def is_loopback(addrport: str) -> bool:
