@@ -24,10 +24,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
-from chaoslm.llm import local_status
+from chaoslm.llm import local_status, slots
 from chaoslm.llm.local_status import DOWN, RESTARTING, UP, Trouble
 
 logger = logging.getLogger("chaoslm.local_model")
@@ -384,6 +385,12 @@ class Supervisor:
             _end(self.process)
         status_path(self.port).unlink(missing_ok=True)
 
+    def leave_running(self) -> None:
+        """Stop watching the model but leave it running, for other processes that use it: the last of them
+        stops it (`running`)."""
+        self._stopping.set()
+        status_path(self.port).unlink(missing_ok=True)
+
     def _write(self, state: str, detail: str) -> None:
         local_status.write(settings.CHAOSLM_LOCAL_MODEL_HOST, self.port, state, detail, log_path(self.port))
 
@@ -434,18 +441,55 @@ def in_use() -> bool:
     return not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
 
 
+def users_path(port: int | None = None) -> Path:
+    """The file naming the processes in `running` blocks on the model at `port`, and a model none of them watches."""
+    return Path(tempfile.gettempdir()) / f"chaoslm-local-model-{port or settings.CHAOSLM_LOCAL_MODEL_PORT}.users.json"
+
+
+@contextlib.contextmanager
+def _users() -> Iterator[dict[str, Any]]:
+    """The users file, locked, with the entries of processes that are gone dropped."""
+    with slots.locked_json(users_path()) as state:
+        state["users"] = [u for u in state.get("users", []) if isinstance(u, dict) and slots.alive(u)]
+        yield state
+
+
 @contextlib.contextmanager
 def running(say: Callable[[str], None]) -> Iterator[None]:
     """The embedded model answering for the block, where it is in use: the one already answering at its address,
-    else one started here, restarted if it exits, and stopped when the block ends. `say` is told of a start in
-    lines a person reads. Raises LocalModelMissing where it cannot start.
+    else one started here and restarted if it exits. `say` is told of a start in lines a person reads. Raises
+    LocalModelMissing where it cannot start.
 
     `serve` and the commands that run debates in their own process (`debate`, `tournament run`, `experiment run`)
     go through here: a first `manage.py debate` on a new machine, with no `serve` running, would otherwise find
-    no model and fail after four tries."""
-    if not in_use() or is_up():
+    no model and fail after four tries. Each block names its process in the users file, and the last one to end
+    stops the model: one that started it while others use it leaves it running for them, unwatched."""
+    if not in_use():
         yield
         return
+    supervisor = None
+    with _users() as state:
+        state["users"].append(slots.me())
+    try:
+        # Under the lock: two commands started together would both find no model and start two on one port.
+        with _users():
+            if not is_up():
+                supervisor = _start_for(say)
+        yield
+    finally:
+        with _users() as state:
+            state["users"] = [u for u in state["users"] if u != slots.me()]
+            if state["users"] and supervisor is not None and supervisor.process is not None:
+                state["model"] = {"pid": supervisor.process.pid, "started": slots.started(supervisor.process.pid)}
+                supervisor.leave_running()
+                supervisor = None
+            elif not state["users"] and isinstance(state.get("model"), dict):
+                _stop_unwatched(state.pop("model"))
+        if supervisor is not None:
+            supervisor.stop()
+
+
+def _start_for(say: Callable[[str], None]) -> Supervisor:
     model = chosen()
     if model.shipped:
         say(
@@ -457,9 +501,13 @@ def running(say: Callable[[str], None]) -> Iterator[None]:
         say(f"No OPENAI_BASE_URL set: starting the embedded model {model.label}{fetch} ...")
     supervisor = Supervisor(start_wait=model.start_wait)
     supervisor.start()
-    try:
-        # Only now: start() returned after a real chat completion, not after /v1/models.
-        say(f"Local model answering at {base_url()}.")
-        yield
-    finally:
-        supervisor.stop()
+    # Only now: start() returned after a real chat completion, not after /v1/models.
+    say(f"Local model answering at {base_url()}.")
+    return supervisor
+
+
+def _stop_unwatched(model: dict[str, Any]) -> None:
+    """Stop the model a process that has ended left running for others (not one since given its pid)."""
+    if slots.alive(model):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(model["pid"], signal.SIGTERM)

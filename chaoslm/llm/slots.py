@@ -54,7 +54,7 @@ def line_path(base_url: str) -> Path:
     return Path(tempfile.gettempdir()) / f"chaoslm-slots-{where}.json"
 
 
-def _started(pid: int) -> str:
+def started(pid: int) -> str:
     """When process `pid` started (clock ticks since boot, from /proc), or "" where that cannot be read."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -66,20 +66,21 @@ def _started(pid: int) -> str:
 _own_start: dict[int, str] = {}
 
 
-def _me() -> dict[str, Any]:
-    """This process as an entry names it."""
+def me() -> dict[str, Any]:
+    """This process as an entry names it (its pid and start time)."""
     pid = os.getpid()
     if pid not in _own_start:  # per pid: a forked Celery worker is a process of its own
-        _own_start[pid] = _started(pid)
+        _own_start[pid] = started(pid)
     return {"pid": pid, "started": _own_start[pid]}
 
 
-def _alive(entry: dict[str, Any]) -> bool:
+def alive(entry: dict[str, Any]) -> bool:
+    """Whether the process an entry names is still running: a process since given its pid is not it."""
     pid = entry.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return False
     if pid == os.getpid():
-        return entry.get("started") == _me()["started"]
+        return entry.get("started") == me()["started"]
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -87,24 +88,24 @@ def _alive(entry: dict[str, Any]) -> bool:
     except PermissionError:
         pass
     # A new process that was given the pid of a dead one is not the one that joined.
-    started = _started(pid)
-    return not started or started == entry.get("started", started)
+    since = started(pid)
+    return not since or since == entry.get("started", since)
 
 
 @contextlib.contextmanager
-def _line(base_url: str) -> Iterator[dict[str, Any]]:
-    """The line, locked against every other process, written back when the block ends."""
-    with line_path(base_url).open("a+") as handle:
+def locked_json(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON object in the file at `path` (empty if it is missing or unreadable), locked against every other
+    process, written back when the block ends without an error."""
+    with path.open("a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             handle.seek(0)
             try:
                 state = json.loads(handle.read() or "{}")
             except ValueError:
-                state = {}  # a process killed mid-write: its entries are lost, the line goes on
+                state = {}  # a process killed mid-write: what it held is lost, the others go on
             if not isinstance(state, dict):
                 state = {}
-            state["entries"] = [e for e in state.get("entries", []) if isinstance(e, dict) and _alive(e)]
             yield state
             handle.seek(0)
             handle.truncate()
@@ -114,11 +115,19 @@ def _line(base_url: str) -> Iterator[dict[str, Any]]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def _line(base_url: str) -> Iterator[dict[str, Any]]:
+    """The line, locked against every other process, its entries of processes that are gone dropped."""
+    with locked_json(line_path(base_url)) as state:
+        state["entries"] = [e for e in state.get("entries", []) if isinstance(e, dict) and alive(e)]
+        yield state
+
+
 def _join(base_url: str) -> int:
     with _line(base_url) as state:
         ticket = int(state.get("next", 0))
         state["next"] = ticket + 1
-        state["entries"].append({"ticket": ticket, **_me(), "held": False})
+        state["entries"].append({"ticket": ticket, **me(), "held": False})
     return ticket
 
 
@@ -128,7 +137,7 @@ def _look(base_url: str, slots: int, ticket: int) -> int:
         entries = state["entries"]
         mine = next((e for e in entries if e["ticket"] == ticket and e["pid"] == os.getpid()), None)
         if mine is None:  # the file was lost or reset under us: join again, keeping our number
-            mine = {"ticket": ticket, **_me(), "held": False}
+            mine = {"ticket": ticket, **me(), "held": False}
             entries.append(mine)
         if mine["held"]:
             return 0

@@ -113,3 +113,62 @@ def test_serve_restarts_a_killed_model_says_so_meanwhile_and_a_debate_then_compl
         for pid in model_pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+USER_OF_THE_MODEL = """
+import sys, time, pathlib, django
+django.setup()
+from chaoslm.llm import local_model
+with local_model.running(lambda line: print(line, flush=True)):
+    print("in", flush=True)
+    while not pathlib.Path(sys.argv[1]).exists():
+        time.sleep(0.1)
+"""
+
+
+def test_the_last_process_using_the_model_stops_it_not_the_one_that_started_it(tmp_path):
+    """Two commands at once with no `serve` (`manage.py debate` in one terminal, `tournament run` in another):
+    the first started the model and ends first; the second goes on using it and stops it when it ends."""
+    require_smollm2()
+    root = Path(__file__).resolve().parents[2]
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "DJANGO_"))}
+    env |= {"DJANGO_SETTINGS_MODULE": "chaoslm.settings", "CHAOSLM_LOCAL_MODEL_PORT": str(port)}
+    url = f"http://127.0.0.1:{port}/v1"
+
+    def user(name):
+        process = subprocess.Popen(
+            [sys.executable, "-c", USER_OF_THE_MODEL, str(tmp_path / name)],
+            cwd=root, env=env, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        lines = []
+        while (line := process.stdout.readline().strip()) != "in":
+            assert line, f"{name} ended before its block: {lines}"
+            lines.append(line)
+        return process, lines
+
+    first, said = user("first")
+    assert said[0].startswith("No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model")
+    second, said = user("second")
+    assert said == []  # it found the model answering
+    try:
+        (tmp_path / "first").touch()
+        assert first.wait(30) == 0
+        body = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 2}
+        assert httpx.post(f"{url}/chat/completions", json=body, timeout=60).status_code == 200
+        (tmp_path / "second").touch()
+        assert second.wait(30) == 0
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and local_model_answers(url):
+            time.sleep(0.2)
+        assert not local_model_answers(url)
+    finally:
+        for process in (first, second):
+            process.kill()
+        Path(f"/tmp/chaoslm-local-model-{port}.log").unlink(missing_ok=True)
+
+
+def local_model_answers(url):
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(f"{url}/models", timeout=1).status_code == 200
+    return False
