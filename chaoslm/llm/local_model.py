@@ -16,6 +16,7 @@ import os
 import platform
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -186,6 +187,18 @@ def is_up(url: str | None = None, timeout: float = 1.0) -> bool:
     try:
         return httpx.get(f"{url or base_url()}/models", timeout=timeout).status_code == 200
     except httpx.HTTPError:
+        return False
+
+
+def listening() -> bool:
+    """Whether a server takes connections at the model's address. Not `is_up`: a model busy writing a reply
+    answers nothing else until it is done (llama-cpp-python's /v1/models waits for it), yet it is there, and a
+    second one started on its port would exit at once."""
+    address = (settings.CHAOSLM_LOCAL_MODEL_HOST, settings.CHAOSLM_LOCAL_MODEL_PORT)
+    try:
+        with socket.create_connection(address, timeout=1.0):
+            return True
+    except OSError:
         return False
 
 
@@ -456,9 +469,9 @@ def _users() -> Iterator[dict[str, Any]]:
 
 @contextlib.contextmanager
 def running(say: Callable[[str], None]) -> Iterator[None]:
-    """The embedded model answering for the block, where it is in use: the one already answering at its address,
-    else one started here and restarted if it exits. `say` is told of a start in lines a person reads. Raises
-    LocalModelMissing where it cannot start.
+    """The embedded model answering for the block, where it is in use: the one already at its address (perhaps
+    busy writing), else one started here and restarted if it exits. `say` is told of a start in lines a person
+    reads. Raises LocalModelMissing where it cannot start.
 
     `serve` and the commands that run debates in their own process (`debate`, `tournament run`, `experiment run`)
     go through here: a first `manage.py debate` on a new machine, with no `serve` running, would otherwise find
@@ -473,7 +486,7 @@ def running(say: Callable[[str], None]) -> Iterator[None]:
     try:
         # Under the lock: two commands started together would both find no model and start two on one port.
         with _users():
-            if not is_up():
+            if not listening():
                 supervisor = _start_for(say)
         yield
     finally:

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -149,8 +150,19 @@ def test_the_last_process_using_the_model_stops_it_not_the_one_that_started_it(t
 
     first, said = user("first")
     assert said[0].startswith("No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model")
+    # The second arrives while the model writes a long reply for the first, answering nothing else meanwhile.
+    # A 2,500-word prompt: seconds of reading whatever the reply's length.
+    long_reply = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "Summarise: " + "news " * 2500}]}
+    writing = threading.Thread(
+        target=httpx.post,
+        args=(f"{url}/chat/completions",),
+        kwargs={"json": long_reply | {"max_tokens": 400}, "timeout": 120},
+    )
+    writing.start()
+    time.sleep(0.5)
     second, said = user("second")
-    assert said == []  # it found the model answering
+    assert said == []  # it found the model there, busy, and started none
+    writing.join()
     try:
         (tmp_path / "first").touch()
         assert first.wait(30) == 0

@@ -27,7 +27,7 @@ class Command(BaseCommand):
             )
         if not local_model.in_use():
             self.stdout.write(f"Models from {settings.OPENAI_BASE_URL or 'OpenAI'} (OPENAI_BASE_URL).")
-        elif local_model.is_up():
+        elif local_model.listening():
             self.stdout.write(f"Using the local model already running at {local_model.base_url()}.")
         try:
             with local_model.running(self.stdout.write):
