@@ -148,22 +148,23 @@ def test_the_last_process_using_the_model_stops_it_not_the_one_that_started_it(t
             lines.append(line)
         return process, lines
 
-    first, said = user("first")
-    assert said[0].startswith("No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model")
-    # The second arrives while the model writes a long reply for the first, answering nothing else meanwhile.
-    # A 2,500-word prompt: seconds of reading whatever the reply's length.
-    long_reply = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "Summarise: " + "news " * 2500}]}
-    writing = threading.Thread(
-        target=httpx.post,
-        args=(f"{url}/chat/completions",),
-        kwargs={"json": long_reply | {"max_tokens": 400}, "timeout": 120},
-    )
-    writing.start()
-    time.sleep(0.5)
-    second, said = user("second")
-    assert said == []  # it found the model there, busy, and started none
-    writing.join()
+    users = []
     try:
+        first, said = user("first")
+        users.append(first)
+        assert said[0].startswith("No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model")
+        # The second arrives while the model reads a long prompt for the first, answering nothing else meanwhile.
+        content = "Summarise: " + "news " * 2500  # seconds of reading, whatever the reply's length
+        busy = {"model": "smollm2-135m", "messages": [{"role": "user", "content": content}], "max_tokens": 400}
+        writing = threading.Thread(
+            target=httpx.post, args=(f"{url}/chat/completions",), kwargs={"json": busy, "timeout": 120}
+        )
+        writing.start()
+        time.sleep(0.5)
+        second, said = user("second")
+        users.append(second)
+        assert said == []  # it found the model there, busy, and started none
+        writing.join()
         (tmp_path / "first").touch()
         assert first.wait(30) == 0
         body = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 2}
@@ -175,8 +176,14 @@ def test_the_last_process_using_the_model_stops_it_not_the_one_that_started_it(t
             time.sleep(0.2)
         assert not local_model_answers(url)
     finally:
-        for process in (first, second):
-            process.kill()
+        # Interrupted, not killed, where a check failed: a user's block then stops the model it started.
+        for process in users:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
         Path(f"/tmp/chaoslm-local-model-{port}.log").unlink(missing_ok=True)
 
 
