@@ -15,6 +15,7 @@ def main() -> None:
     import django
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
+    from django.db.utils import OperationalError, ProgrammingError
 
     django_sets_up = sys.argv[1:2] == ["runserver"] or any(
         argument.startswith(("--settings", "--pythonpath")) for argument in sys.argv[1:]
@@ -27,7 +28,19 @@ def main() -> None:
     finally:
         gc.freeze()
         gc.enable()
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except (OperationalError, ProgrammingError) as error:
+        # A new database (a command run before `make run`), or one an upgrade brought new migrations for: Django's
+        # traceback would bury the one step that helps. SQLite says "no such table", PostgreSQL "relation ... does
+        # not exist".
+        text = str(error).strip()
+        if "no such table" not in text and not ("relation" in text and "does not exist" in text):
+            raise
+        sys.exit(
+            f"ChaosLM's database is missing tables ({text.splitlines()[0]}): run `python manage.py migrate` first "
+            "(`make run` does it)."
+        )
 
 
 if __name__ == "__main__":

@@ -122,3 +122,13 @@ def test_settings_named_on_the_command_line_are_the_ones_used(tmp_path):
     code = "from django.conf import settings; print(settings.MARKER)"
     run = run_manage("shell", "--no-imports", "-c", code, "--settings=other_settings", f"--pythonpath={tmp_path}")
     assert run.stdout.strip() == "other", run.stdout + run.stderr
+
+
+def test_a_command_on_a_database_never_migrated_says_to_migrate_in_one_line(tmp_path):
+    """A new user's first `manage.py debate`, before `make run` made the tables."""
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'new.sqlite3'}"}
+    run = run_manage("debate", "duel", "--topic", "Tea?", "--a", "Ada Sterling", "--b", "Marcus Vale", env=env)
+    assert run.returncode == 1
+    assert run.stderr.startswith("ChaosLM's database is missing tables (no such table: "), run.stderr
+    assert run.stderr.endswith("): run `python manage.py migrate` first (`make run` does it).\n")
+    assert run.stderr.count("\n") == 1
