@@ -32,7 +32,7 @@ def home(request: HttpRequest) -> HttpResponse:
     mine = listed_mine(request.user)
     page = Paginator(listed_public(request.user).select_related("owner"), 20).get_page(request.GET.get("page"))
     endpoint = default_endpoint()
-    is_local_model = not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
+    is_local_model = local_model.in_use()
     return render(
         request,
         "home.html",

@@ -481,11 +481,11 @@ def running(say: Callable[[str], None]) -> Iterator[None]:
         yield
         return
     supervisor = None
-    with _users() as state:
-        state["users"].append(slots.me())
     try:
-        # Under the lock: two commands started together would both find no model and start two on one port.
-        with _users():
+        # The look and the start under the lock: two commands started together would both find no model and start
+        # two on one port. A start that fails leaves the file as it was, this process not in it.
+        with _users() as state:
+            state["users"].append(slots.me())
             if not listening():
                 supervisor = _start_for(say)
         yield

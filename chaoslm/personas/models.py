@@ -70,7 +70,7 @@ class Provider(models.Model):
 
 def default_endpoint(model: str = "") -> Endpoint:
     """The endpoint for personas with no provider: OPENAI_BASE_URL/OPENAI_API_KEY, else the local model."""
-    if settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY:
+    if not local_model.in_use():
         return Endpoint(
             name="default",
             base_url=settings.OPENAI_BASE_URL or "https://api.openai.com/v1",
