@@ -26,6 +26,7 @@ from debates.formats.base import (
     Plan,
     Record,
     SeatSpec,
+    Side,
     Step,
     StepBuilder,
 )
@@ -390,6 +391,23 @@ class Duel(Format):
         SeatSpec("judge", "judge", "Judge", required=False),
     )
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."), WORD_LIMIT)
+    sides = (Side("for", "For", ("a",), "for"), Side("against", "Against", ("b",), "against"))
+    judging = "in_debate"
+    judge_seat = "judge"
+    poll = "sides"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        return self.value(options, "turns")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """Two plans, a think and a statement a turn, the judge's evaluation and score a turn, and the verdict's
+        four calls (the ordinals 1 ... 4T+6)."""
+        return 4 * self.statements(options) + 6
+
+    def step_title(self, step: str) -> str:
+        return {"opening": "Opening statement", "respond_final": "Closing argument"}.get(step) or super().step_title(
+            step
+        )
 
     def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
         turns = int(options.get("turns", 6))
@@ -416,7 +434,7 @@ class Duel(Format):
             self._debater_steps(config, build, turns)
         chain = self.judge_chain(config)
         if chain is not None:
-            chain.steps(build, self.statements(config, build.done, spoken), spoken)
+            chain.steps(build, self.spoken_statements(config, build.done, spoken), spoken)
             finished = chain.finished(build.done, spoken)
         else:
             finished = config.is_ending or self.statement_ordinal(turns) in build.done
@@ -463,7 +481,7 @@ class Duel(Format):
                 word_limit=word_limit,
             )
 
-    def statements(self, config: DebateConfig, done: Mapping[int, Record], spoken: int) -> list[Statement]:
+    def spoken_statements(self, config: DebateConfig, done: Mapping[int, Record], spoken: int) -> list[Statement]:
         """The public statements in the transcript, in order, up to the first one still to come."""
         found = []
         for turn in range(1, spoken + 1):
