@@ -13,7 +13,7 @@ from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
 from debates import cards
-from debates.formats import get_format
+from debates.formats import Format, get_format
 from debates.formats.duel import announcement_text, outscored_by
 
 
@@ -77,6 +77,11 @@ class Debate(models.Model):
         if self.starts_at is None or self.started_at is not None:
             return False
         return self.starts_at > (now or timezone.now())
+
+    @property
+    def fmt(self) -> Format:
+        """The debate's format (a card's: the card as it was when the debate was made, once cards exist)."""
+        return get_format(self.format)
 
     @property
     def announcement_shown(self) -> str:
@@ -174,7 +179,7 @@ class Event(models.Model):
     @property
     def step_label(self) -> str:
         """The step its card names after the speaker, as its format words it ("" for an ordinary turn)."""
-        return get_format(self.debate.format).step_label(self.step)
+        return self.debate.fmt.step_label(self.step)
 
     @property
     def text_shown(self) -> str:
@@ -183,7 +188,7 @@ class Event(models.Model):
         if self.kind == self.Kind.VERDICT:
             return announcement_text(self.content)
         if self.kind == self.Kind.SYSTEM:
-            return get_format(self.debate.format).system_line(self.content)
+            return self.debate.fmt.system_line(self.content)
         return self.content
 
 

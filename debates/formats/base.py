@@ -180,6 +180,11 @@ class Format:
         raise NotImplementedError
 
     # -- what the rest of the code knows of a format --------------------------------------------------------------
+    @property
+    def noun(self) -> str:
+        """One of its debates in a sentence ("2 structured debates and 4 judge replays"), pluralised with an "s"."""
+        return f"{self.name} debate"
+
     def sides_for(self, options: Mapping[str, Any]) -> tuple[Side, ...]:
         """Its sides at these options (a card may vary its teams by an option)."""
         return self.sides
@@ -192,6 +197,17 @@ class Format:
     def ranks_teams(self) -> bool:
         """Whether its verdict ranks more than two teams rather than naming one of two sides the winner."""
         return len(self.sides) > 2
+
+    def silent_side(self, options: Mapping[str, Any]) -> str:
+        """Why a debate at these options would leave one of its sides silent (a judge would then score a side that
+        never spoke), or "": its statements are fewer than its sides."""
+        count = self.statements(options)
+        if not self.sides or count >= len(self.sides):
+            return ""
+        return (
+            f"A {self.noun} needs every side to speak: these options give {count} "
+            f"statement{'s' if count != 1 else ''} for its {len(self.sides)} sides."
+        )
 
     def value(self, options: Mapping[str, Any], name: str) -> int:
         """An option's value in `options`, or its default there (`options` may hold other formats' options too)."""

@@ -221,6 +221,13 @@ def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
     return max(above)[1] if above else None
 
 
+# A duel in a tournament needs both sides to speak: A opens, B answers.
+MIN_TURNS = 2
+TOO_FEW_TURNS = (
+    f"A duel needs both sides to speak: turns must be at least {MIN_TURNS} "
+    "(with 1, only the FOR side speaks, and the judge would score a silent side)."
+)
+
 # What a seat is doing during each duel step; {turn} is the turn's number ("3 of 6").
 DOING = {
     "plan": "planning",
@@ -392,6 +399,7 @@ class Duel(Format):
     )
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."), WORD_LIMIT)
     sides = (Side("for", "For", ("a",), "for"), Side("against", "Against", ("b",), "against"))
+    noun = "duel"
     judging = "in_debate"
     judge_seat = "judge"
     poll = "sides"
@@ -403,6 +411,10 @@ class Duel(Format):
         """Two plans, a think and a statement a turn, the judge's evaluation and score a turn, and the verdict's
         four calls (the ordinals 1 ... 4T+6)."""
         return 4 * self.statements(options) + 6
+
+    def silent_side(self, options: Mapping[str, Any]) -> str:
+        # With one turn only A (FOR) speaks.
+        return TOO_FEW_TURNS if self.statements(options) < MIN_TURNS else ""
 
     def step_title(self, step: str) -> str:
         return {"opening": "Opening statement", "respond_final": "Closing argument"}.get(step) or super().step_title(
