@@ -22,7 +22,8 @@ DEFAULT_FORMAT = Duel.name
 LISTED: dict[str, Format] = {name: f for name, f in FORMATS.items() if f.listed}
 
 
-def get_format(name: str) -> Format:
+def get_format(name: str, card_source: str = "") -> Format:
+    """The format called `name`; a debate made from a card passes the card's YAML as `card_source`."""
     try:
         return FORMATS[name]
     except KeyError:
