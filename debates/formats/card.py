@@ -530,21 +530,7 @@ class _Run:
 
     def reference(self, slot: Slot, name: str, start: int | None) -> int | None:
         """The slot `{name}` (own_X, opponent_X, last_X) reads in `slot`: the latest running one that fits."""
-        slots, active = self.layout.slots, self.active
-        mine = self.card.side_of.get(slot.seat or "", "")
-        index = start
-        while index is not None:
-            other = slots[index]
-            if active[index]:
-                if name.startswith("own_"):
-                    if other.seat == slot.seat:
-                        return index
-                elif other.kind == "TURN" and (
-                    name.startswith("last_") or (mine and self.card.side_of.get(other.seat or "", mine) != mine)
-                ):
-                    return index
-            index = other.prev_ref
-        return None
+        return find_reference(self.card, self.layout.slots, slot, name, start, self.active.__getitem__)
 
     def plan(self) -> Plan:
         steps: list[Step] = []
@@ -732,6 +718,28 @@ class _Run:
         if not slot.prompt_is_instruction:
             append_merged(messages, "user", prompt)
         return tuple(messages)
+
+
+def find_reference(
+    card: CardFormat, slots: Sequence[Slot], slot: Slot, name: str, start: int | None, runs: Any
+) -> int | None:
+    """The slot `{name}` reads in `slot`, from `start` back: its own step (own_X), an opposing side's speech
+    (opponent_X) or anyone's speech (last_X) with that step, among the slots that run (`runs(index)`). Only
+    speeches are read across seats: another seat's private step is never found."""
+    mine = card.side_of.get(slot.seat or "", "")
+    index = start
+    while index is not None:
+        other = slots[index]
+        if runs(index):
+            if name.startswith("own_"):
+                if other.seat == slot.seat:
+                    return index
+            elif other.kind == "TURN" and (
+                name.startswith("last_") or (mine and card.side_of.get(other.seat or "", mine) != mine)
+            ):
+                return index
+        index = other.prev_ref
+    return None
 
 
 def _or(names: Sequence[str]) -> str:
@@ -1010,14 +1018,15 @@ class CardFormat(Format):
         labels = {s.key: s.label for s in self.seat_specs}
         planned = []
         for slot in slots:
-            reads = []
-            for _, start in slot.refs:
-                if start is not None:
-                    reads.append(f"{slots[start].label or slots[start].step} ({labels.get(slots[start].seat or '')})")
-            if slot.about is not None:
-                reads.append(
-                    f"{slots[slot.about].label or slots[slot.about].step} ({labels.get(slots[slot.about].seat or '')})"
-                )
+            read = [find_reference(self, slots, slot, name, start, lambda _: True) for name, start in slot.refs]
+            names = slot.template.names
+            if "previous" in names or "previous_speaker" in names:
+                read.append(slot.prev_turn)
+            read += [slot.about, slot.question]
+            reads = tuple(
+                f"{slots[i].label or slots[i].step} ({labels.get(slots[i].seat or '', '')})"
+                for i in sorted({i for i in read if i is not None})
+            )
             planned.append(
                 PlannedCall(
                     ordinal=slot.ordinal,
@@ -1027,7 +1036,7 @@ class CardFormat(Format):
                     label=slot.label,
                     visibility=PUBLIC if slot.kind in ("SYSTEM", "TURN", "SCORE", "VERDICT") else PRIVATE,
                     sees="" if slot.kind == "SYSTEM" else SEES_TEXT[slot.sees],
-                    reads=tuple(reads),
+                    reads=reads,
                     judged_by=judged.get(slot.index),
                     phase=slot.phase,
                     round=slot.round,
@@ -1137,15 +1146,7 @@ def _check_reads(card: CardFormat, slot: Slot, slots: Sequence[Slot], at: str, p
         )
     mine = card.side_of.get(slot.seat or "", "")
     for name, start in slot.refs:
-        index = start
-        found = False
-        while index is not None and not found:
-            other = slots[index]
-            if name.startswith("own_"):
-                found = other.seat == slot.seat
-            elif other.kind == "TURN":
-                found = name.startswith("last_") or bool(mine and card.side_of.get(other.seat or "", mine) != mine)
-            index = other.prev_ref
+        found = find_reference(card, slots, slot, name, start, lambda _: True) is not None
         if not found:
             if name.startswith("opponent_") and not mine:
                 why = "this seat has no side, so it has no opponent"

@@ -482,8 +482,6 @@ class SpecReader:
             if key in {s.key for s in found}:
                 reader.problem("key", f"There are two sides called {key!r}.")
                 continue
-            if stance and stance in {s.stance for s in found}:
-                reader.problem("stance", f"Two sides argue {stance!r}; only one side may argue for, one against.")
             found.append(SideSpec(key, label, stance))
         if len(found) == 1:
             top.problem("sides", "A card has no sides, or at least two.")
