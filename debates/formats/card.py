@@ -226,7 +226,7 @@ class _Builder:
                     seat=seat,
                     template=stage.call.prompt,
                     sees=stage.sees,
-                    **{**common, "field": stage.call.field},
+                    **{**common, "field": stage.call.field, "line": stage.call.line},
                 )
         elif isinstance(stage, SpeechStage):
             seat = stage.seats[(round_ - 1) % len(stage.seats)] if round_ else stage.seats[0]
@@ -283,7 +283,7 @@ class _Builder:
                 sees=sees,
                 status=variant.status,
                 before_speech=True,
-                **{**common, "field": variant.think.field},
+                **{**common, "field": variant.think.field, "line": variant.think.line},
             )
         prompt = variant.speech.prompt or variant.system or EMPTY
         self.turn(
@@ -319,7 +319,7 @@ class _Builder:
             sees=sees,
             word_limit=words,
             turn=self.turns,
-            **{**common, "field": call.field},
+            **{**common, "field": call.field, "line": call.line},
             **extra,
         )
         self.scoring(index, call.step, seat, common)
@@ -1066,13 +1066,14 @@ def parse_card(text: str, caps: CardCaps | None = None) -> CardFormat:
     caps = caps or CardCaps()
     problems = Problems()
     data = load_yaml(text, problems)
-    spec = SpecReader(problems).read(data) if data is not None or not problems.items else None
+    reader = SpecReader(problems)
+    spec = reader.read(data) if data is not None or not problems.items else None
     if spec is None and not problems.items:
         problems.add(1, "", "The card must be a mapping of fields (name, title, seats, stages, ...).")
     if spec is not None:
         if spec.name and spec.name in caps.reserved:
             problems.add(_line(data, "name"), "name", f"{spec.name!r} is a built-in format's name; choose another.")
-        if not problems.items:
+        if reader.layable:
             _check_layouts(spec, caps, problems, data)
     if problems.items:
         raise CardError(sorted(set(problems.items), key=lambda p: (p.line, p.field)))
@@ -1108,27 +1109,33 @@ def _check_layouts(spec: CardSpec, caps: CardCaps, problems: Problems, data: Any
         "default": {o.name: o.default for o in spec.options},
         "maximum": {o.name: o.maximum for o in spec.options},
     }
+    # A problem is reported once, naming the options that show it unless every layout does.
+    found: dict[tuple[int, str, str], list[str]] = {}
     for which, options in combos.items():
-        layout = card.layout(options)
-        at = f" (with every option at its {which})" if spec.options else ""
-        slots = layout.slots
+        slots = card.layout(options).slots
+
+        def note(line: int, field: str, message: str, which: str = which) -> None:
+            found.setdefault((line, field, message), []).append(which)
+
         llm = sum(1 for s in slots if s.kind != "SYSTEM")
-        if llm > caps.max_calls:
+        if which == "maximum" and llm > caps.max_calls:
+            at = " with every option at its maximum" if spec.options else ""
             problems.add(
                 _line(data, "stages"), "stages", f"The card makes {llm} calls{at}; the cap is {caps.max_calls}."
             )
-        if len(slots) > caps.max_stages * 4 and llm <= caps.max_calls:
-            problems.add(_line(data, "stages"), "stages", f"The card has {len(slots)} steps{at}; that is too many.")
         for slot in slots:
             if slot.word_limit and slot.word_limit > caps.max_words:
-                problems.add(slot.line, slot.field, f"A word limit may be at most {caps.max_words:,} words.")
-            _check_reads(card, slot, slots, at, problems)
+                note(slot.line, slot.field, f"A word limit may be at most {caps.max_words:,} words")
+            _check_reads(card, slot, slots, note)
         if spec.judge is not None:
             judged = [s for s in slots if s.kind == "TURN" and s.phase == "main" and s.seat in card.side_of]
             if not judged:
-                problems.add(spec.judge.line, "judge", f"The judge has nothing to judge: no debater speaks{at}.")
+                note(spec.judge.line, "judge", "The judge has nothing to judge: no debater speaks")
             elif spec.judge.score is not None and not any(s.kind == "SCORE" for s in slots):
-                problems.add(spec.judge.line, "judge.score", f"The judge scores no speech{at}: check 'after'.")
+                note(spec.judge.line, "judge.score", "The judge scores no speech: check 'after'")
+    for (line, field, message), which in found.items():
+        at = f" (with every option at its {which[0]})" if len(which) < len(combos) and spec.options else ""
+        problems.add(line, field, f"{message}{at}.")
     stage_count = _count_stages(spec.stages) + _count_stages(spec.on_end)
     if stage_count > caps.max_stages:
         problems.add(_line(data, "stages"), "stages", f"A card may have at most {caps.max_stages} stages.")
@@ -1138,20 +1145,17 @@ def _count_stages(stages: Sequence[Stage]) -> int:
     return sum(1 + (_count_stages(s.stages) if isinstance(s, RepeatStage) else 0) for s in stages)
 
 
-def _check_reads(card: CardFormat, slot: Slot, slots: Sequence[Slot], at: str, problems: Problems) -> None:
+def _check_reads(card: CardFormat, slot: Slot, slots: Sequence[Slot], note: Any) -> None:
     names = slot.template.names | slot.status.names
     if ("previous" in names or "previous_speaker" in names) and slot.prev_turn is None:
-        problems.add(
-            slot.line, slot.field, f"{{previous}} reads the speech before this one, but none is given before it{at}."
-        )
+        note(slot.line, slot.field, "{previous} reads the speech before this one, but none is given before it")
     mine = card.side_of.get(slot.seat or "", "")
     for name, start in slot.refs:
-        found = find_reference(card, slots, slot, name, start, lambda _: True) is not None
-        if not found:
+        if find_reference(card, slots, slot, name, start, lambda _: True) is None:
             if name.startswith("opponent_") and not mine:
                 why = "this seat has no side, so it has no opponent"
             elif name.startswith("own_"):
                 why = "this seat has not given it before this point"
             else:
                 why = "no such speech is given before this point"
-            problems.add(slot.line, slot.field, f"{{{name}}} reads a step not yet given: {why}{at}.")
+            note(slot.line, slot.field, f"{{{name}}} reads a step not yet given: {why}")

@@ -364,7 +364,9 @@ class Reader:
             template = parse_template(source)
         except TemplateError as error:
             self.problem(key, str(error))
-            return EMPTY
+            # Not empty, so nothing else reports it missing; it renders to nothing, but a card with a problem
+            # never runs.
+            return Template(source=source, parts=(), names=frozenset())
         self.problems.templates.append((template, context, in_repeat, self.line_of(key), self.field(key)))
         return template
 
@@ -454,6 +456,7 @@ class SpecReader:
             self.option_names.add(name)
             lines[name] = line
             if low is None or high is None or default is None:
+                specs.append(OptionSpec(name, label, 0, 0, 0))
                 continue
             bad = False
             if low < 0 or high > MAX_OPTION:
@@ -467,8 +470,11 @@ class SpecReader:
             elif not low <= default <= high:
                 reader.problem("default", f"The default ({default}) must be from {low} to {high}.")
                 bad = True
-            if not bad:
-                specs.append(OptionSpec(name, label, default, low, high, reader.text("help", "", limit=500)))
+            if bad:
+                # Kept, within bounds, so the card can still be laid out to find its other problems.
+                low, high = sorted((max(low, 0), min(max(high, 0), MAX_OPTION)))
+                default = min(max(default, low), high)
+            specs.append(OptionSpec(name, label, default, low, high, reader.text("help", "", limit=500)))
         return tuple(specs), lines
 
     def sides(self, top: Reader) -> tuple[SideSpec, ...]:
@@ -609,7 +615,7 @@ class SpecReader:
             )
         status = reader.template("status", "call", in_repeat) if reader.has("status") or base is None else base.status
         return SpeechVariant(
-            speech=Call(step, label, prompt, reader.line, reader.field("prompt")),
+            speech=Call(step, label, prompt, reader.line_of("prompt"), reader.field("prompt")),
             think=think,
             system=system,
             status=status,
@@ -626,7 +632,7 @@ class SpecReader:
                 step,
                 self.label(step, None, reader),
                 reader.template("prompt", "call", in_repeat, True),
-                line,
+                reader.line_of("prompt"),
                 reader.field("prompt"),
             ),
             sees=reader.choice("sees", SEES, "own"),
@@ -692,7 +698,7 @@ class SpecReader:
                 step,
                 self.label(step, None, sub),
                 sub.template("prompt", "score", False, True),
-                sub.line,
+                sub.line_of("prompt"),
                 sub.field("prompt"),
             )
             if sub.has("first"):
@@ -772,7 +778,7 @@ class SpecReader:
             name,
             self.label(name, None, reader),
             reader.template("prompt", context, in_repeat, True),
-            line,
+            reader.line_of("prompt"),
             reader.field("prompt"),
         )
 
@@ -829,6 +835,10 @@ class SpecReader:
     pending_options: list[tuple[str, int, str]]
     after: tuple[frozenset[str] | None, Reader] | None = None
 
+    # Whether the card can be laid out to look for the problems only its layout shows (every count it repeats
+    # by names an option it has).
+    layable = True
+
     def read(self, data: Any) -> CardSpec | None:
         self.pending_seats, self.pending_options = [], []
         spec = self.card(data)
@@ -841,6 +851,7 @@ class SpecReader:
                 )
         for option, line, path in self.pending_options:
             if option not in self.option_names:
+                self.layable = False
                 names = _list(sorted(self.option_names)) or "none"
                 self.problems.add(line, path, f"There is no option called {option!r}; the options are {names}.")
         if spec.judge is not None:

@@ -79,7 +79,7 @@ def parse_template(source: str) -> Template:
             snippet = source[match.start() : match.start() + 20].split("\n")[0]
             raise TemplateError(
                 f"{snippet!r} is not a placeholder: write a name in braces such as {{topic}} (lower case letters, "
-                "digits and _ only), and {{{{ or }}}} for a literal brace."
+                "digits and _ only), and {{ or }} for a literal brace."
             )
     if section is not None:
         raise TemplateError(f"{{if {section[0]}}} has no {{end}}.")
