@@ -77,6 +77,9 @@ class LList(list):
     lines: list[int]
 
 
+ALIASES = "Anchors and aliases (& and *) are not allowed in a card; write the text out."
+
+
 def load_yaml(text: str, problems: Problems) -> Any:
     if len(text) > MAX_TEXT:
         problems.add(1, "", f"A card may be at most {MAX_TEXT:,} characters; this one is {len(text):,}.")
@@ -98,7 +101,7 @@ def load_yaml(text: str, problems: Problems) -> Any:
 def _convert(node: yaml.Node, problems: Problems, path: str, seen: set[int], constructor: Any) -> Any:
     line = node.start_mark.line + 1
     if id(node) in seen:
-        problems.add(line, path, "Anchors and aliases (& and *) are not allowed in a card; write the text out.")
+        problems.add(line, path, ALIASES)
         return None
     seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
@@ -115,6 +118,9 @@ def _convert(node: yaml.Node, problems: Problems, path: str, seen: set[int], con
                 problems.add(key_line, sub, f"{key!r} is given twice (first on line {result.lines[key]}).")
                 continue
             result.lines[key] = key_line
+            if id(value_node) in seen:
+                problems.add(key_line, sub, ALIASES)
+                continue
             result[key] = _convert(value_node, problems, sub, seen, constructor)
         return result
     if isinstance(node, yaml.SequenceNode):
@@ -748,7 +754,7 @@ class SpecReader:
             announce=announce,
             ranking=ranking,
             rubric=self.rubric(reader),
-            line=reader.line,
+            line=line,
         )
 
     def rubric(self, reader: Reader) -> tuple[Criterion, ...]:
