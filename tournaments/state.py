@@ -49,13 +49,11 @@ def debates_of(tournament: Tournament) -> QuerySet[Debate]:
 
 
 def planned_calls(tournament: Tournament) -> Callable[[schedule.Job], int]:
-    """A tournament's job's model calls: its match's debate's (a duel's 4T+6), or a judge's replay of it (2S+4 for S
-    statements). The matches' formats are read (one query) only in a tournament of more than one format."""
+    """A tournament's job's model calls: its match's debate's (its format's `calls`), or a judge's replay of it.
+    The matches' formats are read (one query) only in a tournament of more than one format."""
     options = tournament.options
     planned = {
-        (name, kind): design.debate_calls(name, options)
-        if kind == schedule.DUEL
-        else design.replay_calls(design.statements(name, options))
+        (name, kind): (design.debate_calls if kind == schedule.DUEL else design.replay_calls)(name, options)
         for name in tournament.formats
         for kind in (schedule.DUEL, schedule.REPLAY)
     }

@@ -26,6 +26,7 @@ from debates.formats.base import (
     Plan,
     Record,
     SeatSpec,
+    Side,
     Step,
     StepBuilder,
 )
@@ -220,6 +221,13 @@ def outscored_by(winner: str, scores: Mapping[str, int]) -> str | None:
     return max(above)[1] if above else None
 
 
+# A duel in a tournament needs both sides to speak: A opens, B answers.
+MIN_TURNS = 2
+TOO_FEW_TURNS = (
+    f"A duel needs both sides to speak: turns must be at least {MIN_TURNS} "
+    "(with 1, only the FOR side speaks, and the judge would score a silent side)."
+)
+
 # What a seat is doing during each duel step; {turn} is the turn's number ("3 of 6").
 DOING = {
     "plan": "planning",
@@ -390,6 +398,28 @@ class Duel(Format):
         SeatSpec("judge", "judge", "Judge", required=False),
     )
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."), WORD_LIMIT)
+    sides = (Side("for", "For", ("a",), "for"), Side("against", "Against", ("b",), "against"))
+    noun = "duel"
+    judging = "in_debate"
+    judge_seat = "judge"
+    poll = "sides"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        return self.value(options, "turns")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """Two plans, a think and a statement a turn, the judge's evaluation and score a turn, and the verdict's
+        four calls (the ordinals 1 ... 4T+6)."""
+        return 4 * self.statements(options) + 6
+
+    def silent_side(self, options: Mapping[str, Any]) -> str:
+        # With one turn only A (FOR) speaks.
+        return TOO_FEW_TURNS if self.statements(options) < MIN_TURNS else ""
+
+    def step_title(self, step: str) -> str:
+        return {"opening": "Opening statement", "respond_final": "Closing argument"}.get(step) or super().step_title(
+            step
+        )
 
     def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
         turns = int(options.get("turns", 6))
@@ -416,7 +446,7 @@ class Duel(Format):
             self._debater_steps(config, build, turns)
         chain = self.judge_chain(config)
         if chain is not None:
-            chain.steps(build, self.statements(config, build.done, spoken), spoken)
+            chain.steps(build, self.spoken_statements(config, build.done, spoken), spoken)
             finished = chain.finished(build.done, spoken)
         else:
             finished = config.is_ending or self.statement_ordinal(turns) in build.done
@@ -463,7 +493,7 @@ class Duel(Format):
                 word_limit=word_limit,
             )
 
-    def statements(self, config: DebateConfig, done: Mapping[int, Record], spoken: int) -> list[Statement]:
+    def spoken_statements(self, config: DebateConfig, done: Mapping[int, Record], spoken: int) -> list[Statement]:
         """The public statements in the transcript, in order, up to the first one still to come."""
         found = []
         for turn in range(1, spoken + 1):

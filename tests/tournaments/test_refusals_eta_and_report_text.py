@@ -116,7 +116,7 @@ def test_the_eta_shows_from_the_first_calls_at_their_pace(db):
     tournament = make()  # two duels (Alice-Bob, Bob-Alice) of two turns: 14 calls each, 28 in all
     services.TOURNAMENT.advance(tournament.pk, start=lambda debate_id: None)
     first, _ = [m.debate for m in Match.objects.filter(tournament=tournament).order_by("order")]
-    assert design.duel_calls(2) == 14
+    assert design.debate_calls("duel", {"turns": 2}) == 14
 
     # Ten seconds in, the first duel has made 7 calls and no debate has finished: 0.7 calls a second, 21 left.
     Debate.objects.filter(pk=first.pk).update(status="running", started_at=timezone.now() - timedelta(seconds=10))

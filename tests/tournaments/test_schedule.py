@@ -124,8 +124,8 @@ def test_pairings_on_both_sides_and_once():
 
 
 def test_the_estimate_counts_duels_replays_and_calls():
-    assert design.duel_calls(6) == 30
-    assert design.replay_calls(6) == 16
+    assert design.debate_calls("duel", {"turns": 6}) == 30
+    assert design.replay_calls("duel", {"turns": 6}) == 16
     size = design.estimate(questions=5, debaters=3, judges=2, sides="both", repeats=2, options={"turns": 6})
     assert size.matches == 30
     assert size.replays == 30 * 3  # two judges, two repeats each: four verdicts a match, one inside the duel
