@@ -30,7 +30,7 @@ class Debate(models.Model):
 
     topic = models.CharField(max_length=500)
     premise = models.CharField(max_length=500, blank=True)
-    format = models.CharField(max_length=20, db_index=True)
+    format = models.CharField(max_length=100, db_index=True)
     options = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     is_ending = models.BooleanField(default=False)
