@@ -12,7 +12,7 @@ from django.urls import reverse
 from chaoslm.http import parse_id
 from chaoslm.personas.models import Persona
 from debates import hold
-from debates.formats import LISTED, Format, get_format
+from debates.formats import DEFAULT_FORMAT, LISTED, Format, get_format
 from debates.formats.base import OptionSpec
 from debates.models import Debate
 
@@ -49,7 +49,7 @@ class PersonaChoice(forms.ModelChoiceField):
 
 
 class NewDebateForm(FormatOptions):
-    format = forms.ChoiceField(choices=[(f.name, f.title) for f in LISTED.values()], initial="duel")
+    format = forms.ChoiceField(choices=[(f.name, f.title) for f in LISTED.values()], initial=DEFAULT_FORMAT)
     topic = forms.CharField(
         max_length=500,
         strip=False,
@@ -90,10 +90,10 @@ class NewDebateForm(FormatOptions):
         "counts down, and you can start it sooner.",
     )
 
-    def __init__(self, *args: Any, format_name: str = "duel", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, format_name: str = DEFAULT_FORMAT, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["hold"].choices = hold.choices()
-        self.fmt: Format = get_format(format_name if format_name in LISTED else "duel")
+        self.fmt: Format = get_format(format_name if format_name in LISTED else DEFAULT_FORMAT)
         self.fields["format"].initial = self.fmt.name
         personas = [p for p in Persona.objects.all() if p.offered_in(self.fmt.name)]
         self.personas = {p.pk: p for p in personas}

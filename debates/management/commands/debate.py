@@ -252,7 +252,7 @@ class Command(BaseCommand):
             observer = JsonLinesObserver(console.file, {s.pk: s.key for s in seats})
         else:
             names = {s.key: (s.name, s.side) for s in seats}
-            observer = TerminalObserver(console, get_format(debate.format), names, show_private=show_private)
+            observer = TerminalObserver(console, debate.fmt, names, show_private=show_private)
             if debate.events.exists():
                 console.print(f"Resuming debate {debate.pk} after {debate.events.count()} events.", style="yellow")
                 for event in debate.events.select_related("seat").exclude(kind=Event.Kind.ERROR):
