@@ -29,6 +29,7 @@ from debates.formats.base import (
     Plan,
     Record,
     SeatInfo,
+    Side,
     Step,
 )
 from debates.formats.card_parse import (
@@ -51,18 +52,6 @@ from debates.formats.card_parse import (
 from debates.formats.card_text import EMPTY, Template
 from debates.formats.duel import SCORE_SCHEMA, announcement_text, match_name
 from debates.formats.moderated import status_prompt
-
-try:  # MERGE: the Format interface (branch cards) brings Side; drop this fallback once main has it.
-    from debates.formats.base import Side
-except ImportError:  # pragma: no cover
-
-    @dataclass(frozen=True)
-    class Side:  # type: ignore[no-redef]
-        key: str
-        label: str
-        seats: tuple[str, ...]
-        stance: str = ""
-
 
 __all__ = ["CardCaps", "CardError", "CardFormat", "CardProblem", "PlannedCall", "card_format", "parse_card"]
 
