@@ -19,14 +19,15 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._setup import parse_args, print_table
 from debates.formats import DebateConfig, Record, SeatInfo
 from debates.formats.card import parse_card
 from debates.formats.duel import Duel
 from debates.formats.moderated import Classic
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def reply(step):

@@ -10,6 +10,7 @@ import pytest
 
 from debates.formats import DebateConfig, Record, SeatInfo
 from debates.formats.card import CardCaps, CardError, card_format, parse_card
+from debates.formats.card_doc import protocol_markdown
 from debates.formats.card_text import TemplateError, parse_template
 from tests.debates.formats.test_card_equivalence import run
 
@@ -593,3 +594,28 @@ def test_the_plan_is_every_call_in_order_with_who_reads_what():
     assert plan[3].judged_by == "judge" and plan[3].sees == "its own earlier calls only"
     assert plan[6].reads == ("opening (Debater A (for))",)
     assert sum(p.calls_llm for p in plan) == card.calls({"turns": 2}) == 14
+
+
+def test_the_example_in_the_card_reference_runs_as_the_reference_says():
+    page = (CARDS.parent / "docs" / "cards.md").read_text()
+    text = page.split("```yaml\n", 1)[1].split("```", 1)[0]
+    card = parse_card(text)
+    steps, _, _, plan = run(card, config_for(card), reply=reply)
+    assert [(s.seat, s.step) for s in steps if s.calls_llm] == [
+        ("a", "notes"),
+        ("b", "notes"),
+        ("a", "open"),
+        ("b", "argue"),
+        ("a", "close"),
+        ("b", "close"),
+        ("judge", "confirm_winner"),
+        ("judge", "verdict_json"),
+        ("judge", "announce"),
+    ]
+    assert plan.finished
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_shipped_cards_protocol_page_holds_the_card_as_it_runs(name):
+    page = (CARDS.parent / "docs" / "protocols" / f"{name}.md").read_text()
+    assert protocol_markdown(load(name)) in page
