@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from debates import votes
-from debates.formats import FORMATS, get_format
+from debates.formats import FORMATS
 from debates.formats.evidence import PROTOCOLS
 from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
 from debates.models import Debate, Event
@@ -165,7 +165,7 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
     verdict = data["verdict"]
     if verdict and verdict["winner"]:
         scores = ", ".join(f"{name} {score}" for name, score in verdict["scores"].items())
-        label = get_format(debate.format).verdict_label if debate.format in FORMATS else "Winner"
+        label = debate.fmt.verdict_label if debate.card_source or debate.format in FORMATS else "Winner"
         lines.append(f"**{label}:** {verdict['winner']}" + (f" ({scores})" if scores else ""))
         if verdict["premise_upheld"] is not None:
             lines.append(f"**Premise:** {'upheld' if verdict['premise_upheld'] else 'rejected'}")

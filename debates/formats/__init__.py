@@ -1,6 +1,7 @@
 """The debate formats, by name. Each is a pure `next_steps(config, records)`; see base.py."""
 
 from debates.formats.base import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Side, Step
+from debates.formats.card import card_format
 from debates.formats.duel import Duel
 from debates.formats.evidence import PROTOCOLS, REPLAY
 from debates.formats.judge import Judge
@@ -24,6 +25,8 @@ LISTED: dict[str, Format] = {name: f for name, f in FORMATS.items() if f.listed}
 
 def get_format(name: str, card_source: str = "") -> Format:
     """The format called `name`; a debate made from a card passes the card's YAML as `card_source`."""
+    if card_source:
+        return card_format(card_source)
     try:
         return FORMATS[name]
     except KeyError:
