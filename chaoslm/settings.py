@@ -294,6 +294,10 @@ CHAOSLM_WEBHOOKS_ALLOW_NETWORKS = env_str("CHAOSLM_WEBHOOKS_ALLOW_NETWORKS", "")
 
 CHAOSLM_TRANSCRIPTS_DIR = Path(env_str("CHAOSLM_TRANSCRIPTS_DIR", str(BASE_DIR / "transcripts")))
 CHAOSLM_PERSONA_MAX_BYTES = int(env_number("CHAOSLM_PERSONA_MAX_BYTES", 256 * 1024, int))
+# Protocol cards (debates/format_cards.py): the largest card's YAML, and the most LLM calls a debate of a person's
+# card may make at its options' largest values (checked when the card is saved).
+CHAOSLM_CARD_MAX_BYTES = int(env_number("CHAOSLM_CARD_MAX_BYTES", 64 * 1024, int))
+CHAOSLM_CARD_MAX_CALLS = int(env_number("CHAOSLM_CARD_MAX_CALLS", 400, int))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

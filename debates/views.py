@@ -73,7 +73,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 @login_required
 def new_debate(request: HttpRequest) -> HttpResponse:
     format_name = request.POST.get("format") or request.GET.get("format") or DEFAULT_FORMAT
-    form = NewDebateForm(request.POST or None, format_name=format_name)
+    form = NewDebateForm(request.POST or None, format_name=format_name, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             debate = services.start_debate(request.user, form)
@@ -81,7 +81,12 @@ def new_debate(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(error))
         else:
             return redirect("debate_detail", debate.pk)
-    context = {"form": form, "formats": LISTED.values(), "selected": form.fmt}
+    context = {
+        "form": form,
+        "formats": [f for f in form.formats if f.name in LISTED],
+        "cards": [f for f in form.formats if f.name not in LISTED],
+        "selected": form.fmt,
+    }
     if request.htmx and request.method == "GET":
         return render(request, "debates/new_fields.html", context)
     return render(request, "debates/new.html", context)
