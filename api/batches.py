@@ -24,7 +24,7 @@ from api import batch_events
 from api.access import may_write, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from api.schemas import Input, where
+from api.schemas import KEY_ERRORS, Input, where
 from batches.kinds import PAUSED, RUNNING, BatchKind
 from batches.panel import BatchError
 from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, spec_arguments
@@ -174,15 +174,9 @@ def _reader(from_mapping: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]
 
 
 def spec_problems(api: KindApi, body: dict[str, Any]) -> tuple[Any, list[dict[str, str]]]:
-    """The spec read from `body`, and every problem of it at once: each field's wrong type or bound (the schema),
-    and the command line's checks of what the types allow (a persona that does not exist), for the keys whose
-    type is right."""
-    typed: list[dict[str, str]] = []
-    try:
-        api.spec_schema.model_validate(body)
-    except ValidationError as error:
-        typed = [{"field": where(e["loc"], body, e["type"]), "message": str(e["msg"])} for e in error.errors()]
-    wrong = {problem["field"].split(".", 1)[0] for problem in typed}
+    """The spec read from `body`, and every problem of it at once: the command line's, in its words (an unknown
+    or missing key, a persona that does not exist), then each wrong type or bound the schema finds in a key the
+    command line let through (`{"topic": 5}`, which it would read as the topic "5")."""
     spec = None
     try:
         spec = api.read(body)
@@ -191,7 +185,15 @@ def spec_problems(api: KindApi, body: dict[str, Any]) -> tuple[Any, list[dict[st
         checked = error.problems
     except SpecError as error:
         checked = [("body", str(error))]
-    problems = typed + [{"field": field, "message": message} for field, message in checked if field not in wrong]
+    problems = [{"field": field, "message": message} for field, message in checked]
+    told = {field.split(".", 1)[0] for field, _ in checked}
+    try:
+        api.spec_schema.model_validate(body)
+    except ValidationError as error:
+        for e in error.errors():
+            field = where(e["loc"], body, e["type"])
+            if e["type"] not in KEY_ERRORS and field.split(".", 1)[0] not in told:
+                problems.append({"field": field, "message": str(e["msg"])})
     return spec, problems
 
 
