@@ -19,8 +19,8 @@ import pytest
 import schemathesis
 from django.core.management import call_command
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
@@ -107,7 +107,9 @@ def test_the_api_answers_as_its_schema_says(fuzzed, wsgi_app, capsys):
                     figures["schema failures"] += 1
                     if len(failures) < 20:
                         body = response.content[:300].decode("utf-8", "replace")
-                        failures.append(f"{case.method} {case.formatted_path} -> {response.status_code} {body}\n{failure}")
+                        failures.append(
+                            f"{case.method} {case.formatted_path} -> {response.status_code} {body}\n{failure}"
+                        )
 
             run()
             figures["operations"] += mode == GenerationMode.POSITIVE
