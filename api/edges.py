@@ -34,6 +34,9 @@ INT64 = (-(2**63), 2**63 - 1)
 # Past the longest string any field takes (an experiment's passage, 20,000 characters): refused whatever the
 # field, before any model or form reads it.
 MAX_STRING_CHARS = 100_000
+# No field nests more than a few levels (a tournament's questions: a list of objects); deeper is refused before
+# any validator walks it.
+MAX_DEPTH = 32
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
@@ -55,7 +58,9 @@ def _string_problem(text: str) -> str | None:
 
 def where_unstorable(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, str]]:
     """Each place in a parsed JSON value holding what no field can store, with why: (where, message)."""
-    if isinstance(value, str):
+    if len(path) > MAX_DEPTH:
+        yield _where(path), f"Nested more than {MAX_DEPTH} deep: no field takes that."
+    elif isinstance(value, str):
         if (message := _string_problem(value)) is not None:
             yield _where(path), message
     elif isinstance(value, bool) or value is None:

@@ -159,6 +159,16 @@ def test_a_string_the_database_cannot_store_is_a_422_wherever_it_is(call, text, 
     assert not Debate.objects.exists() and not Room.objects.exists() and not Webhook.objects.exists()
 
 
+def test_a_body_nested_too_deep_is_a_422_and_one_too_deep_to_parse_a_400(call):
+    assert fields(problem_of(call("POST", "/rooms", raw=b'{"title": ' + b"[" * 40 + b"]" * 40 + b"}"), 422))
+    problem_of(call("POST", "/rooms", raw=b"[" * 100_000 + b"]" * 100_000), 400)
+
+
+def test_a_number_json_does_not_have_is_a_400_and_one_past_a_float_a_422(call):
+    problem_of(call("POST", "/rooms", raw=b'{"title": Infinity}'), 400)
+    assert "title" in fields(problem_of(call("POST", "/rooms", raw=b'{"title": 1e999}'), 422))
+
+
 def test_a_query_with_a_nul_is_a_422(call):
     assert "role" in fields(problem_of(call("GET", "/personas?role=a%00b"), 422))
 
