@@ -99,12 +99,14 @@ def _box_response(request: HttpRequest, debate: Debate, via_share: bool, voter: 
 
 
 def over_limit(request: HttpRequest) -> HttpResponse | None:
-    """The 429 for an address past CHAOSLM_POLL_VOTES_PER_MINUTE votes this minute (this one counted), else None.
-    Every kind of vote (polls, the arena) shares the one count."""
-    count, wait = limits.count_in_window(f"chaoslm:votes:{client_ip(request)}")
-    if count > settings.CHAOSLM_POLL_VOTES_PER_MINUTE:
-        return message_reply(f"Too many votes from your address; try again in {wait} seconds.", 429)
-    return None
+    """The 429 (with Retry-After) for an address past CHAOSLM_POLL_VOTES_PER_MINUTE votes in the last 60 seconds
+    (this one counted when allowed), else None. Every kind of vote (polls, the arena) shares the one count."""
+    wait = limits.rate(f"chaoslm:votes:{client_ip(request)}", settings.CHAOSLM_POLL_VOTES_PER_MINUTE)
+    if wait is None:
+        return None
+    response = message_reply(f"Too many votes from your address; try again in {wait} seconds.", 429)
+    response["Retry-After"] = str(wait)
+    return response
 
 
 def voter_to_vote(request: HttpRequest) -> tuple[str, str]:
