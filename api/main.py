@@ -33,6 +33,7 @@ from api import (
     room_actions,
     room_events,
     rooms,
+    shared,
     tokens,
 )
 from api.models import ApiToken
@@ -135,6 +136,7 @@ api.add_router("", polls.router)
 api.add_router("", room_actions.router)
 api.add_router("", arenas.router)
 api.add_router("", account.router)
+api.add_router("", shared.router)
 
 # What api/urls.py mounts at /api/v1/ on first use (ninja's app name and namespace are given there, to be known
 # before this module is imported).

@@ -62,9 +62,10 @@ class PromptOut(Schema):
     prompt: str = Field(description="The exact system prompt the persona gets in a seat of that role")
 
 
-def poll_out(request: HttpRequest, debate: Debate) -> dict[str, Any]:
-    """The poll box as its page draws it for the caller (`poll_views.box_context`); 404 for a debate without one."""
-    box = poll_views.box_context(request, debate)
+def poll_out(request: HttpRequest, debate: Debate, *, via_share: bool = False) -> dict[str, Any]:
+    """The poll box as its page (or its share page) draws it for the caller (`poll_views.box_context`); 404 for a
+    debate without one."""
+    box = poll_views.box_context(request, debate, via_share=via_share)
     if box is None:
         raise ApiError(404, "This debate has no audience vote.")
     poll = box["poll"]
@@ -103,7 +104,11 @@ def vote(request: HttpRequest, debate_id: int, body: VoteIn) -> Any:
     """Your vote in the open vote (`phase`), as your account: voting again while it is open changes it. Refused
     with the page's message, nothing counted: a vote not open (409), an option or phase that is not one (400,
     404), past the per-address limit (429, with Retry-After)."""
-    debate = readable(Debate, request, debate_id)
+    return cast_vote(request, readable(Debate, request, debate_id), body)
+
+
+def cast_vote(request: HttpRequest, debate: Debate, body: VoteIn, *, via_share: bool = False) -> dict[str, Any]:
+    """The caller's vote in the debate's poll, as the page's (at its own address or its share link) counts it."""
     may_write(request)
     wait = poll_views.vote_wait(request)
     if wait is not None:
@@ -113,7 +118,7 @@ def vote(request: HttpRequest, debate_id: int, body: VoteIn) -> Any:
         votes.cast_vote(debate, body.phase, voter, body.choice)
     except votes.PollError as error:
         raise ApiError(error.status, str(error)) from None
-    return poll_out(request, debate)
+    return poll_out(request, debate, via_share=via_share)
 
 
 @router.post(

@@ -311,3 +311,35 @@ def test_tokens_are_listed_and_revoked_over_the_api(people):
     assert Api(people["other"]).delete(f"/tokens/{spare.pk}").status_code == 404  # another's: as none at all
     assert owner.delete(f"/tokens/{spare.pk}").status_code == 204
     assert ApiToken.objects.get(pk=spare.pk).revoked_at is not None
+
+
+# -- share links -----------------------------------------------------------------------------------------------------
+
+
+def test_a_share_link_opens_over_the_api_what_its_page_shows(people, llm_server, runner_idle):
+    debate = poll_duel(people["owner"], visibility="unlisted")
+    other = Api(people["other"])
+    token = debate.share_token
+    assert other.get(f"/debates/{debate.pk}").status_code == 404  # not theirs at its own address
+    shown = other.get(f"/shared/debates/{token}")
+    assert shown.status_code == 200 and shown.json()["id"] == debate.pk and shown.json()["share_url"] is None
+    page = page_client(people["other"]).get(reverse("debate_share_export", args=[token, "md"])).content
+    assert other.get(f"/shared/debates/{token}/export/md").content == page
+    voted = other.post(f"/shared/debates/{token}/poll/vote", {"phase": "before", "choice": "b"})
+    assert voted.status_code == 200 and voted.json()["my_choice"] == "b"
+    assert other.get(f"/shared/debates/{token}/poll").json()["my_choice"] == "b"
+    assert other.get("/shared/debates/not-the-token").status_code == 404
+    Debate.objects.filter(pk=debate.pk).update(visibility="private")
+    assert other.get(f"/shared/debates/{token}").status_code == 404  # a private thing's link opens nothing
+
+    room = chat_room(people["owner"], visibility="unlisted")
+    assert other.get(f"/shared/rooms/{room.share_token}").json()["id"] == room.pk
+    page = page_client(people["other"]).get(reverse("room_share_export_json", args=[room.share_token])).json()
+    assert other.get(f"/shared/rooms/{room.share_token}/export/json").json() == page
+
+    batch = KINDS[1].values[0].finished(people["owner"], llm_server, visibility="unlisted")
+    assert other.get(f"/tournaments/{batch.pk}").status_code == 404
+    assert other.get(f"/shared/tournaments/{batch.share_token}").json()["id"] == batch.pk
+    page = page_client(people["other"]).get(reverse("tournament_share_export", args=[batch.share_token, "report.json"]))
+    assert other.get(f"/shared/tournaments/{batch.share_token}/export/report.json").json() == page.json()
+    assert other.get(f"/shared/tournaments/{batch.share_token}/export/nothing.csv").status_code == 404
