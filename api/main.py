@@ -19,7 +19,25 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.docs import _csrf_needed
 from ninja.security import HttpBearer
 
-from api import batches, debates, events, formats, hooks, refusals, room_events, rooms, tokens
+# room_actions and batch_actions also add operations to rooms' and batches' routers (on /rooms/{id} and
+# /<kind>s/{id}), so they are imported before any router is added (which copies its operations).
+from api import (
+    account,
+    arenas,
+    batch_actions,
+    batches,
+    debates,
+    events,
+    formats,
+    hooks,
+    polls,
+    refusals,
+    room_actions,
+    room_events,
+    rooms,
+    shared,
+    tokens,
+)
 from api.models import ApiToken
 from api.problems import ApiError, problem
 from api.schemas import where
@@ -144,6 +162,12 @@ api.add_router("", hooks.router)
 api.add_router("", rooms.router)
 api.add_router("", room_events.router)
 api.add_router("", batches.router)
+api.add_router("", batch_actions.router)
+api.add_router("", polls.router)
+api.add_router("", room_actions.router)
+api.add_router("", arenas.router)
+api.add_router("", account.router)
+api.add_router("", shared.router)
 
 # What api/urls.py mounts at /api/v1/ on first use (ninja's app name and namespace are given there, to be known
 # before this module is imported).

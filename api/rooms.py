@@ -82,6 +82,7 @@ class RoomOut(RoomSummary):
     up_next: list[int] = Field(description="Pick order: the agents' ids in the order they are up next.")
     messages: list[RoomMessageOut]
     pending: list[RoomMessageOut] = Field(description="A manual round's answers, waiting to be kept or dropped.")
+    share_url: str | None = Field(None, description="The share link: shown to the owner only.")
 
 
 class SayIn(Input):
@@ -158,6 +159,7 @@ def room_out(request: HttpRequest, room: Room) -> dict[str, Any]:
         "agents": agents,
         "up_next": list(up_next),
         "pending": [exports.message_entry(m) for m in pending],
+        "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])) if owner else None,
     }
 
 
