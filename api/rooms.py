@@ -80,6 +80,10 @@ class RoomOut(RoomSummary):
     up_next: list[int] = Field(description="Pick order: the agents' ids in the order they are up next.")
     messages: list[RoomMessageOut]
     pending: list[RoomMessageOut] = Field(description="A manual round's answers, waiting to be kept or dropped.")
+    cost: dict[str, Any] = Field(
+        description="What its calls cost: `usd` (exact decimal), `unknown_price_calls` (not in `usd`), `text`, "
+        "`by_persona` (per speaker and model)."
+    )
 
 
 # An id in a body, in the range ids have (a path's are checked by its converter).

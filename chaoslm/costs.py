@@ -19,6 +19,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from chaoslm.llm import Endpoint, prices
+from chaoslm.personas.models import Budget
 
 ZERO = Decimal(0)
 CENT = Decimal("0.01")
@@ -49,7 +50,7 @@ class Total:
         return self.unknown == 0
 
     def text(self) -> str:
-        """"$0.42", "$0.42 + unknown" (some calls at an unknown price), "unknown price" (all of them)."""
+        """ "$0.42", "$0.42 + unknown" (some calls at an unknown price), "unknown price" (all of them)."""
         if self.unknown and self.unknown == self.calls:
             return "unknown price"
         return money(self.amount) + (" + unknown" if self.unknown else "")
@@ -95,14 +96,29 @@ def totals_by(calls: QuerySet[Any], *fields: str) -> list[tuple[tuple[Any, ...],
 
 
 # -- a user's spend and budget -------------------------------------------------------------------
-SpendFn = Callable[[Any, datetime], Total]
+# (persona, model), Total, tokens in, out, cached: what `totals_by` gives grouped by a persona's name and a model.
+SpendRow = tuple[tuple[Any, ...], Total, int, int, int]
+SpendFn = Callable[[Any, datetime], list[SpendRow]]
 _spenders: list[SpendFn] = []
 
 
 def register_spend(spend: SpendFn) -> None:
-    """`spend(user, since)`: the Total of the user's calls stored since then, in one app's rows."""
+    """`spend(user, since)`: the user's calls stored since then in one app's rows, per persona and model."""
     if spend not in _spenders:
         _spenders.append(spend)
+
+
+def spend_rows(user: Any, since: datetime) -> list[SpendRow]:
+    """Every app's rows, those of the same persona and model added together, in name order."""
+    merged: dict[tuple[Any, ...], list[Any]] = {}
+    for spend in _spenders:
+        for key, total, t_in, t_out, t_cached in spend(user, since):
+            row = merged.setdefault(key, [Total(), 0, 0, 0])
+            row[0] += total
+            row[1] += t_in
+            row[2] += t_out
+            row[3] += t_cached
+    return [(key, *row) for key, row in sorted(merged.items(), key=lambda item: [str(k) for k in item[0]])]  # type: ignore[misc]
 
 
 def month_start(now: datetime | None = None) -> datetime:
@@ -112,14 +128,11 @@ def month_start(now: datetime | None = None) -> datetime:
 
 
 def spent_this_month(user: Any) -> Total:
-    since = month_start()
-    return sum((spend(user, since) for spend in _spenders), Total())
+    return sum((row[1] for row in spend_rows(user, month_start())), Total())
 
 
 def monthly_budget(user: Any) -> Decimal | None:
     """The user's own budget if the admin set one, else CHAOSLM_DEFAULT_MONTHLY_BUDGET; None: no budget."""
-    from chaoslm.personas.models import Budget
-
     if user is None or not getattr(user, "pk", None):
         return None
     own = Budget.objects.filter(user=user).first()
@@ -177,6 +190,12 @@ class CostRange:
         span = money(self.low) if self.low == self.high else f"{money(self.low)} to {money(self.high)}"
         return span + (" + unknown" if self.unknown else "")
 
+    @staticmethod
+    def basis() -> str:
+        """What the range assumes, for people."""
+        (read_low, read_high), (write_low, write_high) = TOKENS_IN, TOKENS_OUT
+        return f"{read_low:,} to {read_high:,} tokens read and {write_low:,} to {write_high:,} written a call"
+
     def as_json(self) -> dict[str, Any]:
         return {"low_usd": str(self.low), "high_usd": str(self.high), "unknown_price": self.unknown}
 
@@ -222,4 +241,11 @@ def refusal(user: Any, cost: CostRange | None = None) -> str | None:
 
 
 class OverBudget(Exception):
-    """Work refused by the user's budget; the message says the estimate and what is left."""
+    """Work refused by the user's budget; the message says the estimate and what is left. The API answers 402."""
+
+
+def check(user: Any, cost: CostRange | None = None) -> None:
+    """Raise OverBudget with `refusal`'s sentence, if there is one."""
+    reason = refusal(user, cost)
+    if reason is not None:
+        raise OverBudget(reason)

@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils.safestring import mark_safe
 
-from chaoslm.costs import ZERO, Total, total_of, totals_by
+from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from debates.cards import cards_of
 from debates.engine import record_of
 from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
@@ -227,9 +227,11 @@ def usage_of(debates: QuerySet[Debate]) -> tuple[list[PersonaUsage], Total]:
     return rows, sum((row.cost for row in rows), Total())
 
 
-def spend(user: Any, since: datetime) -> Total:
-    """The cost of the user's debates' calls (their tournaments' and experiments' included) since `since`."""
-    return total_of(Event.objects.filter(debate__owner=user, created_at__gte=since, tokens_in__gt=0))
+def spend(user: Any, since: datetime) -> list[SpendRow]:
+    """The user's debates' calls (their tournaments' and experiments' included) since `since`, per persona and
+    model (chaoslm/costs.py: register_spend). One query."""
+    calls = Event.objects.filter(debate__owner=user, created_at__gte=since, tokens_in__gt=0)
+    return totals_by(calls, "seat__name", "model")
 
 
 def cost_of(debate: Debate) -> Total:
@@ -240,3 +242,23 @@ def batch_usage(debates: QuerySet[Debate]) -> dict[str, Any]:
     """The batch usage partial's context (partials/batch_usage.html) over a batch's debates."""
     rows, total = usage_of(debates)
     return {"usage": rows, "usage_total": total}
+
+
+def usage_json(debates: QuerySet[Debate]) -> dict[str, Any]:
+    """A batch's cost for exports and the API: the Total's JSON and a row per persona and model. One query."""
+    rows, total = usage_of(debates)
+    return {
+        **total.as_json(),
+        "by_persona": [
+            {
+                "persona": r.name,
+                "model": r.model,
+                "calls": r.calls,
+                "tokens_in": r.tokens_in,
+                "tokens_out": r.tokens_out,
+                "tokens_cached": r.tokens_cached,
+                **r.cost.as_json(),
+            }
+            for r in rows
+        ],
+    }

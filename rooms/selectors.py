@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from chaoslm.costs import Total, total_of, totals_by
+from chaoslm.costs import SpendRow, Total, totals_by
 from chaoslm.personas.models import Persona
 from rooms.broadcast import in_queue_order, status_context
 from rooms.models import Room, RoomAgent, RoomMessage
@@ -58,6 +58,7 @@ def usage(room: Room) -> dict[str, Any]:
     return {"room_usage": rows, "room_cost": sum((r["cost"] for r in rows), Total())}
 
 
-def spend(user: Any, since: datetime) -> Total:
-    """The cost of the user's rooms' calls since `since`."""
-    return total_of(RoomMessage.objects.filter(room__owner=user, created_at__gte=since, tokens_in__gt=0))
+def spend(user: Any, since: datetime) -> list[SpendRow]:
+    """The user's rooms' calls since `since`, per speaker and model (chaoslm/costs.py: register_spend). One query."""
+    calls = RoomMessage.objects.filter(room__owner=user, created_at__gte=since, tokens_in__gt=0)
+    return totals_by(calls, "author", "data__model")

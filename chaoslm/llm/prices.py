@@ -94,9 +94,9 @@ def price_of(base_url: str, model: str, override: Price | None) -> Price | None:
     return override if override is not None else library_price(base_url, model)
 
 
-def cost_of(base_url: str, model: str, override: Price | None, tokens_in: int, tokens_out: int, cached: int) -> (
-    Decimal | None
-):
+def cost_of(
+    base_url: str, model: str, override: Price | None, tokens_in: int, tokens_out: int, cached: int
+) -> Decimal | None:
     """One call's cost, None if its price is unknown."""
     price = price_of(base_url, model, override)
     return None if price is None else price.cost(tokens_in, tokens_out, cached)

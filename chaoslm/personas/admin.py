@@ -14,7 +14,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from chaoslm.llm import prices
-from chaoslm.personas.models import Persona, Provider, import_personas
+from chaoslm import costs
+from chaoslm.personas.models import Budget, Persona, Provider, import_personas
 from chaoslm.personas.yaml_io import ROLES, PersonaYAMLError, dump_personas, parse_personas
 
 
@@ -49,6 +50,19 @@ class ProviderAdmin(admin.ModelAdmin):
     def price_shown(self, provider: Provider) -> str:
         price = prices.price_of(provider.base_url, provider.default_model, provider.price)
         return price.text() if price else "unknown price"
+
+
+@admin.register(Budget)
+class BudgetAdmin(admin.ModelAdmin):
+    """A person's monthly budget (docs/costs.md); those with none have CHAOSLM_DEFAULT_MONTHLY_BUDGET."""
+
+    list_display = ["user", "monthly", "spent_shown"]
+    search_fields = ["user__username"]
+    autocomplete_fields = ["user"]
+
+    @admin.display(description="spent this month")
+    def spent_shown(self, budget: Budget) -> str:
+        return costs.spent_this_month(budget.user).text()
 
 
 YAML_HELP = (

@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('debates', '0006_debate_starts_at'),
+        ("debates", "0006_debate_starts_at"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='event',
-            name='cost',
+            model_name="event",
+            name="cost",
             field=models.DecimalField(blank=True, decimal_places=10, max_digits=18, null=True),
         ),
         migrations.AddField(
-            model_name='event',
-            name='tokens_cached',
+            model_name="event",
+            name="tokens_cached",
             field=models.PositiveIntegerField(default=0),
         ),
     ]

@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('rooms', '0009_shorter_choice_labels'),
+        ("rooms", "0009_shorter_choice_labels"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='roommessage',
-            name='cost',
+            model_name="roommessage",
+            name="cost",
             field=models.DecimalField(blank=True, decimal_places=10, max_digits=18, null=True),
         ),
         migrations.AddField(
-            model_name='roommessage',
-            name='tokens_cached',
+            model_name="roommessage",
+            name="tokens_cached",
             field=models.PositiveIntegerField(default=0),
         ),
     ]

@@ -9,37 +9,76 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('personas', '0002_persona_formats'),
+        ("personas", "0002_persona_formats"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='provider',
-            name='cached_input_price',
-            field=models.DecimalField(blank=True, decimal_places=6, help_text="Dollars per million input tokens read from the provider's prompt cache. Empty: the input price.", max_digits=12, null=True, validators=[django.core.validators.MinValueValidator(Decimal('0'))], verbose_name='cached input price'),
+            model_name="provider",
+            name="cached_input_price",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                help_text="Dollars per million input tokens read from the provider's prompt cache. Empty: the input price.",
+                max_digits=12,
+                null=True,
+                validators=[django.core.validators.MinValueValidator(Decimal("0"))],
+                verbose_name="cached input price",
+            ),
         ),
         migrations.AddField(
-            model_name='provider',
-            name='input_price',
-            field=models.DecimalField(blank=True, decimal_places=6, help_text='Dollars per million input tokens. Empty: the price genai-prices knows for the model, if any.', max_digits=12, null=True, validators=[django.core.validators.MinValueValidator(Decimal('0'))], verbose_name='input price'),
+            model_name="provider",
+            name="input_price",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                help_text="Dollars per million input tokens. Empty: the price genai-prices knows for the model, if any.",
+                max_digits=12,
+                null=True,
+                validators=[django.core.validators.MinValueValidator(Decimal("0"))],
+                verbose_name="input price",
+            ),
         ),
         migrations.AddField(
-            model_name='provider',
-            name='output_price',
-            field=models.DecimalField(blank=True, decimal_places=6, help_text='Dollars per million output tokens (set with the input price).', max_digits=12, null=True, validators=[django.core.validators.MinValueValidator(Decimal('0'))], verbose_name='output price'),
+            model_name="provider",
+            name="output_price",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                help_text="Dollars per million output tokens (set with the input price).",
+                max_digits=12,
+                null=True,
+                validators=[django.core.validators.MinValueValidator(Decimal("0"))],
+                verbose_name="output price",
+            ),
         ),
         migrations.CreateModel(
-            name='Budget',
+            name="Budget",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('monthly', models.DecimalField(blank=True, decimal_places=2, help_text='Dollars a calendar month (UTC). Empty: no budget for this user, whatever the default.', max_digits=12, null=True, validators=[django.core.validators.MinValueValidator(Decimal('0'))], verbose_name='monthly budget')),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='budget', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "monthly",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=2,
+                        help_text="Dollars a calendar month (UTC). Empty: no budget for this user, whatever the default.",
+                        max_digits=12,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(Decimal("0"))],
+                        verbose_name="monthly budget",
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="budget", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['user__username'],
+                "ordering": ["user__username"],
             },
         ),
     ]
