@@ -29,9 +29,13 @@ def money(amount: Decimal) -> str:
     """Dollars for people: cents from a dollar up, four places below one (a call costs fractions of a cent)."""
     if amount == 0:
         return "$0"
-    if abs(amount) >= 1:
+    if abs(amount) >= 1 or amount == amount.quantize(CENT):
         return f"${amount.quantize(CENT):,}"
-    return f"${amount.quantize(Decimal('0.0001')).normalize():f}"
+    # A few calls of a cheap model cost less than a cent: four places, trailing zeros dropped down to cents.
+    places = amount.quantize(Decimal("0.0001"))
+    if places == 0:
+        return "under $0.0001"
+    return f"${places:f}" if places != places.quantize(CENT) else f"${places.quantize(CENT):f}"
 
 
 @dataclass(frozen=True)

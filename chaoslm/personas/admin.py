@@ -13,8 +13,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from chaoslm.llm import prices
 from chaoslm import costs
+from chaoslm.llm import prices
 from chaoslm.personas.models import Budget, Persona, Provider, import_personas
 from chaoslm.personas.yaml_io import ROLES, PersonaYAMLError, dump_personas, parse_personas
 
