@@ -26,12 +26,13 @@ from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import KEY_ERRORS, Input, where
 from batches.kinds import PAUSED, RUNNING, BatchKind
-from batches.panel import BatchError
+from batches.panel import BatchError, OverBudget
 from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, spec_arguments
 from chaoslm import sharing
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 from debates.formats.evidence.prompts import MAX_ANSWER, MAX_PASSAGE, MAX_QUESTION
+from debates.selectors import usage_json
 from experiments import exports as experiment_exports
 from experiments import services as experiment_services
 from experiments import spec as experiment_spec
@@ -144,6 +145,10 @@ class BatchSummary(Schema):
 class BatchOut(BatchSummary):
     progress: ProgressOut
     share_url: str | None = Field(None, description="The share link: shown to whom manages its sharing only.")
+    cost: dict[str, Any] = Field(
+        description="What its calls cost so far: `usd` (exact decimal), `unknown_price_calls` (calls whose price is "
+        "unknown, not in `usd`), `text` (as the page shows it), `by_persona` (per persona and model)."
+    )
 
 
 class BatchPage(Schema):
@@ -246,7 +251,12 @@ def batch_out(request: HttpRequest, kind: BatchKind, batch: Any) -> dict[str, An
     if sharing.can_manage_sharing(request.user, batch, staff=True):
         link = reverse(f"{batch._meta.model_name}_share", args=[batch.share_token])
         share = request.build_absolute_uri(link)
-    return {**_summary(request, batch), "progress": batch_events.progress_of(kind, batch), "share_url": share}
+    return {
+        **_summary(request, batch),
+        "progress": batch_events.progress_of(kind, batch),
+        "share_url": share,
+        "cost": usage_json(kind.debates(batch)),
+    }
 
 
 def _managed(
@@ -277,7 +287,10 @@ def _action(kind: BatchKind, action: str, done: str, allowed: set[str]) -> Calla
         batch = _managed(kind, request, batch_id)
         if batch.status not in allowed:
             raise ApiError(409, f"A {batch.status} {noun} cannot be {done}.")
-        getattr(kind, action)(batch)
+        try:
+            getattr(kind, action)(batch)
+        except OverBudget as error:
+            raise ApiError(402, str(error)) from None
         batch.refresh_from_db()
         return 200, batch_out(request, kind, batch)
 
@@ -292,7 +305,7 @@ def add_kind(api: KindApi) -> None:
 
     @router.post(
         f"/{plural}",
-        response={201: BatchOut, **refusals(403, 422)},
+        response={201: BatchOut, **refusals(402, 403, 422)},
         summary=f"Create and start a {noun}",
         tags=[tag],
         operation_id=f"create_{kind.kind}",
@@ -308,6 +321,8 @@ def add_kind(api: KindApi) -> None:
             raise ApiError(422, detail, errors=problems)
         try:
             batch = api.create_batch(**spec_arguments(spec), owner=request.user)
+        except OverBudget as error:
+            raise ApiError(402, str(error)) from None
         except BatchError as error:
             raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
         kind.start(batch)
@@ -346,7 +361,8 @@ def add_kind(api: KindApi) -> None:
         act = _action(kind, action, done, allowed)
         router.post(
             f"/{plural}/{{id:batch_id}}/{action}",
-            response={200: BatchOut, **refusals(403, 404, 409)},
+            # A resume its owner's spent monthly budget refuses is a 402, as a create over budget is.
+            response={200: BatchOut, **refusals(*((402,) if action == "resume" else ()), 403, 404, 409)},
             summary=f"{verb} a {noun}",
             tags=[tag],
             operation_id=f"{action}_{kind.kind}",

@@ -12,6 +12,7 @@ CONTENT_TYPE = "application/problem+json"
 TITLES = {
     400: "Bad request",
     401: "Not authenticated",
+    402: "Payment required",
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",

@@ -83,6 +83,10 @@ class RoomOut(RoomSummary):
     messages: list[RoomMessageOut]
     pending: list[RoomMessageOut] = Field(description="A manual round's answers, waiting to be kept or dropped.")
     share_url: str | None = Field(None, description="The share link: shown to the owner only.")
+    cost: dict[str, Any] = Field(
+        description="What its calls cost: `usd` (exact decimal), `unknown_price_calls` (not in `usd`), `text`, "
+        "`by_persona` (per speaker and model)."
+    )
 
 
 class SayIn(Input):

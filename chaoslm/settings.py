@@ -237,6 +237,17 @@ CHAOSLM_MAX_RUNNING_BATCH_DEBATES = int(
 renamed("CHAOSLM_MAX_RUNNING_MATCHES", "CHAOSLM_MAX_RUNNING_BATCH_DEBATES")
 CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int))
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
+# Every user's monthly spend on models, in dollars, unless the admin sets theirs (chaoslm/costs.py, docs/costs.md);
+# empty: no budget.
+CHAOSLM_DEFAULT_MONTHLY_BUDGET = env_str("CHAOSLM_DEFAULT_MONTHLY_BUDGET", "").strip()
+try:
+    if CHAOSLM_DEFAULT_MONTHLY_BUDGET and not float(CHAOSLM_DEFAULT_MONTHLY_BUDGET) >= 0:
+        raise ValueError
+except ValueError:
+    raise ImproperlyConfigured(
+        "CHAOSLM_DEFAULT_MONTHLY_BUDGET must be an amount of dollars such as 20 or 7.50, "
+        f"not {CHAOSLM_DEFAULT_MONTHLY_BUDGET!r}"
+    ) from None
 # The audience's poll (docs/audience.md): the after-vote stays open this many minutes after the debate ends
 # (unless its owner closes it sooner); one address may cast this many votes a minute (changes included), and
 # an anonymous voter's signed cookie is honoured for this many days.

@@ -177,6 +177,8 @@ def _persist(
             content=result.text,
             tokens_in=result.prompt_tokens,
             tokens_out=result.completion_tokens,
+            tokens_cached=result.cached_tokens,
+            cost=result.cost,
             latency_ms=result.latency_ms,
             model=result.model,
         )
