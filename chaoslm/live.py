@@ -374,7 +374,8 @@ class Outbox:
                 cache.delete(writing_key(self.group))
         for html in _messages(parts):
             self.seq += 1
-            message = {"type": PUSH_TYPE, "html": html, "source": self.source, "seq": self.seq}
+            # `sent`: when it left, for the push lag in /metrics (chaoslm/metrics.py).
+            message = {"type": PUSH_TYPE, "html": html, "source": self.source, "seq": self.seq, "sent": time.time()}
             await get_channel_layer().group_send(self.group, message)
 
     def _take(self) -> list[str]:

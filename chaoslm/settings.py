@@ -3,6 +3,7 @@
 docs/settings.md lists each variable (tests/core/test_docs.py holds the two in agreement).
 """
 
+import ipaddress
 import os
 import tempfile
 from datetime import timedelta
@@ -78,6 +79,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics are answered before the host check and the HTTPS redirect (a
+    # Kubernetes probe names the pod's address and speaks plain HTTP); chaoslm/health.py.
+    "chaoslm.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -349,6 +353,21 @@ CHAOSLM_MAX_REQUEST_BYTES = int(env_number("CHAOSLM_MAX_REQUEST_BYTES", 4 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
 # An uploaded file below this is kept in memory rather than a temporary file: every accepted body fits.
 FILE_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
+
+# /metrics (chaoslm/metrics.py) answers clients in these comma-separated networks (default: loopback only; behind
+# CHAOSLM_BEHIND_PROXY the client is the last X-Forwarded-For address), and any client sending
+# "Authorization: Bearer <CHAOSLM_METRICS_TOKEN>" when that is set. Everyone else gets a 404.
+CHAOSLM_METRICS_ALLOW = env_str("CHAOSLM_METRICS_ALLOW", "127.0.0.0/8,::1/128")
+try:
+    CHAOSLM_METRICS_ALLOW_NETWORKS = [
+        ipaddress.ip_network(n.strip(), strict=False) for n in CHAOSLM_METRICS_ALLOW.split(",") if n.strip()
+    ]
+except ValueError as error:
+    raise ImproperlyConfigured(f"CHAOSLM_METRICS_ALLOW must be comma-separated networks: {error}") from None
+CHAOSLM_METRICS_TOKEN = env_str("CHAOSLM_METRICS_TOKEN", "")
+# A Celery worker's own /metrics (its model calls): served on this port and address when the port is not 0.
+CHAOSLM_WORKER_METRICS_PORT = int(env_number("CHAOSLM_WORKER_METRICS_PORT", 0, int))
+CHAOSLM_WORKER_METRICS_ADDR = env_str("CHAOSLM_WORKER_METRICS_ADDR", "127.0.0.1")
 
 LOGGING = {
     "version": 1,
