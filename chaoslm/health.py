@@ -1,10 +1,10 @@
 """Health for load balancers and orchestrators: `/healthz` (this process answers) and `/readyz` (what it needs
 answers: the database, the channel layer, Celery's workers where Celery runs the work, the model endpoint).
 
-Both answer JSON. `/readyz` runs its checks at once, each given `CHECK_SECONDS`, and answers 503 naming each
-failing check and why, in words that carry no secret (no password, key or URL credentials). A check still
-running from an earlier probe is not started again (a server that hangs would otherwise gather a thread per
-probe); what a probe learned is reused for `REUSE_SECONDS`, so a flood of probes costs the services nothing.
+Both answer JSON. `/readyz` runs its checks at once, each given `CHAOSLM_HEALTH_TIMEOUT` seconds, and answers
+503 naming each failing check and why, in words that carry no secret (no password, key or URL credentials).
+A check still running from an earlier probe is not started again (a server that hangs would otherwise gather
+a thread per probe); what a probe learned is reused for `REUSE_SECONDS`: a flood of probes costs nothing more.
 
 The probes are answered by `ProbeMiddleware`, first in MIDDLEWARE: ahead of the host check (a Kubernetes probe
 names the pod's address, not the site's host), the HTTPS redirect, sessions and the CSP, which a probe needs
@@ -30,10 +30,13 @@ from django.conf import settings
 from django.db import connections
 from django.http import HttpRequest, HttpResponse
 
-CHECK_SECONDS = 1.0
 REUSE_SECONDS = 1.0
 
 Check = Callable[[], Awaitable[None]]
+
+
+def _seconds() -> float:
+    return settings.CHAOSLM_HEALTH_TIMEOUT
 
 
 class CheckFailed(Exception):
@@ -75,9 +78,7 @@ async def check_database() -> None:
 def _redis_sync() -> None:
     import redis
 
-    client = redis.Redis.from_url(
-        settings.REDIS_URL, socket_connect_timeout=CHECK_SECONDS, socket_timeout=CHECK_SECONDS
-    )
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=_seconds(), socket_timeout=_seconds())
     try:
         client.ping()
     except Exception as error:
@@ -98,7 +99,8 @@ async def check_channel_layer() -> None:
 def _celery_ping() -> int:
     from chaoslm.celery import app
 
-    return len(app.control.ping(timeout=CHECK_SECONDS * 0.8) or [])
+    # limit=1: the first worker's answer is enough; without it a ping waits out its whole timeout.
+    return len(app.control.ping(timeout=_seconds() * 0.8, limit=1) or [])
 
 
 async def check_celery() -> None:
@@ -109,7 +111,7 @@ async def check_celery() -> None:
     except Exception as error:
         raise CheckFailed(f"Celery's broker did not answer: {redact(str(error)) or type(error).__name__}") from None
     if not workers:
-        raise CheckFailed(f"no Celery worker answered a ping within {CHECK_SECONDS * 0.8:g}s")
+        raise CheckFailed(f"no Celery worker answered a ping within {_seconds() * 0.8:g}s")
 
 
 def _model_sync() -> None:
@@ -130,7 +132,7 @@ def _model_sync() -> None:
     url = parts._replace(netloc=netloc + (f":{parts.port}" if parts.port else "")).geturl().rstrip("/") + "/models"
     opener = build_opener(ProxyHandler({}))
     try:
-        with opener.open(Request(url, headers=headers), timeout=CHECK_SECONDS):  # noqa: S310 (http/https only)
+        with opener.open(Request(url, headers=headers), timeout=_seconds()):  # noqa: S310 (http/https only)
             pass
     except HTTPError as error:
         if error.code in (401, 403):
@@ -166,9 +168,9 @@ async def _one(name: str, check: Check) -> dict[str, Any]:
     if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
         task = _running[name] = asyncio.ensure_future(check())
     try:
-        await asyncio.wait_for(asyncio.shield(task), CHECK_SECONDS)
+        await asyncio.wait_for(asyncio.shield(task), _seconds())
     except TimeoutError:
-        return {"ok": False, "reason": f"no answer within {CHECK_SECONDS:g}s"}
+        return {"ok": False, "reason": f"no answer within {_seconds():g}s"}
     except CheckFailed as failure:
         return {"ok": False, "reason": str(failure)}
     except Exception as error:  # a check's own bug still answers, as a failure that says what it was

@@ -365,6 +365,8 @@ try:
 except ValueError as error:
     raise ImproperlyConfigured(f"CHAOSLM_METRICS_ALLOW must be comma-separated networks: {error}") from None
 CHAOSLM_METRICS_TOKEN = env_str("CHAOSLM_METRICS_TOKEN", "")
+# /readyz (chaoslm/health.py): how long each check (database, Redis, Celery's ping, the model endpoint) may take.
+CHAOSLM_HEALTH_TIMEOUT = env_number("CHAOSLM_HEALTH_TIMEOUT", 1.0)
 # A Celery worker's own /metrics (its model calls): served on this port and address when the port is not 0.
 CHAOSLM_WORKER_METRICS_PORT = int(env_number("CHAOSLM_WORKER_METRICS_PORT", 0, int))
 CHAOSLM_WORKER_METRICS_ADDR = env_str("CHAOSLM_WORKER_METRICS_ADDR", "127.0.0.1")

@@ -51,7 +51,7 @@ def test_readyz_is_503_naming_an_unreachable_model_endpoint_without_its_key(clie
     assert "hunter2" not in response.content.decode() and "sk-secret" not in response.content.decode()
 
 
-def test_a_check_that_hangs_answers_within_its_second(client, monkeypatch, llm_server):
+def test_a_check_that_hangs_answers_within_its_second(client, monkeypatch, settings, llm_server):
     import asyncio
     import time
 
@@ -59,6 +59,7 @@ def test_a_check_that_hangs_answers_within_its_second(client, monkeypatch, llm_s
         await asyncio.sleep(30)
 
     monkeypatch.setitem(health.CHECKS, "model", hangs)
+    settings.CHAOSLM_HEALTH_TIMEOUT = 1.0
     started = time.monotonic()
     response = client.get("/readyz")
     assert time.monotonic() - started < 3
