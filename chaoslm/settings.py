@@ -149,10 +149,11 @@ if _SQLITE:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
-# With Redis, which of channels_redis' layers carries the live pushes between processes: "core" (a list per
-# channel, groups as sorted sets, a capacity per channel) or "pubsub" (Redis publish/subscribe: no capacity,
-# nothing kept for a subscriber that is not listening). docs/serving-a-crowd.md has the figures of both.
-CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "core")
+# With Redis, which of channels_redis' layers carries the live pushes between processes: "pubsub" (Redis
+# publish/subscribe: one publish a push, no capacity, nothing kept for a subscriber that is not listening; the
+# default) or "core" (a list per channel, groups as sorted sets, a capacity per channel). Who watches what is kept
+# apart from either (chaoslm/live.py's presence). docs/serving-a-crowd.md has the figures of both.
+CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "pubsub")
 if CHAOSLM_CHANNEL_LAYER not in {"core", "pubsub"}:
     raise ImproperlyConfigured(f"CHAOSLM_CHANNEL_LAYER must be 'core' or 'pubsub', not {CHAOSLM_CHANNEL_LAYER!r}")
 if REDIS_URL and CHAOSLM_CHANNEL_LAYER == "pubsub":
