@@ -3,6 +3,7 @@
 docs/settings.md lists each variable (tests/core/test_docs.py holds the two in agreement).
 """
 
+import ipaddress
 import logging
 import os
 import tempfile
@@ -91,6 +92,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics are answered before the host check and the HTTPS redirect (a
+    # Kubernetes probe names the pod's address and speaks plain HTTP); chaoslm/health.py.
+    "chaoslm.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -160,10 +164,11 @@ if _SQLITE:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
-# With Redis, which of channels_redis' layers carries the live pushes between processes: "core" (a list per
-# channel, groups as sorted sets, a capacity per channel) or "pubsub" (Redis publish/subscribe: no capacity,
-# nothing kept for a subscriber that is not listening). docs/serving-a-crowd.md has the figures of both.
-CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "core")
+# With Redis, which of channels_redis' layers carries the live pushes between processes: "pubsub" (Redis
+# publish/subscribe: one publish a push, no capacity, nothing kept for a subscriber that is not listening; the
+# default) or "core" (a list per channel, groups as sorted sets, a capacity per channel). Who watches what is kept
+# apart from either (chaoslm/live.py's presence). docs/serving-a-crowd.md has the figures of both.
+CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "pubsub")
 if CHAOSLM_CHANNEL_LAYER not in {"core", "pubsub"}:
     raise ImproperlyConfigured(f"CHAOSLM_CHANNEL_LAYER must be 'core' or 'pubsub', not {CHAOSLM_CHANNEL_LAYER!r}")
 if REDIS_URL and CHAOSLM_CHANNEL_LAYER == "pubsub":
@@ -386,6 +391,23 @@ CHAOSLM_MAX_REQUEST_BYTES = int(env_number("CHAOSLM_MAX_REQUEST_BYTES", 4 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
 # An uploaded file below this is kept in memory rather than a temporary file: every accepted body fits.
 FILE_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
+
+# /metrics (chaoslm/metrics.py) answers clients in these comma-separated networks (default: loopback only; behind
+# CHAOSLM_BEHIND_PROXY the client is the last X-Forwarded-For address), and any client sending
+# "Authorization: Bearer <CHAOSLM_METRICS_TOKEN>" when that is set. Everyone else gets a 404.
+CHAOSLM_METRICS_ALLOW = env_str("CHAOSLM_METRICS_ALLOW", "127.0.0.0/8,::1/128")
+try:
+    CHAOSLM_METRICS_ALLOW_NETWORKS = [
+        ipaddress.ip_network(n.strip(), strict=False) for n in CHAOSLM_METRICS_ALLOW.split(",") if n.strip()
+    ]
+except ValueError as error:
+    raise ImproperlyConfigured(f"CHAOSLM_METRICS_ALLOW must be comma-separated networks: {error}") from None
+CHAOSLM_METRICS_TOKEN = env_str("CHAOSLM_METRICS_TOKEN", "")
+# /readyz (chaoslm/health.py): how long each check (database, Redis, Celery's ping, the model endpoint) may take.
+CHAOSLM_HEALTH_TIMEOUT = env_number("CHAOSLM_HEALTH_TIMEOUT", 1.0)
+# A Celery worker's own /metrics (its model calls): served on this port and address when the port is not 0.
+CHAOSLM_WORKER_METRICS_PORT = int(env_number("CHAOSLM_WORKER_METRICS_PORT", 0, int))
+CHAOSLM_WORKER_METRICS_ADDR = env_str("CHAOSLM_WORKER_METRICS_ADDR", "127.0.0.1")
 
 LOGGING = {
     "version": 1,
