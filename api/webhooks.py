@@ -28,12 +28,14 @@ import ipaddress
 import json
 import socket
 import time
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from api.models import Delivery, Webhook
 from batches.kinds import COMPLETED, KINDS, BatchKind
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
 
 KIND = "webhook"
 MAX_REDIRECTS = 3
+# Seconds past a pending delivery's due time before the sweep takes it up (`overdue`).
+OVERDUE_GRACE = 60.0
 
 
 class Refused(ValueError):
@@ -282,7 +286,8 @@ def notify_room_stopped(room: Room, key: str) -> None:
 
 
 def _load(delivery_id: int) -> tuple[Delivery, Webhook] | None:
-    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    """The delivery and its webhook while it is pending (a sweep's second run of a delivered one sends nothing)."""
+    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id, status=Delivery.Status.PENDING).first()
     return (delivery, delivery.webhook) if delivery else None
 
 
@@ -369,6 +374,31 @@ async def run(delivery_id: int) -> None:
             return
         await asyncio.sleep(wait)
         wait *= 2
+
+
+def overdue() -> list[int]:
+    """Pending deliveries whose next attempt is overdue: the process that was to make it has gone (a command
+    that ended, a server restarted, a worker lost) or never got it. Due after its last attempt's backoff (at once
+    before the first), with an attempt's timeout and a minute's grace on top."""
+    now = timezone.now()
+    grace = settings.CHAOSLM_WEBHOOK_TIMEOUT + OVERDUE_GRACE
+    found = []
+    for pk, attempts, updated_at in Delivery.objects.filter(status=Delivery.Status.PENDING).values_list(
+        "pk", "attempts", "updated_at"
+    ):
+        backoff = settings.CHAOSLM_WEBHOOK_BACKOFF * 2 ** (attempts - 1) if attempts else 0.0
+        if updated_at + timedelta(seconds=backoff + grace) < now:
+            found.append(pk)
+    return found
+
+
+def sweep() -> list[int]:
+    """The sweep (runner.register_sweep; Celery beat's api.tasks.sweep_webhooks): overdue deliveries are tried
+    again, except those this process is trying now."""
+    ids = [pk for pk in overdue() if not runner.inline.is_running(KIND, pk)]
+    for delivery_id in ids:
+        runner.submit(KIND, delivery_id)
+    return ids
 
 
 def redeliver(delivery: Delivery) -> None:

@@ -139,6 +139,7 @@ class BatchCommand(BaseCommand):
                 with local_model.running(lambda line: console.print(line, highlight=False, soft_wrap=True)):
                     self.go(action, batch, options)
                     self._watch(batch, console)
+                cli.settle(lambda line: console.print(line, highlight=False, soft_wrap=True))
             except local_model.LocalModelMissing as error:
                 raise CommandError(
                     f"{error}\n{self.noun.capitalize()} {batch.pk} is saved: once a model answers, run it with "

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
 import logging
 import math
@@ -345,9 +344,8 @@ def _pass_here(kind: BatchKind, batch_id: int) -> None:
         settled = True
     for debate_id in chosen:
         # Submitted from here, its task is queued before the finished debate's own last steps (and asks the database
-        # thread for its first before they do). From an empty context: with this thread's, the task would inherit
-        # its "sync call in progress" and could make no sync call.
-        contextvars.Context().run(runner.inline.submit, "debate", debate_id)
+        # thread for its first before they do).
+        runner.inline.submit("debate", debate_id)
     if settled:
         loop.call_soon_threadsafe(wake.set)
 
@@ -376,8 +374,7 @@ async def _run_inline(kind: BatchKind, batch_id: int) -> None:
     try:
         while True:
             wake.clear()
-            # The debates start from here, not from inside the pass: a task created in the loop's sync
-            # thread would inherit its "sync call in progress" context and could make no sync call.
+            # The debates start once the pass has committed and returned, from the loop.
             chosen: list[int] = []
             _, settled = await sync_to_async(_pass)(kind, batch_id, None, chosen.append)
             for debate_id in chosen:

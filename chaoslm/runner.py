@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import gc
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
@@ -170,7 +172,14 @@ class InlineRunner:
                 return
             stopped = self._stopped[key] = threading.Event()
             carried = tracing.carry()
-            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key, stopped, at, carried), loop)
+            # The run starts in an empty context, not a copy of the submitter's: a submit from inside a
+            # sync_to_async call (a signal of a save in the engine's database thread: a debate's end telling its
+            # webhooks, a batch's pass starting debates) would hand the run that call's "single thread executor
+            # in use" mark, and every sync_to_async of the run would fail with "would deadlock". The trace goes on
+            # explicitly (`carried`).
+            self._running[key] = contextvars.Context().run(
+                asyncio.run_coroutine_threadsafe, self._run(key, stopped, at, carried), loop
+            )
 
     def cancel(self, kind: str, object_id: int, wait: float = 0.0) -> None:
         """Cancel the run and, called off the loop, wait up to `wait` seconds for it to stop: until then it
@@ -234,6 +243,23 @@ class InlineRunner:
         """How many runs this process has started and not finished (/metrics' queue depth, inline)."""
         with self._lock:
             return sum(not future.done() for future in self._running.values())
+
+    def is_running(self, kind: str, object_id: int) -> bool:
+        """Whether this process runs `kind` work on `object_id` now (a sweep leaves such work alone)."""
+        with self._lock:
+            future = self._running.get((kind, object_id))
+        return future is not None and not future.done()
+
+    def settle(self, timeout: float) -> int:
+        """Wait up to `timeout` seconds for this process's runs to end (a command about to exit lets its webhook
+        deliveries go out); how many still run then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                left = [f for f in self._running.values() if not f.done()]
+            if not left or time.monotonic() >= deadline:
+                return len(left)
+            time.sleep(0.05)
 
     def wait_idle(self, timeout: float = 30.0) -> None:
         """Block until nothing is running (tests and shutdown)."""

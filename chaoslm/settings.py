@@ -265,6 +265,7 @@ CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
     "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
+    "sweep-webhooks": {"task": "api.tasks.sweep_webhooks", "schedule": 60.0},
 }
 # How often a running batch (a tournament, an experiment) looks again for debates to start when none of its debates
 # finished in between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
