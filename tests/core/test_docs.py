@@ -187,12 +187,7 @@ def test_every_name_the_architecture_page_gives_exists_in_the_code() -> None:
         elif "/" in head or head.endswith(".py"):
             scope = head.removesuffix(".py").replace("/", ".")
             ok = is_file(head) and all(defined(n, scope) for n in re.findall(r"[A-Za-z_][\w.]*", tail))
-        elif (
-            any(f.rsplit("/", 1)[-1] == head for f in files)
-            or "." not in head
-            and "_" not in head
-            and not re.search(r"[a-z][A-Z]|^[A-Z]", head)
-        ):
+        elif any(f.rsplit("/", 1)[-1] == head for f in files) or re.fullmatch(r"[a-z0-9-]+", head):
             continue  # a file named in its folder's row, or an ordinary word set in code type ("inline", "duel")
         else:
             ok = defined(head)
