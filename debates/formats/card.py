@@ -837,13 +837,14 @@ class CardFormat(Format):
         self.side_of = {seat.key: seat.side for seat in spec.seats if seat.side}
         self.poll = spec.poll
         judge = spec.judge
-        debaters = [s for s in spec.seats if s.role == "debater"]
+        # A two-sided debate is judged again (a tournament panel's other judges) by the judge replay of two-sided
+        # debates, which reads its public statements; a card without its own judge is judged only that way.
+        two_sided = len(self.sides) == 2
+        self.replayed_by = "sides_judge" if two_sided else ""
         if judge is not None:
             self.judging, self.judge_seat = "in_debate", judge.seat
-        elif len(self.sides) == 2 and len(debaters) == 2 and not any(s.role == "judge" for s in spec.seats):
-            self.judging, self.judge_seat, self.replayed_by = "replay", None, "sides_judge"
         else:
-            self.judging, self.judge_seat = "none", None
+            self.judging, self.judge_seat = ("replay" if two_sided else "none"), None
         self.scores_turns = judge is not None and judge.score is not None
         self.ranking_verdict = judge is not None and judge.ranking
         self.verdict_label = "Ranking" if self.ranking_verdict else "Winner"
