@@ -19,7 +19,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.docs import _csrf_needed
 from ninja.security import HttpBearer
 
-from api import batches, debates, events, hooks, room_events, rooms, tokens
+from api import batches, debates, events, formats, hooks, room_events, rooms, tokens
 from api.models import ApiToken
 from api.problems import ApiError, problem
 
@@ -110,6 +110,7 @@ def _server_error(request: HttpRequest, error: Exception) -> HttpResponse:
 
 
 api.add_router("", debates.router)
+api.add_router("", formats.router)
 api.add_router("", events.router)
 api.add_router("", hooks.router)
 api.add_router("", rooms.router)

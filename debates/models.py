@@ -87,11 +87,6 @@ class Debate(models.Model):
         return self.starts_at > (now or timezone.now())
 
     @property
-    def fmt(self) -> Format:
-        """The debate's format (a card's: the card as it was when the debate was made, once cards exist)."""
-        return get_format(self.format)
-
-    @property
     def announcement_shown(self) -> str:
         """The announcement as the verdict box shows it (debates stored before JSON replies were read included)."""
         return announcement_text(self.announcement)
