@@ -14,7 +14,7 @@ from debates.setup import SeatChoice, create_debate
 
 def duel_config(duel: Debate) -> DebateConfig:
     # In the format's own seat order, so a replay reads a debate's first debater as the side that argues FOR.
-    order = {spec.key: i for i, spec in enumerate(get_format(duel.format).seat_specs)}
+    order = {spec.key: i for i, spec in enumerate(duel.fmt.seat_specs)}
     seats = tuple(
         SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
         for s in sorted(duel.seats.all(), key=lambda s: order.get(s.key, len(order)))
@@ -40,7 +40,7 @@ def create_replay(
     turns = Event.objects.filter(debate=duel, kind=Event.Kind.TURN)
     records = [record_of(event, keys.get(event.seat_id)) for event in turns]
     # A format no replay judges goes to the duel's, which says what it can replay.
-    replay = get_format(get_format(duel.format).replayed_by or Judge.name)
+    replay = get_format(duel.fmt.replayed_by or Judge.name)
     options = replay.replay_options(duel_config(duel), records, source_debate=duel.pk)
     return create_debate(
         format_name=replay.name,
