@@ -18,7 +18,7 @@ from api.refusals import refusals
 from chaoslm import limits, sharing
 from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts
-from debates.formats import FormatError
+from debates.formats import DEFAULT_FORMAT, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public
@@ -34,7 +34,9 @@ class PersonaOut(Schema):
 
 
 class DebateIn(Schema):
-    format: str = "duel"
+    format: str = Field(
+        DEFAULT_FORMAT, description=f"A format's name (the formats' list names them); {DEFAULT_FORMAT} by default."
+    )
     topic: str
     premise: str = ""
     seats: dict[str, int | bool] = Field(

@@ -49,7 +49,7 @@ class PersonaChoice(forms.ModelChoiceField):
 
 
 class NewDebateForm(FormatOptions):
-    format = forms.ChoiceField(initial="duel")
+    format = forms.ChoiceField(initial=DEFAULT_FORMAT)
     topic = forms.CharField(
         max_length=500,
         strip=False,
@@ -90,7 +90,7 @@ class NewDebateForm(FormatOptions):
         "counts down, and you can start it sooner.",
     )
 
-    def __init__(self, *args: Any, format_name: str = "duel", user: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, format_name: str = DEFAULT_FORMAT, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["hold"].choices = hold.choices()
         # The built-ins, then the protocol cards the person may use (shipped, public, their own).

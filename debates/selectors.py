@@ -99,7 +99,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
         "cards": mark_safe("".join(card.filled() for card in events)),  # noqa: S308
         "last_event_id": max((card.pk for card in events), default=0),
         "chart": score_chart(seats, scores),
-        "shows_scores": fmt.scores_turns and any(s.key == "judge" for s in seats),
+        "shows_scores": fmt.scores_turns and any(s.key == fmt.judge_seat for s in seats),
         "verdict_label": fmt.verdict_label,
         "human_seat": next((s for s in seats if s.is_human), None),
         "stage": stage_text,

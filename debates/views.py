@@ -22,7 +22,7 @@ from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import hold, poll_views, privacy, services, transcripts
-from debates.formats import LISTED, FormatError
+from debates.formats import DEFAULT_FORMAT, LISTED, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public, page_state
@@ -72,7 +72,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def new_debate(request: HttpRequest) -> HttpResponse:
-    format_name = request.POST.get("format") or request.GET.get("format") or "duel"
+    format_name = request.POST.get("format") or request.GET.get("format") or DEFAULT_FORMAT
     form = NewDebateForm(request.POST or None, format_name=format_name, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:

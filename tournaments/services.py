@@ -140,7 +140,7 @@ def create_tournament(
                     match=match,
                     judge=judge,
                     repeat=repeat,
-                    in_duel=(index == 0 and repeat == 0 and design.judged_in_debate(match.format)),
+                    in_debate=(index == 0 and repeat == 0 and design.judged_in_debate(match.format)),
                 )
                 for match in matches
                 for index, judge in enumerate(entrants[Entrant.Role.JUDGE])
@@ -157,8 +157,8 @@ def _choice(entrant: Entrant) -> SeatChoice:
 
 
 class TournamentKind(BatchKind):
-    """A tournament's jobs: a debate per match (the scheduler's DUEL, whatever its format), a replay per judgment
-    beyond a duel's own judge."""
+    """A tournament's jobs: a debate per match (the scheduler's MATCH, whatever its format), a replay per judgment
+    beyond the judge inside a match's debate, if its format seats one."""
 
     kind = "tournament"
     model = Tournament
@@ -171,15 +171,15 @@ class TournamentKind(BatchKind):
     push = staticmethod(broadcast.push)
 
     def create(self, batch: Tournament, job: schedule.Job, memo: dict[str, Any]) -> int | None:
-        if job.kind == schedule.DUEL:
-            debate_id = self.link(job, _create_duel(batch, job.id, memo))
-            if debate_id is not None:  # the duel's own judge judges inside it: that judgment's debate is the duel
-                Judgment.objects.filter(match_id=job.id, in_duel=True).update(debate_id=debate_id)
+        if job.kind == schedule.MATCH:
+            debate_id = self.link(job, _create_match_debate(batch, job.id, memo))
+            if debate_id is not None:  # its own judge judges inside it: that judgment's debate is the match's
+                Judgment.objects.filter(match_id=job.id, in_debate=True).update(debate_id=debate_id)
             return debate_id
         return self.link(job, _create_replay(batch, job.id))
 
     def rows_of(self, job: schedule.Job) -> QuerySet[Any]:
-        return (Match if job.kind == schedule.DUEL else Judgment).objects.filter(pk=job.id)
+        return (Match if job.kind == schedule.MATCH else Judgment).objects.filter(pk=job.id)
 
     def of_debate(self, debate_id: int) -> int | None:
         # A classic or structured match's debate has no judgment of its own (its judges replay it): its match tells.
@@ -216,7 +216,7 @@ def _seats(match: Match, first_judge: Entrant, moderator: Entrant | None) -> dic
     return seats
 
 
-def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> Debate:
+def _create_match_debate(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> Debate:
     match = Match.objects.select_related("question", "debater_for", "debater_against").get(pk=match_id)
     if "judge" not in memo:  # read once a pass
         entrants = tournament.entrants.order_by("order")
@@ -238,8 +238,8 @@ def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) ->
 
 def _create_replay(tournament: Tournament, judgment_id: int) -> Debate:
     judgment = Judgment.objects.select_related("match__debate", "judge").get(pk=judgment_id)
-    duel = judgment.match.debate
-    assert duel is not None
+    judged = judgment.match.debate
+    assert judged is not None
     return create_replay(
-        duel, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility, in_batch=True
+        judged, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility, in_batch=True
     )

@@ -175,6 +175,8 @@ class Format:
     # The option listing what each side argues, when its sides argue answers rather than a motion (the poll then
     # names each side by its answer): an option holding a list, in the order of `sides`.
     side_answers_option: ClassVar[str] = ""
+    # The option holding a text its speakers quote, whose quotes every export shows as checked against it.
+    quotes_option: ClassVar[str] = ""
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError

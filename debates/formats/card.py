@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -29,6 +29,7 @@ from debates.formats.base import (
     Plan,
     Record,
     SeatInfo,
+    Side,
     Step,
 )
 from debates.formats.card_parse import (
@@ -51,18 +52,6 @@ from debates.formats.card_parse import (
 from debates.formats.card_text import EMPTY, Template
 from debates.formats.duel import SCORE_SCHEMA, announcement_text, match_name
 from debates.formats.moderated import status_prompt
-
-try:  # MERGE: the Format interface (branch cards) brings Side; drop this fallback once main has it.
-    from debates.formats.base import Side
-except ImportError:  # pragma: no cover
-
-    @dataclass(frozen=True)
-    class Side:  # type: ignore[no-redef]
-        key: str
-        label: str
-        seats: tuple[str, ...]
-        stance: str = ""
-
 
 __all__ = ["CardCaps", "CardError", "CardFormat", "CardProblem", "PlannedCall", "card_format", "parse_card"]
 
@@ -142,6 +131,10 @@ class Layout:
     slots: tuple[Slot, ...]
     by_ordinal: Mapping[int, int]
     turns: int  # speeches in the main phase
+    seats: frozenset[str] = frozenset()  # the seats its slots name
+    # What a debate's runs share: which slots run in the usual case (no end, every seat filled by a persona), and
+    # each slot's needs for a given set of running slots. Both follow from the layout alone.
+    cache: dict[Any, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -401,7 +394,13 @@ class _Builder:
         if len(self.slots) > end_start:
             self.slots[end_start]["barrier"] = True
         self.verdict()
-        return Layout(slots=tuple(self.chain()), by_ordinal={i + 1: i for i in range(len(self.slots))}, turns=turns)
+        slots = tuple(self.chain())
+        return Layout(
+            slots=slots,
+            by_ordinal={i + 1: i for i in range(len(slots))},
+            turns=turns,
+            seats=frozenset(s.seat for s in slots if s.seat is not None),
+        )
 
     def chain(self) -> list[Slot]:
         """Each slot's links back: the seat's own previous slot, the previous public one, the previous with the
@@ -454,8 +453,11 @@ class _Run:
         by_ordinal = self.layout.by_ordinal
         slots = self.layout.slots
         users: dict[str, list[Record]] = {}
+        self.has_header = False
         for record in records:
-            if record.kind == "USER":
+            if record.ordinal == 0:
+                self.has_header = True
+            elif record.kind == "USER":
                 users.setdefault(record.seat or "", []).append(record)
             else:
                 index = by_ordinal.get(record.ordinal)
@@ -468,7 +470,21 @@ class _Run:
                 speeches = [s.index for s in slots if s.kind == "TURN" and s.seat == seat]
                 for index, record in zip(speeches, messages, strict=False):
                     self.done[index] = record
-        self.active = self._active()
+        cache = self.layout.cache
+        usual = not config.is_ending and self.layout.seats <= self.seats.keys()
+        if usual and not any(s.is_human for s in config.seats):
+            if "active" not in cache:
+                cache["active"] = self._active()
+                cache["active_key"] = bytes(cache["active"])
+            self.active, key = cache["active"], cache["active_key"]
+        else:
+            self.active = self._active()
+            key = bytes(self.active)
+        if key not in cache:
+            if len(cache) > 256:
+                cache.clear()
+            cache[key] = {}
+        self._needs: dict[int, Any] = cache[key]
 
     def _active(self) -> list[bool]:
         config, seats, done = self.config, self.seats, self.done
@@ -503,7 +519,44 @@ class _Run:
             index = getattr(slots[index], link)
         return index
 
-    def needs(self, slot: Slot) -> list[int]:
+    def running(self) -> list[int]:
+        """The slots that run, in order (shared by every run with the same ones)."""
+        order = self._needs.get(-1)
+        if order is None:
+            order = self._needs[-1] = [i for i, on in enumerate(self.active) if on]
+        return order
+
+    def limit(self, pending: int) -> int:
+        """The first slot from which every running slot depends, directly or not, on slot `pending`."""
+        key = ("limit", pending)
+        found = self._needs.get(key)
+        if found is None:
+            ancestors = self._needs.get("ancestors")
+            if ancestors is None:
+                # Each running slot's ancestors as a bit mask: its needs and, through them, theirs.
+                ancestors = {}
+                for index in self.running():
+                    mask = 0
+                    for need in self.needs(self.layout.slots[index]):
+                        mask |= (1 << need) | ancestors.get(need, 0)
+                    ancestors[index] = mask
+                self._needs["ancestors"] = ancestors
+            found = len(self.layout.slots)
+            for index in reversed(self.running()):
+                if index <= pending or not (ancestors[index] >> pending) & 1:
+                    break
+                found = index
+            self._needs[key] = found
+        return found
+
+    def needs(self, slot: Slot) -> frozenset[int]:
+        """The slots `slot` waits for, given which slots run (so the same for every run with those)."""
+        needs = self._needs.get(slot.index)
+        if needs is None:
+            needs = self._needs[slot.index] = frozenset(self._find_needs(slot))
+        return needs
+
+    def _find_needs(self, slot: Slot) -> list[int]:
         if slot.barrier:
             return [i for i in range(slot.index) if self.active[i]]
         needs = []
@@ -534,15 +587,23 @@ class _Run:
 
     def plan(self) -> Plan:
         steps: list[Step] = []
-        if 0 not in {r.ordinal for r in self.records}:
+        if not self.has_header:
             steps.append(self.card.header(self.config))
         waiting = None
-        finished = True
-        for slot in self.layout.slots:
-            if not self.active[slot.index] or slot.index in self.done:
+        done, slots = self.done, self.layout.slots
+        order = self.running()
+        first = next((p for p, index in enumerate(order) if index not in done), None)
+        if first is None:
+            return Plan(steps=tuple(steps), finished=not steps)
+        # Every slot from `limit` on waits, at least through others, for the first slot not done: none is ready.
+        limit = self.limit(order[first])
+        for index in order[first:]:
+            if index >= limit:
+                break
+            if index in done:
                 continue
-            finished = False
-            if not all(n in self.done for n in self.needs(slot)):
+            slot = slots[index]
+            if not self.needs(slot) <= done.keys():
                 continue
             seat = self.seats.get(slot.seat or "")
             if slot.kind == "TURN" and seat is not None and seat.is_human:
@@ -551,7 +612,7 @@ class _Run:
             steps.append(self.step(slot))
         if steps:
             return Plan(steps=tuple(steps))
-        return Plan(finished=finished, waiting_for=waiting)
+        return Plan(waiting_for=waiting)
 
     # -- building a step -----------------------------------------------------------------------------------------
     def step(self, slot: Slot) -> Step:
@@ -601,20 +662,10 @@ class _Run:
 
     def values(self, slot: Slot) -> dict[str, str]:
         card, config = self.card, self.config
-        values = dict(card.base_values(config))
-        seat = self.seats.get(slot.seat or "")
+        values = dict(card.base_values(config, slot.seat or ""))
         values["stage"] = slot.label
-        values["speaker"] = seat.name if seat else ""
         if slot.rounds:
             values["round"], values["rounds"] = str(slot.round), str(slot.rounds)
-        side_key = card.side_of.get(slot.seat or "", "")
-        if side_key:
-            side = card.side_by_key[side_key]
-            values["side"], values["stance"] = side.label, side.stance
-            others = [card.side_name(config, s) for s in card.sides if s.key != side_key]
-            values["opponents"] = _and(others)
-            if len(card.sides) == 2:
-                values["opponent"] = others[0]
         names = slot.template.names | slot.status.names
         if "previous" in names or "previous_speaker" in names:
             previous = self.back(slot.prev_turn, "prev_turn")
@@ -788,12 +839,23 @@ class CardFormat(Format):
         self.verdict_label = "Ranking" if self.ranking_verdict else "Winner"
         self.plain_steps = frozenset(step for step, label in spec.labels.items() if not label)
         self._layouts: dict[tuple[int, ...], Layout] = {}
+        self._values: dict[tuple[Any, ...], Mapping[str, str]] = {}
+        # The last options asked for and their layout: a debate asks with the same options at every step.
+        self._last_layout: tuple[dict[str, Any], Layout] | None = None
 
     # -- layout --------------------------------------------------------------------------------------------------
     def values_of(self, options: Mapping[str, Any]) -> dict[str, int]:
         return {o.name: int(options.get(o.name, o.default)) for o in self.option_specs}
 
     def layout(self, options: Mapping[str, Any]) -> Layout:
+        last = self._last_layout
+        if last is not None and last[0] == options:
+            return last[1]
+        layout = self._layout(options)
+        self._last_layout = (dict(options), layout)
+        return layout
+
+    def _layout(self, options: Mapping[str, Any]) -> Layout:
         values = self.values_of(options)
         key = tuple(values.values())
         layout = self._layouts.get(key)
@@ -876,7 +938,13 @@ class CardFormat(Format):
     def verdict_names(self, config: DebateConfig) -> list[str]:
         return [self.side_name(config, side) for side in self.sides]
 
-    def base_values(self, config: DebateConfig) -> dict[str, str]:
+    def base_values(self, config: DebateConfig, speaker: str) -> Mapping[str, str]:
+        """The placeholders' values that depend only on the debate and the seat acting (cached: they are the same
+        for every step of a debate, and a card's debates are many)."""
+        key = (config.topic, config.premise, config.seats, speaker)
+        cached = self._values.get(key)
+        if cached is not None:
+            return cached
         values = {"topic": config.topic, "premise": config.premise}
         for seat in config.seats:
             values[seat.key] = seat.name
@@ -885,6 +953,19 @@ class CardFormat(Format):
             names = self.verdict_names(config)
             values["sides"] = _and(names)
             values["names_or"] = _or(names)
+        seat = config.seat(speaker)
+        values["speaker"] = seat.name if seat else ""
+        side_key = self.side_of.get(speaker, "")
+        if side_key:
+            side = self.side_by_key[side_key]
+            values["side"], values["stance"] = side.label, side.stance
+            others = [self.side_name(config, s) for s in self.sides if s.key != side_key]
+            values["opponents"] = _and(others)
+            if len(self.sides) == 2:
+                values["opponent"] = others[0]
+        if len(self._values) > 512:
+            self._values.clear()
+        self._values[key] = values
         return values
 
     def verdict_schema(self, config: DebateConfig, confirmed: str) -> dict[str, Any]:
@@ -1133,9 +1214,9 @@ def _check_layouts(spec: CardSpec, caps: CardCaps, problems: Problems, data: Any
                 note(spec.judge.line, "judge", "The judge has nothing to judge: no debater speaks")
             elif spec.judge.score is not None and not any(s.kind == "SCORE" for s in slots):
                 note(spec.judge.line, "judge.score", "The judge scores no speech: check 'after'")
-    for (line, field, message), which in found.items():
+    for (line, where, message), which in found.items():
         at = f" (with every option at its {which[0]})" if len(which) < len(combos) and spec.options else ""
-        problems.add(line, field, f"{message}{at}.")
+        problems.add(line, where, f"{message}{at}.")
     stage_count = _count_stages(spec.stages) + _count_stages(spec.on_end)
     if stage_count > caps.max_stages:
         problems.add(_line(data, "stages"), "stages", f"A card may have at most {caps.max_stages} stages.")

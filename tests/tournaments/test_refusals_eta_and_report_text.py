@@ -201,12 +201,12 @@ def _judged(tournament, winners):
     for index, match in enumerate(Match.objects.filter(tournament=tournament).order_by("order")):
         names = {"for": match.debater_for.name, "against": match.debater_against.name}
         for judgment in Judgment.objects.filter(match=match).select_related("judge"):
-            debate = match.debate if judgment.in_duel else None
+            debate = match.debate if judgment.in_debate else None
             if debate is None:
                 debate = Debate.objects.create(topic=match.question.topic, format="duel", in_batch=True)
             side = winners[judgment.judge.name][index]
             Debate.objects.filter(pk=debate.pk).update(status="completed", winner=names[side])
-            if judgment.in_duel:
+            if judgment.in_debate:
                 Match.objects.filter(pk=match.pk).update(debate=debate)
             Judgment.objects.filter(pk=judgment.pk).update(debate=debate)
 

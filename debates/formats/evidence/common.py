@@ -29,6 +29,7 @@ class EvidenceFormat(Format):
     needs_passage: ClassVar[bool] = True
     judging = "in_debate"
     judge_seat = "judge"
+    quotes_option = "passage"
     TEXT_OPTIONS: ClassVar[tuple[str, ...]] = ("passage", "question", "answers")
 
     def answer_ordinal(self, config: DebateConfig) -> int:

@@ -8,8 +8,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from chaoslm.llm import ChatOptions, Endpoint, Policy, chat
 from debates.formats import DebateConfig, Record, SeatInfo
 from debates.formats.card import CardCaps, CardError, card_format, parse_card
+from debates.formats.card_doc import protocol_markdown
 from debates.formats.card_text import TemplateError, parse_template
 from tests.debates.formats.test_card_equivalence import run
 
@@ -593,3 +595,42 @@ def test_the_plan_is_every_call_in_order_with_who_reads_what():
     assert plan[3].judged_by == "judge" and plan[3].sees == "its own earlier calls only"
     assert plan[6].reads == ("opening (Debater A (for))",)
     assert sum(p.calls_llm for p in plan) == card.calls({"turns": 2}) == 14
+
+
+def test_the_example_in_the_card_reference_runs_as_the_reference_says():
+    page = (CARDS.parent / "docs" / "cards.md").read_text()
+    text = page.split("```yaml\n", 1)[1].split("```", 1)[0]
+    card = parse_card(text)
+    steps, _, _, plan = run(card, config_for(card), reply=reply)
+    assert [(s.seat, s.step) for s in steps if s.calls_llm] == [
+        ("a", "notes"),
+        ("b", "notes"),
+        ("a", "open"),
+        ("b", "argue"),
+        ("a", "close"),
+        ("b", "close"),
+        ("judge", "confirm_winner"),
+        ("judge", "verdict_json"),
+        ("judge", "announce"),
+    ]
+    assert plan.finished
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_shipped_cards_protocol_page_holds_the_card_as_it_runs(name):
+    page = (CARDS.parent / "docs" / "protocols" / f"{name}.md").read_text()
+    assert protocol_markdown(load(name)) in page
+
+
+async def test_a_ranking_verdict_is_answered_validly_at_the_first_attempt_by_the_test_server(llm_server):
+    """Through the real client: a four-team ranking asked of the project's test server comes back as a valid
+    ranking (every team once), so tournaments of ranking cards run on it without JSON retries."""
+    card = load("british-parliamentary")
+    steps, _, _, _ = run(card, config_for(card), reply=reply)
+    decide = next(s for s in steps if s.step == "verdict_json")
+    endpoint = Endpoint(name="test", base_url=llm_server.url, api_key="k", model="test-model", json_mode="json_schema")
+    options = ChatOptions(json_schema=dict(decide.json_schema))
+    result = await chat(endpoint, decide.messages, options, policy=Policy(timeout=2.0, max_retries=1, backoff=0.01))
+    assert result.attempts == 1
+    jsonschema.validate(result.data, decide.json_schema)
+    assert sorted(result.data["ranking"]) == sorted(card.verdict_names(config_for(card)))
