@@ -199,7 +199,7 @@ def test_a_card_debate_from_the_form_snapshots_the_card_and_runs_to_completion(c
     markdown = client.get(reverse("debate_export", args=[debate.pk, "md"])).content.decode()
     assert first.content in markdown
     exported = client.get(reverse("debate_export", args=[debate.pk, "json"])).json()
-    assert [e["prompt"] for e in exported["events"] if e["kind"] == "TURN"][0] == first.prompt
+    assert next(e["prompt"] for e in exported["events"] if e["kind"] == "TURN") == first.prompt
 
 
 def test_the_debate_command_runs_a_card_by_name(personas, llm_server):
