@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -242,3 +243,29 @@ def test_a_stranger_s_private_card_page_is_a_404(client):
     assert client.get(reverse("format_detail", args=["town-hall"])).status_code == 404
     client.force_login(stranger)
     assert client.get(reverse("format_detail", args=["town-hall"])).status_code == 200
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "cards").glob("*.yaml"))
+CALL_KINDS = ["PLAN", "THINK", "TURN", "SCORE", "VERDICT", "INTERNAL"]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_each_shipped_card_runs_from_the_command_line_making_the_calls_its_page_counts(path, llm_server):
+    call_command("import_formats", str(path.parent), "--missing", stdout=StringIO())
+    card = FormatCard.objects.get(name=path.stem)
+    fmt = format_cards.card_format_of(card)
+    # A persona of the seat's role in every seat, each its own (the transcript tells speakers apart by name).
+    import_personas(
+        [
+            (f"{s.key}.yaml", f"name: Speaker {s.key}\nrole: {s.role}\npersonality: Speaker {s.key} speaks.\n")
+            for s in fmt.seat_specs
+        ]
+    )
+    seats = [arg for s in fmt.seat_specs for arg in ("--seat", f"{s.key}=Speaker {s.key}")]
+    out = StringIO()
+    call_command("debate", card.name, "--topic", "Should cities ban private cars?", *seats, stdout=out)
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    assert debate.card_source == path.read_text()
+    options = {o.name: o.default for o in fmt.option_specs}
+    assert debate.events.filter(kind__in=CALL_KINDS).count() == fmt.calls(options) == len(llm_server.requests)
