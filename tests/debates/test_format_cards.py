@@ -232,7 +232,19 @@ def test_the_card_page_shows_its_plan_and_its_yaml_escaped(client):
     assert escape(text) in html
     timeline = re.search(r'<ol class="timeline"[^>]*>(.*?)</ol>', html, re.S).group(1)
     items = re.findall(r'<li class="timeline-call (\w+)[^"]*">(.*?)</li>', timeline, re.S)
-    assert len(items) == 2
+    rows = [
+        (
+            visibility,
+            re.search(r'<strong class="who">(.*?)</strong>', item).group(1),
+            re.search(r'<span class="label">(.*?)</span>', item).group(1),
+            " ".join(re.sub(r"<[^>]+>", " ", re.search(r'<div class="sees">(.*?)</div>', item, re.S).group(1)).split()),
+        )
+        for visibility, item in items
+    ]
+    assert rows == [
+        ("public", "Proponent", "opening", "Sees: its own earlier calls only"),
+        ("public", "Opponent", "reply", "Sees: its own earlier calls only; quotes opening (Proponent)"),
+    ]
     assert "exactly 2 LLM calls" in html
     assert re.search(r'href="/formats/"', html)
 
