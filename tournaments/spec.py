@@ -20,7 +20,7 @@ from batches.spec import (
 )
 from chaoslm.sharing import Visibility
 from tournaments.design import DEFAULT, formats
-from tournaments.questions import QuestionsError, QuestionSpec, parse_file
+from tournaments.questions import MAX_TEXT, QuestionsError, QuestionSpec, parse_file
 
 KEYS = {
     "name",
@@ -85,9 +85,13 @@ def _questions(data: dict[str, Any], base: Path | None, source: str) -> list[Que
             if correct not in ("", "for", "against"):
                 raise SpecError(f"{source}: questions[{index}]: correct must be for or against")
             topic = str(item.get("topic") or "").strip()
+            premise = str(item.get("premise") or "").strip()
             if not topic:
                 raise SpecError(f"{source}: questions[{index}]: the topic is empty")
-            out.append(QuestionSpec(topic[:500], str(item.get("premise") or "").strip()[:500], correct))
+            for name, text in (("topic", topic), ("premise", premise)):
+                if len(text) > MAX_TEXT:  # as a questions file's line is refused, not cut short
+                    raise SpecError(f"{source}: questions[{index}]: the {name} is longer than {MAX_TEXT} characters")
+            out.append(QuestionSpec(topic, premise, correct))
         return out
     except QuestionsError as error:
         raise SpecError(f"{source}: " + "; ".join(error.problems)) from None

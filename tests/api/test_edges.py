@@ -204,6 +204,10 @@ def test_the_spec_file_holds_the_same_name_bound_as_the_api(people, tmp_path):
     assert ("name", f"{spec}: name: at most {MAX_NAME_CHARS} characters, not {MAX_NAME_CHARS + 1}") in (
         refused.value.problems
     )
+    spec.write_text(f"name: Short\ndebaters: [Ada, Ada]\njudges: [Ada]\nquestions: [{'x' * 501}]\n")
+    with pytest.raises(SpecErrors) as refused:
+        read_spec(spec)
+    assert ("questions", f"{spec}: questions[1]: the topic is longer than 500 characters") in refused.value.problems
 
 
 # -- typed bodies, every problem at once -----------------------------------------------------------------------

@@ -6,7 +6,9 @@ The clock is the test's: `limits`' in-memory storage and chaoslm/limits.py read 
 
 from __future__ import annotations
 
+import os
 import types
+import uuid
 
 import limits.storage.memory
 import pytest
@@ -17,6 +19,7 @@ from api.tokens import create_token
 from chaoslm import limits as chaoslm_limits
 from chaoslm.personas.models import Persona
 from debates.models import PollVote
+from tests.conftest import require
 from tests.debates.test_votes import poll_duel, share_urls, vote
 
 pytestmark = pytest.mark.django_db
@@ -100,3 +103,18 @@ def test_twice_the_vote_limit_across_a_minute_boundary_is_refused(people, settin
     assert PollVote.objects.count() == 3
     clock.now += 59.1
     assert vote(Client(), vote_url, "before", "a").status_code == 302
+
+
+def test_the_window_is_counted_in_redis_for_every_process(settings, monkeypatch):
+    """With REDIS_URL, a new limiter (another web process's) sees the calls the first one counted."""
+    url = os.environ.get("CHAOSLM_TEST_REDIS_URL", "")
+    require(bool(url), "Redis (CHAOSLM_TEST_REDIS_URL)")
+    settings.REDIS_URL = url.rsplit("/", 1)[0] + "/13"
+    monkeypatch.setattr(chaoslm_limits, "_limiter", None)
+    chaoslm_limits.reset()
+    name = f"tests:{uuid.uuid4()}"
+    assert [chaoslm_limits.rate(name, 2) for _ in range(2)] == [None, None]
+    monkeypatch.setattr(chaoslm_limits, "_limiter", None)  # another process: its own limiter, the same Redis
+    wait = chaoslm_limits.rate(name, 2)
+    assert wait is not None and 59 <= wait <= 60
+    chaoslm_limits.reset()

@@ -14,6 +14,7 @@ so a debate or a tournament the fuzzer makes is saved but never started.
 from __future__ import annotations
 
 import collections
+import os
 
 import pytest
 import schemathesis
@@ -39,7 +40,9 @@ from rooms.models import Room
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES = 3  # per operation and mode: 2 modes x 12 x ~55 operations, about 1,300 requests
+# Per operation and mode: 2 modes x 5 x 51 operations, about 500 requests. CHAOSLM_FUZZ_EXAMPLES=50 for a
+# longer search by hand.
+EXAMPLES = int(os.environ.get("CHAOSLM_FUZZ_EXAMPLES", "5"))
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
