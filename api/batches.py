@@ -33,6 +33,7 @@ from experiments import services as experiment_services
 from experiments import spec as experiment_spec
 from experiments import views as experiment_views
 from experiments.work import EXPERIMENT
+from tournaments import design
 from tournaments import exports as tournament_exports
 from tournaments import services as tournament_services
 from tournaments import spec as tournament_spec
@@ -48,7 +49,9 @@ class TournamentSpecIn(Schema):
     """The keys of `manage.py tournament run`'s YAML spec, as JSON; persona names only (no files)."""
 
     name: str
-    format: str | list[str] = Field("duel", description="duel, classic, structured, or a list of them")
+    format: str | list[str] = Field(
+        design.DEFAULT, description=f"{', '.join(design.formats())}, or a list of them (each pairing debates in each)"
+    )
     debaters: list[str] = Field(description="Persona names, at least two")
     judges: list[str] = Field(description="Persona names")
     questions: list[str | dict[str, str]] = Field(description="Topics, or {topic, premise, correct: for|against}")
@@ -57,7 +60,9 @@ class TournamentSpecIn(Schema):
     repeats: int = 1
     concurrency: int = 8
     visibility: Literal["private", "unlisted", "public"] = "private"
-    moderator: str | None = Field(None, description="A persona's name: leads each classic debate")
+    moderator: str | None = Field(
+        None, description="A persona's name: leads each debate of a format with a moderator's seat (classic)"
+    )
     arena: bool = Field(False, description="Its finished matches go, without names, to the blind arena (/arena/)")
 
 

@@ -1,4 +1,4 @@
-"""Personas, formats and debates over the API: the same forms, services, selectors and sharing rules as the
+"""Personas and debates over the API: the same forms, services, selectors and sharing rules as the
 debate pages (debates/views.py)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from api.refusals import refusals
 from chaoslm import limits, sharing
 from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts
-from debates.formats import LISTED, FormatError
+from debates.formats import DEFAULT_FORMAT, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public
@@ -33,32 +33,10 @@ class PersonaOut(Schema):
     model: str
 
 
-class SeatSpecOut(Schema):
-    key: str
-    label: str
-    role: str
-    required: bool
-    human_allowed: bool = Field(description="A person may take this seat (`true` in `seats`) instead of a persona.")
-
-
-class OptionSpecOut(Schema):
-    name: str
-    label: str
-    default: int
-    minimum: int
-    maximum: int
-
-
-class FormatOut(Schema):
-    name: str
-    title: str
-    description: str
-    seats: list[SeatSpecOut]
-    options: list[OptionSpecOut]
-
-
 class DebateIn(Schema):
-    format: str = "duel"
+    format: str = Field(
+        DEFAULT_FORMAT, description=f"A format's name (the formats' list names them); {DEFAULT_FORMAT} by default."
+    )
     topic: str
     premise: str = ""
     seats: dict[str, int | bool] = Field(
@@ -195,21 +173,6 @@ def get_persona(request: HttpRequest, persona_id: int) -> Any:
     return {"id": p.pk, "name": p.name, "role": p.role, "model": p.model}
 
 
-@router.get("/formats", response={200: list[FormatOut], **refusals()}, summary="List debate formats", tags=["debates"])
-def list_formats(request: HttpRequest) -> Any:
-    """Each format's seats (what each may hold) and options (with their bounds): what `POST /debates` takes."""
-    return [
-        {
-            "name": f.name,
-            "title": f.title,
-            "description": f.description,
-            "seats": [vars(s) for s in f.seat_specs],
-            "options": [vars(o) for o in f.option_specs],
-        }
-        for f in LISTED.values()
-    ]
-
-
 def _form_data(body: DebateIn, form_fields: set[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The new-debate form's fields from the JSON body, and the seats and options the format has no field for."""
     data: dict[str, Any] = {
@@ -252,12 +215,12 @@ def create_debate(request: HttpRequest, body: DebateIn) -> Any:
     """The new-debate form's rules and messages: the same validation, the same start limits. Options left out
     take the format's defaults; a seat left out stays empty where the format allows it."""
     may_write(request)
-    blank = NewDebateForm(format_name=body.format)
+    blank = NewDebateForm(format_name=body.format, user=request.user)
     fields = set(blank.fields)
     data, unknown = _form_data(body, fields)
     for spec in blank.fmt.option_specs:
         data.setdefault(f"option_{spec.name}", str(spec.default))
-    form = NewDebateForm(data, format_name=body.format)
+    form = NewDebateForm(data, format_name=body.format, user=request.user)
     form.is_valid()
     errors = [
         {"field": _field(name), "message": str(message)}

@@ -28,6 +28,8 @@ from api import (
     batches,
     debates,
     events,
+    format_plans,
+    formats,
     hooks,
     polls,
     room_actions,
@@ -126,6 +128,7 @@ def _server_error(request: HttpRequest, error: Exception) -> HttpResponse:
 
 
 api.add_router("", debates.router)
+api.add_router("", formats.router)
 api.add_router("", events.router)
 api.add_router("", hooks.router)
 api.add_router("", rooms.router)
@@ -137,6 +140,7 @@ api.add_router("", room_actions.router)
 api.add_router("", arenas.router)
 api.add_router("", account.router)
 api.add_router("", shared.router)
+api.add_router("", format_plans.router)
 
 # What api/urls.py mounts at /api/v1/ on first use (ninja's app name and namespace are given there, to be known
 # before this module is imported).

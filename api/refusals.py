@@ -13,7 +13,7 @@ class Problem(Schema):
     title: str
     status: int
     detail: str
-    errors: list[dict[str, str]] | None = None
+    errors: list[dict[str, str | int]] | None = None
 
 
 def refusals(*codes: int) -> dict[int, type[Problem]]:

@@ -10,7 +10,7 @@ Where a batch runs is decided in `submit`, `_wake` and the inline loop alone (th
 runner), so moving to another runner API changes those functions only:
 
 - inline: a loop on the runner's event loop runs a pass and pushes the page, then waits (PUSH_EVERY or
-  CHAOSLM_TOURNAMENT_TICK seconds, the sooner), until the batch settles; each of its debates that finishes
+  CHAOSLM_BATCH_TICK seconds, the sooner), until the batch settles; each of its debates that finishes
   runs a pass at once, in the thread that stored it, and starts what that pass chose;
 - celery: batches/tasks.py's `advance_batch` runs one pass (`tick`); the task carrying the batch's current tick token
   re-enqueues itself with a countdown until the batch settles, and every debate that finishes enqueues a
@@ -201,7 +201,7 @@ class BatchKind:
     def sweep(self) -> list[int]:
         """The periodic sweep (Celery beat): batches still running whose tick chain stopped (its message was lost
         with a killed worker) get a new one."""
-        limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_TOURNAMENT_TICK, 30))
+        limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_BATCH_TICK, 30))
         ids = list(
             self.model.objects.filter(status=RUNNING)
             .filter(Q(ticked_at__lt=limit) | Q(ticked_at__isnull=True, created_at__lt=limit))
@@ -265,12 +265,13 @@ def _pass(
 
 def within_owner_cap(owner: Any, wanted: schedule.Settings, jobs: Sequence[schedule.Job]) -> schedule.Settings:
     """The batch's concurrency, less what the owner's other batches already run, so that one person's debates
-    in batches stay within CHAOSLM_MAX_RUNNING_MATCHES whatever number of tournaments and experiments they start."""
+    in batches stay within CHAOSLM_MAX_RUNNING_BATCH_DEBATES whatever number of tournaments and experiments they
+    start."""
     if owner is None or limits.exempt(owner):
         return wanted
     here = sum(1 for job in jobs if job.status in schedule.IN_FLIGHT)
     elsewhere = max(0, debate_limits.running_in_batches(owner) - here)
-    free = max(0, settings.CHAOSLM_MAX_RUNNING_MATCHES - elsewhere)
+    free = max(0, settings.CHAOSLM_MAX_RUNNING_BATCH_DEBATES - elsewhere)
     return dataclasses.replace(wanted, concurrency=min(wanted.concurrency, free))
 
 
@@ -374,7 +375,7 @@ async def _run_inline(kind: BatchKind, batch_id: int) -> None:
             # Its debates finish, and start the next ones, outside this loop: it comes again when a push is due.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, pushed_at + PUSH_EVERY - loop.time())
+                    wake.wait(), min(settings.CHAOSLM_BATCH_TICK, pushed_at + PUSH_EVERY - loop.time())
                 )
     except ObjectDoesNotExist:
         logger.info("%s %s was deleted; its loop stops", kind.kind, batch_id)
@@ -399,7 +400,7 @@ def _tick(kind: BatchKind, batch_id: int, token: str) -> None:
         batch.tick_token = secrets.token_hex(8)
         batch.save(update_fields=["tick_token", "ticked_at"])
         following = batch.tick_token
-        transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_TOURNAMENT_TICK))
+        transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_BATCH_TICK))
 
 
 def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = None, **_: Any) -> None:

@@ -3,8 +3,10 @@
 docs/settings.md lists each variable (tests/core/test_docs.py holds the two in agreement).
 """
 
+import logging
 import os
 import tempfile
+import warnings
 from datetime import timedelta
 from importlib.util import find_spec
 from pathlib import Path
@@ -42,6 +44,17 @@ def env_number(name: str, default: float, cast: type = float) -> float:
         return cast(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from None
+
+
+def renamed(old: str, new: str) -> None:
+    """Say once, at start, that `old` still works but is now `new` (read as `new`'s default where `new` is unset)."""
+    if os.environ.get(old, "") == "":
+        return
+    message = f"{old} is deprecated: set {new} instead" + (
+        f" ({new} is set, so {old} is ignored)." if os.environ.get(new) else "."
+    )
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    logging.getLogger("chaoslm.settings").warning(message)
 
 
 DEBUG = env_bool("CHAOSLM_DEBUG", True)
@@ -214,7 +227,12 @@ CHAOSLM_ROOM_HOLD = env_number("CHAOSLM_ROOM_HOLD", 30.0)
 # are exempt unless CHAOSLM_LIMITS_EXEMPT_STAFF is off.
 CHAOSLM_MAX_RUNNING_DEBATES = int(env_number("CHAOSLM_MAX_RUNNING_DEBATES", 4, int))
 CHAOSLM_MAX_AUTO_ROOMS = int(env_number("CHAOSLM_MAX_AUTO_ROOMS", 2, int))
-CHAOSLM_MAX_RUNNING_MATCHES = int(env_number("CHAOSLM_MAX_RUNNING_MATCHES", 8, int))
+# Every kind of batch's debates (tournaments' and experiments'), over all of a user's batches; the old name,
+# from when tournaments were the only batches, still works.
+CHAOSLM_MAX_RUNNING_BATCH_DEBATES = int(
+    env_number("CHAOSLM_MAX_RUNNING_BATCH_DEBATES", env_number("CHAOSLM_MAX_RUNNING_MATCHES", 8, int), int)
+)
+renamed("CHAOSLM_MAX_RUNNING_MATCHES", "CHAOSLM_MAX_RUNNING_BATCH_DEBATES")
 CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int))
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
 # The audience's poll (docs/audience.md): the after-vote stays open this many minutes after the debate ends
@@ -230,9 +248,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
     "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
 }
-# How often a running tournament looks again for debates to start when none of its debates finished in
-# between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
-CHAOSLM_TOURNAMENT_TICK = env_number("CHAOSLM_TOURNAMENT_TICK", 2.0)
+# How often a running batch (a tournament, an experiment) looks again for debates to start when none of its debates
+# finished in between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
+# The old name, from when tournaments were the only batches, still works.
+CHAOSLM_BATCH_TICK = env_number("CHAOSLM_BATCH_TICK", env_number("CHAOSLM_TOURNAMENT_TICK", 2.0))
+renamed("CHAOSLM_TOURNAMENT_TICK", "CHAOSLM_BATCH_TICK")
 # While a tournament runs, its page's leaderboard is refitted at most this often (seconds).
 CHAOSLM_TOURNAMENT_REPORT_EVERY = env_number("CHAOSLM_TOURNAMENT_REPORT_EVERY", 3.0)
 # A process that serves pages imports scipy and statsmodels in the background after its first request,
@@ -274,6 +294,10 @@ CHAOSLM_WEBHOOKS_ALLOW_NETWORKS = env_str("CHAOSLM_WEBHOOKS_ALLOW_NETWORKS", "")
 
 CHAOSLM_TRANSCRIPTS_DIR = Path(env_str("CHAOSLM_TRANSCRIPTS_DIR", str(BASE_DIR / "transcripts")))
 CHAOSLM_PERSONA_MAX_BYTES = int(env_number("CHAOSLM_PERSONA_MAX_BYTES", 256 * 1024, int))
+# Protocol cards (debates/format_cards.py): the largest card's YAML, and the most LLM calls a debate of a person's
+# card may make at its options' largest values (checked when the card is saved).
+CHAOSLM_CARD_MAX_BYTES = int(env_number("CHAOSLM_CARD_MAX_BYTES", 64 * 1024, int))
+CHAOSLM_CARD_MAX_CALLS = int(env_number("CHAOSLM_CARD_MAX_CALLS", 400, int))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

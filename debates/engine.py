@@ -31,7 +31,7 @@ from chaoslm.llm import (
     own_connections,
 )
 from debates import transcripts
-from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step, get_format
+from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.models import Debate, Event, Seat
 
 logger = logging.getLogger("chaoslm.engine")
@@ -132,7 +132,7 @@ def _load(debate_id: int) -> _Table:
             records.append(record_of(event, by_id.get(event.seat_id)))
     return _Table(
         debate=debate,
-        fmt=get_format(debate.format),
+        fmt=debate.fmt,
         seats=seats,
         infos=infos,
         endpoints=endpoints,

@@ -99,6 +99,7 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             show_thinking=data["show_thinking"],
             audience_poll=data["audience_poll"],
             hold_minutes=data["hold"],
+            card_source=form.card_source,
         )
         if debate.starts_at is not None:
             hold.schedule(debate)

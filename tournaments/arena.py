@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from tournaments import human
 
 LABELS = ("Debater 1", "Debater 2")
-# The seat of the FOR side in each tournament format (duel, classic, structured); the other side is AGAINST.
-FOR_SEATS = frozenset({"a", "pro", "affirmative"})
 RELATED = ("question", "debate", "debater_for__persona", "debater_against__persona")
 
 
@@ -70,8 +68,11 @@ def seen(match: Match) -> Seen:
     debate = match.debate
     assert debate is not None
     seats = {s.pk: s for s in debate.seats.select_related("persona__provider").filter(side__gt="")}
-    first = next((s for s in seats.values() if s.key in FOR_SEATS), None)
-    label = {pk: LABELS[0] if seat is first else LABELS[1] for pk, seat in seats.items()}
+    # Debater 1 is the side arguing FOR in the match's format (the match's debater_for); the other is AGAINST.
+    fmt = debate.fmt
+    side = next((s for s in fmt.sides if s.stance == "for"), fmt.sides[0] if fmt.sides else None)
+    for_seats = set(side.seats) if side else set()
+    label = {pk: LABELS[0] if seat.key in for_seats else LABELS[1] for pk, seat in seats.items()}
     events = list(
         debate.events.filter(kind=Event.Kind.TURN, visibility=Event.Visibility.PUBLIC, seat_id__in=list(seats))
         .order_by("ordinal")

@@ -9,7 +9,7 @@ from typing import Any
 from batches.panel import Contestant
 from batches.spec import Problems, SpecError, check_mapping, contestant, load_mapping, people, whole_number, yes_no
 from chaoslm.sharing import Visibility
-from tournaments.design import DUEL, FORMATS
+from tournaments.design import DEFAULT, formats
 from tournaments.questions import QuestionsError, QuestionSpec, parse_file
 
 KEYS = {
@@ -41,8 +41,8 @@ class TournamentSpec:
     repeats: int = 1
     concurrency: int = 8
     visibility: str = Visibility.PRIVATE
-    formats: list[str] = field(default_factory=lambda: [DUEL])
-    moderator: Contestant | None = None  # leads each classic debate
+    formats: list[str] = field(default_factory=lambda: [DEFAULT])
+    moderator: Contestant | None = None  # leads each debate of a format with a moderator (classic)
     arena: bool = False  # its finished matches are served, without names, in the arena
 
 
@@ -93,7 +93,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     With no `base` (the API) no file is read: persona names and inline questions only."""
     check_mapping(data, KEYS, HINT, source)
     problems = Problems()
-    formats = problems.read("format", lambda: _formats(data, source), [DUEL])
+    chosen = problems.read("format", lambda: _formats(data, source), [DEFAULT])
     options = problems.read("options", lambda: _options(data, source), {})
     seated = problems.read("debaters", lambda: people(data, base, source), {})
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
@@ -115,18 +115,20 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
         repeats=repeats,
         concurrency=concurrency,
         visibility=str(data.get("visibility", Visibility.PRIVATE)),
-        formats=formats,
+        formats=chosen,
         moderator=moderator,
         arena=arena,
     )
 
 
 def _formats(data: dict[str, Any], source: str) -> list[str]:
-    formats = data.get("format", DUEL)
-    formats = [formats] if isinstance(formats, str) else formats
-    if not isinstance(formats, list) or not formats or not all(f in FORMATS for f in formats):
-        raise SpecError(f"{source}: format: one of {', '.join(FORMATS)}, or a list of them such as [duel, structured]")
-    return formats
+    chosen = data.get("format", DEFAULT)
+    chosen = [chosen] if isinstance(chosen, str) else chosen
+    offered = formats()
+    if not isinstance(chosen, list) or not chosen or not all(f in offered for f in chosen):
+        example = f"[{offered[0]}, {offered[-1]}]"
+        raise SpecError(f"{source}: format: one of {', '.join(offered)}, or a list of them such as {example}")
+    return chosen
 
 
 def _options(data: dict[str, Any], source: str) -> dict[str, Any]:
