@@ -359,3 +359,14 @@ def test_a_cards_plan_over_the_api_is_its_pages(people):
     assert len(plan["steps"]) == plan["calls"] and all(step["label"] in page for step in plan["steps"])
     assert Api(people["other"]).get("/formats/duel-card/plan").json()["options"]["turns"] == 6  # the default
     assert Api(people["other"]).get("/formats/no-such-card/plan").status_code == 404
+
+
+def test_an_estimate_refuses_what_creating_would(people):
+    import_personas(
+        [(f"{n}.yaml", f"name: {n}\nrole: debater\npersonality: {n} argues.\n") for n in ("Ann", "Ben")]
+        + [("j.yaml", "name: Jo\nrole: judge\npersonality: Jo judges.\njudging_criteria: Logic.\n")]
+    )
+    spec = {"name": "T", "debaters": ["Ann", "Ben"], "judges": ["Jo"], "questions": ["Tea?"], "repeats": 10**6}
+    sized = Api(people["owner"]).post("/tournaments/estimate", spec)
+    made = Api(people["owner"]).post("/tournaments", spec)
+    assert sized.status_code == made.status_code == 422 and sized.json()["detail"] == made.json()["detail"]
