@@ -139,6 +139,7 @@ class BatchCommand(BaseCommand):
                 with local_model.running(lambda line: console.print(line, highlight=False, soft_wrap=True)):
                     self.go(action, batch, options)
                     self._watch(batch, console)
+                cli.settle(lambda line: console.print(line, highlight=False, soft_wrap=True))
             except local_model.LocalModelMissing as error:
                 raise CommandError(
                     f"{error}\n{self.noun.capitalize()} {batch.pk} is saved: once a model answers, run it with "
@@ -154,8 +155,11 @@ class BatchCommand(BaseCommand):
         """Set a new batch going, or a stopped one going on."""
         if action == "run":
             self.kind.start(batch)
-        else:
+            return
+        try:
             self.kind.resume(batch, stalled_after=options["stalled_after"])
+        except BatchError as error:
+            raise CommandError(str(error)) from None
 
     def _watch(self, batch: Any, console: Console) -> None:
         """The live progress bar, until the batch settles (Ctrl-C leaves it resumable)."""

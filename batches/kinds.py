@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
 import logging
 import math
@@ -42,8 +41,9 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from batches import schedule
+from batches.panel import OverBudget
 from batches.progress import ProgressView, settings_of
-from chaoslm import limits, live, runner, sharing
+from chaoslm import costs, limits, live, runner, sharing
 from debates import limits as debate_limits
 from debates.formats import FormatError
 from debates.models import Debate
@@ -153,7 +153,11 @@ class BatchKind:
 
     def resume(self, batch: Any, *, stalled_after: float | None = None) -> None:
         """Go on with a paused batch, or a running one whose process died (`stalled_after=0` then restarts each of
-        its debates in flight at once rather than after CHAOSLM_STALLED_AFTER)."""
+        its debates in flight at once rather than after CHAOSLM_STALLED_AFTER). OverBudget while its owner's
+        monthly budget is spent: it would pause again at once."""
+        reason = costs.refusal(batch.owner) if batch.owner_id else None
+        if reason is not None:
+            raise OverBudget(reason)
         self.model.objects.filter(pk=batch.pk, status=PAUSED).update(status=RUNNING, updated_at=timezone.now())
         if stalled_after is not None:
             self.advance(batch.pk, stalled_after=stalled_after)
@@ -233,6 +237,12 @@ def _pass(
     start = start or _start_debate
     with transaction.atomic():
         batch = kind.model.objects.select_for_update().get(pk=batch_id)
+        if batch.status == RUNNING and _over_budget(batch):
+            # Paused like the owner's pause: nothing new starts, the debates in flight finish and count, and the
+            # owner resumes it once the budget allows (`resume` refuses before).
+            batch.status = PAUSED
+            batch.save(update_fields=["status", "updated_at"])
+            logger.info("%s %s paused: its owner's monthly budget is spent", kind.kind, batch_id)
         jobs = kind.jobs(batch, stalled_after, open_only=True)
         decision = schedule.plan(within_owner_cap(batch.owner, settings_of(batch), jobs), jobs)
         memo: dict[str, Any] = {}
@@ -261,6 +271,11 @@ def _pass(
             batch.save(update_fields=["status", "finished_at", "updated_at"])
     # As `is_settled` would say now (the decision is the plan on this pass's rows), without another query.
     return decision, _settled(batch.status, lambda: decision.settled)
+
+
+def _over_budget(batch: Any) -> bool:
+    """Whether the batch's owner has spent their monthly budget (no spend is added up when they have none)."""
+    return batch.owner_id is not None and costs.allowance(batch.owner).reached
 
 
 def within_owner_cap(owner: Any, wanted: schedule.Settings, jobs: Sequence[schedule.Job]) -> schedule.Settings:
@@ -329,9 +344,8 @@ def _pass_here(kind: BatchKind, batch_id: int) -> None:
         settled = True
     for debate_id in chosen:
         # Submitted from here, its task is queued before the finished debate's own last steps (and asks the database
-        # thread for its first before they do). From an empty context: with this thread's, the task would inherit
-        # its "sync call in progress" and could make no sync call.
-        contextvars.Context().run(runner.inline.submit, "debate", debate_id)
+        # thread for its first before they do).
+        runner.inline.submit("debate", debate_id)
     if settled:
         loop.call_soon_threadsafe(wake.set)
 
@@ -360,8 +374,7 @@ async def _run_inline(kind: BatchKind, batch_id: int) -> None:
     try:
         while True:
             wake.clear()
-            # The debates start from here, not from inside the pass: a task created in the loop's sync
-            # thread would inherit its "sync call in progress" context and could make no sync call.
+            # The debates start once the pass has committed and returned, from the loop.
             chosen: list[int] = []
             _, settled = await sync_to_async(_pass)(kind, batch_id, None, chosen.append)
             for debate_id in chosen:

@@ -182,6 +182,10 @@ class Event(models.Model):
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
+    # Of tokens_in, those read from the provider's prompt cache; and the call's cost in dollars at its price when
+    # it was made (chaoslm/llm/prices.py): None where the price is unknown, or the event is no call.
+    tokens_cached = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=18, decimal_places=10, null=True, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

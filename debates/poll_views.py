@@ -121,10 +121,10 @@ def _box_response(request: HttpRequest, debate: Debate, via_share: bool, voter: 
 
 
 def vote_wait(request: HttpRequest) -> int | None:
-    """The seconds to wait for an address past CHAOSLM_POLL_VOTES_PER_MINUTE votes this minute (this one counted),
-    else None. Every kind of vote (polls, the arenas, on a page or over the API) shares the one count."""
-    count, wait = limits.count_in_window(f"chaoslm:votes:{client_ip(request)}")
-    return wait if count > settings.CHAOSLM_POLL_VOTES_PER_MINUTE else None
+    """The seconds to wait for an address past CHAOSLM_POLL_VOTES_PER_MINUTE votes in the last 60 seconds (this one
+    counted when allowed), else None. Every kind of vote (polls, the arenas, on a page or over the API) shares the
+    one count."""
+    return limits.rate(f"chaoslm:votes:{client_ip(request)}", settings.CHAOSLM_POLL_VOTES_PER_MINUTE)
 
 
 def too_many_votes(wait: int) -> str:
@@ -132,9 +132,13 @@ def too_many_votes(wait: int) -> str:
 
 
 def over_limit(request: HttpRequest) -> HttpResponse | None:
-    """`vote_wait`'s 429, else None."""
+    """`vote_wait`'s 429 with its Retry-After, else None."""
     wait = vote_wait(request)
-    return None if wait is None else message_reply(too_many_votes(wait), 429)
+    if wait is None:
+        return None
+    response = message_reply(too_many_votes(wait), 429)
+    response["Retry-After"] = str(wait)
+    return response
 
 
 def voter_to_vote(request: HttpRequest) -> tuple[str, str]:

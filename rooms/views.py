@@ -61,6 +61,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> Http
             "share": sharing.share_panel(request, room),
             "export_md": export_md,
             "export_json": export_md.removesuffix("md") + "json",
+            **selectors.usage(room),
         },
     )
 

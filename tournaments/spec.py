@@ -7,7 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import Problems, SpecError, check_mapping, contestant, load_mapping, people, whole_number, yes_no
+from batches.spec import (
+    Problems,
+    SpecError,
+    batch_name,
+    check_mapping,
+    contestant,
+    load_mapping,
+    people,
+    whole_number,
+    yes_no,
+)
 from chaoslm.sharing import Visibility
 from tournaments.design import DEFAULT, formats
 from tournaments.questions import QuestionsError, QuestionSpec, parse_file
@@ -99,6 +109,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
     repeats = problems.read("repeats", lambda: whole_number(data, "repeats", 1, source), 1)
     concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
+    name = problems.read("name", lambda: batch_name(data, default_name, source), "")
     moderator = None
     if "moderator" in data:
         lead = data["moderator"]
@@ -106,7 +117,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
     problems.done()
     return TournamentSpec(
-        name=str(data.get("name") or default_name),
+        name=name,
         debaters=seated["debaters"],
         judges=seated["judges"],
         questions=questions,

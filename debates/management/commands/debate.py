@@ -156,6 +156,9 @@ class Command(BaseCommand):
                 f"{error}\nDebate {debate.pk} is saved: once a model answers, run it with "
                 f"python manage.py debate --resume {debate.pk}"
             ) from None
+        finally:
+            # Its end told the owner's webhooks: those deliveries run in this process.
+            cli.settle(self.stderr.write)
 
     def wait_for_start(self, debate: Debate, out: Any) -> bool:
         """Sit out the debate's hold here, then take its start (False: its page's "Start now" started it
