@@ -4,8 +4,9 @@ form's estimate, who may see it and its share link, and whether its finished deb
 Each is the batch pages' (batches/views.py, batches/arena_views.py): the same rules (sharing managed by the owner
 or staff, as on the page; the arena by the owner), the same services (`BatchKind.set_visibility`,
 `sharing.reset_share_link`, `batches.arena.set_arena` and `not_blind`) and messages. The estimate reads the spec
-as `POST /tournaments` does (every problem at once) and sizes it with the same `design.estimate` as the form's
-line. PATCH on `/{kind}s/{id}` is registered on api/batches.py's router, which holds that address's GET."""
+as `POST /tournaments` does (every problem at once), refuses what creating it would (the services' checks, which
+size it), and sizes it with the same `design.estimate` as the form's line. PATCH on `/{kind}s/{id}` is registered
+on api/batches.py's router, which holds that address's GET."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ from api.batches import router as batch_router
 from api.problems import ApiError
 from api.refusals import refusals
 from batches.arena import Arena, not_blind, set_arena
+from batches.panel import BatchError
 from batches.spec import SpecError, SpecErrors
 from chaoslm import sharing
 from experiments import design as experiment_design
+from experiments import services as experiment_services
 from experiments import spec as experiment_spec
 from experiments.arena import ARENA as EVIDENCE_ARENA
-from tournaments import design as tournament_design
+from tournaments import services as tournament_services
 from tournaments import spec as tournament_spec
 from tournaments.arena import ARENA as MATCH_ARENA
 
@@ -60,23 +63,30 @@ class ArenaOut(Schema):
 
 def _tournament_estimate(body: dict[str, Any]) -> dict[str, Any]:
     spec = tournament_spec.from_mapping(body, None, SOURCE)
-    size = tournament_design.estimate(
-        len(spec.questions),
-        len(spec.debaters),
-        len(spec.judges),
+    # The checks `create_tournament` makes before anything is saved, which size the tournament as they go.
+    size = tournament_services._check(
+        spec.debaters,
+        spec.judges,
+        spec.questions,
         spec.sides,
         spec.repeats,
+        spec.concurrency,
+        spec.visibility,
         spec.options,
-        tuple(spec.formats),
+        spec.formats,
+        spec.moderator,
     )
     return {"debates": size.debates, "calls": size.calls, "sentence": size.sentence()}
 
 
 def _experiment_estimate(body: dict[str, Any]) -> dict[str, Any]:
     spec = experiment_spec.from_mapping(body, None, SOURCE)
-    size = experiment_design.estimate(
-        len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges), spec.options
+    counts = (len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))
+    # The checks `create_experiment` makes before anything is saved.
+    experiment_services._check(
+        spec.questions, spec.protocols, spec.debaters, spec.judges, spec.options, spec.concurrency, spec.visibility
     )
+    size = experiment_design.estimate(*counts, spec.options)
     return {"debates": size.runs, "calls": size.calls, "sentence": size.sentence()}
 
 
@@ -92,7 +102,8 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any]], dict[str, Any]],
         tags=[tag],
         operation_id=f"estimate_{kind.kind}",
         description=f"The new-{kind.kind} form's running estimate: the spec `POST /{plural}` takes, read with the "
-        "same checks (every problem at once, 422), and how many debates and LLM calls it would make. Nothing starts.",
+        "same checks (every problem at once, 422) and the create's own refusals, and how many debates and LLM calls "
+        "it would make. Nothing starts.",
         openapi_extra=_spec_body(api.spec_schema),
     )
     def size(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
@@ -103,7 +114,7 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any]], dict[str, Any]],
             raise ApiError(
                 422, f"The {noun} cannot be sized; each problem is listed in `errors`.", errors=errors
             ) from None
-        except SpecError as error:
+        except (SpecError, BatchError) as error:
             raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
 
     def sharing_managed(request: HttpRequest, batch_id: int) -> Any:

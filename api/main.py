@@ -28,6 +28,7 @@ from api import (
     batches,
     debates,
     events,
+    format_plans,
     formats,
     hooks,
     polls,
@@ -168,6 +169,7 @@ api.add_router("", room_actions.router)
 api.add_router("", arenas.router)
 api.add_router("", account.router)
 api.add_router("", shared.router)
+api.add_router("", format_plans.router)
 
 # What api/urls.py mounts at /api/v1/ on first use (ninja's app name and namespace are given there, to be known
 # before this module is imported).

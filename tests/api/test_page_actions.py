@@ -343,3 +343,30 @@ def test_a_share_link_opens_over_the_api_what_its_page_shows(people, llm_server,
     page = page_client(people["other"]).get(reverse("tournament_share_export", args=[batch.share_token, "report.json"]))
     assert other.get(f"/shared/tournaments/{batch.share_token}/export/report.json").json() == page.json()
     assert other.get(f"/shared/tournaments/{batch.share_token}/export/nothing.csv").status_code == 404
+
+
+def test_a_cards_plan_over_the_api_is_its_pages(people):
+    from pathlib import Path
+
+    from debates import format_cards
+
+    format_cards.save_card((Path(__file__).resolve().parents[2] / "cards" / "duel-card.yaml").read_text(), owner=None)
+    options = {o["name"]: o["default"] for o in Api(people["other"]).get("/formats/duel-card").json()["options"]}
+    query = "?" + "&".join(f"option_{name}={4 if name == 'turns' else value}" for name, value in options.items())
+    page = text(page_client(people["other"]).get(reverse("format_detail", args=["duel-card"]) + query))
+    plan = Api(people["other"]).get("/formats/duel-card/plan" + query).json()
+    assert plan["options"]["turns"] == 4 and f"exactly {plan['calls']} LLM calls" in page
+    assert len(plan["steps"]) == plan["calls"] and all(step["label"] in page for step in plan["steps"])
+    assert Api(people["other"]).get("/formats/duel-card/plan").json()["options"]["turns"] == 6  # the default
+    assert Api(people["other"]).get("/formats/no-such-card/plan").status_code == 404
+
+
+def test_an_estimate_refuses_what_creating_would(people):
+    import_personas(
+        [(f"{n}.yaml", f"name: {n}\nrole: debater\npersonality: {n} argues.\n") for n in ("Ann", "Ben")]
+        + [("j.yaml", "name: Jo\nrole: judge\npersonality: Jo judges.\njudging_criteria: Logic.\n")]
+    )
+    spec = {"name": "T", "debaters": ["Ann", "Ben"], "judges": ["Jo"], "questions": ["Tea?"], "repeats": 10**6}
+    sized = Api(people["owner"]).post("/tournaments/estimate", spec)
+    made = Api(people["owner"]).post("/tournaments", spec)
+    assert sized.status_code == made.status_code == 422 and sized.json()["detail"] == made.json()["detail"]

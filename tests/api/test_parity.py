@@ -46,6 +46,8 @@ PARITY: dict[str, list[str]] = {
     "home": ["GET /debates"],
     "debate_new": ["POST /debates", "GET /formats", "GET /personas"],
     "persona_prompt": ["GET /personas/{persona_id}/prompt"],
+    "format_list": ["GET /formats"],
+    "format_detail": ["GET /formats/{name}", "GET /formats/{name}/plan"],
     "debate_detail": [f"GET {D}", f"GET {D}/events"],
     "debate_export": [f"GET {D}/export/{{kind}}"],
     "debate_end": [f"POST {D}/end"],
