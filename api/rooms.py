@@ -20,7 +20,7 @@ from ninja import Field, Router, Schema
 from api.access import may_write, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from chaoslm import limits, sharing
+from chaoslm import costs, limits, sharing
 from chaoslm.http import MAX_ID
 from chaoslm.personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
@@ -259,7 +259,7 @@ def say(request: HttpRequest, room_id: int, body: SayIn) -> Any:
 
 @router.post(
     "/rooms/{id:room_id}/mode",
-    response={200: RoomOut, **refusals(403, 404, 422)},
+    response={200: RoomOut, **refusals(402, 403, 404, 422)},
     summary="Start or stop a room's auto mode",
 )
 def set_mode(request: HttpRequest, room_id: int, body: ModeIn) -> Any:
@@ -280,6 +280,8 @@ def set_mode(request: HttpRequest, room_id: int, body: ModeIn) -> Any:
             broadcast.push_stopped(room)
     except limits.LimitReached as error:
         raise ApiError(429, str(error)) from None
+    except costs.OverBudget as error:
+        raise ApiError(402, str(error)) from None
     except services.RoomError as error:
         raise _refused(error, "mode") from None
     broadcast.push_messages(room, note)
