@@ -21,7 +21,7 @@ from api.access import may_write, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import Id, Input
-from chaoslm import limits, sharing
+from chaoslm import costs, limits, sharing
 from chaoslm.personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
 from rooms import limits as room_limits
@@ -259,7 +259,7 @@ def say(request: HttpRequest, room_id: int, body: SayIn) -> Any:
 
 @router.post(
     "/rooms/{id:room_id}/mode",
-    response={200: RoomOut, **refusals(403, 404, 422)},
+    response={200: RoomOut, **refusals(402, 403, 404, 422)},
     summary="Start or stop a room's auto mode",
 )
 def set_mode(request: HttpRequest, room_id: int, body: ModeIn) -> Any:
@@ -278,6 +278,8 @@ def set_mode(request: HttpRequest, room_id: int, body: ModeIn) -> Any:
             note = services.set_mode(room, body.mode)
             work.stop(room.pk)
             broadcast.push_stopped(room)
+    except costs.OverBudget as error:
+        raise ApiError(402, str(error)) from None
     except services.RoomError as error:
         raise _refused(error, "mode") from None
     broadcast.push_messages(room, note)

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import limits, sharing
+from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
@@ -152,6 +152,8 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
                 note = services.set_mode(room, mode)
         except limits.LimitReached as error:
             return message_reply(str(error), 429)
+        except costs.OverBudget as error:
+            return message_reply(str(error), 402)
         work.start_auto(room.pk)
     else:
         note = services.set_mode(room, mode)
