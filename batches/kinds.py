@@ -43,7 +43,7 @@ from django.utils import timezone
 from batches import schedule
 from batches.panel import OverBudget
 from batches.progress import ProgressView, settings_of
-from chaoslm import costs, limits, live, runner, sharing
+from chaoslm import costs, limits, live, logging_context, runner, sharing
 from debates import limits as debate_limits
 from debates.formats import FormatError
 from debates.models import Debate
@@ -237,38 +237,47 @@ def _pass(
     start = start or _start_debate
     with transaction.atomic():
         batch = kind.model.objects.select_for_update().get(pk=batch_id)
-        if batch.status == RUNNING and _over_budget(batch):
-            # Paused like the owner's pause: nothing new starts, the debates in flight finish and count, and the
-            # owner resumes it once the budget allows (`resume` refuses before).
-            batch.status = PAUSED
-            batch.save(update_fields=["status", "updated_at"])
-            logger.info("%s %s paused: its owner's monthly budget is spent", kind.kind, batch_id)
-        jobs = kind.jobs(batch, stalled_after, open_only=True)
-        decision = schedule.plan(within_owner_cap(batch.owner, settings_of(batch), jobs), jobs)
-        memo: dict[str, Any] = {}
-        started: list[int] = []
-        for job in decision.create:
-            try:
-                debate_id = kind.create(batch, job, memo)
-            except FormatError as error:
-                # A persona that cannot take its seat (a provider deleted since): the job fails for good, the rest
-                # go on, and the batch can settle (left startable, it would be tried on every pass, for ever).
-                logger.warning("%s %s: %s cannot start: %s", kind.kind, batch_id, job, error)
-                kind.give_up(job)
-                continue
-            if debate_id is not None:
-                started.append(debate_id)
-        for job in decision.retry:
-            if kind.retry(job):
-                started.append(kind.debate_of(job) or 0)
-        started += [kind.debate_of(job) or 0 for job in decision.resume]
-        for debate_id in started:
-            if debate_id:
-                start(debate_id)
-        if decision.settled and batch.status == RUNNING:
-            batch.status = COMPLETED
-            batch.finished_at = timezone.now()
-            batch.save(update_fields=["status", "finished_at", "updated_at"])
+        owner = batch.owner.username if batch.owner_id else None
+        with logging_context.bound(**{kind.kind: batch_id, "owner": owner}):
+            return _pass_locked(kind, batch, stalled_after, start)
+
+
+def _pass_locked(
+    kind: BatchKind, batch: Any, stalled_after: float, start: Callable[[int], None]
+) -> tuple[schedule.Decision, bool]:
+    batch_id = batch.pk
+    if batch.status == RUNNING and _over_budget(batch):
+        # Paused like the owner's pause: nothing new starts, the debates in flight finish and count, and the
+        # owner resumes it once the budget allows (`resume` refuses before).
+        batch.status = PAUSED
+        batch.save(update_fields=["status", "updated_at"])
+        logger.info("%s %s paused: its owner's monthly budget is spent", kind.kind, batch_id)
+    jobs = kind.jobs(batch, stalled_after, open_only=True)
+    decision = schedule.plan(within_owner_cap(batch.owner, settings_of(batch), jobs), jobs)
+    memo: dict[str, Any] = {}
+    started: list[int] = []
+    for job in decision.create:
+        try:
+            debate_id = kind.create(batch, job, memo)
+        except FormatError as error:
+            # A persona that cannot take its seat (a provider deleted since): the job fails for good, the rest
+            # go on, and the batch can settle (left startable, it would be tried on every pass, for ever).
+            logger.warning("%s %s: %s cannot start: %s", kind.kind, batch_id, job, error)
+            kind.give_up(job)
+            continue
+        if debate_id is not None:
+            started.append(debate_id)
+    for job in decision.retry:
+        if kind.retry(job):
+            started.append(kind.debate_of(job) or 0)
+    started += [kind.debate_of(job) or 0 for job in decision.resume]
+    for debate_id in started:
+        if debate_id:
+            start(debate_id)
+    if decision.settled and batch.status == RUNNING:
+        batch.status = COMPLETED
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["status", "finished_at", "updated_at"])
     # As `is_settled` would say now (the decision is the plan on this pass's rows), without another query.
     return decision, _settled(batch.status, lambda: decision.settled)
 

@@ -49,7 +49,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from chaoslm import live, metrics_sources, tracing
+from chaoslm import live, logging_context, metrics_sources, tracing
 from chaoslm.llm import own_connections
 from chaoslm.llm.gateway import warm_up
 
@@ -206,8 +206,8 @@ class InlineRunner:
     async def _run(
         self, key: tuple[str, int], stopped: threading.Event, at: datetime | None = None, carried: Any = None
     ) -> None:
-        # The submitter's trace (the request that started the work), when tracing is on.
-        with tracing.resumed(carried):
+        # The submitter's trace (the request that started the work), when tracing is on; the work, in its log lines.
+        with tracing.resumed(carried), logging_context.bound(**{key[0]: key[1]}):
             await self._runs(key, stopped, at)
 
     async def _runs(self, key: tuple[str, int], stopped: threading.Event, at: datetime | None) -> None:

@@ -410,10 +410,23 @@ CHAOSLM_HEALTH_TIMEOUT = env_number("CHAOSLM_HEALTH_TIMEOUT", 1.0)
 CHAOSLM_WORKER_METRICS_PORT = int(env_number("CHAOSLM_WORKER_METRICS_PORT", 0, int))
 CHAOSLM_WORKER_METRICS_ADDR = env_str("CHAOSLM_WORKER_METRICS_ADDR", "127.0.0.1")
 
+# How log lines are written: "text" (the message, then what it is about: " [debate=12 owner=olive]") or "json" (one
+# object a line, for log collectors). chaoslm/logging_context.py.
+CHAOSLM_LOG_FORMAT = env_str("CHAOSLM_LOG_FORMAT", "text")
+if CHAOSLM_LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"CHAOSLM_LOG_FORMAT must be 'text' or 'json', not {CHAOSLM_LOG_FORMAT!r}")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "chaoslm.logging_context.ContextFilter"}},
+    "formatters": {
+        "text": {"()": "chaoslm.logging_context.TextFormatter"},
+        "json": {"()": "chaoslm.logging_context.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["context"], "formatter": CHAOSLM_LOG_FORMAT}
+    },
     "loggers": {
         "chaoslm": {"handlers": ["console"], "level": env_str("CHAOSLM_LOG_LEVEL", "INFO")},
         # The HTTP client logs every request at INFO: a line an LLM call on a worker logging at INFO, with

@@ -20,7 +20,7 @@ from asgiref.sync import sync_to_async
 from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from chaoslm import tracing
+from chaoslm import logging_context, tracing
 from chaoslm.llm import (
     Callbacks,
     ChatResult,
@@ -116,7 +116,7 @@ def record_of(event: Event, seat_key: str | None) -> Record:
 
 
 def _load(debate_id: int) -> _Table:
-    debate = Debate.objects.get(pk=debate_id)
+    debate = Debate.objects.select_related("owner").get(pk=debate_id)
     seats = {s.key: s for s in debate.seats.all()}
     infos = tuple(
         SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
@@ -338,6 +338,16 @@ async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats:
             raise
         raise DebateDeleted(debate_id) from None
     debate = table.debate
+    # Every line logged from here on (the gateway's retries, a failure) names the debate and its owner.
+    with logging_context.bound(debate=debate_id, owner=debate.owner.username if debate.owner else None):
+        return await _run_loaded(table, observer, policy, stats, (wall_start, cpu_start))
+
+
+async def _run_loaded(
+    table: _Table, observer: Observer, policy: Policy | None, stats: RunStats, started: tuple[float, float]
+) -> Debate:
+    debate, debate_id = table.debate, table.debate.pk
+    wall_start, cpu_start = started
     # A held debate (debates/hold.py) does not start before its start time, whatever asked for this run: its
     # start is scheduled for then.
     if debate.status == Debate.Status.COMPLETED or debate.held():
