@@ -15,6 +15,7 @@ run: install
 	$(UV) run python manage.py serve --check $(ADDR)
 	$(UV) run python manage.py migrate --noinput
 	$(UV) run python manage.py import_personas personas/ --missing
+	$(UV) run python manage.py import_formats cards/ --missing
 	$(UV) run python manage.py ensure_admin
 	$(UV) run python manage.py serve $(ADDR)
 

@@ -156,8 +156,11 @@ class BatchCommand(BaseCommand):
         """Set a new batch going, or a stopped one going on."""
         if action == "run":
             self.kind.start(batch)
-        else:
+            return
+        try:
             self.kind.resume(batch, stalled_after=options["stalled_after"])
+        except BatchError as error:
+            raise CommandError(str(error)) from None
 
     def _watch(self, batch: Any, console: Console) -> None:
         """The live progress bar, until the batch settles (Ctrl-C leaves it resumable)."""

@@ -51,7 +51,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from chaoslm import live
+from chaoslm import live, metrics_sources, tracing
 from chaoslm.llm import own_connections, slots
 from chaoslm.llm.gateway import warm_up
 
@@ -189,12 +189,14 @@ class InlineRunner:
                 self._again.add(key)
                 return
             stopped = self._stopped[key] = threading.Event()
+            carried = tracing.carry()
             # The run starts in an empty context, not a copy of the submitter's: a submit from inside a
             # sync_to_async call (a signal of a save in the engine's database thread: a debate's end telling its
             # webhooks, a batch's pass starting debates) would hand the run that call's "single thread executor
-            # in use" mark, and every sync_to_async of the run would fail with "would deadlock".
+            # in use" mark, and every sync_to_async of the run would fail with "would deadlock". The trace goes on
+            # explicitly (`carried`).
             self._running[key] = contextvars.Context().run(
-                asyncio.run_coroutine_threadsafe, self._run(key, stopped, at), loop
+                asyncio.run_coroutine_threadsafe, self._run(key, stopped, at, carried), loop
             )
 
     def cancel(self, kind: str, object_id: int, wait: float = 0.0) -> None:
@@ -219,7 +221,14 @@ class InlineRunner:
             return False
         return running is self._loop or running is live.serving_loop()
 
-    async def _run(self, key: tuple[str, int], stopped: threading.Event, at: datetime | None = None) -> None:
+    async def _run(
+        self, key: tuple[str, int], stopped: threading.Event, at: datetime | None = None, carried: Any = None
+    ) -> None:
+        # The submitter's trace (the request that started the work), when tracing is on.
+        with tracing.resumed(carried):
+            await self._runs(key, stopped, at)
+
+    async def _runs(self, key: tuple[str, int], stopped: threading.Event, at: datetime | None) -> None:
         kind, object_id = key
         try:
             if at is not None:
@@ -247,6 +256,11 @@ class InlineRunner:
                 if self._stopped.get(key) is stopped:
                     del self._stopped[key]
             await asyncio.to_thread(close_old_connections)
+
+    def in_flight(self) -> int:
+        """How many runs this process has started and not finished (/metrics' queue depth, inline)."""
+        with self._lock:
+            return sum(not future.done() for future in self._running.values())
 
     def is_running(self, kind: str, object_id: int) -> bool:
         """Whether this process runs `kind` work on `object_id` now (a sweep leaves such work alone)."""
@@ -312,11 +326,39 @@ def run_on_process_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
     process, and share one connection through sync_to_async's thread.
     """
 
+    carried = tracing.carry()  # the task's trace (opentelemetry-instrumentation-celery), onto the loop
+
     async def own() -> Any:
-        async with own_connections():
-            return await coroutine
+        with tracing.resumed(carried):
+            async with own_connections():
+                return await coroutine
 
     return asyncio.run_coroutine_threadsafe(own(), inline.loop()).result()
+
+
+def queue_depth() -> list[metrics_sources.GaugeReading]:
+    """/metrics: work waiting for the runner: Celery's queue in Redis, or the inline runs this process has in flight."""
+    reading = metrics_sources.GaugeReading(
+        "chaoslm_runner_queue_depth",
+        "Work waiting for the runner (celery: tasks in the broker's queue; inline: runs in flight here)",
+        ["runner"],
+    )
+    if settings.CHAOSLM_RUNNER == "celery":
+        import redis
+
+        client = redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_connect_timeout=1, socket_timeout=1)
+        try:
+            reading.rows.append((["celery"], client.llen("celery")))
+        except redis.RedisError:
+            return []  # the broker is down: /readyz says so, and the missing series here
+        finally:
+            client.close()
+    else:
+        reading.rows.append((["inline"], inline.in_flight()))
+    return [reading]
+
+
+metrics_sources.register(queue_depth)
 
 
 def warm_up_worker() -> None:

@@ -20,7 +20,7 @@ from asgiref.sync import sync_to_async
 from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from chaoslm import runner
+from chaoslm import runner, tracing
 from chaoslm.llm import (
     Callbacks,
     ChatResult,
@@ -32,7 +32,7 @@ from chaoslm.llm import (
     own_connections,
 )
 from debates import transcripts
-from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step, get_format
+from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.models import Debate, Event, Seat
 
 logger = logging.getLogger("chaoslm.engine")
@@ -133,7 +133,7 @@ def _load(debate_id: int) -> _Table:
             records.append(record_of(event, by_id.get(event.seat_id)))
     return _Table(
         debate=debate,
-        fmt=get_format(debate.format),
+        fmt=debate.fmt,
         seats=seats,
         infos=infos,
         endpoints=endpoints,
@@ -179,6 +179,8 @@ def _persist(
             content=result.text,
             tokens_in=result.prompt_tokens,
             tokens_out=result.completion_tokens,
+            tokens_cached=result.cached_tokens,
+            cost=result.cost,
             latency_ms=result.latency_ms,
             model=result.model,
         )
@@ -299,7 +301,10 @@ async def _call(
     )
     observer.step_started(debate, step)
     try:
-        return await chat(table.endpoints[step.seat], step.messages, options, policy=policy, callbacks=callbacks), {}
+        where = {"chaoslm.debate.id": debate.pk, "chaoslm.step": step.step, "chaoslm.seat": step.seat}
+        with tracing.span(f"step {step.step}", **where):
+            endpoint = table.endpoints[step.seat]
+            return await chat(endpoint, step.messages, options, policy=policy, callbacks=callbacks), {}
     except LLMBadResponse as error:
         if not step.json_fallback:
             raise
@@ -321,7 +326,8 @@ async def run_debate(
 ) -> Debate:
     """Run a debate until it completes, waits for a human, or fails. Safe to call again at any point."""
     async with own_connections():
-        return await _run(debate_id, observer or Observer(), policy, stats if stats is not None else RunStats())
+        with tracing.span("debate run", **{"chaoslm.debate.id": debate_id}):
+            return await _run(debate_id, observer or Observer(), policy, stats if stats is not None else RunStats())
 
 
 async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats: RunStats) -> Debate:

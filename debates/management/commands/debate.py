@@ -15,10 +15,10 @@ from chaoslm.http import NumberError, parse_number
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
-from debates import hold
+from debates import format_cards, hold
 from debates import limits as debate_limits
 from debates.engine import DebateDeleted, RunStats, run_debate
-from debates.formats import LISTED, FormatError, get_format
+from debates.formats import LISTED, FormatError
 from debates.models import Debate, Event
 from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
@@ -58,7 +58,11 @@ class Command(BaseCommand):
     help = "Run a debate in the terminal, streaming it live. Ctrl-C stops it; --resume ID continues it."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("format", nargs="?", choices=sorted(LISTED), help="the debate format")
+        parser.add_argument(
+            "format",
+            nargs="?",
+            help=f"the debate format ({', '.join(sorted(LISTED))}) or the name of a protocol card (import_formats)",
+        )
         parser.add_argument("--topic", default="")
         parser.add_argument("--premise", default="")
         parser.add_argument("--turns", type=int, help="duel: public statements in all (default 6)")
@@ -183,7 +187,11 @@ class Command(BaseCommand):
     def create(self, opts: dict[str, Any], owner: Any = None) -> Debate:
         if not opts["format"]:
             raise CommandError("name a format (" + ", ".join(sorted(LISTED)) + ") or use --resume ID")
-        fmt = get_format(opts["format"])
+        try:
+            chosen = format_cards.resolve(owner, opts["format"])
+        except FormatError as error:
+            raise CommandError(str(error)) from None
+        fmt = chosen.fmt
         seats: dict[str, SeatChoice] = {}
         for key in ("a", "b", "judge"):
             if opts[key]:
@@ -224,6 +232,7 @@ class Command(BaseCommand):
                 show_thinking=not opts["private_thinking"],
                 audience_poll=not opts["no_poll"],
                 hold_minutes=hold_minutes,
+                card_source=chosen.card_source,
             )
         except FormatError as error:
             raise CommandError(str(error)) from None
@@ -256,7 +265,7 @@ class Command(BaseCommand):
             observer = JsonLinesObserver(console.file, {s.pk: s.key for s in seats})
         else:
             names = {s.key: (s.name, s.side) for s in seats}
-            observer = TerminalObserver(console, get_format(debate.format), names, show_private=show_private)
+            observer = TerminalObserver(console, debate.fmt, names, show_private=show_private)
             if debate.events.exists():
                 console.print(f"Resuming debate {debate.pk} after {debate.events.count()} events.", style="yellow")
                 for event in debate.events.select_related("seat").exclude(kind=Event.Kind.ERROR):
