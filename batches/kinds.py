@@ -203,14 +203,16 @@ class BatchKind:
             logger.info("%s %s was deleted; its tick chain stops", self.kind, batch_id)
 
     def sweep(self) -> list[int]:
-        """The periodic sweep (Celery beat): batches still running whose tick chain stopped (its message was lost
-        with a killed worker) get a new one."""
+        """The periodic sweep (Celery beat, the inline runner's): batches still running whose tick chain or inline
+        loop stopped (its message lost with a killed worker, its process ended) go on; a loop this process runs is
+        left alone."""
         limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_BATCH_TICK, 30))
-        ids = list(
+        found = (
             self.model.objects.filter(status=RUNNING)
             .filter(Q(ticked_at__lt=limit) | Q(ticked_at__isnull=True, created_at__lt=limit))
             .values_list("pk", flat=True)
         )
+        ids = [batch_id for batch_id in found if not runner.inline.is_running(self.kind, batch_id)]
         for batch_id in ids:
             submit(self, batch_id)
         return ids
@@ -385,7 +387,7 @@ async def _run_inline(kind: BatchKind, batch_id: int) -> None:
             wake.clear()
             # The debates start once the pass has committed and returned, from the loop.
             chosen: list[int] = []
-            _, settled = await sync_to_async(_pass)(kind, batch_id, None, chosen.append)
+            _, settled = await sync_to_async(_beat_and_pass)(kind, batch_id, chosen.append)
             for debate_id in chosen:
                 runner.inline.submit("debate", debate_id)
             if settled or loop.time() - pushed_at >= PUSH_EVERY:
@@ -403,6 +405,13 @@ async def _run_inline(kind: BatchKind, batch_id: int) -> None:
         logger.info("%s %s was deleted; its loop stops", kind.kind, batch_id)
     finally:
         _wakers.pop((kind.kind, batch_id), None)
+
+
+def _beat_and_pass(kind: BatchKind, batch_id: int, start: Callable[[int], None]) -> tuple[schedule.Decision, bool]:
+    """The inline loop's pass, noting the time of it as a Celery tick does (`ticked_at`): a loop whose process
+    ended stops noting it, and the sweep starts the batch again (`sweep`)."""
+    kind.model.objects.filter(pk=batch_id).update(ticked_at=timezone.now())
+    return _pass(kind, batch_id, None, start)
 
 
 def _tick(kind: BatchKind, batch_id: int, token: str) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -77,3 +79,11 @@ def settle(write: Callable[[str], Any]) -> None:
             f"{left} webhook {'delivery is' if left == 1 else 'deliveries are'} still being tried: "
             "a running ChaosLM server's sweep tries again later."
         )
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, `timeout`, a closed terminal) stops the command as Ctrl-C does: the work is left resumable,
+    and the command says how to resume it. Without this the process would die at once, its debate still saying
+    "running" until a sweep found its process gone."""
+    if threading.current_thread() is threading.main_thread():  # only there may a handler be set (a test's thread)
+        signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))

@@ -22,7 +22,8 @@ CHAOSLM_RUNNER names:
 `runner.cancel(kind, object_id)` stops an inline run at once; work on a worker must notice by itself
 (rooms' hold does), so `runner.delete_under_work` deletes rows a worker may still be writing under.
 `register_sweep` adds a function that finds stalled work and submits it again;
-the inline runner sweeps once when the web server starts, Celery beat runs each app's sweep task.
+the inline runner sweeps when the web server starts and every CHAOSLM_SWEEP_EVERY seconds after; Celery beat runs
+each app's sweep task.
 
 Every run gets connections of its own: an LLM connection pool (`own_connections`), and the database
 connection is closed when it ends, as Django does at the end of a request.
@@ -35,6 +36,7 @@ import contextlib
 import contextvars
 import gc
 import logging
+import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -50,7 +52,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from chaoslm import live, logging_context, metrics_sources, tracing
-from chaoslm.llm import own_connections
+from chaoslm.llm import own_connections, slots
 from chaoslm.llm.gateway import warm_up
 
 logger = logging.getLogger("chaoslm.runner")
@@ -135,6 +137,22 @@ def sweep() -> None:
             find()
         except Exception:
             logger.exception("sweep %s failed", getattr(find, "__qualname__", find))
+
+
+def identity() -> str:
+    """This process as the work it runs records it (a running debate's `runner`): its host, pid and start time."""
+    me = slots.me()
+    return f"{socket.gethostname()}:{me['pid']}:{me['started']}"
+
+
+def gone(runner: str) -> bool | None:
+    """Whether the process `runner` (an `identity`) has ended: a process that ended is known at once, not after
+    its work has been idle a while. None when it cannot be told: none recorded, or a process on another host."""
+    host, _, rest = runner.partition(":")
+    pid, _, started = rest.partition(":")
+    if not runner or host != socket.gethostname() or not pid.isdigit():
+        return None
+    return not slots.alive({"pid": int(pid), "started": started})
 
 
 class InlineRunner:
@@ -273,11 +291,24 @@ class InlineRunner:
 inline = InlineRunner()
 
 
+_sweeping: asyncio.Task[None] | None = None
+
+
 def sweep_when_serving() -> None:
-    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped
-    starts again. Under Celery, beat runs each app's sweep instead."""
-    if settings.CHAOSLM_RUNNER != "celery":
-        asyncio.get_running_loop().run_in_executor(None, _sweep_and_close)
+    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped starts
+    again at once, and the sweep runs again every CHAOSLM_SWEEP_EVERY seconds while the server serves (work of a
+    command that was killed, a delivery overdue). Under Celery, beat runs each app's sweep instead."""
+    global _sweeping
+    if settings.CHAOSLM_RUNNER != "celery" and _sweeping is None:
+        # Its own context: not the first request's, which it outlives.
+        _sweeping = contextvars.Context().run(asyncio.get_running_loop().create_task, _sweep_every())
+
+
+async def _sweep_every() -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        await loop.run_in_executor(None, _sweep_and_close)
+        await asyncio.sleep(settings.CHAOSLM_SWEEP_EVERY)
 
 
 def _sweep_and_close() -> None:

@@ -225,6 +225,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env_number("CHAOSLM_TASK_VISIBILITY_TIMEOUT", 3600, int))}
 # A debate whose status says running but that made no progress for this long is resumed by the sweep.
 CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
+# The inline runner's sweep (work whose process ended, overdue webhook deliveries) runs as the server starts and
+# again this often, in seconds, while it serves. A debate whose process ended is resumed at the next sweep whatever
+# its age; CHAOSLM_STALLED_AFTER is for work whose process cannot be told (a worker on another host).
+CHAOSLM_SWEEP_EVERY = env_number("CHAOSLM_SWEEP_EVERY", 15.0)
 # A room's manual round or auto loop holds the room (one at a time, whichever process runs it) and
 # renews that hold every CHAOSLM_ROOM_POLL seconds, which is also how soon a loop on a Celery worker
 # notices its owner stopped auto mode. A hold a crashed process left behind lapses after CHAOSLM_ROOM_HOLD.

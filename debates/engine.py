@@ -20,7 +20,7 @@ from asgiref.sync import sync_to_async
 from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from chaoslm import logging_context, tracing
+from chaoslm import logging_context, runner, tracing
 from chaoslm.llm import (
     Callbacks,
     ChatResult,
@@ -145,9 +145,10 @@ def _load(debate_id: int) -> _Table:
 def _mark_running(debate: Debate) -> None:
     debate.status = Debate.Status.RUNNING
     debate.error_text = ""
+    debate.runner = runner.identity()
     if debate.started_at is None:
         debate.started_at = timezone.now()
-    debate.save(update_fields=["status", "error_text", "started_at", "updated_at"])
+    debate.save(update_fields=["status", "error_text", "runner", "started_at", "updated_at"])
 
 
 def _persist(

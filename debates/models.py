@@ -45,6 +45,9 @@ class Debate(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error_text = models.TextField(blank=True)
+    # The process that runs it (chaoslm.runner.identity), set as each run starts: once that process has ended, a
+    # debate still "running" is known to have stopped and is resumed (debates/recovery.py).
+    runner = models.CharField(max_length=200, blank=True)
     winner = models.CharField(max_length=100, blank=True)
     scores = models.JSONField(default=dict, blank=True)
     premise_upheld = models.BooleanField(null=True, blank=True)

@@ -5,6 +5,12 @@ a delivery used to fail with "Single thread executor already being used, would d
 
 from __future__ import annotations
 
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from datetime import timedelta
 
 import pytest
@@ -13,15 +19,21 @@ from django.utils import timezone
 from api import webhooks
 from api.models import Delivery, Webhook
 from chaoslm import runner
-from tests.api.conftest import api, make_token
+from tests.api.conftest import ROOT, api, make_token
 from tests.api.receiver import Receiver
-from tests.api.test_webhooks import SECRET, verified
-from tests.servers import run_manage
+from tests.api.test_webhooks import SECRET, verified, wait_until
+from tests.servers import run_manage, running_site
 
 SPEC = (
     "name: {name}\noptions: {{turns: 2}}\ndebaters: [Ada Sterling, Marcus Vale]\njudges: [Judge Ines Okafor]\n"
     "questions: ['Should cities ban cars?']\nsides: once\n"
 )
+
+
+def query(database, sql: str):
+    """The one value `sql` selects, read straight from a site's SQLite file."""
+    with sqlite3.connect(database, timeout=10) as connection:
+        return connection.execute(sql).fetchone()[0]
 
 
 def register(server: str, user: str, receiver: Receiver, events: list[str]) -> int:
@@ -73,6 +85,50 @@ def test_a_tournament_run_by_the_command_line_tells_its_webhook(server, api_env,
         assert body["tournament"]["name"] == "Command line cup"
         assert body["tournament"]["progress"] == {"total": 1, "done": 1, "failed": 0}
         assert deliveries(server, "stella", hook) == [("tournament.finished", "delivered", 1, "")]
+    finally:
+        receiver.close()
+
+
+def test_a_tournament_resumed_by_the_server_after_its_runner_was_killed_tells_its_webhook(api_env, llm, tmp_path):
+    """The tournament's command is killed (SIGKILL) mid-run; a server started on the same database resumes it at
+    once, runs it to its end and delivers its webhook."""
+    llm.configure(latency=0.3, reply_words=8)
+    database = tmp_path / "resumed.sqlite3"
+    env = {**api_env, "DATABASE_URL": f"sqlite:///{database}"}
+    assert run_manage("migrate", "--noinput", env=env).returncode == 0
+    assert run_manage("import_personas", "personas/", env=env).returncode == 0
+    made = "from django.contrib.auth.models import User; User.objects.create_user('rita', password='pw-rita-123')"
+    assert run_manage("shell", "-c", made, env=env).returncode == 0
+    spec = tmp_path / "resumed.yaml"
+    spec.write_text(SPEC.format(name="Resumed cup"))
+    receiver = Receiver()
+    try:
+        # Registered before the run, straight in the database: the server that will resume it is not up yet.
+        hook = (
+            "from api import webhooks; from django.contrib.auth.models import User; "
+            f"print(webhooks.register(User.objects.get(username='rita'), {receiver.url!r}, {SECRET!r}, "
+            "['tournament.finished']).pk)"
+        )
+        assert run_manage("shell", "-c", hook, env=env).returncode == 0
+        command = subprocess.Popen(
+            [sys.executable, "manage.py", "tournament", "run", str(spec), "--owner", "rita"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while query(database, "SELECT count(*) FROM debates_event") < 1:
+                assert time.monotonic() < deadline, "the tournament never started"
+                time.sleep(0.2)
+        finally:
+            os.kill(command.pid, signal.SIGKILL)
+            command.wait(10)
+        assert query(database, "SELECT status FROM tournaments_tournament") == "running"
+        with running_site(env, "resumed-tournament"):
+            wait_until(lambda: len(receiver.received) >= 1, timeout=60)
+        body = verified(receiver.received[0])
+        assert body["type"] == "tournament.finished" and body["tournament"]["name"] == "Resumed cup"
+        assert body["tournament"]["progress"] == {"total": 1, "done": 1, "failed": 0}
+        assert len(receiver.received) == 1
     finally:
         receiver.close()
 
