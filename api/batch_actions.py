@@ -61,10 +61,10 @@ class ArenaOut(Schema):
     warning: str | None = Field(description="Why its debates are not blind in the arena, when they are not")
 
 
-def _tournament_estimate(body: dict[str, Any]) -> dict[str, Any]:
+def _tournament_estimate(body: dict[str, Any], owner: Any) -> dict[str, Any]:
     spec = tournament_spec.from_mapping(body, None, SOURCE)
     # The checks `create_tournament` makes before anything is saved, which size the tournament as they go.
-    size = tournament_services._check(
+    size = tournament_services.size_tournament(
         spec.debaters,
         spec.judges,
         spec.questions,
@@ -75,11 +75,12 @@ def _tournament_estimate(body: dict[str, Any]) -> dict[str, Any]:
         spec.options,
         spec.formats,
         spec.moderator,
+        owner,
     )
     return {"debates": size.debates, "calls": size.calls, "sentence": size.sentence()}
 
 
-def _experiment_estimate(body: dict[str, Any]) -> dict[str, Any]:
+def _experiment_estimate(body: dict[str, Any], owner: Any) -> dict[str, Any]:
     spec = experiment_spec.from_mapping(body, None, SOURCE)
     counts = (len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))
     # The checks `create_experiment` makes before anything is saved.
@@ -90,7 +91,7 @@ def _experiment_estimate(body: dict[str, Any]) -> dict[str, Any]:
     return {"debates": size.runs, "calls": size.calls, "sentence": size.sentence()}
 
 
-def add_kind(api: KindApi, estimate: Callable[[dict[str, Any]], dict[str, Any]], arena: Arena[Any]) -> None:
+def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, Any]], arena: Arena[Any]) -> None:
     """The endpoints of one kind of batch beside api/batches.py's."""
     kind, noun, plural, tag = api.kind, api.noun, api.plural, f"{api.kind.kind}s"
     model = kind.model
@@ -108,7 +109,7 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any]], dict[str, Any]],
     )
     def size(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
         try:
-            return estimate(body)
+            return estimate(body, request.user)
         except SpecErrors as error:
             errors = [{"field": field, "message": message} for field, message in error.problems]
             raise ApiError(

@@ -21,7 +21,7 @@ def format_choices() -> list[tuple[str, str]]:
     choices = []
     for name in design.formats():
         fmt = get_format(name)
-        notes = ["led by the moderator"] if services.needs_moderator(name) else []
+        notes = ["led by the moderator"] if services.needs_moderator(fmt) else []
         notes.append(
             "the first judge judges inside it" if fmt.judging == "in_debate" else "its judges read the transcript"
         )
@@ -118,7 +118,7 @@ class NewTournamentForm(FormatOptions, BatchForm):
         else:
             self.add_error("questions", "Type at least one question or upload a file.")
         formats = data.get("formats") or [design.DEFAULT]
-        moderated = [f for f in formats if services.needs_moderator(f)]
+        moderated = [f for f in formats if services.needs_moderator(get_format(f))]
         if moderated and not data.get("moderator"):
             self.add_error("moderator", f"A {' or '.join(moderated)} debate needs a moderator.")
         chosen = {k.removeprefix("option_"): v for k, v in data.items() if k.startswith("option_") and v is not None}

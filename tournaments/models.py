@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import models
 
 from batches import models as batch_models
-from debates.formats import DEFAULT_FORMAT
+from debates.formats import DEFAULT_FORMAT, Format, get_format
 from debates.models import Debate
 
 
@@ -23,6 +23,9 @@ class Tournament(batch_models.BatchRecord):
     # Its formats, comma-separated in the order given ("duel", "duel,structured"): every pairing debates once in each.
     # Room for several formats of the longest names (100 characters each).
     format = models.CharField(max_length=1000, default=DEFAULT_FORMAT)
+    # The YAML of each protocol card among its formats, by name, as it was when the tournament was made: editing or
+    # deleting a card later changes none of its debates.
+    cards = models.JSONField(default=dict, blank=True)
     # The formats' options (turns, free_turns, questions, word_limit): each match gets those its format has.
     options = models.JSONField(default=dict, blank=True)
     sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
@@ -36,6 +39,10 @@ class Tournament(batch_models.BatchRecord):
     @property
     def formats(self) -> list[str]:
         return self.format.split(",")
+
+    def format_of(self, name: str) -> Format:
+        """One of its formats: a built-in, or a card as the tournament snapshotted it."""
+        return get_format(name, self.cards.get(name, ""))
 
 
 class Entrant(batch_models.PersonaSnapshot):
@@ -72,6 +79,10 @@ class Match(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="matches")
     debater_for = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_for")
     debater_against = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_against")
+    # A format of more than two sides (teams a judge ranks): the entrants' ids, one per side in the format's side
+    # order, each filling every seat of its side (debater_for and debater_against are then the first two). Empty for
+    # a two-sided match, whose sides are debater_for and debater_against.
+    sides = models.JSONField(default=list, blank=True)
     debate = models.OneToOneField(
         Debate, null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_match"
     )
@@ -84,12 +95,18 @@ class Match(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tournament", "order"], name="unique_match_order"),
             models.UniqueConstraint(
-                fields=["tournament", "format", "question", "debater_for", "debater_against"], name="unique_match"
+                fields=["tournament", "format", "question", "debater_for", "debater_against", "sides"],
+                name="unique_match_sides",
             ),
         ]
 
     def __str__(self) -> str:
         return f"match {self.order} of tournament {self.tournament_id}"
+
+    @property
+    def entrant_ids(self) -> list[int]:
+        """Its entrants' ids, one per side, in the format's side order."""
+        return list(self.sides) or [self.debater_for_id, self.debater_against_id]
 
 
 class Judgment(models.Model):

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 
+from debates.engine import record_of
 from debates.formats.duel import outscored_by
 from debates.models import Debate
+from debates.replay import judged_config
 from debates.selectors import PersonaUsage, usage_of
+from tournaments.design import pairwise
 from tournaments.models import Entrant, Judgment, Match, Tournament
 
 # The report's statistics (tournaments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
@@ -52,10 +55,20 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
             "debate__winner",
             "debate__scores",
             "match__format",
+            "match__sides",
+            "debate_id",
         )
     )
     out = []
-    for duel, question, correct, judge, repeat, name_for, name_against, winner, scores, format_name in rows:
+    names: dict[int, str] = {}
+    for row in rows:
+        *verdict, sides, debate = row
+        duel, question, correct, judge, repeat, name_for, name_against, winner, scores, format_name = verdict
+        if sides:
+            if not names:
+                names.update(Entrant.objects.filter(tournament=tournament).values_list("pk", "name"))
+            out += _pairwise_verdicts(tournament, debate, duel, question, judge, repeat, [names[s] for s in sides])
+            continue
         scores = scores or {}
         score_for, score_against = scores.get(name_for), scores.get(name_against)
         out.append(
@@ -75,6 +88,43 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
             )
         )
     return out
+
+
+def _pairwise_verdicts(
+    tournament: Tournament, debate_id: int, match: int, question: int, judge: str, repeat: int, entrants: list[str]
+) -> list[Verdict]:
+    """A ranking of N teams as the N(N-1)/2 pairwise results it implies: for each two sides, the better ranked
+    one's entrant beats the other's (as FOR, the side first in the format's order; no scores, no known correct side).
+    The ranking is the verdict's own (its format's `outcome`), read from the debate's events."""
+    from tournaments.stats import Verdict
+
+    debate = Debate.objects.get(pk=debate_id)
+    fmt = debate.fmt
+    keys = {s.pk: s.key for s in debate.seats.all()}
+    config = judged_config(debate)
+    outcome = fmt.outcome(config, [record_of(e, keys.get(e.seat_id)) for e in debate.events.all()])
+    # A side is named in the ranking by its label, its key or (a side of one seat) its speaker's name.
+    named = {}
+    for index, side in enumerate(fmt.sides):
+        for name in (side.label, side.key, *(s.name for s in config.seats if s.key in side.seats)):
+            named.setdefault(name, index)
+    ranking = [named[n] for n in outcome.get("ranking") or [] if n in named]
+    if sorted(ranking) != list(range(len(fmt.sides))):
+        return []
+    return [
+        Verdict(
+            match=match,
+            question=question,
+            judge=judge,
+            repeat=repeat,
+            debater_for=entrants[min(a, b)],
+            debater_against=entrants[max(a, b)],
+            winner="for" if a < b else "against",
+            correct=None,
+            format=fmt.name,
+        )
+        for a, b in pairwise(ranking)
+    ]
 
 
 def entrant_names(tournament: Tournament) -> tuple[list[str], list[str]]:

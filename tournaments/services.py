@@ -4,6 +4,7 @@ chain, the sweep and the owner's actions are batches/kinds.py's, shared with exp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.db import transaction
@@ -14,7 +15,9 @@ from batches.kinds import BatchKind
 from batches.panel import BatchError, Contestant, Rules, check, check_budget, given, named, save_snapshots
 from chaoslm import live
 from chaoslm.sharing import Visibility
-from debates.formats import get_format
+from debates import format_cards
+from debates.format_cards import Resolved
+from debates.formats import Format, get_format
 from debates.models import Debate
 from debates.replay import create_replay
 from debates.setup import SeatChoice, create_debate
@@ -37,6 +40,28 @@ RULES = Rules(
 )
 
 
+def offered_formats(owner: Any) -> dict[str, Resolved]:
+    """What `owner`'s tournament may run, by name: the built-in formats a tournament runs, then the protocol cards
+    they may use that have two sides (each with the YAML its matches snapshot)."""
+    offered = {name: Resolved(get_format(name)) for name in design.formats()}
+    for card in format_cards.usable(owner):
+        fmt = format_cards.card_format_of(card)
+        if design.runs(fmt) and card.name not in offered:
+            offered[card.name] = Resolved(fmt, card.yaml)
+    return offered
+
+
+def needs_moderator(fmt: Format) -> bool:
+    """Whether the format has a moderator's seat a tournament must fill."""
+    return any(s.role == "moderator" and s.required for s in fmt.seat_specs)
+
+
+def size_tournament(*args: Any) -> design.Estimate:
+    """The checks `create_tournament` makes before anything is saved (its arguments, in `_check`'s order), and the
+    size they find: what the API's estimate answers."""
+    return _check(*args)[0]
+
+
 def _check(
     debaters: Sequence[Contestant],
     judges: Sequence[Contestant],
@@ -48,17 +73,20 @@ def _check(
     options: dict[str, Any],
     formats: Sequence[str] = (design.DEFAULT,),
     moderator: Contestant | None = None,
-) -> design.Estimate:
-    offered = design.formats()
+    owner: Any = None,
+) -> tuple[design.Estimate, dict[str, str]]:
+    """The tournament's size, and the YAML of each card among its formats, by name."""
+    offered = offered_formats(owner)
     unknown = [f for f in formats if f not in offered]
     if not formats or unknown or len(set(formats)) != len(formats):
         raise TournamentError(f"A tournament's formats are one or more of {', '.join(offered)}, each once.")
+    chosen = [offered[f].fmt for f in formats]
     # Each format takes the options it has (a word limit is everyone's).
-    known = {o.name: o for f in formats for o in get_format(f).option_specs}
+    known = {o.name: o for f in chosen for o in f.option_specs}
     check(RULES, debaters, judges, options, known, concurrency, visibility)
-    moderated = [f for f in formats if needs_moderator(f)]
+    moderated = [f.name for f in chosen if needs_moderator(f)]
     if bool(moderated) != (moderator is not None):
-        named_ = " or ".join(moderated or [f for f in offered if needs_moderator(f)])
+        named_ = " or ".join(moderated or [name for name, r in offered.items() if needs_moderator(r.fmt)])
         raise TournamentError(f"A {named_} debate needs a moderator; give one only when a {named_} debate is run.")
     if moderator is not None and moderator.spec.name in {c.spec.name for c in (*debaters, *judges)}:
         raise TournamentError(f"{moderator.spec.name} cannot both moderate and debate or judge.")
@@ -68,14 +96,20 @@ def _check(
         raise TournamentError("Sides must be 'both' or 'once'.")
     if not 1 <= repeats <= MAX_REPEATS:
         raise TournamentError(f"Repeats must be between 1 and {MAX_REPEATS}.")
-    for format_name in formats:
-        silent = design.silent_side(format_name, options)
+    for fmt in chosen:
+        silent = design.silent_side(fmt, options)
         if silent:
             raise TournamentError(silent)
-    size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, options, tuple(formats))
+        if fmt.ranks_teams() and (len(judges) != 1 or repeats != 1):
+            raise TournamentError(
+                f"A {fmt.name} debate is judged by its one judge inside it: give one judge and one repeat."
+            )
+        if len(debaters) < len(fmt.sides):
+            raise TournamentError(f"A {fmt.name} debate seats {len(fmt.sides)} debaters, one a side: give as many.")
+    size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, options, chosen)
     if size.debates > MAX_DEBATES:
         raise TournamentError(f"That is {size.debates} debates; a tournament runs at most {MAX_DEBATES}.")
-    return size
+    return size, {f: offered[f].card_source for f in formats if offered[f].card_source}
 
 
 def create_tournament(
@@ -95,18 +129,21 @@ def create_tournament(
     arena: bool = False,
 ) -> Tournament:
     """Store a tournament with all its matches and judgments (nothing runs yet: see `TOURNAMENT.start`): each
-    pairing debates once in each of its `formats` (design.formats()), the formats one after another; a format
-    with a moderator's seat (classic) is led by `moderator`."""
+    pairing debates once in each of its `formats` (`offered_formats(owner)`: built-ins and usable cards, by name),
+    the formats one after another; a format with a moderator's seat (classic) is led by `moderator`."""
     name = named(RULES, name)
     options = given(options)
     formats = list(formats)
-    size = _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator)
+    size, cards = _check(
+        debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator, owner
+    )
     check_budget(owner, size.calls, [*debaters, *judges, *([moderator] if moderator else [])])
     with transaction.atomic():
         tournament = Tournament.objects.create(
             name=name,
             owner=owner,
             format=",".join(formats),
+            cards=cards,
             options=options,
             sides=sides,
             repeats=repeats,
@@ -121,18 +158,33 @@ def create_tournament(
                 for i, q in enumerate(questions)
             ]
         )
-        pairings = design.pairings(len(questions), len(debaters), sides)
+        seated = entrants[Entrant.Role.DEBATER]
+        made = []
+        for format_name in formats:
+            teams = len(tournament.format_of(format_name).sides)
+            if teams > 2:
+                # One entrant a side, the sides in the format's order: debater_for and _against are the first two.
+                made += [
+                    (format_name, s.question, [seated[i] for i in s.debaters], True)
+                    for s in design.seatings(len(questions), len(debaters), teams, sides)
+                ]
+            else:
+                made += [
+                    (format_name, p.question, [seated[p.debater_for], seated[p.debater_against]], False)
+                    for p in design.pairings(len(questions), len(debaters), sides)
+                ]
         matches = Match.objects.bulk_create(
             [
                 Match(
                     tournament=tournament,
                     order=order,
                     format=format_name,
-                    question=saved_questions[p.question],
-                    debater_for=entrants[Entrant.Role.DEBATER][p.debater_for],
-                    debater_against=entrants[Entrant.Role.DEBATER][p.debater_against],
+                    question=saved_questions[question],
+                    debater_for=people[0],
+                    debater_against=people[1],
+                    sides=[e.pk for e in people] if ranked else [],
                 )
-                for order, (format_name, p) in enumerate((f, p) for f in formats for p in pairings)
+                for order, (format_name, question, people, ranked) in enumerate(made)
             ]
         )
         Judgment.objects.bulk_create(
@@ -141,7 +193,9 @@ def create_tournament(
                     match=match,
                     judge=judge,
                     repeat=repeat,
-                    in_debate=(index == 0 and repeat == 0 and design.judged_in_debate(match.format)),
+                    in_debate=(
+                        index == 0 and repeat == 0 and design.judged_in_debate(tournament.format_of(match.format))
+                    ),
                 )
                 for match in matches
                 for index, judge in enumerate(entrants[Entrant.Role.JUDGE])
@@ -193,24 +247,28 @@ class TournamentKind(BatchKind):
 TOURNAMENT = TournamentKind()
 
 
-def needs_moderator(format_name: str) -> bool:
-    """Whether the format has a moderator's seat a tournament must fill."""
-    return any(s.role == "moderator" and s.required for s in get_format(format_name).seat_specs)
-
-
-def _seats(match: Match, first_judge: Entrant, moderator: Entrant | None) -> dict[str, SeatChoice]:
+def _seats(match: Match, fmt: Format, first_judge: Entrant, moderator: Entrant | None) -> dict[str, SeatChoice]:
     """The match's seats, in its format's seat order: the FOR entrant fills every seat of the side arguing for
-    (else the first side), the AGAINST entrant every seat of the other; its judge's seat, if it has one, the first
-    judge; a moderator's seat the tournament's moderator."""
-    fmt = get_format(match.format)
-    first = next((s for s in fmt.sides if s.stance == "for"), fmt.sides[0])
-    second = next(s for s in fmt.sides if s is not first)
-    entrant = {key: match.debater_for for key in first.seats} | {key: match.debater_against for key in second.seats}
+    (else the first side), the AGAINST entrant every seat of the other (with more sides, each entrant every seat of
+    its side); its judge's seat, if it has one, the first judge; a moderator's seat the tournament's moderator."""
+    if match.sides:
+        by_id = {e.pk: e for e in Entrant.objects.filter(pk__in=match.sides)}
+        entrant = {key: by_id[pk] for side, pk in zip(fmt.sides, match.sides, strict=True) for key in side.seats}
+    else:
+        first = next((s for s in fmt.sides if s.stance == "for"), fmt.sides[0])
+        second = next(s for s in fmt.sides if s is not first)
+        entrant = {k: match.debater_for for k in first.seats} | {k: match.debater_against for k in second.seats}
     if fmt.judge_seat:
         entrant[fmt.judge_seat] = first_judge
+    # An entrant filling a team's several seats speaks in each under its name and the seat's ("Ann (Prime
+    # Minister)"): the transcript tells speakers apart by name.
+    teams = {key for side in fmt.sides if len(side.seats) > 1 for key in side.seats}
     seats = {}
     for spec in fmt.seat_specs:
-        if spec.key in entrant:
+        if spec.key in teams:
+            persona = entrant[spec.key].persona_spec()
+            seats[spec.key] = SeatChoice(spec=replace(persona, name=f"{persona.name} ({spec.label})"[:100]))
+        elif spec.key in entrant:
             seats[spec.key] = _choice(entrant[spec.key])
         elif spec.role == "moderator" and moderator is not None:
             seats[spec.key] = _choice(moderator)
@@ -224,12 +282,14 @@ def _create_match_debate(tournament: Tournament, match_id: int, memo: dict[str, 
         memo["judge"] = entrants.filter(role=Entrant.Role.JUDGE).first()
         memo["moderator"] = entrants.filter(role=Entrant.Role.MODERATOR).first()
     assert memo["judge"] is not None
-    known = {o.name for o in get_format(match.format).option_specs}
+    fmt = tournament.format_of(match.format)
+    known = {o.name for o in fmt.option_specs}
     return create_debate(
         format_name=match.format,
+        card_source=tournament.cards.get(match.format, ""),
         topic=match.question.topic,
         premise=match.question.premise,
-        seats=_seats(match, memo["judge"], memo["moderator"]),
+        seats=_seats(match, fmt, memo["judge"], memo["moderator"]),
         options={k: v for k, v in tournament.options.items() if k in known},
         owner=tournament.owner,
         visibility=tournament.visibility,

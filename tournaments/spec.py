@@ -19,8 +19,10 @@ from batches.spec import (
     yes_no,
 )
 from chaoslm.sharing import Visibility
-from tournaments.design import DEFAULT, formats
+from debates.models import FormatCard
+from tournaments.design import DEFAULT
 from tournaments.questions import MAX_TEXT, QuestionsError, QuestionSpec, parse_file
+from tournaments.services import offered_formats
 
 KEYS = {
     "name",
@@ -139,8 +141,11 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
 def _formats(data: dict[str, Any], source: str) -> list[str]:
     chosen = data.get("format", DEFAULT)
     chosen = [chosen] if isinstance(chosen, str) else chosen
-    offered = formats()
-    if not isinstance(chosen, list) or not chosen or not all(f in offered for f in chosen):
+    # The built-ins and the cards anyone may use, by name; a person's own card is known too (whether its owner may
+    # run it, and whether it has two sides, the tournament's creation checks).
+    offered = list(offered_formats(None))
+    known = {*offered, *FormatCard.objects.values_list("name", flat=True)}
+    if not isinstance(chosen, list) or not chosen or not all(isinstance(f, str) and f in known for f in chosen):
         example = f"[{offered[0]}, {offered[-1]}]"
         raise SpecError(f"{source}: format: one of {', '.join(offered)}, or a list of them such as {example}")
     return chosen

@@ -53,7 +53,9 @@ def planned_calls(tournament: Tournament) -> Callable[[schedule.Job], int]:
     The matches' formats are read (one query) only in a tournament of more than one format."""
     options = tournament.options
     planned = {
-        (name, kind): (design.debate_calls if kind == schedule.MATCH else design.replay_calls)(name, options)
+        (name, kind): (design.debate_calls if kind == schedule.MATCH else design.replay_calls)(
+            tournament.format_of(name), options
+        )
         for name in tournament.formats
         for kind in (schedule.MATCH, schedule.REPLAY)
     }

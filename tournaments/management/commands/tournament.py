@@ -2,6 +2,7 @@ from rich.console import Console
 
 from batches.command import BatchCommand, table
 from batches.templatetags.batch_tags import figure, number
+from debates.formats import FormatError
 from tournaments import design, exports, results, services
 from tournaments.models import Tournament
 from tournaments.spec import TournamentSpec, read_spec
@@ -16,7 +17,13 @@ class Command(BatchCommand):
 
     def size(self, spec: TournamentSpec) -> str:
         counts = (len(spec.questions), len(spec.debaters), len(spec.judges))
-        return design.estimate(*counts, spec.sides, spec.repeats, spec.options, tuple(spec.formats)).sentence()
+        # The shipped and public cards by name; a format no one may use is refused when the tournament is made.
+        offered = services.offered_formats(None)
+        formats = [offered[f].fmt if f in offered else f for f in spec.formats]
+        try:
+            return design.estimate(*counts, spec.sides, spec.repeats, spec.options, formats).sentence()
+        except FormatError:
+            return "its formats are checked as it is made."
 
     def print_report(self, tournament: Tournament, console: Console) -> None:
         report = results.report(tournament)

@@ -1,0 +1,130 @@
+"""A tournament runs any protocol card with two sides, as it runs a built-in format: its matches are the card's
+debates (their YAML snapshotted), its first judge sits in the card's judge seat, and its other judges replay the
+card's public statements through the judge replay of any two sides. A card that ranks more teams seats one entrant a
+team, and its ranking counts as the pairwise results it implies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from batches.panel import Contestant
+from chaoslm.runner import inline
+from debates import format_cards
+from debates.formats.duel import EVALUATE
+from debates.models import Event
+from tests.batches.helpers import always_for, debater, judge, questions, run_to_end
+from tournaments import results, services
+from tournaments.models import Entrant, Judgment, Match
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CARD = (Path(__file__).resolve().parents[2] / "cards" / "lincoln-douglas.yaml").read_text()
+BRITISH = (Path(__file__).resolve().parents[2] / "cards" / "british-parliamentary.yaml").read_text()
+
+
+@pytest.fixture
+def runner_idle():
+    yield
+    inline.wait_idle()
+
+
+def make(formats, owner=None, judges=("Judge Una", "Judge Vic"), debaters=("Alice", "Bob"), options=None):
+    return services.create_tournament(
+        name="Card cup",
+        debaters=[Contestant.of(debater(n)) for n in debaters],
+        judges=[Contestant.of(judge(n)) for n in judges],
+        questions=questions(1),
+        options={"questions": 1} if options is None else options,
+        sides="once",
+        formats=formats,
+        owner=owner,
+    )
+
+
+def test_a_lincoln_douglas_card_tournament_with_a_two_judge_panel(llm_server, runner_idle):
+    llm_server.configure(rules=always_for(["Alice", "Bob"]))
+    card = format_cards.save_card(CARD, owner=None)
+    tournament = make(["lincoln-douglas"])
+    assert tournament.cards == {"lincoln-douglas": CARD}
+    format_cards.save_card(CARD.replace("title: Lincoln", "title: Renamed"), owner=None, card=card)  # runs nothing new
+
+    finished = run_to_end(tournament)
+    assert finished.status == "completed"
+    match = Match.objects.select_related("debate").get()
+    debate = match.debate
+    assert (debate.format, debate.card_source, debate.status) == ("lincoln-douglas", CARD, "completed")
+    assert sorted(debate.seats.values_list("key", "name")) == [("aff", "Alice"), ("judge", "Judge Una"), ("neg", "Bob")]
+    inside, replay = Judgment.objects.select_related("debate").order_by("judge__order")
+    assert inside.in_debate and inside.debate_id == debate.pk
+    # The other judge reads the card's public statements, in the order spoken, with the duel's judge prompts.
+    assert replay.debate.format == "sides_judge" and replay.debate.options["source_format"] == "lincoln-douglas"
+    spoken = Event.objects.filter(debate=debate, kind="TURN", seat__side__gt="").order_by("ordinal")
+    evaluated = list(replay.debate.events.filter(step="evaluate").order_by("ordinal").values_list("prompt", flat=True))
+    assert evaluated == [EVALUATE.format(name=e.seat.name, statement=e.content) for e in spoken]
+    assert len(evaluated) == debate.fmt.statements({"questions": 1})
+    verdicts = results.verdicts(finished)
+    assert [(v.judge, v.winner, v.format) for v in verdicts] == [
+        ("Judge Una", "for", "lincoln-douglas"),
+        ("Judge Vic", "for", "lincoln-douglas"),
+    ]
+
+
+def test_a_card_is_offered_only_to_whom_may_use_it(django_user_model):
+    carol = django_user_model.objects.create_user("carol")
+    format_cards.save_card(CARD, owner=carol)
+    assert "lincoln-douglas" in services.offered_formats(carol)
+    assert "lincoln-douglas" not in services.offered_formats(None)
+    with pytest.raises(services.TournamentError, match="formats are one or more of duel, classic, structured, each"):
+        make(["lincoln-douglas"])
+    assert make(["lincoln-douglas"], owner=carol).cards == {"lincoln-douglas": CARD}
+
+
+TEAMS = ("Opening Government", "Opening Opposition", "Closing Government", "Closing Opposition")
+RANKING = ["Closing Opposition", "Opening Government", "Opening Opposition", "Closing Government"]
+
+
+def test_british_parliamentary_seats_four_entrants_and_its_ranking_counts_as_six_pairwise_results(
+    llm_server, runner_idle
+):
+    ballot = {"ranking": RANKING, "scores": {t: {"argument": 7, "engagement": 7, "role": 7} for t in TEAMS}}
+    llm_server.configure(rules=[{"match": "Now write your ranking as a JSON object", "reply": json.dumps(ballot)}])
+    format_cards.save_card(BRITISH, owner=None)
+    with pytest.raises(services.TournamentError, match="judged by its one judge inside it: give one judge"):
+        make(["british-parliamentary"], debaters=("Ann", "Ben", "Cy", "Di"), options={})
+    tournament = make(["british-parliamentary"], debaters=("Ann", "Ben", "Cy", "Di"), judges=("Judge Una",), options={})
+    match = Match.objects.get()
+    names = dict(Entrant.objects.values_list("pk", "name"))
+    assert [names[pk] for pk in match.sides] == ["Ann", "Ben", "Cy", "Di"]  # OG, OO, CG, CO
+
+    finished = run_to_end(tournament)
+    debate = Match.objects.get().debate
+    assert (finished.status, debate.status) == ("completed", "completed")
+    # Each entrant fills both seats of its team, under the seat's name too; the tournament's judge adjudicates.
+    seats = dict(debate.seats.values_list("key", "name"))
+    assert seats == {
+        "pm": "Ann (Prime Minister)", "dpm": "Ann (Deputy Prime Minister)",
+        "lo": "Ben (Leader of the Opposition)", "dlo": "Ben (Deputy Leader of the Opposition)",
+        "mg": "Cy (Member of the Government)", "gw": "Cy (Government Whip)",
+        "mo": "Di (Member of the Opposition)", "ow": "Di (Opposition Whip)",
+        "judge": "Judge Una",
+    }  # fmt: skip
+    verdicts = results.verdicts(finished)
+    # CO (Di) > OG (Ann) > OO (Ben) > CG (Cy): each pair once, the side first in the order as FOR.
+    assert sorted((v.debater_for, v.debater_against, v.winner) for v in verdicts) == [
+        ("Ann", "Ben", "for"),
+        ("Ann", "Cy", "for"),
+        ("Ann", "Di", "against"),
+        ("Ben", "Cy", "for"),
+        ("Ben", "Di", "against"),
+        ("Cy", "Di", "against"),
+    ]
+    report = results.report(finished)
+    assert [(r.name, r.wins, r.losses) for r in report.ratings] == [
+        ("Di", 3, 0),
+        ("Ann", 2, 1),
+        ("Ben", 1, 2),
+        ("Cy", 0, 3),
+    ]
