@@ -88,7 +88,7 @@ class EventAdmin(admin.ModelAdmin):
 
 CARD_HELP = (
     "The card as YAML, the source of truth: its name, title, seats, stages, judge and options "
-    "(docs/protocol-cards.md). Name and title below are read from it when you save; a card with any problem is "
+    "(docs/cards.md). Name and title below are read from it when you save; a card with any problem is "
     "refused with every problem listed, by line and field, and your text stays here to fix."
 )
 

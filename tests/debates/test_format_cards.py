@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -196,6 +197,10 @@ def test_a_card_debate_from_the_form_snapshots_the_card_and_runs_to_completion(c
     assert llm_server.requests[0].last_user == card_samples.first_prompt("Tea or coffee?")
     page = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
     assert "Town hall" in page and escape(first.content) in page
+    markdown = client.get(reverse("debate_export", args=[debate.pk, "md"])).content.decode()
+    assert first.content in markdown
+    exported = client.get(reverse("debate_export", args=[debate.pk, "json"])).json()
+    assert next(e["prompt"] for e in exported["events"] if e["kind"] == "TURN") == first.prompt
 
 
 def test_the_debate_command_runs_a_card_by_name(personas, llm_server):
@@ -227,7 +232,19 @@ def test_the_card_page_shows_its_plan_and_its_yaml_escaped(client):
     assert escape(text) in html
     timeline = re.search(r'<ol class="timeline"[^>]*>(.*?)</ol>', html, re.S).group(1)
     items = re.findall(r'<li class="timeline-call (\w+)[^"]*">(.*?)</li>', timeline, re.S)
-    assert len(items) == 2
+    rows = [
+        (
+            visibility,
+            re.search(r'<strong class="who">(.*?)</strong>', item).group(1),
+            re.search(r'<span class="label">(.*?)</span>', item).group(1),
+            " ".join(re.sub(r"<[^>]+>", " ", re.search(r'<div class="sees">(.*?)</div>', item, re.S).group(1)).split()),
+        )
+        for visibility, item in items
+    ]
+    assert rows == [
+        ("public", "Proponent", "opening", "Sees: its own earlier calls only"),
+        ("public", "Opponent", "reply", "Sees: its own earlier calls only; quotes opening (Proponent)"),
+    ]
     assert "exactly 2 LLM calls" in html
     assert re.search(r'href="/formats/"', html)
 
@@ -238,3 +255,29 @@ def test_a_stranger_s_private_card_page_is_a_404(client):
     assert client.get(reverse("format_detail", args=["town-hall"])).status_code == 404
     client.force_login(stranger)
     assert client.get(reverse("format_detail", args=["town-hall"])).status_code == 200
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "cards").glob("*.yaml"))
+CALL_KINDS = ["PLAN", "THINK", "TURN", "SCORE", "VERDICT", "INTERNAL"]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_each_shipped_card_runs_from_the_command_line_making_the_calls_its_page_counts(path, llm_server):
+    call_command("import_formats", str(path.parent), "--missing", stdout=StringIO())
+    card = FormatCard.objects.get(name=path.stem)
+    fmt = format_cards.card_format_of(card)
+    # A persona of the seat's role in every seat, each its own (the transcript tells speakers apart by name).
+    import_personas(
+        [
+            (f"{s.key}.yaml", f"name: Speaker {s.key}\nrole: {s.role}\npersonality: Speaker {s.key} speaks.\n")
+            for s in fmt.seat_specs
+        ]
+    )
+    seats = [arg for s in fmt.seat_specs for arg in ("--seat", f"{s.key}=Speaker {s.key}")]
+    out = StringIO()
+    call_command("debate", card.name, "--topic", "Should cities ban private cars?", *seats, stdout=out)
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    assert debate.card_source == path.read_text()
+    options = {o.name: o.default for o in fmt.option_specs}
+    assert debate.events.filter(kind__in=CALL_KINDS).count() == fmt.calls(options) == len(llm_server.requests)
