@@ -223,7 +223,7 @@ class _Builder:
                     sees=stage.sees,
                     **{**common, "field": stage.call.field, "line": stage.call.line},
                 )
-        elif isinstance(stage, SpeechStage):
+        elif isinstance(stage, SpeechStage) and stage.seats:  # (no seats: a problem already reported)
             seat = stage.seats[(round_ - 1) % len(stage.seats)] if round_ else stage.seats[0]
             variant = self.variant(stage, seat, round_, rounds, repeat)
             self.speech(variant, seat, stage.sees, self.words(stage.word_limit), stage.shown, common)

@@ -3,10 +3,12 @@ each seat of a card's debate is asked and sees; cross-examination, rounds, an ea
 the verdicts, with the pure driver of test_card_equivalence (no database, no LLM)."""
 
 import json
+import random
 from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from chaoslm.llm import ChatOptions, Endpoint, Policy, chat
 from debates.formats import DebateConfig, Record, SeatInfo
@@ -742,3 +744,66 @@ def test_partners_read_each_others_notes_and_an_empty_optional_seat_is_skipped_w
     assert by_step["first"].prompt == "Your partner's notes: <x2 notes 2>. Their notes are not yours to read."
     assert by_step["third"].prompt == "Answer <x2 first 5>; your team said: ."
     assert plan.finished
+
+
+FUZZ_VALUES = [
+    None,
+    0,
+    -1,
+    3,
+    True,
+    "",
+    "x",
+    "{topic}",
+    "{previous}",
+    [],
+    ["a"],
+    {},
+    "judge",
+    "all",
+    "ranking",
+    "turns",
+]
+
+
+def _mutate(node, rng):
+    """Replace, drop or reorder one field somewhere in a card's data."""
+    if isinstance(node, dict) and node:
+        key = rng.choice(list(node))
+        if isinstance(node[key], dict | list) and rng.random() < 0.7:
+            _mutate(node[key], rng)
+        elif rng.random() < 0.7:
+            node[key] = rng.choice(FUZZ_VALUES)
+        else:
+            del node[key]
+    elif isinstance(node, list) and node:
+        index = rng.randrange(len(node))
+        if isinstance(node[index], dict | list) and rng.random() < 0.7:
+            _mutate(node[index], rng)
+        elif rng.random() < 0.5:
+            node.insert(0, node.pop(index))
+        else:
+            del node[index]
+
+
+def test_a_mangled_card_is_refused_with_problems_or_runs_to_its_end():
+    """Seeded mutations of the shipped cards: parsing raises nothing but CardError, and a card that parses runs
+    to its end, and to its end when ended early, with no other exception."""
+    rng = random.Random(34)
+    texts = [(CARDS / f"{name}.yaml").read_text() for name in SHIPPED]
+    parsed = 0
+    for _ in range(60):
+        data = yaml.safe_load(rng.choice(texts))
+        for _ in range(rng.randint(1, 2)):
+            _mutate(data, rng)
+        try:
+            card = parse_card(yaml.safe_dump(data, sort_keys=False))
+        except CardError as error:
+            assert error.problems
+            continue
+        parsed += 1
+        _, _, records, plan = run(card, config_for(card), reply=reply, stop=lambda rs: len(rs) > 4)
+        _, _, records, plan = run(card, config_for(card, is_ending=True), records, reply=reply)
+        assert plan.finished
+        card.outcome(config_for(card), records)
+    assert parsed >= 5
