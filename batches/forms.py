@@ -11,6 +11,7 @@ from django import forms
 
 from batches.panel import Contestant
 from batches.questions import QuestionsError, size_text
+from chaoslm.http import IdChoices
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 
@@ -18,7 +19,7 @@ from chaoslm.sharing import Visibility
 ROLES = {"debaters": "debater", "judges": "judge", "moderator": "moderator"}
 
 
-class PersonaChoices(forms.ModelMultipleChoiceField):
+class PersonaChoices(IdChoices):
     """Debaters or judges to tick, each by its persona's name."""
 
     def label_from_instance(self, obj: Persona) -> str:
