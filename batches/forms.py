@@ -12,6 +12,7 @@ from django import forms
 from batches.panel import Contestant, cost_estimate
 from batches.questions import QuestionsError, size_text
 from chaoslm import costs
+from chaoslm.http import IdChoices
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 
@@ -19,7 +20,7 @@ from chaoslm.sharing import Visibility
 ROLES = {"debaters": "debater", "judges": "judge", "moderator": "moderator"}
 
 
-class PersonaChoices(forms.ModelMultipleChoiceField):
+class PersonaChoices(IdChoices):
     """Debaters or judges to tick, each by its persona's name."""
 
     def label_from_instance(self, obj: Persona) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from chaoslm.http import parse_id
+from chaoslm.http import IdChoices, parse_id
 from chaoslm.personas.models import Persona
 from rooms.models import MAX_MESSAGES, Room, RoomAgent, RoomTemplate
 
@@ -19,7 +19,7 @@ class NewRoomForm(forms.Form):
         empty_label="none: choose the personas below",
         help_text="A template brings its agents, their order and talkativeness, its turn order and settings.",
     )
-    personas = forms.ModelMultipleChoiceField(
+    personas = IdChoices(
         queryset=Persona.objects.all(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
@@ -62,7 +62,7 @@ class SettingsForm(forms.ModelForm):
 
 
 class TurnOrderForm(forms.ModelForm):
-    candidates = forms.ModelMultipleChoiceField(
+    candidates = IdChoices(
         queryset=RoomAgent.objects.none(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
