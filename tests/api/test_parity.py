@@ -100,6 +100,7 @@ PARITY: dict[str, list[str]] = {
     "tournament_share_export": ["GET /shared/tournaments/{token}/export/{file}"],
     "experiment_share": ["GET /shared/experiments/{token}"],
     "experiment_share_export": ["GET /shared/experiments/{token}/export/{file}"],
+    "account_usage": ["GET /usage"],
     "api_tokens": ["GET /tokens"],  # its list; making a token is the exception below
     "api_token_revoke": ["DELETE /tokens/{token_id}"],
     "api_webhooks": ["GET /webhooks", "POST /webhooks", "GET /webhooks/{webhook_id}/deliveries"],
