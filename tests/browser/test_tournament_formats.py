@@ -37,7 +37,7 @@ def test_a_structured_tournament_with_two_judges_from_the_form(pages, site, site
     owner.wait_for_url("**/tournaments/*/")
     owner.wait_for_selector("#progress.status-completed", timeout=90_000)
     assert "structured debates" in owner.inner_text("header.debate-head")
-    assert "judged duels" not in owner.inner_text("header.debate-head")
+    assert "Judged duel" not in owner.inner_text("header.debate-head")
     owner.wait_for_selector("#judges table")
     judges = owner.eval_on_selector_all("#judges td.name", "els => els.map(e => e.innerText)")
     assert judges == ["Judge Ines Okafor", "Judge Vera Lind"]
