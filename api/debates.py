@@ -4,7 +4,7 @@ debate pages (debates/views.py)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -15,7 +15,8 @@ from ninja import Field, Router, Schema
 from api.access import deletable, may_write, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from chaoslm import limits, sharing
+from api.schemas import Id, Input
+from chaoslm import costs, sharing, spending
 from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, FormatError
@@ -33,16 +34,23 @@ class PersonaOut(Schema):
     model: str
 
 
-class DebateIn(Schema):
-    format: str = Field(
+# The new-debate form's bounds (debates/forms.py, the columns of debates/models.py).
+Topic = Annotated[str, Field(max_length=Debate._meta.get_field("topic").max_length)]
+Key = Annotated[str, Field(max_length=40)]
+
+
+class DebateIn(Input):
+    format: Annotated[str, Field(max_length=Debate._meta.get_field("format").max_length)] = Field(
         DEFAULT_FORMAT, description=f"A format's name (the formats' list names them); {DEFAULT_FORMAT} by default."
     )
-    topic: str
-    premise: str = ""
-    seats: dict[str, int | bool] = Field(
-        default_factory=dict, description="Seat key to a persona id, or `true` to take a human seat yourself."
+    topic: Topic
+    premise: Topic = ""
+    seats: dict[Key, Id | bool] = Field(
+        default_factory=dict,
+        max_length=20,
+        description="Seat key to a persona id, or `true` to take a human seat yourself.",
     )
-    options: dict[str, int] = Field(default_factory=dict)
+    options: dict[Key, int] = Field(default_factory=dict, max_length=20)
     visibility: Literal["private", "unlisted", "public"] = "private"
     show_thinking: bool = Field(True, description="Viewers other than you and staff see the private thinking.")
 
@@ -75,6 +83,10 @@ class EventOut(Schema):
     data: dict[str, Any]
     tokens_in: int
     tokens_out: int
+    tokens_cached: int = Field(0, description="Of tokens_in, those the provider read from its prompt cache.")
+    cost: str | None = Field(
+        None, description="The call's cost in US dollars (an exact decimal); null: no call, or an unknown price."
+    )
     latency_ms: int
     model: str
     created_at: datetime
@@ -101,6 +113,10 @@ class DebateOut(DebateSummary):
     seats: list[SeatOut]
     verdict: VerdictOut | None
     events: list[EventOut]
+    cost: dict[str, Any] = Field(
+        description="What its calls cost: `usd` (exact decimal), `unknown_price_calls` (calls whose price is unknown, "
+        "not in `usd`), `text` (as the page shows it), and `by_persona` (per persona and model)."
+    )
 
 
 class DebatePage(Schema):
@@ -110,13 +126,13 @@ class DebatePage(Schema):
     results: list[DebateSummary]
 
 
-class DebateChange(Schema):
+class DebateChange(Input):
     visibility: Literal["private", "unlisted", "public"] | None = None
     show_thinking: bool | None = None
 
 
-class SpeakIn(Schema):
-    text: str = Field(description=f"At most {services.MAX_MESSAGE_CHARS} characters.")
+class SpeakIn(Input):
+    text: str = Field(max_length=services.MAX_MESSAGE_CHARS, description="What you say in your seat.")
 
 
 class ShareLinkOut(Schema):
@@ -173,6 +189,14 @@ def get_persona(request: HttpRequest, persona_id: int) -> Any:
     return {"id": p.pk, "name": p.name, "role": p.role, "model": p.model}
 
 
+@router.get("/usage", response={200: dict[str, Any], **refusals()}, summary="Your spend this month", tags=["personas"])
+def month_usage(request: HttpRequest) -> Any:
+    """This calendar month's (UTC) cost of your debates, tournaments, experiments and rooms, per persona and model, as
+    `/account/usage/` shows it: `usd` (exact decimal), `unknown_price_calls` (calls whose price is unknown, not in
+    `usd`), your `budget_usd` and what is `left_usd` (null: no budget)."""
+    return spending.as_json(request.user)
+
+
 def _form_data(body: DebateIn, form_fields: set[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The new-debate form's fields from the JSON body, and the seats and options the format has no field for."""
     data: dict[str, Any] = {
@@ -209,7 +233,10 @@ def _field(name: str) -> str:
 
 
 @router.post(
-    "/debates", response={201: DebateOut, **refusals(403, 422)}, summary="Create and start a debate", tags=["debates"]
+    "/debates",
+    response={201: DebateOut, **refusals(402, 403, 422)},
+    summary="Create and start a debate",
+    tags=["debates"],
 )
 def create_debate(request: HttpRequest, body: DebateIn) -> Any:
     """The new-debate form's rules and messages: the same validation, the same start limits. Options left out
@@ -232,8 +259,8 @@ def create_debate(request: HttpRequest, body: DebateIn) -> Any:
         raise ApiError(422, "The debate cannot start; each problem is listed in `errors`.", errors=errors)
     try:
         debate = services.start_debate(request.user, form)
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
+    except costs.OverBudget as error:
+        raise ApiError(402, str(error)) from None
     except FormatError as error:
         raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
     return 201, debate_out(request, debate)
@@ -314,24 +341,22 @@ def speak(request: HttpRequest, debate_id: int, body: SpeakIn) -> Any:
         event = services.speak(request.user, debate, body.text)
     except FormatError as error:
         raise ApiError(422, str(error), errors=[{"field": "text", "message": str(error)}]) from None
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
     row = next(e for e in transcripts.as_dict(debate)["events"] if e["ordinal"] == event.ordinal)
     return 201, row
 
 
 @router.post(
     "/debates/{id:debate_id}/retry",
-    response={202: DebateOut, **refusals(403, 404, 409)},
+    response={202: DebateOut, **refusals(402, 403, 404, 409)},
     summary="Retry a failed or interrupted debate",
     tags=["debates"],
 )
 def retry(request: HttpRequest, debate_id: int) -> Any:
     debate = owned(Debate, request, debate_id)
     try:
-        started = services.retry(request.user, debate)
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
+        started = services.retry(request.user, debate)  # limits.LimitReached: a 429 (api/main.py)
+    except costs.OverBudget as error:
+        raise ApiError(402, str(error)) from None
     if not started:
         raise ApiError(409, f"Only a failed or interrupted debate can be retried; this one is {debate.status}.")
     return 202, debate_out(request, debate)

@@ -1,18 +1,23 @@
 """A card debate's orchestration CPU per call against the code format it copies, in the same run.
 
-Drives the judged duel (debates/formats/duel.py) and cards/duel-card.yaml, then classic and cards/classic-card.yaml,
-over the same debate with canned replies, as the engine drives a format: after each wave of landed steps it asks
-the format for the next. The figure is the CPU time of those `next_steps` calls (prompts, message lists, readiness)
-per LLM call: everything else the engine does per call (the database, the LLM client, the live page) is the same
-for a card and for code. Runs alternate between the two formats so both see the same machine.
-Target: a card within 1.10x its code format. Parsing a card (once per text: card_format is cached) is shown apart.
+1. The formats alone: the judged duel (debates/formats/duel.py) and cards/duel-card.yaml, then classic and
+   cards/classic-card.yaml, over the same debate with canned replies, driven as the engine drives a format (after
+   each wave of landed steps it asks the format for the next). The figure is the CPU time of those `next_steps`
+   calls (prompts, message lists, readiness) per LLM call.
+2. Through the engine: a judged duel and a duel-card debate run by debates/engine.py against the test server (its
+   own process, no latency) on a temporary SQLite database; the figure is the engine's own CPU per call
+   (RunStats: the format, the database, the LLM client), as bench/duel_critical_path.py reports it.
 
-    uv run python bench/card_cpu.py [--turns 6] [--runs 30] [--smoke]
+Runs alternate between code and card so both see the same machine. Target: a card within 1.10x its code format.
+Parsing a card (once per text: card_format is cached) is shown apart.
+
+    uv run python bench/card_cpu.py [--turns 6] [--runs 30] [--engine-runs 5] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import sys
@@ -21,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import parse_args, print_table
+from bench._setup import django_with_temp_db, new_duel, parse_args, print_table, start_test_server
 from debates.formats import DebateConfig, Record, SeatInfo
 from debates.formats.card import parse_card
 from debates.formats.duel import Duel
@@ -72,11 +77,50 @@ def compare(code, card, config, runs: int) -> tuple[float, float, int]:
     return statistics.median(per_call["code"]), statistics.median(per_call["card"]), calls
 
 
+def engine_cpu(duel_text: str, turns: int, runs: int) -> tuple[float, float, int]:
+    """Median engine CPU microseconds per call of a judged duel and of a duel-card debate, alternating runs."""
+    server, url = start_test_server(0.0, reply_words=40)
+    try:
+        django_with_temp_db(url)
+        from chaoslm.personas.models import Persona
+        from debates.engine import RunStats, run_debate
+        from debates.models import Debate
+        from debates.setup import SeatChoice, create_debate
+
+        def card_debate(turns: int) -> Debate:
+            seat = lambda name: SeatChoice(persona=Persona.objects.get(name=name))  # noqa: E731
+            return create_debate(
+                format_name="duel-card",
+                card_source=duel_text,
+                topic="Should cities ban private cars?",
+                premise="Cities should ban private cars",
+                seats={"a": seat("Ada Sterling"), "b": seat("Marcus Vale"), "judge": seat("Judge Ines Okafor")},
+                options={"turns": turns},
+            )
+
+        def cpu_per_call(debate: Debate) -> tuple[float, int]:
+            stats = RunStats()
+            finished = asyncio.run(run_debate(debate.pk, stats=stats))
+            assert finished.status == Debate.Status.COMPLETED, finished.error_text
+            return stats.cpu_seconds / stats.calls * 1e6, stats.calls
+
+        cpu_per_call(new_duel(turns=1)), cpu_per_call(card_debate(1))  # warm up: imports, client, connections
+        code, card, calls = [], [], 0
+        for _ in range(runs):
+            code.append(cpu_per_call(new_duel(turns=turns))[0])
+            value, calls = cpu_per_call(card_debate(turns))
+            card.append(value)
+    finally:
+        server.terminate()
+    return statistics.median(code), statistics.median(card), calls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=6, help="the duel's turns (classic: its free turns)")
     parser.add_argument("--runs", type=int, default=30)
-    args = parse_args(parser, {"turns": 2, "runs": 1})
+    parser.add_argument("--engine-runs", type=int, default=5, help="debates of each through the engine")
+    args = parse_args(parser, {"turns": 2, "runs": 1, "engine_runs": 1})
     duel_text = (ROOT / "cards" / "duel-card.yaml").read_text()
     classic_text = (ROOT / "cards" / "classic-card.yaml").read_text()
     start = time.process_time()
@@ -119,6 +163,13 @@ def main() -> None:
         ("classic-card: CPU per call", f"{classic_cardµ:.1f} us", ""),
         ("classic-card / classic", f"{classic_cardµ / classic_code:.3f}x", "target <= 1.10x"),
         ("parsing duel-card.yaml (once per text)", f"{parse_ms:.1f} ms", "cached by card_format"),
+    ]
+    engine_code, engine_card, engine_calls = engine_cpu(duel_text, args.turns, args.engine_runs)
+    rows += [
+        ("engine runs (alternating duel, duel-card)", f"{args.engine_runs}", f"{engine_calls} calls each"),
+        ("engine: judged duel CPU per call", f"{engine_code:.0f} us", "baseline"),
+        ("engine: duel-card CPU per call", f"{engine_card:.0f} us", ""),
+        ("engine: duel-card / judged duel", f"{engine_card / engine_code:.3f}x", "target <= 1.10x"),
     ]
     print_table(rows)
 

@@ -3,6 +3,7 @@
 docs/settings.md lists each variable (tests/core/test_docs.py holds the two in agreement).
 """
 
+import ipaddress
 import logging
 import os
 import tempfile
@@ -91,10 +92,15 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics are answered before the host check and the HTTPS redirect (a
+    # Kubernetes probe names the pod's address and speaks plain HTTP); chaoslm/health.py.
+    "chaoslm.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The JSON API's edges (api/edges.py): no CSRF on token calls, JSON bodies only, every error a problem.
+    "api.edges.ApiEdges",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -158,10 +164,11 @@ if _SQLITE:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
-# With Redis, which of channels_redis' layers carries the live pushes between processes: "core" (a list per
-# channel, groups as sorted sets, a capacity per channel) or "pubsub" (Redis publish/subscribe: no capacity,
-# nothing kept for a subscriber that is not listening). docs/serving-a-crowd.md has the figures of both.
-CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "core")
+# With Redis, which of channels_redis' layers carries the live pushes between processes: "pubsub" (Redis
+# publish/subscribe: one publish a push, no capacity, nothing kept for a subscriber that is not listening; the
+# default) or "core" (a list per channel, groups as sorted sets, a capacity per channel). Who watches what is kept
+# apart from either (chaoslm/live.py's presence). docs/serving-a-crowd.md has the figures of both.
+CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "pubsub")
 if CHAOSLM_CHANNEL_LAYER not in {"core", "pubsub"}:
     raise ImproperlyConfigured(f"CHAOSLM_CHANNEL_LAYER must be 'core' or 'pubsub', not {CHAOSLM_CHANNEL_LAYER!r}")
 if REDIS_URL and CHAOSLM_CHANNEL_LAYER == "pubsub":
@@ -218,6 +225,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env_number("CHAOSLM_TASK_VISIBILITY_TIMEOUT", 3600, int))}
 # A debate whose status says running but that made no progress for this long is resumed by the sweep.
 CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
+# The inline runner's sweep (work whose process ended, overdue webhook deliveries) runs as the server starts and
+# again this often, in seconds, while it serves. A debate whose process ended is resumed at the next sweep whatever
+# its age; CHAOSLM_STALLED_AFTER is for work whose process cannot be told (a worker on another host).
+CHAOSLM_SWEEP_EVERY = env_number("CHAOSLM_SWEEP_EVERY", 15.0)
 # A room's manual round or auto loop holds the room (one at a time, whichever process runs it) and
 # renews that hold every CHAOSLM_ROOM_POLL seconds, which is also how soon a loop on a Celery worker
 # notices its owner stopped auto mode. A hold a crashed process left behind lapses after CHAOSLM_ROOM_HOLD.
@@ -235,6 +246,17 @@ CHAOSLM_MAX_RUNNING_BATCH_DEBATES = int(
 renamed("CHAOSLM_MAX_RUNNING_MATCHES", "CHAOSLM_MAX_RUNNING_BATCH_DEBATES")
 CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int))
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
+# Every user's monthly spend on models, in dollars, unless the admin sets theirs (chaoslm/costs.py, docs/costs.md);
+# empty: no budget.
+CHAOSLM_DEFAULT_MONTHLY_BUDGET = env_str("CHAOSLM_DEFAULT_MONTHLY_BUDGET", "").strip()
+try:
+    if CHAOSLM_DEFAULT_MONTHLY_BUDGET and not float(CHAOSLM_DEFAULT_MONTHLY_BUDGET) >= 0:
+        raise ValueError
+except ValueError:
+    raise ImproperlyConfigured(
+        "CHAOSLM_DEFAULT_MONTHLY_BUDGET must be an amount of dollars such as 20 or 7.50, "
+        f"not {CHAOSLM_DEFAULT_MONTHLY_BUDGET!r}"
+    ) from None
 # The audience's poll (docs/audience.md): the after-vote stays open this many minutes after the debate ends
 # (unless its owner closes it sooner); one address may cast this many votes a minute (changes included), and
 # an anonymous voter's signed cookie is honoured for this many days.
@@ -247,6 +269,7 @@ CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
     "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
+    "sweep-webhooks": {"task": "api.tasks.sweep_webhooks", "schedule": 60.0},
 }
 # How often a running batch (a tournament, an experiment) looks again for debates to start when none of its debates
 # finished in between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
@@ -374,10 +397,40 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
 # An uploaded file below this is kept in memory rather than a temporary file: every accepted body fits.
 FILE_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
 
+# /metrics (chaoslm/metrics.py) answers clients in these comma-separated networks (default: loopback only; behind
+# CHAOSLM_BEHIND_PROXY the client is the last X-Forwarded-For address), and any client sending
+# "Authorization: Bearer <CHAOSLM_METRICS_TOKEN>" when that is set. Everyone else gets a 404.
+CHAOSLM_METRICS_ALLOW = env_str("CHAOSLM_METRICS_ALLOW", "127.0.0.0/8,::1/128")
+try:
+    CHAOSLM_METRICS_ALLOW_NETWORKS = [
+        ipaddress.ip_network(n.strip(), strict=False) for n in CHAOSLM_METRICS_ALLOW.split(",") if n.strip()
+    ]
+except ValueError as error:
+    raise ImproperlyConfigured(f"CHAOSLM_METRICS_ALLOW must be comma-separated networks: {error}") from None
+CHAOSLM_METRICS_TOKEN = env_str("CHAOSLM_METRICS_TOKEN", "")
+# /readyz (chaoslm/health.py): how long each check (database, Redis, Celery's ping, the model endpoint) may take.
+CHAOSLM_HEALTH_TIMEOUT = env_number("CHAOSLM_HEALTH_TIMEOUT", 1.0)
+# A Celery worker's own /metrics (its model calls): served on this port and address when the port is not 0.
+CHAOSLM_WORKER_METRICS_PORT = int(env_number("CHAOSLM_WORKER_METRICS_PORT", 0, int))
+CHAOSLM_WORKER_METRICS_ADDR = env_str("CHAOSLM_WORKER_METRICS_ADDR", "127.0.0.1")
+
+# How log lines are written: "text" (the message, then what it is about: " [debate=12 owner=olive]") or "json" (one
+# object a line, for log collectors). chaoslm/logging_context.py.
+CHAOSLM_LOG_FORMAT = env_str("CHAOSLM_LOG_FORMAT", "text")
+if CHAOSLM_LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"CHAOSLM_LOG_FORMAT must be 'text' or 'json', not {CHAOSLM_LOG_FORMAT!r}")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "chaoslm.logging_context.ContextFilter"}},
+    "formatters": {
+        "text": {"()": "chaoslm.logging_context.TextFormatter"},
+        "json": {"()": "chaoslm.logging_context.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["context"], "formatter": CHAOSLM_LOG_FORMAT}
+    },
     "loggers": {
         "chaoslm": {"handlers": ["console"], "level": env_str("CHAOSLM_LOG_LEVEL", "INFO")},
         # The HTTP client logs every request at INFO: a line an LLM call on a worker logging at INFO, with

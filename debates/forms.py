@@ -10,8 +10,9 @@ from django import forms
 from django.urls import reverse
 
 from chaoslm.http import parse_id
+from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona
-from debates import format_cards, hold
+from debates import estimates, format_cards, hold
 from debates.formats import DEFAULT_FORMAT, LISTED, Format, FormatError
 from debates.formats.base import OptionSpec
 from debates.models import Debate
@@ -41,6 +42,11 @@ class FormatOptions(forms.Form):
             for name, value in self.cleaned_data.items()
             if name.startswith("option_")
         }
+
+
+# While the embedded model serves (a small model on this machine's CPU, a call every few seconds), a new debate
+# starts short: a first debate's verdict comes in minutes, not half an hour. The person may lengthen it.
+SHORT_WITH_EMBEDDED = {"turns": 2, "free_turns": 1, "max_rounds": 1}
 
 
 class PersonaChoice(forms.ModelChoiceField):
@@ -137,6 +143,21 @@ class NewDebateForm(FormatOptions):
             )
             self.fields[f"seat_{spec.key}"] = field
         self.add_options(self.fmt.option_specs)
+        if local_model.in_use():
+            for name, value in SHORT_WITH_EMBEDDED.items():
+                field = self.fields.get(f"option_{name}")
+                if field is not None:
+                    field.initial = max(value, field.min_value or 0)
+
+    def estimate(self) -> str:
+        """How long the debate will take at the options shown: "14 calls, about 2 minutes"."""
+        options: dict[str, int] = {}
+        for bound in self.option_fields():
+            try:
+                options[bound.name.removeprefix("option_")] = int(bound.value())
+            except (TypeError, ValueError):
+                continue  # a value being typed: the option's default counts
+        return estimates.describe(self.fmt.calls(options))
 
     def clean_topic(self) -> str:
         topic = self.cleaned_data["topic"].strip()

@@ -45,6 +45,9 @@ class Debate(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error_text = models.TextField(blank=True)
+    # The process that runs it (chaoslm.runner.identity), set as each run starts: once that process has ended, a
+    # debate still "running" is known to have stopped and is resumed (debates/recovery.py).
+    runner = models.CharField(max_length=200, blank=True)
     winner = models.CharField(max_length=100, blank=True)
     scores = models.JSONField(default=dict, blank=True)
     premise_upheld = models.BooleanField(null=True, blank=True)
@@ -182,6 +185,10 @@ class Event(models.Model):
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
+    # Of tokens_in, those read from the provider's prompt cache; and the call's cost in dollars at its price when
+    # it was made (chaoslm/llm/prices.py): None where the price is unknown, or the event is no call.
+    tokens_cached = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=18, decimal_places=10, null=True, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
+from chaoslm import costs
 from debates import votes
 from debates.formats import Format, FormatError
 from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
@@ -81,6 +82,9 @@ def event_rows(
                     "data": event.data,
                     "tokens_in": event.tokens_in,
                     "tokens_out": event.tokens_out,
+                    "tokens_cached": event.tokens_cached,
+                    # Dollars as an exact decimal string; null: no call, or a call at an unknown price.
+                    "cost": None if event.cost is None else str(event.cost),
                     "latency_ms": event.latency_ms,
                     "model": event.model,
                     "created_at": event.created_at.isoformat(),
@@ -121,8 +125,23 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
         if debate.announcement or debate.winner
         else None,
         "events": events,
+        "cost": cost_of(debate),
         # Counts only, of the phases that have closed (debates/votes.py); None for a debate without a poll.
         "audience_poll": votes.export(debate),
+    }
+
+
+def cost_of(debate: Debate) -> dict[str, Any]:
+    """The debate's cost in all and per persona and model (chaoslm/costs.py): one query."""
+    calls = debate.events.filter(tokens_in__gt=0)
+    rows = costs.totals_by(calls, "seat__name", "model")
+    total = sum((row[1] for row in rows), costs.Total())
+    return {
+        **total.as_json(),
+        "by_persona": [
+            {"persona": name, "model": model, "calls": t.calls, "tokens_in": t_in, "tokens_out": t_out, **t.as_json()}
+            for (name, model), t, t_in, t_out, _ in rows
+        ],
     }
 
 
@@ -143,7 +162,7 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
     lines = [f"# {data['topic']}", ""]
     if data["premise"]:
         lines += [f"**Premise:** {data['premise']}", ""]
-    lines.append(f"**Format:** {data['format']} · **Status:** {data['status']}")
+    lines.append(f"**Format:** {data['format']} · **Status:** {data['status']} · **Cost:** {data['cost']['text']}")
     lines.append("")
     for seat in data["seats"]:
         side = f", {seat['side']}" if seat["side"] else ""

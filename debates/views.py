@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import limits, sharing
+from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
@@ -77,7 +77,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             debate = services.start_debate(request.user, form)
-        except (FormatError, limits.LimitReached) as error:
+        except (FormatError, limits.LimitReached, costs.OverBudget) as error:
             form.add_error(None, str(error))
         else:
             return redirect("debate_detail", debate.pk)
@@ -217,6 +217,8 @@ def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
         services.retry(request.user, debate)
     except limits.LimitReached as error:
         return message_reply(str(error), 429)
+    except costs.OverBudget as error:
+        return message_reply(str(error), 402)
     return HttpResponse(status=204)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from debates.selectors import usage_json
 from experiments import arena, selectors
 from experiments.design import CONSULTANCY, DEBATE
 from experiments.models import Experiment
@@ -135,4 +136,5 @@ def as_json(experiment: Experiment) -> dict[str, Any]:
         "report": selectors.report(experiment, judged).as_dict(),
         "human": arena.human_report(experiment, judged).as_dict(),
         "runs": [dict(zip(RUN_COLUMNS, row, strict=True)) for row in run_rows(judged)[1:]],
+        "cost": usage_json(selectors.debates_of(experiment)),
     }

@@ -4,7 +4,7 @@ A voter is served a random finished match they have not voted on, as its debater
 moderator, no judge, no score), with the debaters called "Debater 1" (the match's FOR side) and "Debater 2"
 (AGAINST) and every name of theirs, and their models' names, removed from every text shown, the topic
 included (debates/redaction.py). They pick 1, 2 or a tie, and only then are told who was who. The rules of
-serving and voting are every arena's (batches/arena.py): one vote per match and voter, the last one counts; a
+serving and voting are every arena's (batches/arena.py): one vote per match and voter, final once cast; a
 vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and left out of the report's
 human figures (tournaments/human.py), which say how many were.
 """
@@ -113,6 +113,9 @@ class MatchArena(Arena[Match]):
     related = RELATED
     not_in_arena = "That match is not in the arena (its tournament may have left it); nothing was counted."
     bad_choice = "Pick Debater 1, Debater 2 or a tie; nothing was counted."
+    final = "Your vote on this match is final: you have seen who was who, so it cannot change; nothing was changed."
+    opted_in = "Its finished matches are in the arena; their votes will show in the report."
+    opted_out = "Its matches left the arena; the votes already cast stay in the report."
 
     def items(self) -> QuerySet[Match]:
         return matches()

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from batches import schedule
 from batches.kinds import BatchKind
-from batches.panel import BatchError, Contestant, Rules, check, given, named, save_snapshots
+from batches.panel import BatchError, Contestant, Rules, check, check_budget, given, named, save_snapshots
 from chaoslm import live
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
@@ -100,7 +100,8 @@ def create_tournament(
     name = named(RULES, name)
     options = given(options)
     formats = list(formats)
-    _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator)
+    size = _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator)
+    check_budget(owner, size.calls, [*debaters, *judges, *([moderator] if moderator else [])])
     with transaction.atomic():
         tournament = Tournament.objects.create(
             name=name,

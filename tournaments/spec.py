@@ -7,10 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import Problems, SpecError, check_mapping, contestant, load_mapping, people, whole_number, yes_no
+from batches.spec import (
+    Problems,
+    SpecError,
+    batch_name,
+    check_mapping,
+    contestant,
+    load_mapping,
+    people,
+    whole_number,
+    yes_no,
+)
 from chaoslm.sharing import Visibility
 from tournaments.design import DEFAULT, formats
-from tournaments.questions import QuestionsError, QuestionSpec, parse_file
+from tournaments.questions import MAX_TEXT, QuestionsError, QuestionSpec, parse_file
 
 KEYS = {
     "name",
@@ -75,9 +85,13 @@ def _questions(data: dict[str, Any], base: Path | None, source: str) -> list[Que
             if correct not in ("", "for", "against"):
                 raise SpecError(f"{source}: questions[{index}]: correct must be for or against")
             topic = str(item.get("topic") or "").strip()
+            premise = str(item.get("premise") or "").strip()
             if not topic:
                 raise SpecError(f"{source}: questions[{index}]: the topic is empty")
-            out.append(QuestionSpec(topic[:500], str(item.get("premise") or "").strip()[:500], correct))
+            for name, text in (("topic", topic), ("premise", premise)):
+                if len(text) > MAX_TEXT:  # as a questions file's line is refused, not cut short
+                    raise SpecError(f"{source}: questions[{index}]: the {name} is longer than {MAX_TEXT} characters")
+            out.append(QuestionSpec(topic, premise, correct))
         return out
     except QuestionsError as error:
         raise SpecError(f"{source}: " + "; ".join(error.problems)) from None
@@ -99,6 +113,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
     repeats = problems.read("repeats", lambda: whole_number(data, "repeats", 1, source), 1)
     concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
+    name = problems.read("name", lambda: batch_name(data, default_name, source), "")
     moderator = None
     if "moderator" in data:
         lead = data["moderator"]
@@ -106,7 +121,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
     problems.done()
     return TournamentSpec(
-        name=str(data.get("name") or default_name),
+        name=name,
         debaters=seated["debaters"],
         judges=seated["judges"],
         questions=questions,

@@ -33,6 +33,7 @@ from debates.formats.base import (
     Step,
 )
 from debates.formats.card_parse import (
+    REFERENCE_PREFIXES,
     Call,
     CardProblem,
     CardSpec,
@@ -132,6 +133,7 @@ class Layout:
     by_ordinal: Mapping[int, int]
     turns: int  # speeches in the main phase
     seats: frozenset[str] = frozenset()  # the seats its slots name
+    options: Mapping[str, str] = field(default_factory=dict)  # each option's value, as placeholders read it
     # What a debate's runs share: which slots run in the usual case (no end, every seat filled by a persona), and
     # each slot's needs for a given set of running slots. Both follow from the layout alone.
     cache: dict[Any, Any] = field(default_factory=dict, compare=False)
@@ -400,6 +402,7 @@ class _Builder:
             by_ordinal={i + 1: i for i in range(len(slots))},
             turns=turns,
             seats=frozenset(s.seat for s in slots if s.seat is not None),
+            options={name: str(value) for name, value in self.options.items()},
         )
 
     def chain(self) -> list[Slot]:
@@ -413,7 +416,7 @@ class _Builder:
             names = values["template"].names | values.get("status", EMPTY).names
             refs = []
             for name in sorted(names):
-                for prefix in ("own_", "opponent_", "last_"):
+                for prefix in REFERENCE_PREFIXES:
                     if name.startswith(prefix):
                         refs.append((name, last_ref.get(name[len(prefix) :])))
             seat = values["seat"]
@@ -501,6 +504,8 @@ class _Run:
                 on = ending
             elif slot.phase == "verdict":
                 on = not ending or spoken
+            elif slot.about is not None and not active[slot.about]:
+                on = False  # a speech not given (its seat empty, or the debate ended) is not judged
             elif not ending or slot.index in done:
                 on = True
             elif slot.kind == "TURN":
@@ -662,7 +667,8 @@ class _Run:
 
     def values(self, slot: Slot) -> dict[str, str]:
         card, config = self.card, self.config
-        values = dict(card.base_values(config, slot.seat or ""))
+        # An option is a placeholder of its name, unless the language gives that name a meaning of its own.
+        values = {**self.layout.options, **card.base_values(config, slot.seat or "")}
         values["stage"] = slot.label
         if slot.rounds:
             values["round"], values["rounds"] = str(slot.round), str(slot.rounds)
@@ -774,9 +780,10 @@ class _Run:
 def find_reference(
     card: CardFormat, slots: Sequence[Slot], slot: Slot, name: str, start: int | None, runs: Any
 ) -> int | None:
-    """The slot `{name}` reads in `slot`, from `start` back: its own step (own_X), an opposing side's speech
-    (opponent_X) or anyone's speech (last_X) with that step, among the slots that run (`runs(index)`). Only
-    speeches are read across seats: another seat's private step is never found."""
+    """The slot `{name}` reads in `slot`, from `start` back: its own step (own_X), its own or a teammate's
+    (team_X, private or not: partners prepare together), an opposing side's speech (opponent_X) or anyone's
+    speech (last_X) with that step, among the slots that run (`runs(index)`). Outside a side, only speeches
+    are read across seats: another side's private step is never found."""
     mine = card.side_of.get(slot.seat or "", "")
     index = start
     while index is not None:
@@ -784,6 +791,9 @@ def find_reference(
         if runs(index):
             if name.startswith("own_"):
                 if other.seat == slot.seat:
+                    return index
+            elif name.startswith("team_"):
+                if other.seat == slot.seat or (mine and card.side_of.get(other.seat or "") == mine):
                     return index
             elif other.kind == "TURN" and (
                 name.startswith("last_") or (mine and card.side_of.get(other.seat or "", mine) != mine)
@@ -827,13 +837,14 @@ class CardFormat(Format):
         self.side_of = {seat.key: seat.side for seat in spec.seats if seat.side}
         self.poll = spec.poll
         judge = spec.judge
-        debaters = [s for s in spec.seats if s.role == "debater"]
+        # A two-sided debate is judged again (a tournament panel's other judges) by the judge replay of two-sided
+        # debates, which reads its public statements; a card without its own judge is judged only that way.
+        two_sided = len(self.sides) == 2
+        self.replayed_by = "sides_judge" if two_sided else ""
         if judge is not None:
             self.judging, self.judge_seat = "in_debate", judge.seat
-        elif len(self.sides) == 2 and len(debaters) == 2 and not any(s.role == "judge" for s in spec.seats):
-            self.judging, self.judge_seat, self.replayed_by = "replay", None, "sides_judge"
         else:
-            self.judging, self.judge_seat = "none", None
+            self.judging, self.judge_seat = ("replay" if two_sided else "none"), None
         self.scores_turns = judge is not None and judge.score is not None
         self.ranking_verdict = judge is not None and judge.ranking
         self.verdict_label = "Ranking" if self.ranking_verdict else "Winner"
@@ -1237,6 +1248,8 @@ def _check_reads(card: CardFormat, slot: Slot, slots: Sequence[Slot], note: Any)
                 why = "this seat has no side, so it has no opponent"
             elif name.startswith("own_"):
                 why = "this seat has not given it before this point"
+            elif name.startswith("team_"):
+                why = "neither this seat nor a teammate has given it before this point"
             else:
                 why = "no such speech is given before this point"
             note(slot.line, slot.field, f"{{{name}}} reads a step not yet given: {why}")

@@ -44,7 +44,7 @@ COMMON = frozenset(
     }
 )
 IN_REPEAT = frozenset({"round", "rounds"})
-REFERENCE_PREFIXES = ("own_", "opponent_", "last_")
+REFERENCE_PREFIXES = ("own_", "team_", "opponent_", "last_")
 RESERVED_SEAT_KEYS = COMMON | IN_REPEAT | {"question", "exchanges", "scored", "speech", "names_or", "must_be", "turn"}
 
 
@@ -137,6 +137,9 @@ def _convert(node: yaml.Node, problems: Problems, path: str, seen: set[int], con
             items.lines.append(item.start_mark.line + 1)
             items.append(_convert(item, problems, f"{path}[{index + 1}]", seen, constructor))
         return items
+    if node.tag == "tag:yaml.org,2002:bool" and node.value.lower() not in ("true", "false"):
+        # YAML 1.2 reads yes, no, on and off as text, as a card's writer means them (a side called "no").
+        return node.value
     try:
         return constructor.construct_object(node)
     except yaml.YAMLError as error:
@@ -519,6 +522,8 @@ class SpecReader:
             if key in {s.key for s in found}:
                 reader.problem("key", f"There are two seats called {key!r}.")
                 continue
+            if key in self.option_names:
+                reader.problem("key", f"{key!r} is also an option's name: a placeholder names one or the other.")
             if side and side not in sides:
                 reader.problem("side", f"There is no side called {side!r}; the sides are {_list(sides) or 'none'}.")
             if role == "debater" and sides and not side:
@@ -535,9 +540,6 @@ class SpecReader:
             )
             found.append(spec)
             self.seat_keys.add(key)
-        for side in sides:
-            if not any(s.side == side for s in found):
-                top.problem("sides", f"No seat argues the side {side!r}.")
         return tuple(found)
 
     # -- stages ------------------------------------------------------------------------------------------------
@@ -895,7 +897,7 @@ class SpecReader:
         two_sides = len(spec.sides) == 2
         seat_names = {s.key for s in spec.seats}
         for template, context, in_repeat, line, path in self.problems.templates:
-            for name in sorted(template.names):
+            for name in sorted(template.names - self.option_names):
                 why = placeholder_problem(name, context, in_repeat, steps, seat_names, two_sides)
                 if why:
                     self.problems.add(line, path, why)
@@ -934,5 +936,6 @@ def placeholder_problem(
     here = sorted(COMMON | CONTEXT_NAMES[context] | (IN_REPEAT if in_repeat else frozenset()))
     return (
         f"Unknown placeholder {{{name}}}. Here you may use {_list('{' + n + '}' for n in here)}, a seat's key "
-        "(its speaker's name), and own_, opponent_ or last_ followed by a step's name."
+        "(its speaker's name), an option's name (its value), and own_, team_, opponent_ or last_ followed by a "
+        "step's name."
     )

@@ -120,6 +120,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        cli.stop_on_sigterm()
         if opts["resume"]:
             debate = Debate.objects.filter(pk=opts["resume"]).select_related("owner").first()
             if debate is None:
@@ -154,8 +155,11 @@ class Command(BaseCommand):
         except local_model.LocalModelMissing as error:
             raise CommandError(
                 f"{error}\nDebate {debate.pk} is saved: once a model answers, run it with "
-                f"python manage.py debate --resume {debate.pk}"
+                f"uv run python manage.py debate --resume {debate.pk}"
             ) from None
+        finally:
+            # Its end told the owner's webhooks: those deliveries run in this process.
+            cli.settle(self.stderr.write)
 
     def wait_for_start(self, debate: Debate, out: Any) -> bool:
         """Sit out the debate's hold here, then take its start (False: its page's "Start now" started it
@@ -167,7 +171,7 @@ class Command(BaseCommand):
             while (left := hold.seconds_left(debate.pk)) is not None and left > 0:
                 time.sleep(min(left, 1.0))
         except KeyboardInterrupt:
-            self.stderr.write(f"\nStopped while held. Resume with: python manage.py debate --resume {debate.pk}")
+            self.stderr.write(f"\nStopped while held. Resume with: uv run python manage.py debate --resume {debate.pk}")
             sys.exit(130)
         if left is None or not hold.claim(debate.pk):
             out.write("It was started from its page; it runs there.")
@@ -241,7 +245,7 @@ class Command(BaseCommand):
                 text = input("> ")
             except EOFError:
                 raise CommandError(
-                    f"no message given. Resume with: python manage.py debate --resume {debate.pk}"
+                    f"no message given. Resume with: uv run python manage.py debate --resume {debate.pk}"
                 ) from None
             try:
                 post_message(debate.pk, text)
@@ -274,7 +278,7 @@ class Command(BaseCommand):
                 self.take_human_turn(debate, console)
                 debate = asyncio.run(run_debate(debate.pk, observer, stats=stats))
         except KeyboardInterrupt:
-            self.stderr.write(f"\nStopped. Resume with: python manage.py debate --resume {debate.pk}")
+            self.stderr.write(f"\nStopped. Resume with: uv run python manage.py debate --resume {debate.pk}")
             sys.exit(130)
         except DebateDeleted:
             raise CommandError(f"debate {debate.pk} was deleted while it ran") from None
@@ -289,7 +293,9 @@ class Command(BaseCommand):
         )
         if debate.status == Debate.Status.ERROR:
             console.print(f"Error: {debate.error_text}", style="bold red")
-            console.print(f"The partial transcript is saved. Retry with: python manage.py debate --resume {debate.pk}")
+            console.print(
+                f"The partial transcript is saved. Retry with: uv run python manage.py debate --resume {debate.pk}"
+            )
             console.print(summary)
             sys.exit(1)
         console.print(summary, style="bold")

@@ -634,3 +634,111 @@ async def test_a_ranking_verdict_is_answered_validly_at_the_first_attempt_by_the
     assert result.attempts == 1
     jsonschema.validate(result.data, decide.json_schema)
     assert sorted(result.data["ranking"]) == sorted(card.verdict_names(config_for(card)))
+
+
+CONSULTANCY = """\
+name: consultancy
+title: Consultancy
+description: One consultant argues an assigned answer; the judge questions it, then decides which answer is right.
+options:
+  questions: {default: 2, min: 1, max: 4}
+sides:
+  - {key: yes, label: "Yes", stance: for}
+  - {key: no, label: "No", stance: against}
+seats:
+  - {key: consultant, role: debater, side: yes}
+  - {key: judge, role: judge}
+stages:
+  - speech: argument
+    seat: consultant
+    prompt: "Argue that the answer to {topic} is yes, in at most {questions} points."
+  - cross: questioning
+    asker: judge
+    answerer: consultant
+    exchanges: questions
+    question:
+      prompt: "Question the consultant about: {last_argument}{exchanges}"
+    answer:
+      prompt: "The judge asks: {question}"
+judge:
+  seat: judge
+  verdict:
+    decide: 'Which answer is right? {{"winner": "Yes", "scores": {{"Yes": 6, "No": 4}}}} from {names_or}.'
+"""
+
+
+def test_a_judge_may_question_a_lone_consultant_and_pick_an_answer_nobody_argued():
+    card = parse_card(CONSULTANCY)
+    config = config_for(card)
+    steps, _, records, plan = run(card, config, reply=reply)
+    assert [(s.seat, s.step) for s in steps if s.calls_llm] == [
+        ("consultant", "argument"),
+        ("judge", "question_1"),
+        ("consultant", "answer_1"),
+        ("judge", "question_2"),
+        ("consultant", "answer_2"),
+        ("judge", "verdict_json"),
+    ]
+    by_step = {s.step: s for s in steps}
+    assert by_step["argument"].prompt == "Argue that the answer to School uniforms is yes, in at most 2 points."
+    assert by_step["question_2"].prompt == (
+        "Question the consultant about: <consultant argument 1>\n"
+        'Earlier you asked: "<judge question_1 2>"\nThey answered: "<consultant answer_1 3>"\n'
+    )
+    assert by_step["verdict_json"].kind == "VERDICT"
+    assert by_step["verdict_json"].json_schema["properties"]["winner"]["enum"] == ["Consultant-name", "No"]
+    assert plan.finished and card.outcome(config, records)["winner"] == "Consultant-name"
+    assert card.statements({}) == 3 and card.seat_for("against") is None
+
+
+TEAMS = """\
+name: teams
+title: Teams
+sides:
+  - {key: x, label: Team X}
+  - {key: y, label: Team Y}
+seats:
+  - {key: x1, side: x}
+  - {key: x2, side: x}
+  - {key: y1, side: y}
+  - {key: judge, role: judge}
+  - {key: y2, side: y, required: false}
+stages:
+  - plan: notes
+    seat: [x1, x2, y1, y2]
+    prompt: Prepare.
+  - speech: first
+    seat: x2
+    prompt: "Your partner's notes: {team_notes}. Their notes are not yours to read."
+  - speech: second
+    seat: y2
+    prompt: "Answer {opponent_first}."
+  - speech: third
+    seat: y1
+    prompt: "Answer {last_first}; your team said: {team_second}."
+judge:
+  seat: judge
+  score:
+    prompt: "Score {scored}: {speech}"
+"""
+
+
+def test_partners_read_each_others_notes_and_an_empty_optional_seat_is_skipped_with_its_judging():
+    card = parse_card(TEAMS)
+    config = DebateConfig(format="teams", topic="T", seats=tuple(s for s in seats_for(card) if s.key != "y2"))
+    steps, _, _, plan = run(card, config, reply=reply)
+    calls = [(s.seat, s.step) for s in steps if s.calls_llm]
+    assert calls == [
+        ("x1", "notes"),
+        ("x2", "notes"),
+        ("y1", "notes"),
+        ("x2", "first"),
+        ("judge", "score"),
+        ("y1", "third"),
+        ("judge", "score"),
+    ]
+    by_step = {s.step: s for s in steps if s.calls_llm}
+    # The latest note of X's team is x2's own (x1's came before it); Y's notes never reach X.
+    assert by_step["first"].prompt == "Your partner's notes: <x2 notes 2>. Their notes are not yours to read."
+    assert by_step["third"].prompt == "Answer <x2 first 5>; your team said: ."
+    assert plan.finished
