@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ninja import Schema
+from ninja import Field, Schema
 
 from api.problems import CONTENT_TYPE, TITLES
 
@@ -17,6 +17,7 @@ from api.problems import CONTENT_TYPE, TITLES
 class FieldError(Schema):
     field: str
     message: str
+    line: int | None = Field(None, description="A protocol card's problem: its line in the card's YAML")
 
 
 class Problem(Schema):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from debates.formats.base import OptionSpec, SeatSpec
 from debates.formats.card_text import EMPTY, Template, TemplateError, parse_template
@@ -81,6 +82,10 @@ ALIASES = "Anchors and aliases (& and *) are not allowed in a card; write the te
 
 
 def load_yaml(text: str, problems: Problems) -> Any:
+    # PyYAML loads with the first card read, not with this module: formats/__init__ imports the card language,
+    # and every command's start stays free of it (tests/core/test_startup_imports.py).
+    import yaml
+
     if len(text) > MAX_TEXT:
         problems.add(1, "", f"A card may be at most {MAX_TEXT:,} characters; this one is {len(text):,}.")
         return None
@@ -99,6 +104,8 @@ def load_yaml(text: str, problems: Problems) -> Any:
 
 
 def _convert(node: yaml.Node, problems: Problems, path: str, seen: set[int], constructor: Any) -> Any:
+    import yaml  # loaded by load_yaml already
+
     line = node.start_mark.line + 1
     if id(node) in seen:
         problems.add(line, path, ALIASES)
