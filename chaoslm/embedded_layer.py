@@ -89,6 +89,8 @@ class EmbeddedChannelLayer(InMemoryChannelLayer):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a server that ended without removing it
         self._relay_server = await asyncio.start_unix_server(self._take_relayed, path=str(path))
+        # Its pushes are HTML put into the pages: only this user's processes (the server's own) may send them.
+        path.chmod(0o600)
 
     async def _take_relayed(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
