@@ -50,7 +50,19 @@ def push_without_delay() -> None:
     HTTPFactory._chaoslm_nodelay = True
 
 
+def name_every_status() -> None:
+    """Give Twisted (under daphne) the reason phrases it lacks, so a 422 goes out as "422 Unprocessable Entity",
+    not "422 Unknown Status": Python's own table has every status the API sends."""
+    from http import HTTPStatus
+
+    from twisted.web import http
+
+    for status in HTTPStatus:
+        http.RESPONSES.setdefault(status.value, status.phrase.encode())
+
+
 push_without_delay()
+name_every_status()
 tracing.setup("web")
 if settings.CHAOSLM_RUNNER == "celery":
     tracing.instrument_celery()

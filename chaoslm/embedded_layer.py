@@ -10,20 +10,33 @@ Here the scan runs at most once a second (messages expire after a minute and gro
 day, so a second's delay in dropping them changes nothing a consumer can see), and `group_send` puts the
 message on each member's queue directly. What a consumer receives, in what order, with what capacity and
 expiry, is unchanged.
+
+The layer lives in the web server's process, so a push made in another process on the same database (a debate
+run by `manage.py debate`) would reach no socket. The server therefore listens on a Unix socket named after its
+database (`relay_path`), and a process that is not the server sends its pushes there too, one JSON line each;
+the server hands them to its own groups. With no server listening, nothing is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
+import os
+import tempfile
 import time
 from copy import deepcopy
+from pathlib import Path
 from typing import Any
 
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
+from django.conf import settings
 
 CLEAN_EVERY_SECONDS = 1.0
+# After a failed connection to the server's relay, pushes are not sent there again for this long (seconds).
+RELAY_RETRY_SECONDS = 1.0
 _PLAIN = (str, bytes, int, float, bool, type(None))
 
 
@@ -33,6 +46,10 @@ class EmbeddedChannelLayer(InMemoryChannelLayer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cleaned_at = 0.0
+        self._relay_server: asyncio.AbstractServer | None = None
+        # This process's connection to the server's relay, per event loop (a stream belongs to its loop).
+        self._relay_writers: dict[asyncio.AbstractEventLoop, asyncio.StreamWriter] = {}
+        self._relay_failed_at = -RELAY_RETRY_SECONDS
 
     def _clean_expired(self) -> None:
         now = time.monotonic()
@@ -49,6 +66,8 @@ class EmbeddedChannelLayer(InMemoryChannelLayer):
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         assert isinstance(message, dict), "Message is not a dict"
         self.require_valid_group_name(group)
+        if self._relaying():
+            await self._relay(group, message)
         self._clean_expired()
         expires = time.time() + self.expiry
         # Members were checked when they joined; each gets a copy of its own, as from `send`.
@@ -58,7 +77,59 @@ class EmbeddedChannelLayer(InMemoryChannelLayer):
                 self._put(channel, _own_copy(message), expires)
 
     def has_members(self, group: str) -> bool:
-        return bool(self.groups.get(group))
+        """Whether a socket may be in `group`: here, or, in a process that relays to a server, maybe there."""
+        return bool(self.groups.get(group)) or self._relaying()
+
+    # -- the relay between processes on one database -------------------------------------------------------------
+    async def serve_relay(self) -> None:
+        """In the web server, as it starts serving: take pushes from other processes on its database."""
+        if self._relay_server is not None:
+            return
+        path = relay_path()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a server that ended without removing it
+        self._relay_server = await asyncio.start_unix_server(self._take_relayed, path=str(path))
+        # Its pushes are HTML put into the pages: only this user's processes (the server's own) may send them.
+        path.chmod(0o600)
+
+    async def _take_relayed(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await reader.readline():
+                try:
+                    sent = json.loads(line)
+                    group, message = sent["group"], sent["message"]
+                    self.require_valid_group_name(group)
+                except (ValueError, KeyError, TypeError):
+                    continue
+                await self.group_send(group, message)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    def _relaying(self) -> bool:
+        """Whether pushes go to a server's relay: this process is not the server, and one listens."""
+        return self._relay_server is None and relay_path().exists()
+
+    async def _relay(self, group: str, message: dict[str, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        writer = self._relay_writers.get(loop)
+        if writer is None or writer.is_closing():
+            if time.monotonic() - self._relay_failed_at < RELAY_RETRY_SECONDS:
+                return
+            try:
+                _, writer = await asyncio.open_unix_connection(str(relay_path()))
+            except OSError:
+                self._relay_failed_at = time.monotonic()
+                return
+            self._relay_writers[loop] = writer
+        try:
+            writer.write(json.dumps({"group": group, "message": message}).encode() + b"\n")
+            await writer.drain()
+        except (OSError, TypeError, ValueError):
+            # The server went away (or the message is not JSON): the push is dropped, as when nobody watches.
+            self._relay_writers.pop(loop, None)
+            self._relay_failed_at = time.monotonic()
 
     def _queue(self, channel: str) -> asyncio.Queue[tuple[float, dict[str, Any]]]:
         # Channels builds a queue (and matches the capacity patterns) on every send and throws it away
@@ -80,3 +151,10 @@ def _own_copy(message: dict[str, Any]) -> dict[str, Any]:
     if all(isinstance(value, _PLAIN) for value in message.values()):
         return dict(message)
     return deepcopy(message)
+
+
+def relay_path() -> Path:
+    """The Unix socket where the web server on this database takes other processes' pushes."""
+    database = settings.DATABASES["default"]
+    name = f"{database['ENGINE']}:{database.get('HOST', '')}:{os.fspath(database['NAME'])}"
+    return Path(tempfile.gettempdir()) / f"chaoslm-live-{hashlib.sha256(name.encode()).hexdigest()[:16]}.sock"

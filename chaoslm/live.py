@@ -47,6 +47,10 @@ class RecordServingLoop:
         global _serving_loop
         if _serving_loop is None:
             _serving_loop = asyncio.get_running_loop()
+            layer = get_channel_layer()
+            if isinstance(layer, EmbeddedChannelLayer):
+                # Pushes from commands on this database (a debate run in a terminal) reach this server's pages.
+                await layer.serve_relay()
             if self.on_serving is not None:
                 self.on_serving()
         return await self.app(scope, receive, send)

@@ -1,10 +1,20 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from chaoslm import spending
 
+
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    """Browsers and tools ask for /favicon.ico whatever the pages link: the pages' icon, not a 404. (Its address is
+    looked up per request: a production storage's hashed names are known only once collected.)"""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("favicon.ico", favicon),
     path("account/usage/", spending.month_page, name="account_usage"),
     path("", include("debates.urls")),
     path("", include("rooms.urls")),

@@ -336,3 +336,56 @@ class DebateBroadcaster(Observer):
             self.ahead.clear()
         if self._watched():
             self._send(await sync_to_async(self._live_parts)(debate))
+
+
+class AlsoLive(Observer):
+    """A debate run outside the web server (`manage.py debate`): what it prints (`shown`, the terminal's observer),
+    and its page's pushes (a DebateBroadcaster), so that the browser watches it live too."""
+
+    def __init__(self, shown: Observer, debate_id: int) -> None:
+        self.shown = shown
+        self.live = DebateBroadcaster(debate_id)
+        self.both = (shown, self.live)
+
+    def step_started(self, debate: Debate, step: Step) -> None:
+        for observer in self.both:
+            observer.step_started(debate, step)
+
+    def cards_when_saved(self) -> bool:
+        return any(observer.cards_when_saved() for observer in self.both)
+
+    def wants_deltas(self, step: Step) -> bool:
+        return any(observer.wants_deltas(step) for observer in self.both)
+
+    def delta(self, debate: Debate, step: Step, text: str) -> None:
+        for observer in self.both:
+            if observer.wants_deltas(step):
+                observer.delta(debate, step, text)
+
+    def restart(self, debate: Debate, step: Step) -> None:
+        for observer in self.both:
+            observer.restart(debate, step)
+
+    def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
+        for observer in self.both:
+            observer.waiting(debate, step, seconds, reason)
+
+    def queued(self, debate: Debate, step: Step, ahead: int) -> None:
+        for observer in self.both:
+            observer.queued(debate, step, ahead)
+
+    def pace(self, debate: Debate, step: Step, tokens_per_second: float) -> None:
+        for observer in self.both:
+            observer.pace(debate, step, tokens_per_second)
+
+    async def event_saved(self, debate: Debate, event: Event) -> None:
+        for observer in self.both:
+            await observer.event_saved(debate, event)
+
+    async def debate_changed(self, debate: Debate) -> None:
+        for observer in self.both:
+            await observer.debate_changed(debate)
+
+    async def drain(self) -> None:
+        for observer in self.both:
+            await observer.drain()

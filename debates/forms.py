@@ -143,6 +143,9 @@ class NewDebateForm(FormatOptions):
             )
             self.fields[f"seat_{spec.key}"] = field
         self.add_options(self.fmt.option_specs)
+        for field in self.fields.values():
+            if isinstance(field, forms.BooleanField):
+                field.label_suffix = ""  # a checkbox's label follows it: "Take this seat yourself", no colon
         if local_model.in_use():
             for name, value in SHORT_WITH_EMBEDDED.items():
                 field = self.fields.get(f"option_{name}")

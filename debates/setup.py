@@ -70,6 +70,11 @@ def create_debate(
         raise FormatError(str(error)) from None
     options = dict(options or {})
     topic, premise = topic.strip(), premise.strip()
+    # One bound wherever a debate is made (the form, the API, the command line): the columns' own.
+    for label, text, field in (("topic", topic, "topic"), ("premise", premise, "premise")):
+        limit = Debate._meta.get_field(field).max_length
+        if len(text) > limit:
+            raise FormatError(f"The {label} may be at most {limit} characters; this one is {len(text)}.")
     specs = {spec.key: spec for spec in fmt.seat_specs}
     infos: list[SeatInfo] = []
     rows: list[Seat] = []

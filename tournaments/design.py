@@ -131,7 +131,8 @@ class Estimate:
         kind = self.noun + plural if self.noun else f"{' and '.join(self.formats)} debate{plural}"
         return (
             f"{self.matches} {kind} and {self.replays} judge "
-            f"replay{'s' if self.replays != 1 else ''}: {self.debates} debates, {self.calls} LLM calls."
+            f"replay{'s' if self.replays != 1 else ''}: {self.debates} debate{'s' if self.debates != 1 else ''}, "
+            f"{self.calls} LLM call{'s' if self.calls != 1 else ''}."
         )
 
 

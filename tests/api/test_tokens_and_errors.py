@@ -4,6 +4,8 @@ page is shown once and works at once; a revoked one is refused at once; every re
 
 from __future__ import annotations
 
+from http import HTTPStatus
+
 import httpx
 import pytest
 
@@ -130,3 +132,10 @@ def test_a_body_over_the_limit_is_a_413_problem(server):
         )
     body = assert_problem(reply, 413)
     assert "64 KB" in body["detail"]
+
+
+def test_a_refusal_goes_out_with_its_reason_phrase(server):
+    """Not "422 Unknown Status": the status line names what the refusal is, as Python's table does."""
+    with api(server, make_token(server, "olive")) as client:
+        refused = client.post("/webhooks", json={"url": "x"})
+    assert (refused.status_code, refused.reason_phrase) == (422, HTTPStatus(422).phrase)

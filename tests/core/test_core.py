@@ -164,3 +164,10 @@ def test_the_outbox_sends_a_token_at_once_and_merges_what_arrives_during_its_win
         "<p id=status>x</p>"
         '<div hx-swap-oob="tokens:#transcript"><span data-into="ev-1-text">!</span></div>'
     )
+
+
+def test_favicon_ico_is_the_pages_icon_not_a_404(client):
+    reply = client.get("/favicon.ico")
+    assert reply.status_code == 301 and reply["Location"] == "/static/favicon.svg"
+    page = client.get("/accounts/login/").content.decode()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page

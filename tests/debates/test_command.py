@@ -126,6 +126,10 @@ def test_an_embedded_model_that_cannot_start_keeps_the_debate_and_says_how_to_re
         (("duel", "--topic", "x", "--a", "Ada Sterling", "--b", "Ada Sterling"), "Each seat needs a different persona"),
         (("duel", "--topic", "x", "--a", "Ada Sterling", "--b", "Marcus Vale", "--turns", "0"), "Turns must be from 1"),
         (("duel", "--topic", "x", "--a", "missing.yaml", "--b", "Marcus Vale"), "missing.yaml: no such persona file"),
+        (
+            ("duel", "--topic", "t" * 501, "--a", "Ada Sterling", "--b", "Marcus Vale"),
+            "The topic may be at most 500 characters; this one is 501.",
+        ),
         (("--resume", "999"), "there is no debate 999"),
         ((), "name a format"),
     ],

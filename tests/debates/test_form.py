@@ -185,3 +185,11 @@ def test_while_the_embedded_model_serves_a_new_debate_starts_short_and_every_for
     page = owner.get(reverse("debate_new")).content.decode()
     assert 'name="option_turns" value="6"' in page
     assert 'id="estimate">30 calls, about 2 minutes at the options shown.</p>' in page  # 4 s a call, hosted
+
+
+def test_a_checkbox_label_has_no_stray_colon(owner, personas):
+    page = owner.get(reverse("debate_new")).content.decode()
+    assert '<label for="id_show_thinking">Viewers see the private thinking</label>' in page
+    assert 'for="id_audience_poll">' in page and "Viewers see the private thinking:</label>" not in page
+    standard = owner.get(reverse("debate_new") + "?format=standard").content.decode()
+    assert ": take this seat yourself</label>" in standard and "yourself:</label>" not in standard

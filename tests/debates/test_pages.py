@@ -1,5 +1,7 @@
 """What the debate page shows, drawn from the same partials as the live pushes."""
 
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
@@ -264,3 +266,15 @@ def test_system_lines_are_worded_for_people_while_the_models_keep_the_protocols(
     assert "[SYSTEM]" not in "".join(lines) and "?." not in "".join(lines)
     # The events keep the protocol's text: it is what the models read.
     assert Event.objects.get(debate=debate, ordinal=3).content == TERMINATION
+
+
+def test_a_debate_asked_to_end_hides_its_end_button(client, owner):
+    """Its status line says it is ending (the class the controls' CSS follows), so End debate does not stay."""
+    debate, _ = duel(owner, status="running", is_ending=True)
+    html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert 'class="status status-running status-ending"' in html
+    css = (Path(__file__).resolve().parents[2] / "static/css/chaoslm.css").read_text()
+    assert "#status.status-ending ~ .layout .when-active { display: none; }" in css
+    debate.is_ending = False
+    debate.save(update_fields=["is_ending"])
+    assert "status-ending" not in client.get(reverse("debate_detail", args=[debate.pk])).content.decode()

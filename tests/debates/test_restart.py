@@ -158,3 +158,36 @@ def test_a_command_line_debate_stopped_by_sigterm_is_left_resumable_and_says_so(
     assert status == "interrupted"
     assert command.returncode == 130
     assert err.strip().endswith(f"Stopped. Resume with: uv run python manage.py debate --resume {debate_id}"), err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_end_and_retry_act_on_a_debate_whose_runner_is_gone(people, llm_server):
+    """A debate still "running" in a process that has ended: Retry runs it (no 409 "this one is running"), End
+    brings it to a close; one whose runner is alive is left to it."""
+    from chaoslm import runner
+    from chaoslm.personas.models import import_personas
+    from debates import services
+    from debates.models import Debate
+    from debates.setup import SeatChoice, create_debate
+
+    files = ["ada-sterling.yaml", "marcus-vale.yaml"]
+    saved = {p.name: p for p in import_personas([(f, (ROOT / "personas" / f).read_text()) for f in files])}
+    owner = people["owner"]
+
+    def left_running(by: str) -> Debate:
+        seats = {"a": SeatChoice(persona=saved["Ada Sterling"]), "b": SeatChoice(persona=saved["Marcus Vale"])}
+        debate = create_debate(format_name="duel", topic=TOPIC, seats=seats, options={"turns": 2}, owner=owner)
+        Debate.objects.filter(pk=debate.pk).update(status="running", runner=by)
+        return Debate.objects.get(pk=debate.pk)
+
+    gone = runner.identity().rsplit(":", 2)[0] + ":999999999:1"  # this host, a pid no process has
+    assert runner.gone(gone) is True and runner.gone(runner.identity()) is False
+    retried, ended = left_running(gone), left_running(gone)
+    assert services.retry(owner, retried) is True
+    services.end(ended)
+    runner.inline.wait_idle(60)
+    assert Debate.objects.get(pk=retried.pk).status == "completed"
+    ended = Debate.objects.get(pk=ended.pk)
+    assert ended.status == "completed" and ended.is_ending
+    alive = left_running(runner.identity())
+    assert services.retry(owner, alive) is False

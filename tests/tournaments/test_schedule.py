@@ -132,3 +132,5 @@ def test_the_estimate_counts_duels_replays_and_calls():
     assert size.calls == 30 * 30 + 90 * 16
     assert size.sentence() == "30 duels and 90 judge replays: 120 debates, 2340 LLM calls."
     assert design.estimate(questions=1, debaters=2, judges=1, sides="once", repeats=1, options={"turns": 2}).calls == 14
+    one = design.estimate(questions=1, debaters=2, judges=1, sides="once", repeats=1, options={"turns": 2})
+    assert one.sentence() == "1 duel and 0 judge replays: 1 debate, 14 LLM calls."  # not "1 debates"

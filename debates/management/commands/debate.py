@@ -257,6 +257,7 @@ class Command(BaseCommand):
         # Imported here: rich is a good part of the command's start, and `debate --help` should be quick.
         from rich.console import Console
 
+        from debates.broadcast import AlsoLive
         from debates.terminal import JsonLinesObserver, TerminalObserver, print_verdict
 
         console = Console(file=self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout)
@@ -273,10 +274,12 @@ class Command(BaseCommand):
         stats = RunStats()
         started = time.perf_counter()
         try:
-            debate = asyncio.run(run_debate(debate.pk, observer, stats=stats))
+            # Also pushed to its page, where the browser watches it live (a broadcaster per run: its pushes belong
+            # to the run's event loop).
+            debate = asyncio.run(run_debate(debate.pk, AlsoLive(observer, debate.pk), stats=stats))
             while debate.status == Debate.Status.WAITING:
                 self.take_human_turn(debate, console)
-                debate = asyncio.run(run_debate(debate.pk, observer, stats=stats))
+                debate = asyncio.run(run_debate(debate.pk, AlsoLive(observer, debate.pk), stats=stats))
         except KeyboardInterrupt:
             self.stderr.write(f"\nStopped. Resume with: uv run python manage.py debate --resume {debate.pk}")
             sys.exit(130)
