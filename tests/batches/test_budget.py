@@ -170,6 +170,10 @@ def test_a_tournaments_cost_is_its_calls_usage_at_the_prices_and_within_its_esti
     assert exported["cost"]["unknown_price_calls"] == 0
     month = client.get(reverse("account_usage")).content.decode()
     assert text in month
+    _, secret = create_token(owner, "script", read_only=True)
+    spent = json.loads(client.get("/api/v1/usage", HTTP_AUTHORIZATION=f"Bearer {secret}").content)
+    assert (Decimal(spent["usd"]), spent["unknown_price_calls"], spent["budget_usd"]) == (expected, 0, None)
+    assert sum(row["calls"] for row in spent["by_persona"]) == CALLS
 
 
 def test_a_call_at_an_unknown_price_is_counted_apart_never_as_free(llm_server, owner, client):
