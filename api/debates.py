@@ -1,10 +1,10 @@
-"""Personas, formats and debates over the API: the same forms, services, selectors and sharing rules as the
+"""Personas and debates over the API: the same forms, services, selectors and sharing rules as the
 debate pages (debates/views.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -15,10 +15,11 @@ from ninja import Field, Router, Schema
 from api.access import deletable, may_write, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from chaoslm import costs, limits, sharing, spending
+from api.schemas import Id, Input
+from chaoslm import costs, sharing, spending
 from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts
-from debates.formats import LISTED, FormatError
+from debates.formats import DEFAULT_FORMAT, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public
@@ -33,38 +34,23 @@ class PersonaOut(Schema):
     model: str
 
 
-class SeatSpecOut(Schema):
-    key: str
-    label: str
-    role: str
-    required: bool
-    human_allowed: bool = Field(description="A person may take this seat (`true` in `seats`) instead of a persona.")
+# The new-debate form's bounds (debates/forms.py, the columns of debates/models.py).
+Topic = Annotated[str, Field(max_length=Debate._meta.get_field("topic").max_length)]
+Key = Annotated[str, Field(max_length=40)]
 
 
-class OptionSpecOut(Schema):
-    name: str
-    label: str
-    default: int
-    minimum: int
-    maximum: int
-
-
-class FormatOut(Schema):
-    name: str
-    title: str
-    description: str
-    seats: list[SeatSpecOut]
-    options: list[OptionSpecOut]
-
-
-class DebateIn(Schema):
-    format: str = "duel"
-    topic: str
-    premise: str = ""
-    seats: dict[str, int | bool] = Field(
-        default_factory=dict, description="Seat key to a persona id, or `true` to take a human seat yourself."
+class DebateIn(Input):
+    format: Annotated[str, Field(max_length=Debate._meta.get_field("format").max_length)] = Field(
+        DEFAULT_FORMAT, description=f"A format's name (the formats' list names them); {DEFAULT_FORMAT} by default."
     )
-    options: dict[str, int] = Field(default_factory=dict)
+    topic: Topic
+    premise: Topic = ""
+    seats: dict[Key, Id | bool] = Field(
+        default_factory=dict,
+        max_length=20,
+        description="Seat key to a persona id, or `true` to take a human seat yourself.",
+    )
+    options: dict[Key, int] = Field(default_factory=dict, max_length=20)
     visibility: Literal["private", "unlisted", "public"] = "private"
     show_thinking: bool = Field(True, description="Viewers other than you and staff see the private thinking.")
 
@@ -140,13 +126,13 @@ class DebatePage(Schema):
     results: list[DebateSummary]
 
 
-class DebateChange(Schema):
+class DebateChange(Input):
     visibility: Literal["private", "unlisted", "public"] | None = None
     show_thinking: bool | None = None
 
 
-class SpeakIn(Schema):
-    text: str = Field(description=f"At most {services.MAX_MESSAGE_CHARS} characters.")
+class SpeakIn(Input):
+    text: str = Field(max_length=services.MAX_MESSAGE_CHARS, description="What you say in your seat.")
 
 
 class ShareLinkOut(Schema):
@@ -211,21 +197,6 @@ def month_usage(request: HttpRequest) -> Any:
     return spending.as_json(request.user)
 
 
-@router.get("/formats", response={200: list[FormatOut], **refusals()}, summary="List debate formats", tags=["debates"])
-def list_formats(request: HttpRequest) -> Any:
-    """Each format's seats (what each may hold) and options (with their bounds): what `POST /debates` takes."""
-    return [
-        {
-            "name": f.name,
-            "title": f.title,
-            "description": f.description,
-            "seats": [vars(s) for s in f.seat_specs],
-            "options": [vars(o) for o in f.option_specs],
-        }
-        for f in LISTED.values()
-    ]
-
-
 def _form_data(body: DebateIn, form_fields: set[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The new-debate form's fields from the JSON body, and the seats and options the format has no field for."""
     data: dict[str, Any] = {
@@ -271,12 +242,12 @@ def create_debate(request: HttpRequest, body: DebateIn) -> Any:
     """The new-debate form's rules and messages: the same validation, the same start limits. Options left out
     take the format's defaults; a seat left out stays empty where the format allows it."""
     may_write(request)
-    blank = NewDebateForm(format_name=body.format)
+    blank = NewDebateForm(format_name=body.format, user=request.user)
     fields = set(blank.fields)
     data, unknown = _form_data(body, fields)
     for spec in blank.fmt.option_specs:
         data.setdefault(f"option_{spec.name}", str(spec.default))
-    form = NewDebateForm(data, format_name=body.format)
+    form = NewDebateForm(data, format_name=body.format, user=request.user)
     form.is_valid()
     errors = [
         {"field": _field(name), "message": str(message)}
@@ -288,8 +259,6 @@ def create_debate(request: HttpRequest, body: DebateIn) -> Any:
         raise ApiError(422, "The debate cannot start; each problem is listed in `errors`.", errors=errors)
     try:
         debate = services.start_debate(request.user, form)
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
     except costs.OverBudget as error:
         raise ApiError(402, str(error)) from None
     except FormatError as error:
@@ -372,8 +341,6 @@ def speak(request: HttpRequest, debate_id: int, body: SpeakIn) -> Any:
         event = services.speak(request.user, debate, body.text)
     except FormatError as error:
         raise ApiError(422, str(error), errors=[{"field": "text", "message": str(error)}]) from None
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
     row = next(e for e in transcripts.as_dict(debate)["events"] if e["ordinal"] == event.ordinal)
     return 201, row
 
@@ -387,9 +354,7 @@ def speak(request: HttpRequest, debate_id: int, body: SpeakIn) -> Any:
 def retry(request: HttpRequest, debate_id: int) -> Any:
     debate = owned(Debate, request, debate_id)
     try:
-        started = services.retry(request.user, debate)
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
+        started = services.retry(request.user, debate)  # limits.LimitReached: a 429 (api/main.py)
     except costs.OverBudget as error:
         raise ApiError(402, str(error)) from None
     if not started:

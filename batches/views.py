@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
+from batches.arena import not_blind
 from batches.forms import BatchForm
 from batches.kinds import BatchKind
 from batches.panel import BatchError, OverBudget
@@ -68,6 +69,7 @@ def page_views(
             "can_delete": sharing.can_delete(request.user, batch),
             # Staff manage any batch's sharing: one made on the command line may belong to nobody who could.
             "share": sharing.share_panel(request, batch, staff=True),
+            "not_blind": not_blind(batch),
             "ws_url": ws_url,
             "exports_base": exports_base,
         }

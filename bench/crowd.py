@@ -13,7 +13,7 @@ push), CPU per delivered websocket message (web processes, worker or pusher, and
 per spectator on the web processes, idle (connected, nothing pushed) and watching. Goals at 1,000: p99 and
 CPU per message within 1.5x the floor's.
 
-    uv run python bench/crowd.py [--spectators 1000] [--turns 2] [--layer core|pubsub] [--smoke]
+    uv run python bench/crowd.py [--spectators 1000] [--turns 2] [--layer pubsub|core] [--smoke]
 """
 
 from __future__ import annotations
@@ -348,7 +348,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spectators", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=2)
-    parser.add_argument("--layer", choices=["core", "pubsub"], default="core", help="CHAOSLM_CHANNEL_LAYER")
+    parser.add_argument("--layer", choices=["core", "pubsub"], default="pubsub", help="CHAOSLM_CHANNEL_LAYER")
     parser.add_argument("--token-rate", type=float, default=20.0, help="the LLM's tokens a second")
     args = parse_args(parser, {"spectators": 20, "turns": 1})
     if not DATABASE_URL or not shutil.which("redis-server"):

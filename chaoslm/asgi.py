@@ -9,14 +9,18 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
+from chaoslm import tracing  # noqa: E402
 from chaoslm.consumers import NoteUnsentBytes  # noqa: E402
 from chaoslm.live import RecordServingLoop  # noqa: E402
 from chaoslm.llm.gateway import warm_up  # noqa: E402
+from chaoslm.metrics import RequestMetrics  # noqa: E402
 from chaoslm.origins import SameOriginValidator  # noqa: E402
 from chaoslm.routing import websocket_urlpatterns  # noqa: E402
 from chaoslm.runner import sweep_when_serving  # noqa: E402
 from chaoslm.security import BodyLimit, refuse_large_bodies_in_daphne  # noqa: E402
+from chaoslm.tracing import TraceRequests  # noqa: E402
 
 
 def push_without_delay() -> None:
@@ -47,6 +51,9 @@ def push_without_delay() -> None:
 
 
 push_without_delay()
+tracing.setup("web")
+if settings.CHAOSLM_RUNNER == "celery":
+    tracing.instrument_celery()
 refuse_large_bodies_in_daphne()
 # Import the LLM client and load its TLS settings now, not on the event loop when the first debate starts.
 warm_up()
@@ -57,7 +64,7 @@ resolve("/api/v1/")
 application = RecordServingLoop(
     ProtocolTypeRouter(
         {
-            "http": BodyLimit(django_asgi_app),
+            "http": TraceRequests(RequestMetrics(BodyLimit(django_asgi_app))),
             "websocket": NoteUnsentBytes(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
         }
     ),

@@ -11,15 +11,19 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready
 
-from chaoslm import runner
+from chaoslm import metrics, runner, tracing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
 
 app = Celery("chaoslm")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Traces (OTEL_EXPORTER_OTLP_ENDPOINT): a task carries its sender's trace on; a no-op when tracing is off.
+tracing.setup("worker")
+tracing.instrument_celery()
 
 
 @worker_ready.connect
 def _warm_up_worker(**_: Any) -> None:
     runner.warm_up_worker()
+    metrics.serve_worker_metrics()

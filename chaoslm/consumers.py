@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from chaoslm import live, sharing
+from chaoslm import live, metrics, sharing
 
 # Close code for "your page fell behind, reconnect and catch up": 1013 (try again later) is one the htmx ws
 # extension reconnects on by itself. Under daphne the connection is dropped instead (`drop_connection`): autobahn
@@ -77,6 +77,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
     share: str | None = None  # the share link's group, for a socket opened through one
     resyncing = False
     backlog_limit = 0
+    counted = False  # in /metrics' open sockets
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -103,6 +104,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
             self.share = live.share_group(token)
             await live.join(self.share, self.channel_name)
         await self.accept()
+        self.counted = True
+        metrics.spectators.inc()
         first = await self.first_message()
         if first:
             await self.send(text_data=first)
@@ -110,6 +113,9 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.backlog_limit = settings.CHAOSLM_LIVE_BACKLOG_BYTES + len(first.encode())
 
     async def disconnect(self, code: int) -> None:
+        if self.counted:
+            self.counted = False
+            metrics.spectators.dec()
         for group in (self.group, self.share):
             if group:
                 await live.leave(group, self.channel_name)
@@ -131,6 +137,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 else:
                     await self.close(code=RESYNC_CODE)
                 return
+            metrics.push_forwarded(message)
             await self.send(text_data=message["html"])
             return
         if message["type"] == live.CLOSE_TYPE:

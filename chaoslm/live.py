@@ -98,19 +98,82 @@ def has_audience(group: str) -> bool:
     return heard is None or heard[0] or heard[1] < time.monotonic()
 
 
-async def look_for_audience(group: str) -> None:
-    """Ask a Redis channel layer whether any socket is in `group`, for `has_audience` (one round trip).
+# Presence: who watches a group, readable by every process whichever Redis layer carries the pushes. The pubsub
+# layer keeps no membership anyone can read (a process subscribes to a channel per group it has members in, and
+# Redis' subscription counts are per channel and node), so each process says for itself which groups it has
+# sockets in: a sorted set per group, `live-presence:<group>`, of process ids scored by when that word expires.
+# A process marks a group as its first socket joins and unmarks it as its last leaves, and renews its marks every
+# PRESENCE_BEAT seconds; a process that dies without unmarking lapses PRESENCE_SECONDS later (until then its
+# groups are drawn for nobody, which costs only the drawing).
+PRESENCE_SECONDS = 60.0
+PRESENCE_BEAT = 20.0
+_process = secrets.token_hex(8)
+_joined: dict[str, int] = {}  # group -> this process's sockets in it
+_presence: dict[asyncio.AbstractEventLoop, tuple[Any, asyncio.Task[None]]] = {}  # loop -> (Redis client, beat)
 
-    The membership is the layer's own (channels_redis keeps each group as a sorted set of channel names
-    by the time they joined, expiring after its group_expiry): the same set its `group_send` reads."""
-    # Imported here: redis's client is a good part of a command's start, and only a server with an audience asks.
-    from channels_redis.core import RedisChannelLayer
 
-    layer = get_channel_layer()
-    if not isinstance(layer, RedisChannelLayer):
+def presence_key(group: str) -> str:
+    return f"live-presence:{group}"
+
+
+def _shared() -> bool:
+    return not isinstance(get_channel_layer(), EmbeddedChannelLayer)
+
+
+def _redis() -> Any:
+    """This loop's Redis client for presence, its heartbeat started with it."""
+    loop = asyncio.get_running_loop()
+    held = _presence.get(loop)
+    if held is None or held[1].done():
+        import redis.asyncio as redis
+        from django.conf import settings
+
+        client = held[0] if held is not None else redis.Redis.from_url(settings.REDIS_URL)
+        held = _presence[loop] = (client, loop.create_task(_beat(client)))
+    return held[0]
+
+
+async def _mark(client: Any, groups: list[str]) -> None:
+    expires = time.time() + PRESENCE_SECONDS
+    async with client.pipeline(transaction=False) as pipe:
+        for group in groups:
+            pipe.zadd(presence_key(group), {_process: expires})
+            pipe.expire(presence_key(group), int(PRESENCE_SECONDS) + 1)
+        await pipe.execute()
+
+
+async def _beat(client: Any) -> None:
+    while True:
+        await asyncio.sleep(PRESENCE_BEAT)
+        groups = [group for group, count in list(_joined.items()) if count > 0]
+        if groups:
+            try:
+                await _mark(client, groups)
+            except Exception:  # Redis away for a moment: the next beat tries again, before the marks lapse
+                logger.warning("live presence: could not renew %s groups in Redis", len(groups), exc_info=True)
+
+
+async def _arrive(group: str) -> None:
+    count = _joined.get(group, 0) + 1
+    _joined[group] = count
+    if count == 1:
+        await _mark(_redis(), [group])
+
+
+async def _depart(group: str) -> None:
+    count = _joined.get(group, 0) - 1
+    if count > 0:
+        _joined[group] = count
         return
-    connection = layer.connection(layer.consistent_hash(group))
-    members = await connection.zcount(layer._group_key(group), time.time() - layer.group_expiry, "+inf")
+    _joined.pop(group, None)
+    await _redis().zrem(presence_key(group), _process)
+
+
+async def look_for_audience(group: str) -> None:
+    """Ask Redis whether any process has a socket in `group`, for `has_audience` (one round trip)."""
+    if not _shared():
+        return
+    members = await _redis().zcount(presence_key(group), time.time(), "+inf")
     now = time.monotonic()
     if len(_heard) > 1000:  # forget the groups of debates long over
         for name, (_, until) in list(_heard.items()):  # a copy: other threads' loops ask too
@@ -190,13 +253,12 @@ class Listener:
         self.channel = ""
 
     async def __aenter__(self) -> Listener:
-        layer = get_channel_layer()
-        self.channel = await layer.new_channel("listener.")
-        await layer.group_add(self.group, self.channel)
+        self.channel = await get_channel_layer().new_channel("listener.")
+        await join(self.group, self.channel)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await get_channel_layer().group_discard(self.group, self.channel)
+        await leave(self.group, self.channel)
 
     async def next(self, timeout: float) -> str | None:
         try:
@@ -207,11 +269,16 @@ class Listener:
 
 
 async def join(group: str, channel_name: str) -> None:
+    """Put a socket (its channel) in `group`, and, on a layer shared between processes, say so (presence)."""
     await get_channel_layer().group_add(group, channel_name)
+    if _shared():
+        await _arrive(group)
 
 
 async def leave(group: str, channel_name: str) -> None:
     await get_channel_layer().group_discard(group, channel_name)
+    if _shared():
+        await _depart(group)
 
 
 def upsert(html: str, into: str) -> str:
@@ -374,7 +441,8 @@ class Outbox:
                 cache.delete(writing_key(self.group))
         for html in _messages(parts):
             self.seq += 1
-            message = {"type": PUSH_TYPE, "html": html, "source": self.source, "seq": self.seq}
+            # `sent`: when it left, for the push lag in /metrics (chaoslm/metrics.py).
+            message = {"type": PUSH_TYPE, "html": html, "source": self.source, "seq": self.seq, "sent": time.time()}
             await get_channel_layer().group_send(self.group, message)
 
     def _take(self) -> list[str]:

@@ -22,7 +22,8 @@ CHAOSLM_RUNNER names:
 `runner.cancel(kind, object_id)` stops an inline run at once; work on a worker must notice by itself
 (rooms' hold does), so `runner.delete_under_work` deletes rows a worker may still be writing under.
 `register_sweep` adds a function that finds stalled work and submits it again;
-the inline runner sweeps once when the web server starts, Celery beat runs each app's sweep task.
+the inline runner sweeps when the web server starts and every CHAOSLM_SWEEP_EVERY seconds after; Celery beat runs
+each app's sweep task.
 
 Every run gets connections of its own: an LLM connection pool (`own_connections`), and the database
 connection is closed when it ends, as Django does at the end of a request.
@@ -32,9 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import gc
 import logging
+import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
@@ -47,8 +51,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from chaoslm import live
-from chaoslm.llm import own_connections
+from chaoslm import live, logging_context, metrics_sources, tracing
+from chaoslm.llm import own_connections, slots
 from chaoslm.llm.gateway import warm_up
 
 logger = logging.getLogger("chaoslm.runner")
@@ -135,6 +139,22 @@ def sweep() -> None:
             logger.exception("sweep %s failed", getattr(find, "__qualname__", find))
 
 
+def identity() -> str:
+    """This process as the work it runs records it (a running debate's `runner`): its host, pid and start time."""
+    me = slots.me()
+    return f"{socket.gethostname()}:{me['pid']}:{me['started']}"
+
+
+def gone(runner: str) -> bool | None:
+    """Whether the process `runner` (an `identity`) has ended: a process that ended is known at once, not after
+    its work has been idle a while. None when it cannot be told: none recorded, or a process on another host."""
+    host, _, rest = runner.partition(":")
+    pid, _, started = rest.partition(":")
+    if not runner or host != socket.gethostname() or not pid.isdigit():
+        return None
+    return not slots.alive({"pid": int(pid), "started": started})
+
+
 class InlineRunner:
     """Runs work on the web server's own event loop (or, outside a server, a loop in a daemon thread)."""
 
@@ -169,7 +189,15 @@ class InlineRunner:
                 self._again.add(key)
                 return
             stopped = self._stopped[key] = threading.Event()
-            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key, stopped, at), loop)
+            carried = tracing.carry()
+            # The run starts in an empty context, not a copy of the submitter's: a submit from inside a
+            # sync_to_async call (a signal of a save in the engine's database thread: a debate's end telling its
+            # webhooks, a batch's pass starting debates) would hand the run that call's "single thread executor
+            # in use" mark, and every sync_to_async of the run would fail with "would deadlock". The trace goes on
+            # explicitly (`carried`).
+            self._running[key] = contextvars.Context().run(
+                asyncio.run_coroutine_threadsafe, self._run(key, stopped, at, carried), loop
+            )
 
     def cancel(self, kind: str, object_id: int, wait: float = 0.0) -> None:
         """Cancel the run and, called off the loop, wait up to `wait` seconds for it to stop: until then it
@@ -193,7 +221,14 @@ class InlineRunner:
             return False
         return running is self._loop or running is live.serving_loop()
 
-    async def _run(self, key: tuple[str, int], stopped: threading.Event, at: datetime | None = None) -> None:
+    async def _run(
+        self, key: tuple[str, int], stopped: threading.Event, at: datetime | None = None, carried: Any = None
+    ) -> None:
+        # The submitter's trace (the request that started the work), when tracing is on; the work, in its log lines.
+        with tracing.resumed(carried), logging_context.bound(**{key[0]: key[1]}):
+            await self._runs(key, stopped, at)
+
+    async def _runs(self, key: tuple[str, int], stopped: threading.Event, at: datetime | None) -> None:
         kind, object_id = key
         try:
             if at is not None:
@@ -222,6 +257,28 @@ class InlineRunner:
                     del self._stopped[key]
             await asyncio.to_thread(close_old_connections)
 
+    def in_flight(self) -> int:
+        """How many runs this process has started and not finished (/metrics' queue depth, inline)."""
+        with self._lock:
+            return sum(not future.done() for future in self._running.values())
+
+    def is_running(self, kind: str, object_id: int) -> bool:
+        """Whether this process runs `kind` work on `object_id` now (a sweep leaves such work alone)."""
+        with self._lock:
+            future = self._running.get((kind, object_id))
+        return future is not None and not future.done()
+
+    def settle(self, timeout: float) -> int:
+        """Wait up to `timeout` seconds for this process's runs to end (a command about to exit lets its webhook
+        deliveries go out); how many still run then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                left = [f for f in self._running.values() if not f.done()]
+            if not left or time.monotonic() >= deadline:
+                return len(left)
+            time.sleep(0.05)
+
     def wait_idle(self, timeout: float = 30.0) -> None:
         """Block until nothing is running (tests and shutdown)."""
         with self._lock:
@@ -234,11 +291,24 @@ class InlineRunner:
 inline = InlineRunner()
 
 
+_sweeping: asyncio.Task[None] | None = None
+
+
 def sweep_when_serving() -> None:
-    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped
-    starts again. Under Celery, beat runs each app's sweep instead."""
-    if settings.CHAOSLM_RUNNER != "celery":
-        asyncio.get_running_loop().run_in_executor(None, _sweep_and_close)
+    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped starts
+    again at once, and the sweep runs again every CHAOSLM_SWEEP_EVERY seconds while the server serves (work of a
+    command that was killed, a delivery overdue). Under Celery, beat runs each app's sweep instead."""
+    global _sweeping
+    if settings.CHAOSLM_RUNNER != "celery" and _sweeping is None:
+        # Its own context: not the first request's, which it outlives.
+        _sweeping = contextvars.Context().run(asyncio.get_running_loop().create_task, _sweep_every())
+
+
+async def _sweep_every() -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        await loop.run_in_executor(None, _sweep_and_close)
+        await asyncio.sleep(settings.CHAOSLM_SWEEP_EVERY)
 
 
 def _sweep_and_close() -> None:
@@ -256,11 +326,39 @@ def run_on_process_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
     process, and share one connection through sync_to_async's thread.
     """
 
+    carried = tracing.carry()  # the task's trace (opentelemetry-instrumentation-celery), onto the loop
+
     async def own() -> Any:
-        async with own_connections():
-            return await coroutine
+        with tracing.resumed(carried):
+            async with own_connections():
+                return await coroutine
 
     return asyncio.run_coroutine_threadsafe(own(), inline.loop()).result()
+
+
+def queue_depth() -> list[metrics_sources.GaugeReading]:
+    """/metrics: work waiting for the runner: Celery's queue in Redis, or the inline runs this process has in flight."""
+    reading = metrics_sources.GaugeReading(
+        "chaoslm_runner_queue_depth",
+        "Work waiting for the runner (celery: tasks in the broker's queue; inline: runs in flight here)",
+        ["runner"],
+    )
+    if settings.CHAOSLM_RUNNER == "celery":
+        import redis
+
+        client = redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_connect_timeout=1, socket_timeout=1)
+        try:
+            reading.rows.append((["celery"], client.llen("celery")))
+        except redis.RedisError:
+            return []  # the broker is down: /readyz says so, and the missing series here
+        finally:
+            client.close()
+    else:
+        reading.rows.append((["inline"], inline.in_flight()))
+    return [reading]
+
+
+metrics_sources.register(queue_depth)
 
 
 def warm_up_worker() -> None:

@@ -3,8 +3,11 @@
 docs/settings.md lists each variable (tests/core/test_docs.py holds the two in agreement).
 """
 
+import ipaddress
+import logging
 import os
 import tempfile
+import warnings
 from datetime import timedelta
 from importlib.util import find_spec
 from pathlib import Path
@@ -44,6 +47,17 @@ def env_number(name: str, default: float, cast: type = float) -> float:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from None
 
 
+def renamed(old: str, new: str) -> None:
+    """Say once, at start, that `old` still works but is now `new` (read as `new`'s default where `new` is unset)."""
+    if os.environ.get(old, "") == "":
+        return
+    message = f"{old} is deprecated: set {new} instead" + (
+        f" ({new} is set, so {old} is ignored)." if os.environ.get(new) else "."
+    )
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    logging.getLogger("chaoslm.settings").warning(message)
+
+
 DEBUG = env_bool("CHAOSLM_DEBUG", True)
 SECRET_KEY = env_str("CHAOSLM_SECRET_KEY", "")
 if not SECRET_KEY:
@@ -78,10 +92,15 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics are answered before the host check and the HTTPS redirect (a
+    # Kubernetes probe names the pod's address and speaks plain HTTP); chaoslm/health.py.
+    "chaoslm.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The JSON API's edges (api/edges.py): no CSRF on token calls, JSON bodies only, every error a problem.
+    "api.edges.ApiEdges",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -145,10 +164,11 @@ if _SQLITE:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
-# With Redis, which of channels_redis' layers carries the live pushes between processes: "core" (a list per
-# channel, groups as sorted sets, a capacity per channel) or "pubsub" (Redis publish/subscribe: no capacity,
-# nothing kept for a subscriber that is not listening). docs/serving-a-crowd.md has the figures of both.
-CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "core")
+# With Redis, which of channels_redis' layers carries the live pushes between processes: "pubsub" (Redis
+# publish/subscribe: one publish a push, no capacity, nothing kept for a subscriber that is not listening; the
+# default) or "core" (a list per channel, groups as sorted sets, a capacity per channel). Who watches what is kept
+# apart from either (chaoslm/live.py's presence). docs/serving-a-crowd.md has the figures of both.
+CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "pubsub")
 if CHAOSLM_CHANNEL_LAYER not in {"core", "pubsub"}:
     raise ImproperlyConfigured(f"CHAOSLM_CHANNEL_LAYER must be 'core' or 'pubsub', not {CHAOSLM_CHANNEL_LAYER!r}")
 if REDIS_URL and CHAOSLM_CHANNEL_LAYER == "pubsub":
@@ -205,6 +225,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env_number("CHAOSLM_TASK_VISIBILITY_TIMEOUT", 3600, int))}
 # A debate whose status says running but that made no progress for this long is resumed by the sweep.
 CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
+# The inline runner's sweep (work whose process ended, overdue webhook deliveries) runs as the server starts and
+# again this often, in seconds, while it serves. A debate whose process ended is resumed at the next sweep whatever
+# its age; CHAOSLM_STALLED_AFTER is for work whose process cannot be told (a worker on another host).
+CHAOSLM_SWEEP_EVERY = env_number("CHAOSLM_SWEEP_EVERY", 15.0)
 # A room's manual round or auto loop holds the room (one at a time, whichever process runs it) and
 # renews that hold every CHAOSLM_ROOM_POLL seconds, which is also how soon a loop on a Celery worker
 # notices its owner stopped auto mode. A hold a crashed process left behind lapses after CHAOSLM_ROOM_HOLD.
@@ -214,7 +238,12 @@ CHAOSLM_ROOM_HOLD = env_number("CHAOSLM_ROOM_HOLD", 30.0)
 # are exempt unless CHAOSLM_LIMITS_EXEMPT_STAFF is off.
 CHAOSLM_MAX_RUNNING_DEBATES = int(env_number("CHAOSLM_MAX_RUNNING_DEBATES", 4, int))
 CHAOSLM_MAX_AUTO_ROOMS = int(env_number("CHAOSLM_MAX_AUTO_ROOMS", 2, int))
-CHAOSLM_MAX_RUNNING_MATCHES = int(env_number("CHAOSLM_MAX_RUNNING_MATCHES", 8, int))
+# Every kind of batch's debates (tournaments' and experiments'), over all of a user's batches; the old name,
+# from when tournaments were the only batches, still works.
+CHAOSLM_MAX_RUNNING_BATCH_DEBATES = int(
+    env_number("CHAOSLM_MAX_RUNNING_BATCH_DEBATES", env_number("CHAOSLM_MAX_RUNNING_MATCHES", 8, int), int)
+)
+renamed("CHAOSLM_MAX_RUNNING_MATCHES", "CHAOSLM_MAX_RUNNING_BATCH_DEBATES")
 CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int))
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
 # Every user's monthly spend on models, in dollars, unless the admin sets theirs (chaoslm/costs.py, docs/costs.md);
@@ -240,10 +269,13 @@ CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
     "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
+    "sweep-webhooks": {"task": "api.tasks.sweep_webhooks", "schedule": 60.0},
 }
-# How often a running tournament looks again for debates to start when none of its debates finished in
-# between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
-CHAOSLM_TOURNAMENT_TICK = env_number("CHAOSLM_TOURNAMENT_TICK", 2.0)
+# How often a running batch (a tournament, an experiment) looks again for debates to start when none of its debates
+# finished in between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
+# The old name, from when tournaments were the only batches, still works.
+CHAOSLM_BATCH_TICK = env_number("CHAOSLM_BATCH_TICK", env_number("CHAOSLM_TOURNAMENT_TICK", 2.0))
+renamed("CHAOSLM_TOURNAMENT_TICK", "CHAOSLM_BATCH_TICK")
 # While a tournament runs, its page's leaderboard is refitted at most this often (seconds).
 CHAOSLM_TOURNAMENT_REPORT_EVERY = env_number("CHAOSLM_TOURNAMENT_REPORT_EVERY", 3.0)
 # A process that serves pages imports scipy and statsmodels in the background after its first request,
@@ -285,6 +317,10 @@ CHAOSLM_WEBHOOKS_ALLOW_NETWORKS = env_str("CHAOSLM_WEBHOOKS_ALLOW_NETWORKS", "")
 
 CHAOSLM_TRANSCRIPTS_DIR = Path(env_str("CHAOSLM_TRANSCRIPTS_DIR", str(BASE_DIR / "transcripts")))
 CHAOSLM_PERSONA_MAX_BYTES = int(env_number("CHAOSLM_PERSONA_MAX_BYTES", 256 * 1024, int))
+# Protocol cards (debates/format_cards.py): the largest card's YAML, and the most LLM calls a debate of a person's
+# card may make at its options' largest values (checked when the card is saved).
+CHAOSLM_CARD_MAX_BYTES = int(env_number("CHAOSLM_CARD_MAX_BYTES", 64 * 1024, int))
+CHAOSLM_CARD_MAX_CALLS = int(env_number("CHAOSLM_CARD_MAX_CALLS", 400, int))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -361,10 +397,40 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
 # An uploaded file below this is kept in memory rather than a temporary file: every accepted body fits.
 FILE_UPLOAD_MAX_MEMORY_SIZE = CHAOSLM_MAX_REQUEST_BYTES
 
+# /metrics (chaoslm/metrics.py) answers clients in these comma-separated networks (default: loopback only; behind
+# CHAOSLM_BEHIND_PROXY the client is the last X-Forwarded-For address), and any client sending
+# "Authorization: Bearer <CHAOSLM_METRICS_TOKEN>" when that is set. Everyone else gets a 404.
+CHAOSLM_METRICS_ALLOW = env_str("CHAOSLM_METRICS_ALLOW", "127.0.0.0/8,::1/128")
+try:
+    CHAOSLM_METRICS_ALLOW_NETWORKS = [
+        ipaddress.ip_network(n.strip(), strict=False) for n in CHAOSLM_METRICS_ALLOW.split(",") if n.strip()
+    ]
+except ValueError as error:
+    raise ImproperlyConfigured(f"CHAOSLM_METRICS_ALLOW must be comma-separated networks: {error}") from None
+CHAOSLM_METRICS_TOKEN = env_str("CHAOSLM_METRICS_TOKEN", "")
+# /readyz (chaoslm/health.py): how long each check (database, Redis, Celery's ping, the model endpoint) may take.
+CHAOSLM_HEALTH_TIMEOUT = env_number("CHAOSLM_HEALTH_TIMEOUT", 1.0)
+# A Celery worker's own /metrics (its model calls): served on this port and address when the port is not 0.
+CHAOSLM_WORKER_METRICS_PORT = int(env_number("CHAOSLM_WORKER_METRICS_PORT", 0, int))
+CHAOSLM_WORKER_METRICS_ADDR = env_str("CHAOSLM_WORKER_METRICS_ADDR", "127.0.0.1")
+
+# How log lines are written: "text" (the message, then what it is about: " [debate=12 owner=olive]") or "json" (one
+# object a line, for log collectors). chaoslm/logging_context.py.
+CHAOSLM_LOG_FORMAT = env_str("CHAOSLM_LOG_FORMAT", "text")
+if CHAOSLM_LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"CHAOSLM_LOG_FORMAT must be 'text' or 'json', not {CHAOSLM_LOG_FORMAT!r}")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "chaoslm.logging_context.ContextFilter"}},
+    "formatters": {
+        "text": {"()": "chaoslm.logging_context.TextFormatter"},
+        "json": {"()": "chaoslm.logging_context.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["context"], "formatter": CHAOSLM_LOG_FORMAT}
+    },
     "loggers": {
         "chaoslm": {"handlers": ["console"], "level": env_str("CHAOSLM_LOG_LEVEL", "INFO")},
         # The HTTP client logs every request at INFO: a line an LLM call on a worker logging at INFO, with

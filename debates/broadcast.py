@@ -28,7 +28,7 @@ from chaoslm.llm.pace import slow_note
 from debates import privacy, votes
 from debates.cards import card_html, cards_of, hidden_card
 from debates.engine import Observer
-from debates.formats import Step, get_format
+from debates.formats import Step
 from debates.models import Debate, Event, Seat
 from debates.selectors import SeatUsage, page_state, score_chart, usage_context
 from debates.status import activity, status_line
@@ -188,7 +188,7 @@ class DebateBroadcaster(Observer):
     def _thinking(self, debate: Debate) -> list[str]:
         """What each seat is doing, in ordinal order: names are read as the line is drawn, once loaded."""
         steps = (self.thinking[ordinal] for ordinal in sorted(self.thinking))
-        fmt = get_format(debate.format)
+        fmt = debate.fmt
         return [activity(self._name(step), step, fmt, debate.options) for step in steps if step.seat]
 
     def step_started(self, debate: Debate, step: Step) -> None:

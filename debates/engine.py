@@ -20,6 +20,7 @@ from asgiref.sync import sync_to_async
 from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
+from chaoslm import logging_context, runner, tracing
 from chaoslm.llm import (
     Callbacks,
     ChatResult,
@@ -31,7 +32,7 @@ from chaoslm.llm import (
     own_connections,
 )
 from debates import transcripts
-from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step, get_format
+from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.models import Debate, Event, Seat
 
 logger = logging.getLogger("chaoslm.engine")
@@ -115,7 +116,7 @@ def record_of(event: Event, seat_key: str | None) -> Record:
 
 
 def _load(debate_id: int) -> _Table:
-    debate = Debate.objects.get(pk=debate_id)
+    debate = Debate.objects.select_related("owner").get(pk=debate_id)
     seats = {s.key: s for s in debate.seats.all()}
     infos = tuple(
         SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
@@ -132,7 +133,7 @@ def _load(debate_id: int) -> _Table:
             records.append(record_of(event, by_id.get(event.seat_id)))
     return _Table(
         debate=debate,
-        fmt=get_format(debate.format),
+        fmt=debate.fmt,
         seats=seats,
         infos=infos,
         endpoints=endpoints,
@@ -144,9 +145,10 @@ def _load(debate_id: int) -> _Table:
 def _mark_running(debate: Debate) -> None:
     debate.status = Debate.Status.RUNNING
     debate.error_text = ""
+    debate.runner = runner.identity()
     if debate.started_at is None:
         debate.started_at = timezone.now()
-    debate.save(update_fields=["status", "error_text", "started_at", "updated_at"])
+    debate.save(update_fields=["status", "error_text", "runner", "started_at", "updated_at"])
 
 
 def _persist(
@@ -299,7 +301,10 @@ async def _call(
     )
     observer.step_started(debate, step)
     try:
-        return await chat(table.endpoints[step.seat], step.messages, options, policy=policy, callbacks=callbacks), {}
+        where = {"chaoslm.debate.id": debate.pk, "chaoslm.step": step.step, "chaoslm.seat": step.seat}
+        with tracing.span(f"step {step.step}", **where):
+            endpoint = table.endpoints[step.seat]
+            return await chat(endpoint, step.messages, options, policy=policy, callbacks=callbacks), {}
     except LLMBadResponse as error:
         if not step.json_fallback:
             raise
@@ -321,7 +326,8 @@ async def run_debate(
 ) -> Debate:
     """Run a debate until it completes, waits for a human, or fails. Safe to call again at any point."""
     async with own_connections():
-        return await _run(debate_id, observer or Observer(), policy, stats if stats is not None else RunStats())
+        with tracing.span("debate run", **{"chaoslm.debate.id": debate_id}):
+            return await _run(debate_id, observer or Observer(), policy, stats if stats is not None else RunStats())
 
 
 async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats: RunStats) -> Debate:
@@ -333,6 +339,16 @@ async def _run(debate_id: int, observer: Observer, policy: Policy | None, stats:
             raise
         raise DebateDeleted(debate_id) from None
     debate = table.debate
+    # Every line logged from here on (the gateway's retries, a failure) names the debate and its owner.
+    with logging_context.bound(debate=debate_id, owner=debate.owner.username if debate.owner else None):
+        return await _run_loaded(table, observer, policy, stats, (wall_start, cpu_start))
+
+
+async def _run_loaded(
+    table: _Table, observer: Observer, policy: Policy | None, stats: RunStats, started: tuple[float, float]
+) -> Debate:
+    debate, debate_id = table.debate, table.debate.pk
+    wall_start, cpu_start = started
     # A held debate (debates/hold.py) does not start before its start time, whatever asked for this run: its
     # start is scheduled for then.
     if debate.status == Debate.Status.COMPLETED or debate.held():

@@ -13,7 +13,7 @@ from django.utils.safestring import mark_safe
 from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from debates.cards import cards_of
 from debates.engine import record_of
-from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
+from debates.formats import DebateConfig, FormatError, SeatInfo
 from debates.models import Debate, Event, Seat
 from debates.status import activity, status_line
 
@@ -91,7 +91,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
     scores = list(debate.events.filter(kind=Event.Kind.SCORE))
     stage = debate.events.filter(kind=Event.Kind.SYSTEM).order_by("-ordinal").first()
     stage_text = current_stage([stage] if stage else [])
-    fmt = get_format(debate.format)
+    fmt = debate.fmt
     return {
         "debate": debate,
         "seats": seats,
@@ -101,7 +101,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
         "cards": mark_safe("".join(card.filled() for card in events)),  # noqa: S308
         "last_event_id": max((card.pk for card in events), default=0),
         "chart": score_chart(seats, scores),
-        "shows_scores": fmt.scores_turns and any(s.key == "judge" for s in seats),
+        "shows_scores": fmt.scores_turns and any(s.key == fmt.judge_seat for s in seats),
         "verdict_label": fmt.verdict_label,
         "human_seat": next((s for s in seats if s.is_human), None),
         "stage": stage_text,
@@ -132,7 +132,7 @@ def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
         seats=infos,
         is_ending=debate.is_ending,
     )
-    fmt = get_format(debate.format)
+    fmt = debate.fmt
     try:
         plan = fmt.next_steps(config, records)
     except FormatError:
@@ -201,6 +201,19 @@ def current_stage(events: Iterable[Event]) -> str:
     """The stage and round the last SYSTEM instruction set, as formats word it ("Round 2 of 3, turn 5.")."""
     system = [e for e in events if e.kind == Event.Kind.SYSTEM]
     return system[-1].data.get("status", "") if system else ""
+
+
+# The calls a time estimate is averaged over: recent enough to be the site's present model and load.
+PACE_SAMPLE = 200
+
+
+def seconds_per_call() -> float | None:
+    """The mean time of this site's last PACE_SAMPLE model calls, in seconds (None before the first): how a card's
+    page turns its number of calls into a time."""
+    recent = list(
+        Event.objects.filter(latency_ms__gt=0).order_by("-pk").values_list("latency_ms", flat=True)[:PACE_SAMPLE]
+    )
+    return sum(recent) / len(recent) / 1000 if recent else None
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             show_thinking=data["show_thinking"],
             audience_poll=data["audience_poll"],
             hold_minutes=data["hold"],
+            card_source=form.card_source,
         )
         if debate.starts_at is not None:
             hold.schedule(debate)
@@ -130,7 +131,7 @@ def end(debate: Debate) -> Debate:
     if debate.status == Debate.Status.COMPLETED:
         return debate
     debate = end_debate(debate.pk)
-    if debate.status != Debate.Status.RUNNING:
+    if debate.status != Debate.Status.RUNNING or runner.gone(debate.runner):
         runner.submit("debate", debate.pk)
     push_state(debate)
     return debate
@@ -150,9 +151,10 @@ def speak(user: Any, debate: Debate, text: str) -> Event:
 
 
 def retry(user: Any, debate: Debate) -> bool:
-    """Run a failed or interrupted debate again (False: there was nothing to retry). Raises LimitReached, or
-    costs.OverBudget when the owner's monthly budget is spent."""
-    if debate.status not in (Debate.Status.ERROR, Debate.Status.INTERRUPTED):
+    """Run a failed or interrupted debate again, or one left running by a process that has ended (False: there was
+    nothing to retry). Raises LimitReached, or costs.OverBudget when the owner's monthly budget is spent."""
+    stopped = debate.status == Debate.Status.RUNNING and runner.gone(debate.runner)
+    if debate.status not in (Debate.Status.ERROR, Debate.Status.INTERRUPTED) and not stopped:
         return False
     with limits.starting(user):
         debate_limits.check_start(user)

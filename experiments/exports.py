@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from debates.selectors import usage_json
 from experiments import arena, selectors
+from experiments.design import CONSULTANCY, DEBATE
 from experiments.models import Experiment
 
 # The report's statistics (experiments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
@@ -63,9 +64,9 @@ def run_rows(judged: list[stats.Judged]) -> list[list[Any]]:
                 r.judge,
                 "B first" if r.swapped else "A first",
                 _cell(r.correct),
-                r.first if r.protocol == "evidence_debate" else "",
+                r.first if r.protocol == DEBATE else "",
                 r.second or "",
-                f"{r.first}: {r.assigned}" if r.protocol == "consultancy" else "",
+                f"{r.first}: {r.assigned}" if r.protocol == CONSULTANCY else "",
                 r.probabilities[0] if r.probabilities else "unparsed",
                 r.probabilities[1] if r.probabilities else "unparsed",
                 _cell(r.choice),

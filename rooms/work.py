@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from django.db.models import Q
 from django.utils import timezone
 
-from chaoslm import runner
+from chaoslm import logging_context, runner
 from rooms.broadcast import RoomBroadcaster
 from rooms.engine import auto_loop, manual_round
 from rooms.models import Room
@@ -24,11 +24,19 @@ AUTO = "room-auto"
 
 
 async def run_round(room_id: int) -> None:
-    await quietly_if_deleted(room_id, manual_round(room_id, RoomBroadcaster(room_id)))
+    with logging_context.bound(room=room_id, owner=await _owner_of(room_id)):
+        await quietly_if_deleted(room_id, manual_round(room_id, RoomBroadcaster(room_id)))
 
 
 async def run_auto(room_id: int) -> None:
-    await quietly_if_deleted(room_id, auto_loop(room_id, RoomBroadcaster(room_id)))
+    with logging_context.bound(room=room_id, owner=await _owner_of(room_id)):
+        await quietly_if_deleted(room_id, auto_loop(room_id, RoomBroadcaster(room_id)))
+
+
+async def _owner_of(room_id: int) -> str | None:
+    """The room owner's username, for the log lines of its work (None: no owner, or no room any more)."""
+    query = Room.objects.filter(pk=room_id).values_list("owner__username", flat=True)
+    return await sync_to_async(query.first)()
 
 
 def start_round(room_id: int) -> None:
@@ -39,6 +47,14 @@ def start_round(room_id: int) -> None:
 def start_auto(room_id: int) -> None:
     """Run the room's auto mode on the configured runner (a no-op if a loop already holds the room)."""
     runner.submit(AUTO, room_id)
+
+
+def retry(room: Room) -> None:
+    """Ask again after a failure: the loop's (auto mode) or the round's (manual) unanswered agents are asked again."""
+    if room.mode == Room.Mode.AUTO:
+        start_auto(room.pk)
+    else:
+        start_round(room.pk)
 
 
 def stop(room_id: int, wait: bool = False) -> None:

@@ -43,7 +43,7 @@ ROW = "partials/tournament_match.html"
 def rows_window() -> timedelta:
     """How long after its debate (or a judgment's) changed a match's row goes out with every push. Passes
     push at least once a tick, so this reaches each page even when a pass or two runs late."""
-    return timedelta(seconds=max(10.0, 3 * settings.CHAOSLM_TOURNAMENT_TICK))
+    return timedelta(seconds=max(10.0, 3 * settings.CHAOSLM_BATCH_TICK))
 
 
 def match_page(tournament: Tournament, number: Any) -> tuple[Page, list[dict[str, Any]]]:

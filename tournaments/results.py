@@ -142,7 +142,7 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
         "match_id",
         "judge__name",
         "repeat",
-        "in_duel",
+        "in_debate",
         "debate_id",
         "debate__status",
         "debate__winner",

@@ -404,7 +404,9 @@ async def _ask_streamed(
                 for choice in chunk.get("choices") or ():
                     delta = (choice.get("delta") or {}).get("content")
                     if delta:
-                        first_token = first_token or loop.time()
+                        if first_token is None:
+                            first_token = loop.time()
+                            _first_token.set(first_token - sent)
                         parts.append(delta)
                         if callbacks.on_delta is not None:
                             callbacks.on_delta(delta)
@@ -598,6 +600,49 @@ async def chat(
         # aiohttp pool still open when its event loop ends warns "Unclosed client session".
         async with own_connections():
             return await chat(endpoint, messages, options, policy=policy, callbacks=callbacks)
+    from chaoslm import metrics, tracing
+
+    started = time.perf_counter()
+    reset = _first_token.set(None)
+    span = tracing.model_call_span(endpoint, options) if tracing.enabled() else None
+    try:
+        result = await _chat(endpoint, messages, options, policy, callbacks)
+    except BaseException as error:
+        metrics.record_call(
+            endpoint.name, endpoint.model, metrics.outcome_of(error), time.perf_counter() - started, _first_token.get()
+        )
+        if span is not None:
+            tracing.end_model_call(span, error=error)
+        _first_token.reset(reset)
+        raise
+    # The usage the provider reported: an estimate is not counted as tokens.
+    reported = not result.usage_estimated
+    metrics.record_call(
+        endpoint.name,
+        endpoint.model,
+        "ok",
+        time.perf_counter() - started,
+        _first_token.get(),
+        result.prompt_tokens if reported else 0,
+        result.completion_tokens if reported else 0,
+    )
+    _first_token.reset(reset)
+    if span is not None:
+        tracing.end_model_call(span, result=result)
+    return result
+
+
+# Seconds from sending a streamed call's request to its first token, for the metrics (None: none yet, or whole).
+_first_token: contextvars.ContextVar[float | None] = contextvars.ContextVar("chaoslm_first_token", default=None)
+
+
+async def _chat(
+    endpoint: Endpoint,
+    messages: Sequence[Message],
+    options: ChatOptions | None,
+    policy: Policy | None,
+    callbacks: Callbacks,
+) -> ChatResult:
     options = options or ChatOptions()
     policy = policy or Policy.from_settings()
     started = time.perf_counter()

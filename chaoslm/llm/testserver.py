@@ -197,7 +197,9 @@ def _json_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "array":
-        return []
+        # A ranking (a card's verdict): every choice once, in an order of the test server's choosing.
+        choices = schema.get("items", {}).get("enum", [])
+        return rng.sample(choices, len(choices)) if schema.get("uniqueItems") and schema.get("minItems") else []
     return "A deterministic reason from the test server."
 
 

@@ -18,7 +18,7 @@ from tests.servers import run_manage, run_python
 ROOT = Path(__file__).resolve().parents[2]
 # Celery and its broker client, the LLM client and its HTTP stack, the ASGI server, the Redis channel layer, the
 # local model, the report's statistics, the JSON API's django-ninja and pydantic (and jinja2, which ninja brings
-# through django.test), PyYAML.
+# through django.test), PyYAML, the metrics' and traces' clients (and protobuf's `google`).
 HEAVY = (
     "celery",
     "kombu",
@@ -37,6 +37,9 @@ HEAVY = (
     "pydantic_core",
     "jinja2",
     "yaml",
+    "prometheus_client",
+    "opentelemetry",
+    "google",
 )
 # Parts of Django that only the API brought in: its test client and utilities (ninja's settings import them); the
 # reports' statistics, whose frozen dataclasses cost about 12 ms to build (they load at a first report).

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("debates", "0006_debate_starts_at"),
+        ("debates", "0007_format_cards"),
     ]
 
     operations = [
