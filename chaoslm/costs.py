@@ -36,7 +36,8 @@ def money(amount: Decimal, *, down: bool = False) -> str:
     places = amount.quantize(Decimal("0.0001"))
     if places == 0:
         return "under $0.0001"
-    return f"${places:f}" if places != places.quantize(CENT) else f"${places.quantize(CENT):f}"
+    whole, _, fraction = f"{places:f}".partition(".")
+    return f"${whole}.{fraction.rstrip('0').ljust(2, '0')}"
 
 
 @dataclass(frozen=True)

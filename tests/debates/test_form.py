@@ -185,3 +185,22 @@ def test_while_the_embedded_model_serves_a_new_debate_starts_short_and_every_for
     page = owner.get(reverse("debate_new")).content.decode()
     assert 'name="option_turns" value="6"' in page
     assert 'id="estimate">30 calls, about 2 minutes at the options shown.</p>' in page  # 4 s a call, hosted
+
+
+def test_a_debate_whose_estimate_passes_the_budget_is_refused_keeping_the_text(owner, personas, llm_server):
+    from decimal import Decimal
+
+    from chaoslm.personas.models import Budget, Provider
+
+    paid = Provider.objects.create(
+        name="paid", base_url=llm_server.url, default_model="m", input_price=Decimal(100), output_price=Decimal(200)
+    )
+    Persona.objects.update(provider=paid)
+    Budget.objects.create(user=get_user_model().objects.get(username="olive"), monthly=Decimal("0.10"))
+    response = owner.post(reverse("debate_new"), duel(personas))
+    html = response.content.decode()
+    # A duel of two turns makes 14 calls: at least 14 x (150 x $100 + 5 x $200) per million tokens.
+    assert "This would cost about $0.224 to $11.20" in html
+    assert "more than the $0.10 left of your monthly budget of $0.10" in html
+    assert 'value="Tea or coffee?"' in html
+    assert not Debate.objects.exists()
