@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from django.conf import settings
@@ -25,17 +25,19 @@ ZERO = Decimal(0)
 CENT = Decimal("0.01")
 
 
-def money(amount: Decimal) -> str:
-    """Dollars for people: cents from a dollar up, four places below one (a call costs fractions of a cent)."""
+def money(amount: Decimal, *, down: bool = False) -> str:
+    """Dollars for people: cents from a dollar up, four places below one (a call costs fractions of a cent).
+    `down`: cut rather than round, for what is left of a budget (never more than there is)."""
     if amount == 0:
         return "$0"
     if abs(amount) >= 1 or amount == amount.quantize(CENT):
-        return f"${amount.quantize(CENT):,}"
+        return f"${amount.quantize(CENT, rounding=ROUND_DOWN if down else ROUND_HALF_EVEN):,}"
     # A few calls of a cheap model cost less than a cent: four places, trailing zeros dropped down to cents.
     places = amount.quantize(Decimal("0.0001"))
     if places == 0:
         return "under $0.0001"
-    return f"${places:f}" if places != places.quantize(CENT) else f"${places.quantize(CENT):f}"
+    whole, _, fraction = f"{places:f}".partition(".")
+    return f"${whole}.{fraction.rstrip('0').ljust(2, '0')}"
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,11 @@ class Total:
 
     def as_json(self) -> dict[str, Any]:
         """For exports and the API: the amount as a string (exact), and the calls whose price is unknown."""
-        return {"usd": str(self.amount), "unknown_price_calls": self.unknown, "text": self.text()}
+        return {
+            "usd": str(self.amount.quantize(prices.PLACES)),
+            "unknown_price_calls": self.unknown,
+            "text": self.text(),
+        }
 
 
 def total_of(calls: QuerySet[Any]) -> Total:
@@ -162,7 +168,7 @@ class Allowance:
     def text(self) -> str:
         if self.budget is None:
             return f"{self.spent.text()} spent this month; no budget."
-        left = money(self.left or ZERO)
+        left = money(self.left or ZERO, down=True)
         return f"{self.spent.text()} spent this month of a {money(self.budget)} budget; {left} left."
 
 
@@ -237,8 +243,9 @@ def refusal(user: Any, cost: CostRange | None = None) -> str | None:
     if spent.amount >= budget:
         return f"Your monthly budget of {money(budget)} is spent ({spent.text()} this month); ask an admin to raise it."
     if cost is not None and cost.low > left:
+        what_is_left = money(left, down=True)
         return (
-            f"This would cost about {cost.text()}, more than the {money(left)} left of your monthly budget of "
+            f"This would cost about {cost.text()}, more than the {what_is_left} left of your monthly budget of "
             f"{money(budget)}; make it smaller or ask an admin to raise the budget."
         )
     return None

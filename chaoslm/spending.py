@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from chaoslm import costs
+from chaoslm.llm import prices
 
 
 def month(user: Any) -> dict[str, Any]:
@@ -19,12 +20,12 @@ def month(user: Any) -> dict[str, Any]:
         for (name, model), total, t_in, t_out, _ in costs.spend_rows(user, since)
     ]
     total = sum((row["cost"] for row in rows), costs.Total())
-    return {
-        "since": since,
-        "rows": rows,
-        "total": total,
-        "allowance": costs.Allowance(costs.monthly_budget(user), total),
+    allowance = costs.Allowance(costs.monthly_budget(user), total)
+    amounts = {"budget": allowance.budget, "left": allowance.left}
+    shown = {
+        name: None if value is None else costs.money(value, down=name == "left") for name, value in amounts.items()
     }
+    return {"since": since, "rows": rows, "total": total, "allowance": allowance, "shown": shown}
 
 
 def as_json(user: Any) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def as_json(user: Any) -> dict[str, Any]:
         "since": found["since"].isoformat(),
         **found["total"].as_json(),
         "budget_usd": None if allowance.budget is None else str(allowance.budget),
-        "left_usd": None if allowance.left is None else str(allowance.left),
+        "left_usd": None if allowance.left is None else str(allowance.left.quantize(prices.PLACES)),
         "by_persona": [
             {**{k: v for k, v in row.items() if k != "cost"}, "calls": row["cost"].calls, **row["cost"].as_json()}
             for row in found["rows"]

@@ -89,7 +89,8 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             seats[spec.key] = SeatChoice(persona=value)
     with limits.starting(user):
         debate_limits.check_start(user)
-        costs.check(user, cost_estimate(form))
+        if costs.monthly_budget(user) is not None:  # no estimate (no price lookup) for whom has no budget
+            costs.check(user, cost_estimate(form))
         debate = create_debate(
             format_name=form.fmt.name,
             topic=data["topic"],

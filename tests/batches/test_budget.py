@@ -29,7 +29,7 @@ NAMES = ["Alice", "Bob", "Carol"]
 PRICES = (Decimal(100), Decimal(200), Decimal(50))
 TURNS = 2
 MATCHES = 6  # three debaters, each pair on both sides, one question
-CALLS = MATCHES * design.duel_calls(TURNS)
+CALLS = MATCHES * design.debate_calls("duel", {"turns": TURNS})
 
 
 @pytest.fixture
@@ -109,7 +109,12 @@ def test_a_budget_pauses_a_running_tournament_and_it_completes_each_debate_once_
     tournament.refresh_from_db()
     assert tournament.status == Tournament.Status.PAUSED
     _, secret = create_token(owner, "script", read_only=False)
-    over = client.post(f"/api/v1/tournaments/{tournament.pk}/resume", HTTP_AUTHORIZATION=f"Bearer {secret}")
+    over = client.post(
+        f"/api/v1/tournaments/{tournament.pk}/resume",
+        data="{}",
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {secret}",
+    )
     assert over.status_code == 402
     assert over["Content-Type"] == "application/problem+json"
     problem = json.loads(over.content)
@@ -170,6 +175,10 @@ def test_a_tournaments_cost_is_its_calls_usage_at_the_prices_and_within_its_esti
     assert exported["cost"]["unknown_price_calls"] == 0
     month = client.get(reverse("account_usage")).content.decode()
     assert text in month
+    _, secret = create_token(owner, "script", read_only=True)
+    spent = json.loads(client.get("/api/v1/usage", HTTP_AUTHORIZATION=f"Bearer {secret}").content)
+    assert (Decimal(spent["usd"]), spent["unknown_price_calls"], spent["budget_usd"]) == (expected, 0, None)
+    assert sum(row["calls"] for row in spent["by_persona"]) == CALLS
 
 
 def test_a_call_at_an_unknown_price_is_counted_apart_never_as_free(llm_server, owner, client):
@@ -186,7 +195,9 @@ def test_a_call_at_an_unknown_price_is_counted_apart_never_as_free(llm_server, o
     )
     run_to_end(tournament)
     _, total = usage_of(results.debates_of(tournament))
-    assert total == costs.Total(Decimal(0), design.duel_calls(TURNS), design.duel_calls(TURNS))
+    assert total == costs.Total(
+        Decimal(0), design.debate_calls("duel", {"turns": TURNS}), design.debate_calls("duel", {"turns": TURNS})
+    )
     assert total.text() == "unknown price"
     assert Event.objects.filter(tokens_in__gt=0, cost__isnull=False).count() == 0
     client.force_login(owner)

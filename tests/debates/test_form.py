@@ -193,3 +193,22 @@ def test_a_checkbox_label_has_no_stray_colon(owner, personas):
     assert 'for="id_audience_poll">' in page and "Viewers see the private thinking:</label>" not in page
     standard = owner.get(reverse("debate_new") + "?format=standard").content.decode()
     assert ": take this seat yourself</label>" in standard and "yourself:</label>" not in standard
+
+
+def test_a_debate_whose_estimate_passes_the_budget_is_refused_keeping_the_text(owner, personas, llm_server):
+    from decimal import Decimal
+
+    from chaoslm.personas.models import Budget, Provider
+
+    paid = Provider.objects.create(
+        name="paid", base_url=llm_server.url, default_model="m", input_price=Decimal(100), output_price=Decimal(200)
+    )
+    Persona.objects.update(provider=paid)
+    Budget.objects.create(user=get_user_model().objects.get(username="olive"), monthly=Decimal("0.10"))
+    response = owner.post(reverse("debate_new"), duel(personas))
+    html = response.content.decode()
+    # A duel of two turns makes 14 calls: at least 14 x (150 x $100 + 5 x $200) per million tokens.
+    assert "This would cost about $0.224 to $11.20" in html
+    assert "more than the $0.10 left of your monthly budget of $0.10" in html
+    assert 'value="Tea or coffee?"' in html
+    assert not Debate.objects.exists()
