@@ -574,6 +574,7 @@ async def chat(
             return await chat(endpoint, messages, options, policy=policy, callbacks=callbacks)
     from chaoslm import metrics, tracing
 
+    options = options or ChatOptions()
     started = time.perf_counter()
     reset = _first_token.set(None)
     span = tracing.model_call_span(endpoint, options) if tracing.enabled() else None
@@ -611,11 +612,10 @@ _first_token: contextvars.ContextVar[float | None] = contextvars.ContextVar("cha
 async def _chat(
     endpoint: Endpoint,
     messages: Sequence[Message],
-    options: ChatOptions | None,
+    options: ChatOptions,
     policy: Policy | None,
     callbacks: Callbacks,
 ) -> ChatResult:
-    options = options or ChatOptions()
     policy = policy or Policy.from_settings()
     started = time.perf_counter()
     attempts = 0
