@@ -15,6 +15,7 @@ class ApiConfig(AppConfig):
 
         # The task by its path: only the Celery runner imports it (and Celery).
         runner.register(webhooks.KIND, webhooks.run, "api.tasks.deliver_webhook")
+        runner.register_sweep(webhooks.sweep)
         # The engine saves a debate's end (chaoslm: no app imports the API, so the API listens).
         post_save.connect(webhooks.on_debate_saved, sender=Debate, dispatch_uid="api-webhooks-debate")
         pre_save.connect(webhooks.on_room_saving, sender=Room, dispatch_uid="api-webhooks-room-saving")

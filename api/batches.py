@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.core.paginator import Paginator
@@ -18,63 +18,107 @@ from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import reverse
 from ninja import Body, Field, Router, Schema
+from pydantic import ValidationError
 
 from api import batch_events
 from api.access import may_write, readable
 from api.problems import ApiError
 from api.refusals import refusals
+from api.schemas import KEY_ERRORS, Input, where
 from batches.kinds import PAUSED, RUNNING, BatchKind
-from batches.panel import BatchError
-from batches.spec import SpecError, SpecErrors, spec_arguments
+from batches.panel import BatchError, OverBudget
+from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, spec_arguments
 from chaoslm import sharing
+from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
+from debates.formats.evidence.prompts import MAX_ANSWER, MAX_PASSAGE, MAX_QUESTION
+from debates.selectors import usage_json
 from experiments import exports as experiment_exports
 from experiments import services as experiment_services
 from experiments import spec as experiment_spec
 from experiments import views as experiment_views
+from experiments.design import PROTOCOLS
+from experiments.questions import MAX_QUESTIONS as MAX_EVIDENCE_QUESTIONS
 from experiments.work import EXPERIMENT
+from tournaments import design
 from tournaments import exports as tournament_exports
 from tournaments import services as tournament_services
 from tournaments import spec as tournament_spec
 from tournaments import views as tournament_views
+from tournaments.models import Match
+from tournaments.questions import MAX_QUESTIONS, MAX_TEXT
 
 router = Router()
 
 # Where a spec's messages say the problem is (a file's path on the command line).
 SOURCE = "spec"
+PROTOCOL_NAMES = tuple(PROTOCOLS)
+MAX_PERSONA_NAME = Persona._meta.get_field("name").max_length
+# More people than any panel seats; the spec's own checks say how many each kind takes.
+MAX_PEOPLE = 100
 
 
-class TournamentSpecIn(Schema):
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+PersonaName = Annotated[str, Field(max_length=MAX_PERSONA_NAME)]
+People = Annotated[list[PersonaName], Field(max_length=MAX_PEOPLE)]
+Options = Annotated[dict[Annotated[str, Field(max_length=40)], int], Field(max_length=20)]
+Topic = Annotated[str, Field(max_length=MAX_TEXT)]
+FormatName = Annotated[str, Field(max_length=Match._meta.get_field("format").max_length)]
+
+
+class QuestionIn(Input):
+    topic: Topic
+    premise: Topic = ""
+    correct: Literal["for", "against", ""] | None = Field(None, description="The side a judge should find for")
+
+
+class TournamentSpecIn(Input):
     """The keys of `manage.py tournament run`'s YAML spec, as JSON; persona names only (no files)."""
 
-    name: str
-    format: str | list[str] = Field("duel", description="duel, classic, structured, or a list of them")
-    debaters: list[str] = Field(description="Persona names, at least two")
-    judges: list[str] = Field(description="Persona names")
-    questions: list[str | dict[str, str]] = Field(description="Topics, or {topic, premise, correct: for|against}")
-    options: dict[str, int] = Field(default_factory=dict, description="The formats' options, e.g. {turns: 4}")
+    name: Name
+    format: FormatName | Annotated[list[FormatName], Field(max_length=20)] = Field(
+        design.DEFAULT, description=f"{', '.join(design.formats())}, a protocol card's name, or a list of them"
+    )
+    debaters: People = Field(description="Persona names, at least two")
+    judges: People = Field(description="Persona names")
+    questions: Annotated[list[Topic | QuestionIn], Field(max_length=MAX_QUESTIONS)] = Field(
+        description="Topics, or {topic, premise, correct: for|against}"
+    )
+    options: Options = Field(default_factory=dict, description="The formats' options, e.g. {turns: 4}")
     sides: Literal["both", "once"] = "both"
     repeats: int = 1
     concurrency: int = 8
     visibility: Literal["private", "unlisted", "public"] = "private"
-    moderator: str | None = Field(None, description="A persona's name: leads each classic debate")
+    moderator: PersonaName | None = Field(
+        None, description="A persona's name: leads each debate of a format with a moderator's seat (classic)"
+    )
     arena: bool = Field(False, description="Its finished matches go, without names, to the blind arena (/arena/)")
 
 
-class ExperimentSpecIn(Schema):
+class EvidenceQuestionIn(Input):
+    passage: Annotated[str, Field(max_length=MAX_PASSAGE)]
+    question: Annotated[str, Field(max_length=MAX_QUESTION)]
+    answers: Annotated[list[Annotated[str, Field(max_length=MAX_ANSWER)]], Field(min_length=2, max_length=2)]
+    correct: Literal[0, 1] | None = None
+
+
+class ExperimentSpecIn(Input):
     """The keys of `manage.py experiment run`'s YAML spec, as JSON; persona names only, questions inline."""
 
-    name: str
-    protocols: list[str] = Field(description="evidence_debate, consultancy, blind, oracle")
-    debaters: list[str] = Field(default_factory=list, description="Persona names")
-    judges: list[str] = Field(description="Persona names")
-    questions: list[dict[str, Any]] | None = Field(
+    name: Name
+    protocols: Annotated[list[Literal[PROTOCOL_NAMES]], Field(max_length=len(PROTOCOLS))] = Field(  # type: ignore[valid-type]
+        description="Which protocols each question is run under"
+    )
+    debaters: People = Field(default_factory=list, description="Persona names")
+    judges: People = Field(description="Persona names")
+    questions: Annotated[list[EvidenceQuestionIn], Field(max_length=MAX_EVIDENCE_QUESTIONS)] | None = Field(
         None, description="Each as a line of a question set: passage, question, answers (two), correct (0, 1, null)"
     )
     sample: bool = Field(False, description="The project's own sample questions instead of `questions`")
-    options: dict[str, int] = Field(default_factory=dict, description="rounds, word_limit, simultaneous")
+    options: Options = Field(default_factory=dict, description="rounds, word_limit, simultaneous")
     concurrency: int = 8
     visibility: Literal["private", "unlisted", "public"] = "private"
+    arena: bool = Field(False, description="Its finished evidence debates go, without names, to the blind arena")
 
 
 class ProgressOut(Schema):
@@ -101,6 +145,10 @@ class BatchSummary(Schema):
 class BatchOut(BatchSummary):
     progress: ProgressOut
     share_url: str | None = Field(None, description="The share link: shown to whom manages its sharing only.")
+    cost: dict[str, Any] = Field(
+        description="What its calls cost so far: `usd` (exact decimal), `unknown_price_calls` (calls whose price is "
+        "unknown, not in `usd`), `text` (as the page shows it), `by_persona` (per persona and model)."
+    )
 
 
 class BatchPage(Schema):
@@ -116,7 +164,8 @@ class KindApi:
 
     kind: BatchKind
     spec_schema: type[Schema]
-    create: Callable[[dict[str, Any], Any], Any]  # (the body, the owner) -> the batch; SpecError or BatchError
+    read: Callable[[dict[str, Any]], Any]  # the body as the command line reads its spec file; SpecError
+    create_batch: Callable[..., Any]  # the spec's arguments and the owner -> the batch; BatchError
     report: Callable[[Any], dict[str, Any]]  # the report.json export
     files: Mapping[str, Callable[[Any], str]]  # the page's exports (views.EXPORTS): a file's name, its text
 
@@ -129,26 +178,48 @@ class KindApi:
         return f"{self.kind.kind}s"
 
 
-def _creator(from_mapping: Callable[..., Any], create_batch: Callable[..., Any]) -> Callable[..., Any]:
-    """The body read as the command line reads its spec file (no file on the server read), then created alike."""
+def _reader(from_mapping: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
+    """The body read as the command line reads its spec file: no file on the server is read."""
+    return lambda body: from_mapping(body, None, SOURCE)
 
-    def create(body: dict[str, Any], owner: Any) -> Any:
-        return create_batch(**spec_arguments(from_mapping(body, None, SOURCE)), owner=owner)
 
-    return create
+def spec_problems(api: KindApi, body: dict[str, Any]) -> tuple[Any, list[dict[str, str]]]:
+    """The spec read from `body`, and every problem of it at once: the command line's, in its words (an unknown
+    or missing key, a persona that does not exist), then each wrong type or bound the schema finds in a key the
+    command line let through (`{"topic": 5}`, which it would read as the topic "5")."""
+    spec = None
+    try:
+        spec = api.read(body)
+        checked: list[tuple[str, str]] = []
+    except SpecErrors as error:
+        checked = error.problems
+    except SpecError as error:
+        checked = [("body", str(error))]
+    problems = [{"field": field, "message": message} for field, message in checked]
+    told = {field.split(".", 1)[0] for field, _ in checked}
+    try:
+        api.spec_schema.model_validate(body)
+    except ValidationError as error:
+        for e in error.errors():
+            field = where(e["loc"], body, e["type"])
+            if e["type"] not in KEY_ERRORS and field.split(".", 1)[0] not in told:
+                problems.append({"field": field, "message": str(e["msg"])})
+    return spec, problems
 
 
 TOURNAMENTS = KindApi(
     kind=tournament_services.TOURNAMENT,
     spec_schema=TournamentSpecIn,
-    create=_creator(tournament_spec.from_mapping, tournament_services.create_tournament),
+    read=_reader(tournament_spec.from_mapping),
+    create_batch=tournament_services.create_tournament,
     report=tournament_exports.as_json,
     files=tournament_views.EXPORTS,
 )
 EXPERIMENTS = KindApi(
     kind=EXPERIMENT,
     spec_schema=ExperimentSpecIn,
-    create=_creator(experiment_spec.from_mapping, experiment_services.create_experiment),
+    read=_reader(experiment_spec.from_mapping),
+    create_batch=experiment_services.create_experiment,
     report=experiment_exports.as_json,
     files=experiment_views.EXPORTS,
 )
@@ -180,7 +251,12 @@ def batch_out(request: HttpRequest, kind: BatchKind, batch: Any) -> dict[str, An
     if sharing.can_manage_sharing(request.user, batch, staff=True):
         link = reverse(f"{batch._meta.model_name}_share", args=[batch.share_token])
         share = request.build_absolute_uri(link)
-    return {**_summary(request, batch), "progress": batch_events.progress_of(kind, batch), "share_url": share}
+    return {
+        **_summary(request, batch),
+        "progress": batch_events.progress_of(kind, batch),
+        "share_url": share,
+        "cost": usage_json(kind.debates(batch)),
+    }
 
 
 def _managed(
@@ -211,7 +287,10 @@ def _action(kind: BatchKind, action: str, done: str, allowed: set[str]) -> Calla
         batch = _managed(kind, request, batch_id)
         if batch.status not in allowed:
             raise ApiError(409, f"A {batch.status} {noun} cannot be {done}.")
-        getattr(kind, action)(batch)
+        try:
+            getattr(kind, action)(batch)
+        except OverBudget as error:
+            raise ApiError(402, str(error)) from None
         batch.refresh_from_db()
         return 200, batch_out(request, kind, batch)
 
@@ -226,7 +305,7 @@ def add_kind(api: KindApi) -> None:
 
     @router.post(
         f"/{plural}",
-        response={201: BatchOut, **refusals(403, 422)},
+        response={201: BatchOut, **refusals(402, 403, 422)},
         summary=f"Create and start a {noun}",
         tags=[tag],
         operation_id=f"create_{kind.kind}",
@@ -236,13 +315,15 @@ def add_kind(api: KindApi) -> None:
     )
     def create(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
         may_write(request)
-        try:
-            batch = api.create(body, request.user)
-        except SpecErrors as error:
-            errors = [{"field": field, "message": message} for field, message in error.problems]
+        spec, problems = spec_problems(api, body)
+        if problems:
             detail = f"The {noun} cannot start; each problem is listed in `errors`."
-            raise ApiError(422, detail, errors=errors) from None
-        except (SpecError, BatchError) as error:
+            raise ApiError(422, detail, errors=problems)
+        try:
+            batch = api.create_batch(**spec_arguments(spec), owner=request.user)
+        except OverBudget as error:
+            raise ApiError(402, str(error)) from None
+        except BatchError as error:
             raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
         kind.start(batch)
         return 201, batch_out(request, kind, batch)
@@ -280,7 +361,8 @@ def add_kind(api: KindApi) -> None:
         act = _action(kind, action, done, allowed)
         router.post(
             f"/{plural}/{{id:batch_id}}/{action}",
-            response={200: BatchOut, **refusals(403, 404, 409)},
+            # A resume its owner's spent monthly budget refuses is a 402, as a create over budget is.
+            response={200: BatchOut, **refusals(*((402,) if action == "resume" else ()), 403, 404, 409)},
             summary=f"{verb} a {noun}",
             tags=[tag],
             operation_id=f"{action}_{kind.kind}",

@@ -1,10 +1,10 @@
-"""Personas, formats and debates over the API: the same forms, services, selectors and sharing rules as the
+"""Personas and debates over the API: the same forms, services, selectors and sharing rules as the
 debate pages (debates/views.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -15,10 +15,11 @@ from ninja import Field, Router, Schema
 from api.access import deletable, may_write, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from chaoslm import limits, sharing
+from api.schemas import Id, Input
+from chaoslm import costs, sharing, spending
 from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts
-from debates.formats import LISTED, FormatError
+from debates.formats import DEFAULT_FORMAT, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public
@@ -33,38 +34,23 @@ class PersonaOut(Schema):
     model: str
 
 
-class SeatSpecOut(Schema):
-    key: str
-    label: str
-    role: str
-    required: bool
-    human_allowed: bool = Field(description="A person may take this seat (`true` in `seats`) instead of a persona.")
+# The new-debate form's bounds (debates/forms.py, the columns of debates/models.py).
+Topic = Annotated[str, Field(max_length=Debate._meta.get_field("topic").max_length)]
+Key = Annotated[str, Field(max_length=40)]
 
 
-class OptionSpecOut(Schema):
-    name: str
-    label: str
-    default: int
-    minimum: int
-    maximum: int
-
-
-class FormatOut(Schema):
-    name: str
-    title: str
-    description: str
-    seats: list[SeatSpecOut]
-    options: list[OptionSpecOut]
-
-
-class DebateIn(Schema):
-    format: str = "duel"
-    topic: str
-    premise: str = ""
-    seats: dict[str, int | bool] = Field(
-        default_factory=dict, description="Seat key to a persona id, or `true` to take a human seat yourself."
+class DebateIn(Input):
+    format: Annotated[str, Field(max_length=Debate._meta.get_field("format").max_length)] = Field(
+        DEFAULT_FORMAT, description=f"A format's name (the formats' list names them); {DEFAULT_FORMAT} by default."
     )
-    options: dict[str, int] = Field(default_factory=dict)
+    topic: Topic
+    premise: Topic = ""
+    seats: dict[Key, Id | bool] = Field(
+        default_factory=dict,
+        max_length=20,
+        description="Seat key to a persona id, or `true` to take a human seat yourself.",
+    )
+    options: dict[Key, int] = Field(default_factory=dict, max_length=20)
     visibility: Literal["private", "unlisted", "public"] = "private"
     show_thinking: bool = Field(True, description="Viewers other than you and staff see the private thinking.")
 
@@ -97,6 +83,10 @@ class EventOut(Schema):
     data: dict[str, Any]
     tokens_in: int
     tokens_out: int
+    tokens_cached: int = Field(0, description="Of tokens_in, those the provider read from its prompt cache.")
+    cost: str | None = Field(
+        None, description="The call's cost in US dollars (an exact decimal); null: no call, or an unknown price."
+    )
     latency_ms: int
     model: str
     created_at: datetime
@@ -123,6 +113,10 @@ class DebateOut(DebateSummary):
     seats: list[SeatOut]
     verdict: VerdictOut | None
     events: list[EventOut]
+    cost: dict[str, Any] = Field(
+        description="What its calls cost: `usd` (exact decimal), `unknown_price_calls` (calls whose price is unknown, "
+        "not in `usd`), `text` (as the page shows it), and `by_persona` (per persona and model)."
+    )
 
 
 class DebatePage(Schema):
@@ -132,13 +126,13 @@ class DebatePage(Schema):
     results: list[DebateSummary]
 
 
-class DebateChange(Schema):
+class DebateChange(Input):
     visibility: Literal["private", "unlisted", "public"] | None = None
     show_thinking: bool | None = None
 
 
-class SpeakIn(Schema):
-    text: str = Field(description=f"At most {services.MAX_MESSAGE_CHARS} characters.")
+class SpeakIn(Input):
+    text: str = Field(max_length=services.MAX_MESSAGE_CHARS, description="What you say in your seat.")
 
 
 class ShareLinkOut(Schema):
@@ -195,19 +189,12 @@ def get_persona(request: HttpRequest, persona_id: int) -> Any:
     return {"id": p.pk, "name": p.name, "role": p.role, "model": p.model}
 
 
-@router.get("/formats", response={200: list[FormatOut], **refusals()}, summary="List debate formats", tags=["debates"])
-def list_formats(request: HttpRequest) -> Any:
-    """Each format's seats (what each may hold) and options (with their bounds): what `POST /debates` takes."""
-    return [
-        {
-            "name": f.name,
-            "title": f.title,
-            "description": f.description,
-            "seats": [vars(s) for s in f.seat_specs],
-            "options": [vars(o) for o in f.option_specs],
-        }
-        for f in LISTED.values()
-    ]
+@router.get("/usage", response={200: dict[str, Any], **refusals()}, summary="Your spend this month", tags=["personas"])
+def month_usage(request: HttpRequest) -> Any:
+    """This calendar month's (UTC) cost of your debates, tournaments, experiments and rooms, per persona and model, as
+    `/account/usage/` shows it: `usd` (exact decimal), `unknown_price_calls` (calls whose price is unknown, not in
+    `usd`), your `budget_usd` and what is `left_usd` (null: no budget)."""
+    return spending.as_json(request.user)
 
 
 def _form_data(body: DebateIn, form_fields: set[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
@@ -246,18 +233,21 @@ def _field(name: str) -> str:
 
 
 @router.post(
-    "/debates", response={201: DebateOut, **refusals(403, 422)}, summary="Create and start a debate", tags=["debates"]
+    "/debates",
+    response={201: DebateOut, **refusals(402, 403, 422)},
+    summary="Create and start a debate",
+    tags=["debates"],
 )
 def create_debate(request: HttpRequest, body: DebateIn) -> Any:
     """The new-debate form's rules and messages: the same validation, the same start limits. Options left out
     take the format's defaults; a seat left out stays empty where the format allows it."""
     may_write(request)
-    blank = NewDebateForm(format_name=body.format)
+    blank = NewDebateForm(format_name=body.format, user=request.user)
     fields = set(blank.fields)
     data, unknown = _form_data(body, fields)
     for spec in blank.fmt.option_specs:
         data.setdefault(f"option_{spec.name}", str(spec.default))
-    form = NewDebateForm(data, format_name=body.format)
+    form = NewDebateForm(data, format_name=body.format, user=request.user)
     form.is_valid()
     errors = [
         {"field": _field(name), "message": str(message)}
@@ -269,8 +259,8 @@ def create_debate(request: HttpRequest, body: DebateIn) -> Any:
         raise ApiError(422, "The debate cannot start; each problem is listed in `errors`.", errors=errors)
     try:
         debate = services.start_debate(request.user, form)
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
+    except costs.OverBudget as error:
+        raise ApiError(402, str(error)) from None
     except FormatError as error:
         raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
     return 201, debate_out(request, debate)
@@ -351,24 +341,22 @@ def speak(request: HttpRequest, debate_id: int, body: SpeakIn) -> Any:
         event = services.speak(request.user, debate, body.text)
     except FormatError as error:
         raise ApiError(422, str(error), errors=[{"field": "text", "message": str(error)}]) from None
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
     row = next(e for e in transcripts.as_dict(debate)["events"] if e["ordinal"] == event.ordinal)
     return 201, row
 
 
 @router.post(
     "/debates/{id:debate_id}/retry",
-    response={202: DebateOut, **refusals(403, 404, 409)},
+    response={202: DebateOut, **refusals(402, 403, 404, 409)},
     summary="Retry a failed or interrupted debate",
     tags=["debates"],
 )
 def retry(request: HttpRequest, debate_id: int) -> Any:
     debate = owned(Debate, request, debate_id)
     try:
-        started = services.retry(request.user, debate)
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
+        started = services.retry(request.user, debate)  # limits.LimitReached: a 429 (api/main.py)
+    except costs.OverBudget as error:
+        raise ApiError(402, str(error)) from None
     if not started:
         raise ApiError(409, f"Only a failed or interrupted debate can be retried; this one is {debate.status}.")
     return 202, debate_out(request, debate)

@@ -16,16 +16,17 @@ from api.access import may_write
 from api.models import Delivery, Webhook
 from api.problems import ApiError
 from api.refusals import refusals
+from api.schemas import Input
 
 router = Router(tags=["webhooks"])
 
 EventKind = Literal["debate.finished", "debate.failed", "room.stopped", "tournament.finished", "experiment.finished"]
 
 
-class WebhookIn(Schema):
+class WebhookIn(Input):
     url: str = Field(max_length=500, description="A public http(s) address.")
     secret: str = Field(min_length=16, max_length=100, description="Signs each delivery (X-ChaosLM-Signature).")
-    events: list[EventKind] = Field(min_length=1)
+    events: list[EventKind] = Field(min_length=1, max_length=10)
 
 
 class WebhookOut(Schema):

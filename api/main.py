@@ -19,9 +19,30 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.docs import _csrf_needed
 from ninja.security import HttpBearer
 
-from api import batches, debates, events, hooks, room_events, rooms, tokens
+# room_actions and batch_actions also add operations to rooms' and batches' routers (on /rooms/{id} and
+# /<kind>s/{id}), so they are imported before any router is added (which copies its operations).
+from api import (
+    account,
+    arenas,
+    batch_actions,
+    batches,
+    debates,
+    events,
+    format_plans,
+    formats,
+    hooks,
+    polls,
+    refusals,
+    room_actions,
+    room_events,
+    rooms,
+    shared,
+    tokens,
+)
 from api.models import ApiToken
 from api.problems import ApiError, problem
+from api.schemas import where
+from chaoslm import limits
 
 logger = logging.getLogger("chaoslm.api")
 
@@ -54,7 +75,15 @@ class LocalSwagger(Swagger):
         return render(request, self.template, context)
 
 
-api = NinjaAPI(
+class ChaosApi(NinjaAPI):
+    """Our API, whose OpenAPI document lists every problem each operation may answer (api/refusals.py)."""
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None) -> Any:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        return refusals.document(schema)
+
+
+api = ChaosApi(
     title="ChaosLM API",
     version="1",
     description="Everything the browser does, a script can do. Authenticate with `Authorization: Bearer <token>`; "
@@ -67,18 +96,31 @@ api = NinjaAPI(
 )
 
 
-def _location(loc: Any) -> str:
+def _location(loc: Any, body: Any, kind: str) -> str:
     # ninja names where a value came from first ("body", "query", "path") and then its parameter; the
     # caller wrote the rest.
-    parts = [str(p) for p in loc]
-    if parts and parts[0] in {"body", "query", "path", "header"}:
-        parts = parts[2:] if parts[0] == "body" and len(parts) > 2 else parts[1:]
-    return ".".join(parts) or "body"
+    parts = list(loc)
+    if parts and parts[0] == "body":
+        return where(parts[2:] if len(parts) > 2 else parts[1:], body, kind)
+    if parts and parts[0] in {"query", "path", "header"}:
+        parts = parts[1:]
+    return ".".join(str(p) for p in parts) or "body"
+
+
+def _body(request: HttpRequest) -> Any:
+    try:
+        return json.loads(request.body) if request.body else None
+    except ValueError:
+        return None
 
 
 @api.exception_handler(ValidationError)
 def _invalid(request: HttpRequest, error: ValidationError) -> HttpResponse:
-    errors = [{"field": _location(e.get("loc", ())), "message": str(e.get("msg", ""))} for e in error.errors]
+    body = _body(request)
+    errors = [
+        {"field": _location(e.get("loc", ()), body, e.get("type", "")), "message": str(e.get("msg", ""))}
+        for e in error.errors
+    ]
     return problem(422, "The request has invalid fields; each is listed in `errors`.", errors=errors)
 
 
@@ -91,6 +133,11 @@ def _unauthenticated(request: HttpRequest, error: AuthenticationError) -> HttpRe
 @api.exception_handler(ApiError)
 def _refused(request: HttpRequest, error: ApiError) -> HttpResponse:
     return problem(error.status, error.detail, errors=error.errors, headers=error.headers)
+
+
+@api.exception_handler(limits.LimitReached)
+def _limited(request: HttpRequest, error: limits.LimitReached) -> HttpResponse:
+    return problem(429, str(error), headers={"Retry-After": str(error.retry_after)})
 
 
 @api.exception_handler(Http404)
@@ -110,11 +157,19 @@ def _server_error(request: HttpRequest, error: Exception) -> HttpResponse:
 
 
 api.add_router("", debates.router)
+api.add_router("", formats.router)
 api.add_router("", events.router)
 api.add_router("", hooks.router)
 api.add_router("", rooms.router)
 api.add_router("", room_events.router)
 api.add_router("", batches.router)
+api.add_router("", batch_actions.router)
+api.add_router("", polls.router)
+api.add_router("", room_actions.router)
+api.add_router("", arenas.router)
+api.add_router("", account.router)
+api.add_router("", shared.router)
+api.add_router("", format_plans.router)
 
 # What api/urls.py mounts at /api/v1/ on first use (ninja's app name and namespace are given there, to be known
 # before this module is imported).

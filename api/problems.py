@@ -12,6 +12,7 @@ CONTENT_TYPE = "application/problem+json"
 TITLES = {
     400: "Bad request",
     401: "Not authenticated",
+    402: "Payment required",
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
@@ -48,7 +49,11 @@ def problem(
     body["detail"] = detail
     if errors is not None:
         body["errors"] = errors
-    response = HttpResponse(json.dumps(body, ensure_ascii=False), status=status, content_type=CONTENT_TYPE)
+    try:
+        content = json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate the client sent, quoted back: written as its escape
+        content = json.dumps(body).encode()
+    response = HttpResponse(content, status=status, content_type=CONTENT_TYPE)
     for name, value in (headers or {}).items():
         response[name] = value
     return response

@@ -10,7 +10,7 @@ with its message), the same work started (rooms.work) and the same pushes to the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -20,8 +20,8 @@ from ninja import Field, Router, Schema
 from api.access import may_write, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from chaoslm import limits, sharing
-from chaoslm.http import MAX_ID
+from api.schemas import Id, Input
+from chaoslm import costs, limits, sharing
 from chaoslm.personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
 from rooms import limits as room_limits
@@ -33,10 +33,12 @@ from rooms.table import queue_agents
 router = Router(tags=["rooms"])
 
 
-class RoomIn(Schema):
-    title: str
-    personas: list[int] = Field(default_factory=list, description="Persona ids, in the order they answer.")
-    template: int | None = Field(None, description="One of your room templates, instead of personas.")
+class RoomIn(Input):
+    title: str = Field(max_length=Room._meta.get_field("title").max_length)
+    personas: list[Id] = Field(
+        default_factory=list, max_length=100, description="Persona ids, in the order they answer."
+    )
+    template: Id | None = Field(None, description="One of your room templates, instead of personas.")
     visibility: Literal["private", "unlisted", "public"] = "private"
 
 
@@ -80,22 +82,23 @@ class RoomOut(RoomSummary):
     up_next: list[int] = Field(description="Pick order: the agents' ids in the order they are up next.")
     messages: list[RoomMessageOut]
     pending: list[RoomMessageOut] = Field(description="A manual round's answers, waiting to be kept or dropped.")
+    share_url: str | None = Field(None, description="The share link: shown to the owner only.")
+    cost: dict[str, Any] = Field(
+        description="What its calls cost: `usd` (exact decimal), `unknown_price_calls` (not in `usd`), `text`, "
+        "`by_persona` (per speaker and model)."
+    )
 
 
-# An id in a body, in the range ids have (a path's are checked by its converter).
-Id = Annotated[int, Field(ge=1, le=MAX_ID)]
-
-
-class SayIn(Schema):
-    text: str = Field(description=f"At most {services.MAX_MESSAGE_CHARS} characters; @name calls on an agent.")
+class SayIn(Input):
+    text: str = Field(max_length=services.MAX_MESSAGE_CHARS, description="@name calls on an agent.")
     to: list[Id] = Field(default_factory=list, max_length=100, description="Agent ids: a whisper to these agents only.")
 
 
-class ModeIn(Schema):
+class ModeIn(Input):
     mode: Literal["auto", "manual"]
 
 
-class KeepIn(Schema):
+class KeepIn(Input):
     keep: list[Id] = Field(
         default_factory=list,
         max_length=1000,
@@ -103,21 +106,21 @@ class KeepIn(Schema):
     )
 
 
-class AgentIn(Schema):
+class AgentIn(Input):
     persona: Id
 
 
-class AgentChange(Schema):
+class AgentChange(Input):
     participating: bool
 
 
-class SettingsIn(Schema):
+class SettingsIn(Input):
     response_delay: int = Field(3, description="Seconds between messages in auto mode (1-30).")
     max_messages: int = Field(20, description="Auto mode stops after this many messages (0: no limit).")
     max_wait: int = Field(60, description="Seconds to wait for an agent's answer (5-600).")
 
 
-class TurnOrderIn(Schema):
+class TurnOrderIn(Input):
     turn_order: Literal["round_robin", "selector", "pick"]
     selector: Id | None = Field(None, description="The persona whose model picks (selector order); none: default.")
     selector_repeat: bool = False
@@ -160,6 +163,7 @@ def room_out(request: HttpRequest, room: Room) -> dict[str, Any]:
         "agents": agents,
         "up_next": list(up_next),
         "pending": [exports.message_entry(m) for m in pending],
+        "share_url": request.build_absolute_uri(reverse("room_share", args=[room.share_token])) if owner else None,
     }
 
 
@@ -255,7 +259,7 @@ def say(request: HttpRequest, room_id: int, body: SayIn) -> Any:
 
 @router.post(
     "/rooms/{id:room_id}/mode",
-    response={200: RoomOut, **refusals(403, 404, 422)},
+    response={200: RoomOut, **refusals(402, 403, 404, 422)},
     summary="Start or stop a room's auto mode",
 )
 def set_mode(request: HttpRequest, room_id: int, body: ModeIn) -> Any:
@@ -274,8 +278,8 @@ def set_mode(request: HttpRequest, room_id: int, body: ModeIn) -> Any:
             note = services.set_mode(room, body.mode)
             work.stop(room.pk)
             broadcast.push_stopped(room)
-    except limits.LimitReached as error:
-        raise ApiError(429, str(error)) from None
+    except costs.OverBudget as error:
+        raise ApiError(402, str(error)) from None
     except services.RoomError as error:
         raise _refused(error, "mode") from None
     broadcast.push_messages(room, note)

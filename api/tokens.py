@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import math
-import time
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.utils import timezone
 
 from api.models import ApiToken, new_raw_token, token_digest
+from chaoslm import limits
 
 MAX_NAME_CHARS = 100
 # Writing the last-used time on every call would make each read a write; a minute is precise enough to show.
@@ -61,20 +59,7 @@ def still_active(token_id: int) -> bool:
 def retry_after(token: ApiToken) -> int | None:
     """Count one call against the token's rate limit: None if allowed, else the seconds until it may call again.
 
-    A fixed window of a minute per token in the cache (Redis when there is one, so every process counts together).
+    At most CHAOSLM_API_CALLS_PER_MINUTE calls in any 60 seconds (a moving window, chaoslm/limits.py), counted in
+    Redis when there is one, so every process counts together.
     """
-    per_minute = settings.CHAOSLM_API_CALLS_PER_MINUTE
-    if per_minute <= 0:
-        return None
-    now = time.time()
-    window = int(now // 60)
-    key = f"api-rate:{token.pk}:{window}"
-    cache.add(key, 0, 90)
-    try:
-        calls = cache.incr(key)
-    except ValueError:  # the key expired between the two calls
-        cache.set(key, 1, 90)
-        calls = 1
-    if calls <= per_minute:
-        return None
-    return max(1, math.ceil((window + 1) * 60 - now))
+    return limits.rate(f"api-rate:{token.pk}", settings.CHAOSLM_API_CALLS_PER_MINUTE)

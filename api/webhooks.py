@@ -12,8 +12,9 @@ timeout, a refused address) is retried with exponential backoff, CHAOSLM_WEBHOOK
 every attempt is logged on the delivery (status, attempts, last error), where its owner sees it and may
 redeliver.
 
-Addresses: only public ones. An address on a loopback, private, link-local (cloud metadata), shared or
-reserved range is refused as the webhook is registered, again after DNS resolution at each delivery (the
+Addresses: only globally routable unicast ones, by an explicit list of ranges (`REFUSED_V4`, `REFUSED_V6`;
+an IPv6 form carrying an IPv4 address, such as IPv4-mapped, NAT64 or 6to4, is held to its IPv4 address's rule).
+Anything else is refused as the webhook is registered, again after DNS resolution at each delivery (the
 connection goes to the address that was checked), and at each redirect; CHAOSLM_WEBHOOKS_ALLOW_NETWORKS names
 networks allowed anyway (a receiver on the same machine).
 """
@@ -27,12 +28,14 @@ import ipaddress
 import json
 import socket
 import time
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from api.models import Delivery, Webhook
 from batches.kinds import COMPLETED, KINDS, BatchKind
@@ -45,35 +48,118 @@ if TYPE_CHECKING:
 
 KIND = "webhook"
 MAX_REDIRECTS = 3
+# Seconds past a pending delivery's due time before the sweep takes it up (`overdue`).
+OVERDUE_GRACE = 60.0
 
 
 class Refused(ValueError):
     """An address webhooks may not reach; the message says why."""
 
 
-def _allowed_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# Every IPv4 range that is not globally routable unicast (IANA's special-purpose registry, RFC 6890 and after),
+# with what it is. An explicit list rather than `ipaddress`'s is_global/is_private, whose answers have changed
+# between the Python versions the project supports.
+REFUSED_V4: tuple[tuple[str, str], ...] = (
+    ("0.0.0.0/8", "a 'this network' address"),
+    ("10.0.0.0/8", "a private address"),
+    ("100.64.0.0/10", "a shared (carrier-grade NAT) address"),
+    ("127.0.0.0/8", "a loopback address"),
+    ("169.254.0.0/16", "a link-local (cloud metadata) address"),
+    ("172.16.0.0/12", "a private address"),
+    ("192.0.0.0/24", "an IETF protocol assignment"),
+    ("192.0.2.0/24", "a documentation address"),
+    ("192.88.99.0/24", "a 6to4 relay anycast address"),
+    ("192.168.0.0/16", "a private address"),
+    ("198.18.0.0/15", "a benchmarking address"),
+    ("198.51.100.0/24", "a documentation address"),
+    ("203.0.113.0/24", "a documentation address"),
+    ("224.0.0.0/4", "a multicast address"),
+    ("240.0.0.0/4", "a reserved address"),  # 255.255.255.255, the broadcast address, with it
+)
+# IPv6: only global unicast (2000::/3) may be reached at all; within it, these are not routable or not unicast.
+GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
+REFUSED_V6: tuple[tuple[str, str], ...] = (
+    ("::/128", "the unspecified address"),
+    ("::1/128", "a loopback address"),
+    ("::/96", "an IPv4-compatible address"),
+    ("::ffff:0:0:0/96", "an IPv4-translated address"),
+    ("64:ff9b:1::/48", "a local-use NAT64 address"),
+    ("100::/64", "a discard-only address"),
+    ("2001::/23", "an IETF protocol assignment"),  # Teredo (2001::/32), benchmarking, ORCHID among them
+    ("2001:db8::/32", "a documentation address"),
+    ("3fff::/20", "a documentation address"),
+    ("5f00::/16", "a segment-routing address"),
+    ("fc00::/7", "a private address (unique local)"),
+    ("fe80::/10", "a link-local address"),
+    ("fec0::/10", "a site-local address"),
+    ("ff00::/8", "a multicast address"),
+)
+# IPv6 forms that carry an IPv4 address a connection reaches (so the IPv4 address is what is checked):
+# IPv4-mapped (the socket connects over IPv4), NAT64's well-known prefix (a translator forwards to it), 6to4.
+MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
+
+_V4 = tuple((ipaddress.ip_network(net), label) for net, label in REFUSED_V4)
+_V6 = tuple((ipaddress.ip_network(net), label) for net, label in REFUSED_V6)
+
+
+def _allowed_networks() -> list[Network]:
     raw = settings.CHAOSLM_WEBHOOKS_ALLOW_NETWORKS
     return [ipaddress.ip_network(n.strip(), strict=False) for n in raw.split(",") if n.strip()]
 
 
+def embedded_v4(ip: IP) -> tuple[ipaddress.IPv4Address, str] | None:
+    """The IPv4 address an IPv6 form carries and reaches, with the form's name; None for any other address."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip in MAPPED:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "IPv4-mapped"
+    if ip in NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "NAT64"
+    if ip in SIX_TO_FOUR:
+        return ipaddress.IPv4Address((int(ip) >> 80) & 0xFFFFFFFF), "6to4"
+    return None
+
+
+def _refused_range(ip: IP) -> str | None:
+    if isinstance(ip, ipaddress.IPv4Address):
+        return next((label for network, label in _V4 if ip in network), None)
+    label = next((label for network, label in _V6 if ip in network), None)
+    if label is None and ip not in GLOBAL_UNICAST_V6 and ip not in MAPPED and ip not in NAT64:
+        label = "not a global unicast address"
+    return label
+
+
 def address_refused(address: str) -> str | None:
-    """Why webhooks may not reach `address` (an IP), or None. The address rule: public addresses only."""
+    """Why webhooks may not reach `address` (an IP), or None: only globally routable unicast addresses, checked
+    against the explicit ranges above; an IPv6 form carrying an IPv4 address is held to the IPv4 address's rule
+    too. CHAOSLM_WEBHOOKS_ALLOW_NETWORKS lets the networks it names through (a receiver on this machine)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    mapped = getattr(ip, "ipv4_mapped", None)
-    if mapped is not None:
-        ip = mapped
-    if any(ip in network for network in _allowed_networks()):
+    carried = embedded_v4(ip)
+    allowed = _allowed_networks()
+    if any(ip in network or (carried and carried[0] in network) for network in allowed):
         return None
-    if ip.is_global and not ip.is_multicast:
+    for checked, form in ((ip, ""), *([(carried[0], carried[1])] if carried else [])):
+        label = _refused_range(checked)
+        if label is not None:
+            what = label if label.startswith("not ") else f"is {label}"
+            shown = f"{ip} ({form} form of {checked})" if form else str(ip)
+            return f"{shown} {what}: webhooks go to public addresses only."
+    return None
+
+
+def _literal(host: str) -> str | None:
+    """The IP address `host` is written as ("[fe80::1%25eth0]" in a URL), or None for a name."""
+    address = unquote(host)
+    try:
+        ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
         return None
-    for label, test in (
-        ("loopback", ip.is_loopback),
-        ("link-local (cloud metadata)", ip.is_link_local),
-        ("private", ip.is_private),
-    ):
-        if test:
-            return f"{ip} is a {label} address: webhooks go to public addresses only."
-    return f"{ip} is not a public address: webhooks go to public addresses only."
+    return address
 
 
 def resolve(url: str) -> tuple[str, str, int, str]:
@@ -81,23 +167,30 @@ def resolve(url: str) -> tuple[str, str, int, str]:
 
     Every address the name resolves to is checked, so a name with one public and one private address is refused.
     """
-    parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # "http://[::1/x": an unclosed bracket, an address that is not one
+        raise Refused("A webhook's address must be a valid http:// or https:// URL.") from None
+    if parts.scheme not in {"http", "https"} or not host:
         raise Refused("A webhook's address must be an http:// or https:// URL with a host.")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise Refused("The address's port is not a number from 1 to 65535.") from None
+    literal = _literal(host)
+    if literal is not None and (reason := address_refused(literal)):
+        raise Refused(reason)  # before resolving: a scoped address (fe80::1%eth0) need not exist here
     try:
-        found = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise Refused(f"{parts.hostname} does not resolve to an address.") from None
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError):  # socket.gaierror is an OSError; a name too long, a UnicodeError
+        raise Refused(f"{host} does not resolve to an address.") from None
     addresses = sorted({info[4][0] for info in found})
     for address in addresses:
         reason = address_refused(address)
         if reason:
-            raise Refused(f"{parts.hostname}: {reason}" if parts.hostname != address else reason)
-    return parts.scheme, parts.hostname, port, addresses[0]
+            raise Refused(f"{host}: {reason}" if host != address else reason)
+    return parts.scheme, host, port, addresses[0]
 
 
 def check_url(url: str) -> None:
@@ -193,7 +286,8 @@ def notify_room_stopped(room: Room, key: str) -> None:
 
 
 def _load(delivery_id: int) -> tuple[Delivery, Webhook] | None:
-    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    """The delivery and its webhook while it is pending (a sweep's second run of a delivered one sends nothing)."""
+    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id, status=Delivery.Status.PENDING).first()
     return (delivery, delivery.webhook) if delivery else None
 
 
@@ -280,6 +374,31 @@ async def run(delivery_id: int) -> None:
             return
         await asyncio.sleep(wait)
         wait *= 2
+
+
+def overdue() -> list[int]:
+    """Pending deliveries whose next attempt is overdue: the process that was to make it has gone (a command
+    that ended, a server restarted, a worker lost) or never got it. Due after its last attempt's backoff (at once
+    before the first), with an attempt's timeout and a minute's grace on top."""
+    now = timezone.now()
+    grace = settings.CHAOSLM_WEBHOOK_TIMEOUT + OVERDUE_GRACE
+    found = []
+    for pk, attempts, updated_at in Delivery.objects.filter(status=Delivery.Status.PENDING).values_list(
+        "pk", "attempts", "updated_at"
+    ):
+        backoff = settings.CHAOSLM_WEBHOOK_BACKOFF * 2 ** (attempts - 1) if attempts else 0.0
+        if updated_at + timedelta(seconds=backoff + grace) < now:
+            found.append(pk)
+    return found
+
+
+def sweep() -> list[int]:
+    """The sweep (runner.register_sweep; Celery beat's api.tasks.sweep_webhooks): overdue deliveries are tried
+    again, except those this process is trying now."""
+    ids = [pk for pk in overdue() if not runner.inline.is_running(KIND, pk)]
+    for delivery_id in ids:
+        runner.submit(KIND, delivery_id)
+    return ids
 
 
 def redeliver(delivery: Delivery) -> None:

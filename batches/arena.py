@@ -1,5 +1,5 @@
 """What every arena shares (tournaments/arena.py's matches, experiments/arena.py's evidence debates): which of its
-debates a voter is served, the refusal of one that is not in it, one vote per person and debate, and the names a
+debates a voter is served, the refusal of one that is not in it, one final vote per voter and debate, and the names a
 redaction removes.
 
 An arena is an `Arena` whose kind says what is voted on (`items`: the finished debates of the batches whose owners
@@ -8,8 +8,11 @@ remain) and what a vote holds (its `vote_model`, an `ArenaVoteBase`). The rules 
 
 - a voter is served, at random, a debate they have not voted on: two indexed queries (a count and an offset), not
   ORDER BY random() over every debate;
-- one vote per debate and voter, the last one counts: one INSERT ... ON CONFLICT DO UPDATE, as the Oxford poll's
-  (debates/votes.py), so the same vote posted twenty times at once counts once;
+- one vote per debate and voter, and it is final: the vote reveals who was who (and in the evidence arena the
+  right answer), so a voter who has seen that cannot change it (the browser's back button and a second post are
+  refused, 409, and nothing changes). The first vote is one INSERT ... ON CONFLICT DO NOTHING under the unique
+  constraint, so the same vote posted twenty times at once counts once (and a new visitor's voter id is their
+  form's ballot's, debates/poll_views.py, so their double click is one voter too);
 - a vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and counted in no figure;
 - a debate not in the arena, or a choice that is not one, is refused (404, 400) and nothing is counted.
 
@@ -23,7 +26,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from django.db.models import Model, QuerySet
 
-from batches.models import ArenaVoteBase, PersonaSnapshot
+from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot
+from chaoslm.sharing import Visibility
 from debates.models import Seat
 from debates.votes import PollError
 
@@ -45,7 +49,10 @@ class Arena(Generic[Item]):
     related: tuple[str, ...] = ()  # what `seen` reads of an item, fetched with it
     not_in_arena: str  # the 404's message
     bad_choice: str  # the 400's message
+    final: str  # the 409's message: a second vote by who has seen the reveal
     vote_noun: str = "vote"  # what the page calls a vote ("answer" where the voter answers a question)
+    opted_in: str  # the owner's message once the batch's debates are in the arena
+    opted_out: str  # and once they left it
 
     def items(self) -> QuerySet[Item]:
         """Every debate in the arena: finished, of a batch whose owner opted in."""
@@ -72,23 +79,40 @@ class Arena(Generic[Item]):
         return found
 
     def cast(self, item: Item, voter: str, choice: str) -> Any:
-        """Count `voter`'s vote on the item, replacing their earlier one; PollError (400) for a choice that is not
-        one. The vote is `excluded` when the transcript it was cast on still names someone."""
+        """Count `voter`'s vote on the item, once: PollError (400) for a choice that is not one, (409) for a voter
+        who voted on it already, and so has seen who was who, and now says otherwise; the same vote again is the
+        vote already counted. The vote is `excluded` when the transcript it was cast on still names someone."""
         choices = self.vote_model._meta.get_field("choice").choices or ()
         if choice not in {value for value, _ in choices}:
             raise PollError(self.bad_choice, 400)
         row = self.vote_model(**{self.item: item}, voter=voter, choice=choice, excluded=not self.seen(item).complete)
-        self.vote_model.objects.bulk_create(
-            [row],
-            update_conflicts=True,
-            unique_fields=[self.item, "voter"],
-            update_fields=["choice", "excluded", "updated_at"],
-        )
-        return row
+        # Under the unique constraint: of concurrent first votes one row is stored, the others change nothing.
+        self.vote_model.objects.bulk_create([row], ignore_conflicts=True)
+        counted = self.vote_of(item, voter)
+        if counted.choice != choice:
+            raise PollError(self.final, 409)
+        return counted
 
     def vote_of(self, item: Item, voter: str | None) -> Any:
         """The voter's own vote on the item, if any (to reveal who was who to them, and only them)."""
         return self.vote_model.objects.filter(**{self.item: item}, voter=voter).first() if voter else None
+
+
+def set_arena(batch: BatchRecord, on: bool) -> None:
+    """The owner puts the batch's finished debates in its arena, or takes them out (the votes stay)."""
+    type(batch).objects.filter(pk=batch.pk).update(arena=on)
+    batch.arena = on
+
+
+def not_blind(batch: BatchRecord) -> str:
+    """Why the batch's debates are not blind in an arena: its named transcripts can be read, word for word, by
+    anyone (public) or anyone with its link (unlisted). "" for a private batch."""
+    if batch.visibility == Visibility.PRIVATE:
+        return ""
+    return (
+        f"This {batch._meta.verbose_name} is {batch.visibility}, so its debates can be read with the debaters' "
+        "names, word for word: in the arena they are not blind. Make it private for a blind vote."
+    )
 
 
 def identity(snapshot: PersonaSnapshot, seats: list[Seat]) -> tuple[list[str], str]:

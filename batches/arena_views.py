@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_POST
 
-from batches.arena import Arena
+from batches.arena import Arena, not_blind, set_arena
 from batches.models import BatchRecord
 from chaoslm import sharing
 from debates import poll_views
@@ -27,7 +27,7 @@ def random_page(request: HttpRequest, arena: Arena[Any], template: str) -> HttpR
     item = arena.pick(poll_views.viewer(request))
     if item is None:
         return render(request, template, {"seen": None, "any": arena.items().exists()})
-    return render(request, template, {"seen": arena.seen(item), "mine": None})
+    return render(request, template, {"seen": arena.seen(item), "mine": None, "ballot": poll_views.new_ballot()})
 
 
 def item_page(request: HttpRequest, arena: Arena[Any], template: str, item_id: int) -> HttpResponse:
@@ -36,12 +36,14 @@ def item_page(request: HttpRequest, arena: Arena[Any], template: str, item_id: i
     except PollError as error:
         return poll_views.refusal(error)
     mine = arena.vote_of(item, poll_views.viewer(request))
-    return render(request, template, {"seen": arena.seen(item), "mine": mine})
+    ballot = poll_views.new_ballot()
+    return render(request, template, {"seen": arena.seen(item), "mine": mine, "ballot": ballot})
 
 
 def vote(request: HttpRequest, arena: Arena[Any], item_id: int, item_url: str) -> HttpResponse:
     """Count the vote and go to the item's page, which now reveals who was who; refused with nothing counted when
-    the address is past its limit (429), the item is not in the arena (404), the choice or the cookie is bad (400)."""
+    the address is past its limit (429), the item is not in the arena (404), the choice or the cookie is bad (400),
+    or the voter voted on it already and now says otherwise (409: the reveal made the vote final)."""
     if (limited := poll_views.over_limit(request)) is not None:
         return limited
     try:
@@ -59,14 +61,16 @@ def vote(request: HttpRequest, arena: Arena[Any], item_id: int, item_url: str) -
     return poll_views.remember_voter(request, redirect(item_url, item.pk), new_cookie)
 
 
-def opt_in(request: HttpRequest, batch: BatchRecord, detail_url: str, on: str, off: str) -> HttpResponse:
-    """The owner puts the batch's finished debates in its arena, or takes them out (the votes stay); `on` and `off`
-    are the messages that say so."""
+def opt_in(request: HttpRequest, arena: Arena[Any], batch: BatchRecord, detail_url: str) -> HttpResponse:
+    """The owner puts the batch's finished debates in its arena, or takes them out (the votes stay), told plainly
+    when they are not blind (`not_blind`)."""
     choice = request.POST.get("arena", "")
     if choice not in ("on", "off"):
         return poll_views.refusal(PollError("Say on or off.", 400))
-    type(batch).objects.filter(pk=batch.pk).update(arena=choice == "on")
-    messages.success(request, on if choice == "on" else off)
+    set_arena(batch, choice == "on")
+    messages.success(request, arena.opted_in if batch.arena else arena.opted_out)
+    if batch.arena and (warning := not_blind(batch)):
+        messages.warning(request, warning)
     return redirect(detail_url, batch.pk)
 
 
@@ -77,11 +81,9 @@ def urlpatterns(
     at: str,
     template: str,
     names: tuple[str, str, str],
-    on: str,
-    off: str,
 ) -> list[URLPattern]:
     """The arena's pages under `at` (the random page, one debate's, its vote; `names` in that order) and the
-    batch's opt-in at `<app>/<id>/arena/`, named `<model>_arena`; `on` and `off` are the opt-in's messages."""
+    batch's opt-in at `<app>/<id>/arena/`, named `<model>_arena`."""
     app, name = model._meta.app_label, model._meta.model_name
     page_name, item_name, vote_name = names
 
@@ -99,7 +101,7 @@ def urlpatterns(
 
     @sharing.owner_action(model)
     def batch_arena(request: HttpRequest, batch: BatchRecord) -> HttpResponse:
-        return opt_in(request, batch, f"{name}_detail", on=on, off=off)
+        return opt_in(request, arena, batch, f"{name}_detail")
 
     return [
         path(f"{app}/<id:pk>/arena/", batch_arena, name=f"{name}_arena"),

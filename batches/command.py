@@ -115,6 +115,7 @@ class BatchCommand(BaseCommand):
         report.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        cli.stop_on_sigterm()
         # With --json, stdout carries the JSON alone; the size and the progress bar go to stderr.
         console = report_console((self.stderr if options.get("json") else self.stdout)._out)
         action = options["action"]
@@ -139,10 +140,11 @@ class BatchCommand(BaseCommand):
                 with local_model.running(lambda line: console.print(line, highlight=False, soft_wrap=True)):
                     self.go(action, batch, options)
                     self._watch(batch, console)
+                cli.settle(lambda line: console.print(line, highlight=False, soft_wrap=True))
             except local_model.LocalModelMissing as error:
                 raise CommandError(
                     f"{error}\n{self.noun.capitalize()} {batch.pk} is saved: once a model answers, run it with "
-                    f"python manage.py {self.noun} resume {batch.pk}"
+                    f"uv run python manage.py {self.noun} resume {batch.pk}"
                 ) from None
         batch.refresh_from_db()
         if options["json"]:
@@ -154,8 +156,11 @@ class BatchCommand(BaseCommand):
         """Set a new batch going, or a stopped one going on."""
         if action == "run":
             self.kind.start(batch)
-        else:
+            return
+        try:
             self.kind.resume(batch, stalled_after=options["stalled_after"])
+        except BatchError as error:
+            raise CommandError(str(error)) from None
 
     def _watch(self, batch: Any, console: Console) -> None:
         """The live progress bar, until the batch settles (Ctrl-C leaves it resumable)."""
@@ -181,5 +186,5 @@ class BatchCommand(BaseCommand):
                     time.sleep(0.3)
         except KeyboardInterrupt:
             raise CommandError(
-                f"stopped; the {self.noun} goes on with `manage.py {self.noun} resume {batch.pk}`"
+                f"stopped; the {self.noun} goes on with `uv run python manage.py {self.noun} resume {batch.pk}`"
             ) from None

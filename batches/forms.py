@@ -9,8 +9,9 @@ from typing import Any
 
 from django import forms
 
-from batches.panel import Contestant
+from batches.panel import Contestant, cost_estimate
 from batches.questions import QuestionsError, size_text
+from chaoslm import costs
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 
@@ -41,6 +42,16 @@ class BatchForm(forms.Form):
 
     def estimate(self) -> Any:
         raise NotImplementedError
+
+    def cost_estimate(self) -> costs.CostRange | None:
+        """What the batch as entered so far would cost, low to high (None before anyone is chosen)."""
+        data = getattr(self, "cleaned_data", {})
+        people = [*(data.get("debaters") or []), *(data.get("judges") or [])]
+        if data.get("moderator"):
+            people.append(data["moderator"])
+        if not people:
+            return None
+        return cost_estimate(self.estimate().calls, [Contestant.of(p) for p in people])
 
     def create(self, owner: Any) -> Any:
         """The batch, checked by its kind (BatchError says what is wrong); the form is valid."""

@@ -10,7 +10,7 @@ Where a batch runs is decided in `submit`, `_wake` and the inline loop alone (th
 runner), so moving to another runner API changes those functions only:
 
 - inline: a loop on the runner's event loop runs a pass and pushes the page, then waits (PUSH_EVERY or
-  CHAOSLM_TOURNAMENT_TICK seconds, the sooner), until the batch settles; each of its debates that finishes
+  CHAOSLM_BATCH_TICK seconds, the sooner), until the batch settles; each of its debates that finishes
   runs a pass at once, in the thread that stored it, and starts what that pass chose;
 - celery: batches/tasks.py's `advance_batch` runs one pass (`tick`); the task carrying the batch's current tick token
   re-enqueues itself with a countdown until the batch settles, and every debate that finishes enqueues a
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
 import logging
 import math
@@ -42,8 +41,9 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from batches import schedule
+from batches.panel import OverBudget
 from batches.progress import ProgressView, settings_of
-from chaoslm import limits, live, logging_context, runner, sharing
+from chaoslm import costs, limits, live, logging_context, runner, sharing
 from debates import limits as debate_limits
 from debates.formats import FormatError
 from debates.models import Debate
@@ -153,7 +153,11 @@ class BatchKind:
 
     def resume(self, batch: Any, *, stalled_after: float | None = None) -> None:
         """Go on with a paused batch, or a running one whose process died (`stalled_after=0` then restarts each of
-        its debates in flight at once rather than after CHAOSLM_STALLED_AFTER)."""
+        its debates in flight at once rather than after CHAOSLM_STALLED_AFTER). OverBudget while its owner's
+        monthly budget is spent: it would pause again at once."""
+        reason = costs.refusal(batch.owner) if batch.owner_id else None
+        if reason is not None:
+            raise OverBudget(reason)
         self.model.objects.filter(pk=batch.pk, status=PAUSED).update(status=RUNNING, updated_at=timezone.now())
         if stalled_after is not None:
             self.advance(batch.pk, stalled_after=stalled_after)
@@ -199,14 +203,16 @@ class BatchKind:
             logger.info("%s %s was deleted; its tick chain stops", self.kind, batch_id)
 
     def sweep(self) -> list[int]:
-        """The periodic sweep (Celery beat): batches still running whose tick chain stopped (its message was lost
-        with a killed worker) get a new one."""
-        limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_TOURNAMENT_TICK, 30))
-        ids = list(
+        """The periodic sweep (Celery beat, the inline runner's): batches still running whose tick chain or inline
+        loop stopped (its message lost with a killed worker, its process ended) go on; a loop this process runs is
+        left alone."""
+        limit = timezone.now() - timedelta(seconds=max(3 * settings.CHAOSLM_BATCH_TICK, 30))
+        found = (
             self.model.objects.filter(status=RUNNING)
             .filter(Q(ticked_at__lt=limit) | Q(ticked_at__isnull=True, created_at__lt=limit))
             .values_list("pk", flat=True)
         )
+        ids = [batch_id for batch_id in found if not runner.inline.is_running(self.kind, batch_id)]
         for batch_id in ids:
             submit(self, batch_id)
         return ids
@@ -242,6 +248,12 @@ def _pass_locked(
     kind: BatchKind, batch: Any, stalled_after: float, start: Callable[[int], None]
 ) -> tuple[schedule.Decision, bool]:
     batch_id = batch.pk
+    if batch.status == RUNNING and _over_budget(batch):
+        # Paused like the owner's pause: nothing new starts, the debates in flight finish and count, and the
+        # owner resumes it once the budget allows (`resume` refuses before).
+        batch.status = PAUSED
+        batch.save(update_fields=["status", "updated_at"])
+        logger.info("%s %s paused: its owner's monthly budget is spent", kind.kind, batch_id)
     jobs = kind.jobs(batch, stalled_after, open_only=True)
     decision = schedule.plan(within_owner_cap(batch.owner, settings_of(batch), jobs), jobs)
     memo: dict[str, Any] = {}
@@ -272,14 +284,20 @@ def _pass_locked(
     return decision, _settled(batch.status, lambda: decision.settled)
 
 
+def _over_budget(batch: Any) -> bool:
+    """Whether the batch's owner has spent their monthly budget (no spend is added up when they have none)."""
+    return batch.owner_id is not None and costs.allowance(batch.owner).reached
+
+
 def within_owner_cap(owner: Any, wanted: schedule.Settings, jobs: Sequence[schedule.Job]) -> schedule.Settings:
     """The batch's concurrency, less what the owner's other batches already run, so that one person's debates
-    in batches stay within CHAOSLM_MAX_RUNNING_MATCHES whatever number of tournaments and experiments they start."""
+    in batches stay within CHAOSLM_MAX_RUNNING_BATCH_DEBATES whatever number of tournaments and experiments they
+    start."""
     if owner is None or limits.exempt(owner):
         return wanted
     here = sum(1 for job in jobs if job.status in schedule.IN_FLIGHT)
     elsewhere = max(0, debate_limits.running_in_batches(owner) - here)
-    free = max(0, settings.CHAOSLM_MAX_RUNNING_MATCHES - elsewhere)
+    free = max(0, settings.CHAOSLM_MAX_RUNNING_BATCH_DEBATES - elsewhere)
     return dataclasses.replace(wanted, concurrency=min(wanted.concurrency, free))
 
 
@@ -337,9 +355,8 @@ def _pass_here(kind: BatchKind, batch_id: int) -> None:
         settled = True
     for debate_id in chosen:
         # Submitted from here, its task is queued before the finished debate's own last steps (and asks the database
-        # thread for its first before they do). From an empty context: with this thread's, the task would inherit
-        # its "sync call in progress" and could make no sync call.
-        contextvars.Context().run(runner.inline.submit, "debate", debate_id)
+        # thread for its first before they do).
+        runner.inline.submit("debate", debate_id)
     if settled:
         loop.call_soon_threadsafe(wake.set)
 
@@ -368,10 +385,9 @@ async def _run_inline(kind: BatchKind, batch_id: int) -> None:
     try:
         while True:
             wake.clear()
-            # The debates start from here, not from inside the pass: a task created in the loop's sync
-            # thread would inherit its "sync call in progress" context and could make no sync call.
+            # The debates start once the pass has committed and returned, from the loop.
             chosen: list[int] = []
-            _, settled = await sync_to_async(_pass)(kind, batch_id, None, chosen.append)
+            _, settled = await sync_to_async(_beat_and_pass)(kind, batch_id, chosen.append)
             for debate_id in chosen:
                 runner.inline.submit("debate", debate_id)
             if settled or loop.time() - pushed_at >= PUSH_EVERY:
@@ -383,12 +399,19 @@ async def _run_inline(kind: BatchKind, batch_id: int) -> None:
             # Its debates finish, and start the next ones, outside this loop: it comes again when a push is due.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    wake.wait(), min(settings.CHAOSLM_TOURNAMENT_TICK, pushed_at + PUSH_EVERY - loop.time())
+                    wake.wait(), min(settings.CHAOSLM_BATCH_TICK, pushed_at + PUSH_EVERY - loop.time())
                 )
     except ObjectDoesNotExist:
         logger.info("%s %s was deleted; its loop stops", kind.kind, batch_id)
     finally:
         _wakers.pop((kind.kind, batch_id), None)
+
+
+def _beat_and_pass(kind: BatchKind, batch_id: int, start: Callable[[int], None]) -> tuple[schedule.Decision, bool]:
+    """The inline loop's pass, noting the time of it as a Celery tick does (`ticked_at`): a loop whose process
+    ended stops noting it, and the sweep starts the batch again (`sweep`)."""
+    kind.model.objects.filter(pk=batch_id).update(ticked_at=timezone.now())
+    return _pass(kind, batch_id, None, start)
 
 
 def _tick(kind: BatchKind, batch_id: int, token: str) -> None:
@@ -408,7 +431,7 @@ def _tick(kind: BatchKind, batch_id: int, token: str) -> None:
         batch.tick_token = secrets.token_hex(8)
         batch.save(update_fields=["tick_token", "ticked_at"])
         following = batch.tick_token
-        transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_TOURNAMENT_TICK))
+        transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_BATCH_TICK))
 
 
 def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = None, **_: Any) -> None:

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from batches.models import PersonaSnapshot
+from chaoslm import costs
+from chaoslm.llm import Endpoint
+from chaoslm.personas.calls import LLMSettings, UnknownProvider
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaSpec
 from chaoslm.sharing import Visibility
@@ -20,6 +23,11 @@ class BatchError(ValueError):
     """A batch that cannot be made as asked; the message is for the user. Each kind has its own subclass."""
 
 
+class OverBudget(BatchError, costs.OverBudget):
+    """A batch its owner's monthly budget refuses (chaoslm/costs.py): the message gives the estimate and what is
+    left; the API answers it with a 402."""
+
+
 @dataclass(frozen=True)
 class Contestant:
     """A debater or judge: a stored persona, or a persona read from a YAML file."""
@@ -30,6 +38,29 @@ class Contestant:
     @classmethod
     def of(cls, persona: Persona) -> Contestant:
         return cls(spec=persona.spec(), persona=persona)
+
+    def endpoint(self) -> Endpoint | None:
+        """The endpoint its calls go to (None: its provider is gone, which the batch's own checks report)."""
+        try:
+            provider_id = self.persona.provider_id if self.persona is not None else None
+            return LLMSettings.of_spec(self.spec, provider_id=provider_id).endpoint()
+        except UnknownProvider:
+            return None
+
+
+def cost_estimate(calls: int, people: Sequence[Contestant]) -> costs.CostRange:
+    """What `calls` calls by `people` will cost, low to high (chaoslm/costs.py: estimate)."""
+    return costs.estimate(calls, [e for e in (c.endpoint() for c in people) if e is not None])
+
+
+def check_budget(owner: Any, calls: int, people: Sequence[Contestant]) -> None:
+    """Raise OverBudget when the owner's budget is spent, or the batch's estimate would pass what is left."""
+    if costs.monthly_budget(owner) is None:
+        return
+    try:
+        costs.check(owner, cost_estimate(calls, people))
+    except costs.OverBudget as error:
+        raise OverBudget(str(error)) from None
 
 
 def save_snapshots(

@@ -12,6 +12,7 @@ from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from batches import schedule
+from chaoslm import runner
 from debates.models import Debate, Event
 
 
@@ -38,9 +39,20 @@ def jobs_from_rows(rows: list[tuple[str, dict]], stalled_after: float | None = N
                 .values_list("debate_id", "at")
             )
 
+    ended: dict[int, bool | None] = {}
+    if stalled_after is not None:
+        in_flight = [row["debate_id"] for _, row in rows if row["debate__status"] in schedule.IN_FLIGHT]
+        if in_flight:
+            runners = Debate.objects.filter(pk__in=in_flight).values_list("pk", "runner")
+            ended = {pk: runner.gone(name) for pk, name in runners}
+
     def stalled(row: dict) -> bool:
+        """Its process has ended (known at once); or, where that cannot be told, no progress for `stalled_after`."""
         if stalled_after is None or row["debate__status"] not in schedule.IN_FLIGHT:
             return False
+        gone = ended.get(row["debate_id"])
+        if gone is not None:
+            return gone
         times = [t for t in (row["debate__created_at"], row["debate__started_at"], newest.get(row["debate_id"])) if t]
         return max(times) < cutoff
 

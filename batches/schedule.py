@@ -1,9 +1,10 @@
 """What a tournament starts now, as a pure function of its configuration and its debates' states.
 
 No Django here: the caller reads the matches and judgments (a `Job` per debate the tournament needs)
-and carries out the `Decision`. A job is a match's duel or a judgment's replay; a replay can start
-once its match's duel has completed. Nothing here counts anything into a field: running it again on
-the same state gives the same answer, which is what makes a crashed tournament resume cleanly.
+and carries out the `Decision`. A job is a match's own debate (MATCH, whatever its format) or a
+judgment's replay; a replay can start once its match's debate has completed. Nothing here counts
+anything into a field: running it again on the same state gives the same answer, which is what makes
+a crashed tournament resume cleanly.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ COMPLETED = "completed"
 ERROR = "error"
 INTERRUPTED = "interrupted"
 
-DUEL = "duel"
-REPLAY = "replay"
+MATCH = "match"  # a match's own debate (a tournament's match, an experiment's run with a debate of its own)
+REPLAY = "replay"  # a judge's replay of a finished match debate
 MAX_ATTEMPTS = 2  # a failed debate is retried once
 
 
 @dataclass(frozen=True)
 class Job:
-    kind: str  # DUEL or REPLAY
-    id: int  # the match's id (DUEL) or the judgment's (REPLAY)
+    kind: str  # MATCH or REPLAY
+    id: int  # the match's id (MATCH) or the judgment's (REPLAY)
     match: int
     order: int  # the match's place: earlier matches go first
     status: str | None  # its debate's status; None while it has no debate
@@ -69,7 +70,7 @@ def _failed_for_good(job: Job, max_attempts: int) -> bool:
 
 def plan(settings: Settings, jobs: Sequence[Job]) -> Decision:
     """What to start now, never more than `settings.concurrency` debates in flight at once."""
-    duel_state = {j.match: j for j in jobs if j.kind == DUEL}
+    match_state = {j.match: j for j in jobs if j.kind == MATCH}
     in_flight = [j for j in jobs if j.status in IN_FLIGHT]
     done = failed = 0
     startable: list[Job] = []
@@ -82,9 +83,9 @@ def plan(settings: Settings, jobs: Sequence[Job]) -> Decision:
             continue
         elif _failed_for_good(job, settings.max_attempts):
             failed += 1
-        elif job.kind == REPLAY and (duel := duel_state.get(job.match)) is not None and duel.status != COMPLETED:
-            # A replay judges the finished duel: it waits for it, and fails with it.
-            if _failed_for_good(duel, settings.max_attempts):
+        elif job.kind == REPLAY and (judged := match_state.get(job.match)) is not None and judged.status != COMPLETED:
+            # A replay judges the finished match debate: it waits for it, and fails with it.
+            if _failed_for_good(judged, settings.max_attempts):
                 failed += 1
         elif job.status is None:
             startable.append(job)
@@ -97,7 +98,7 @@ def plan(settings: Settings, jobs: Sequence[Job]) -> Decision:
     if not settings.active:
         return Decision(progress=progress, settled=not in_flight)
     slots = max(settings.concurrency - len(in_flight), 0)
-    # Work already begun first, then replays of finished duels (verdicts land sooner), then new duels.
+    # Work already begun first, then replays of finished debates (verdicts land sooner), then new match debates.
     resume = tuple(resumable[:slots])
     slots -= len(resume)
     retry = tuple(retryable[:slots])

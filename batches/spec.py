@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from batches.models import BatchRecord
 from batches.panel import Contestant
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
@@ -82,6 +83,20 @@ def whole_number(data: dict[str, Any], key: str, default: int, source: str) -> i
     value = data.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool):
         raise SpecError(f"{source}: {key}: expected a whole number")
+    return value
+
+
+# A batch's name: the column's bound, as the new-tournament and new-experiment forms hold it.
+MAX_NAME_CHARS = BatchRecord._meta.get_field("name").max_length
+
+
+def batch_name(data: dict[str, Any], default: str, source: str) -> str:
+    """The spec's `name` (else `default`, the file's stem): text of at most MAX_NAME_CHARS characters."""
+    value = data.get("name") or default
+    if not isinstance(value, str):
+        raise SpecError(f"{source}: name: expected text")
+    if len(value) > MAX_NAME_CHARS:
+        raise SpecError(f"{source}: name: at most {MAX_NAME_CHARS} characters, not {len(value)}")
     return value
 
 

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from debates.formats import DEFAULT_FORMAT
+
 # numpy (~0.1 s of every command's start) is imported by the functions that compute.
 if TYPE_CHECKING:
     import numpy as np
@@ -74,7 +76,7 @@ class Verdict:
     score_for: float | None = None
     score_against: float | None = None
     contradicts: bool = False  # its JSON scores name the other side than its confirmed winner
-    format: str = "duel"  # the judged debate's format
+    format: str = DEFAULT_FORMAT  # the judged debate's format
 
     @property
     def winning_debater(self) -> str | None:

@@ -19,10 +19,12 @@ from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
+from batches.arena import not_blind
 from batches.forms import BatchForm
 from batches.kinds import BatchKind
-from batches.panel import BatchError
+from batches.panel import BatchError, OverBudget
 from chaoslm import (
+    costs,
     http,  # noqa: F401  (registers the <id:...> converter)
     sharing,
 )
@@ -67,6 +69,7 @@ def page_views(
             "can_delete": sharing.can_delete(request.user, batch),
             # Staff manage any batch's sharing: one made on the command line may belong to nobody who could.
             "share": sharing.share_panel(request, batch, staff=True),
+            "not_blind": not_blind(batch),
             "ws_url": ws_url,
             "exports_base": exports_base,
         }
@@ -90,7 +93,10 @@ def owner_action_view(model: type[models.Model], act: Callable[[Any], None]) -> 
 
     @sharing.owner_action(model)
     def view(request: HttpRequest, batch: Any) -> HttpResponse:
-        act(batch)
+        try:
+            act(batch)
+        except OverBudget as error:
+            messages.error(request, str(error))
         return redirect(f"{name}_detail", batch.pk)
 
     return view
@@ -159,6 +165,7 @@ def new_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
             "noun": model._meta.verbose_name,
             "estimate_url": reverse(f"{name}_estimate"),
             "estimate_template": f"{app}/estimate.html",
+            "allowance": costs.allowance(request.user),
         }
         return render(request, f"{app}/new.html", context)
 
@@ -176,7 +183,14 @@ def estimate_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
         form.is_valid()
         # What is wrong with an uploaded question set shows at once, before the form is sent.
         file_errors = form.errors.get("questions_file") if request.FILES else None
-        return render(request, template, {"form": form, "estimate": form.estimate(), "file_errors": file_errors})
+        context = {
+            "form": form,
+            "estimate": form.estimate(),
+            "cost": form.cost_estimate(),
+            "allowance": costs.allowance(request.user),
+            "file_errors": file_errors,
+        }
+        return render(request, template, context)
 
     return view
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -11,6 +14,7 @@ from django.core.management.base import CommandError, CommandParser
 from django.db import models
 from django.urls import reverse
 
+from chaoslm import runner
 from chaoslm.sharing import Visibility
 
 ENQUEUE_NEEDS_CELERY = "--enqueue needs CHAOSLM_RUNNER=celery: the inline runner lives in this process"
@@ -59,3 +63,27 @@ def addresses(thing: models.Model) -> list[str]:
     if thing.visibility != Visibility.PRIVATE:  # type: ignore[attr-defined]
         lines.append(f"Share link: {base}{reverse(f'{name}_share', args=[thing.share_token])}")  # type: ignore[attr-defined]
     return lines
+
+
+# Seconds a command that has finished its work waits for what it set going on its inline runner (its webhooks'
+# deliveries) beyond one delivery attempt's timeout.
+SETTLE_SLACK = 5.0
+
+
+def settle(write: Callable[[str], Any]) -> None:
+    """Before the command exits: let the work it set going in this process end (its webhooks' deliveries), for
+    about one attempt; what is still trying then is left to the server's sweep, and the command says so."""
+    left = runner.inline.settle(settings.CHAOSLM_WEBHOOK_TIMEOUT + SETTLE_SLACK)
+    if left:
+        write(
+            f"{left} webhook {'delivery is' if left == 1 else 'deliveries are'} still being tried: "
+            "a running ChaosLM server's sweep tries again later."
+        )
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, `timeout`, a closed terminal) stops the command as Ctrl-C does: the work is left resumable,
+    and the command says how to resume it. Without this the process would die at once, its debate still saying
+    "running" until a sweep found its process gone."""
+    if threading.current_thread() is threading.main_thread():  # only there may a handler be set (a test's thread)
+        signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))

@@ -22,7 +22,8 @@ CHAOSLM_RUNNER names:
 `runner.cancel(kind, object_id)` stops an inline run at once; work on a worker must notice by itself
 (rooms' hold does), so `runner.delete_under_work` deletes rows a worker may still be writing under.
 `register_sweep` adds a function that finds stalled work and submits it again;
-the inline runner sweeps once when the web server starts, Celery beat runs each app's sweep task.
+the inline runner sweeps when the web server starts and every CHAOSLM_SWEEP_EVERY seconds after; Celery beat runs
+each app's sweep task.
 
 Every run gets connections of its own: an LLM connection pool (`own_connections`), and the database
 connection is closed when it ends, as Django does at the end of a request.
@@ -32,9 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import gc
 import logging
+import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
@@ -48,7 +52,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from chaoslm import live, logging_context, metrics_sources, tracing
-from chaoslm.llm import own_connections
+from chaoslm.llm import own_connections, slots
 from chaoslm.llm.gateway import warm_up
 
 logger = logging.getLogger("chaoslm.runner")
@@ -135,6 +139,22 @@ def sweep() -> None:
             logger.exception("sweep %s failed", getattr(find, "__qualname__", find))
 
 
+def identity() -> str:
+    """This process as the work it runs records it (a running debate's `runner`): its host, pid and start time."""
+    me = slots.me()
+    return f"{socket.gethostname()}:{me['pid']}:{me['started']}"
+
+
+def gone(runner: str) -> bool | None:
+    """Whether the process `runner` (an `identity`) has ended: a process that ended is known at once, not after
+    its work has been idle a while. None when it cannot be told: none recorded, or a process on another host."""
+    host, _, rest = runner.partition(":")
+    pid, _, started = rest.partition(":")
+    if not runner or host != socket.gethostname() or not pid.isdigit():
+        return None
+    return not slots.alive({"pid": int(pid), "started": started})
+
+
 class InlineRunner:
     """Runs work on the web server's own event loop (or, outside a server, a loop in a daemon thread)."""
 
@@ -170,7 +190,14 @@ class InlineRunner:
                 return
             stopped = self._stopped[key] = threading.Event()
             carried = tracing.carry()
-            self._running[key] = asyncio.run_coroutine_threadsafe(self._run(key, stopped, at, carried), loop)
+            # The run starts in an empty context, not a copy of the submitter's: a submit from inside a
+            # sync_to_async call (a signal of a save in the engine's database thread: a debate's end telling its
+            # webhooks, a batch's pass starting debates) would hand the run that call's "single thread executor
+            # in use" mark, and every sync_to_async of the run would fail with "would deadlock". The trace goes on
+            # explicitly (`carried`).
+            self._running[key] = contextvars.Context().run(
+                asyncio.run_coroutine_threadsafe, self._run(key, stopped, at, carried), loop
+            )
 
     def cancel(self, kind: str, object_id: int, wait: float = 0.0) -> None:
         """Cancel the run and, called off the loop, wait up to `wait` seconds for it to stop: until then it
@@ -235,6 +262,23 @@ class InlineRunner:
         with self._lock:
             return sum(not future.done() for future in self._running.values())
 
+    def is_running(self, kind: str, object_id: int) -> bool:
+        """Whether this process runs `kind` work on `object_id` now (a sweep leaves such work alone)."""
+        with self._lock:
+            future = self._running.get((kind, object_id))
+        return future is not None and not future.done()
+
+    def settle(self, timeout: float) -> int:
+        """Wait up to `timeout` seconds for this process's runs to end (a command about to exit lets its webhook
+        deliveries go out); how many still run then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                left = [f for f in self._running.values() if not f.done()]
+            if not left or time.monotonic() >= deadline:
+                return len(left)
+            time.sleep(0.05)
+
     def wait_idle(self, timeout: float = 30.0) -> None:
         """Block until nothing is running (tests and shutdown)."""
         with self._lock:
@@ -247,11 +291,24 @@ class InlineRunner:
 inline = InlineRunner()
 
 
+_sweeping: asyncio.Task[None] | None = None
+
+
 def sweep_when_serving() -> None:
-    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped
-    starts again. Under Celery, beat runs each app's sweep instead."""
-    if settings.CHAOSLM_RUNNER != "celery":
-        asyncio.get_running_loop().run_in_executor(None, _sweep_and_close)
+    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped starts
+    again at once, and the sweep runs again every CHAOSLM_SWEEP_EVERY seconds while the server serves (work of a
+    command that was killed, a delivery overdue). Under Celery, beat runs each app's sweep instead."""
+    global _sweeping
+    if settings.CHAOSLM_RUNNER != "celery" and _sweeping is None:
+        # Its own context: not the first request's, which it outlives.
+        _sweeping = contextvars.Context().run(asyncio.get_running_loop().create_task, _sweep_every())
+
+
+async def _sweep_every() -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        await loop.run_in_executor(None, _sweep_and_close)
+        await asyncio.sleep(settings.CHAOSLM_SWEEP_EVERY)
 
 
 def _sweep_and_close() -> None:

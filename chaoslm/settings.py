@@ -4,8 +4,10 @@ docs/settings.md lists each variable (tests/core/test_docs.py holds the two in a
 """
 
 import ipaddress
+import logging
 import os
 import tempfile
+import warnings
 from datetime import timedelta
 from importlib.util import find_spec
 from pathlib import Path
@@ -43,6 +45,17 @@ def env_number(name: str, default: float, cast: type = float) -> float:
         return cast(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from None
+
+
+def renamed(old: str, new: str) -> None:
+    """Say once, at start, that `old` still works but is now `new` (read as `new`'s default where `new` is unset)."""
+    if os.environ.get(old, "") == "":
+        return
+    message = f"{old} is deprecated: set {new} instead" + (
+        f" ({new} is set, so {old} is ignored)." if os.environ.get(new) else "."
+    )
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    logging.getLogger("chaoslm.settings").warning(message)
 
 
 DEBUG = env_bool("CHAOSLM_DEBUG", True)
@@ -86,6 +99,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The JSON API's edges (api/edges.py): no CSRF on token calls, JSON bodies only, every error a problem.
+    "api.edges.ApiEdges",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -210,6 +225,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env_number("CHAOSLM_TASK_VISIBILITY_TIMEOUT", 3600, int))}
 # A debate whose status says running but that made no progress for this long is resumed by the sweep.
 CHAOSLM_STALLED_AFTER = env_number("CHAOSLM_STALLED_AFTER", 300.0)
+# The inline runner's sweep (work whose process ended, overdue webhook deliveries) runs as the server starts and
+# again this often, in seconds, while it serves. A debate whose process ended is resumed at the next sweep whatever
+# its age; CHAOSLM_STALLED_AFTER is for work whose process cannot be told (a worker on another host).
+CHAOSLM_SWEEP_EVERY = env_number("CHAOSLM_SWEEP_EVERY", 15.0)
 # A room's manual round or auto loop holds the room (one at a time, whichever process runs it) and
 # renews that hold every CHAOSLM_ROOM_POLL seconds, which is also how soon a loop on a Celery worker
 # notices its owner stopped auto mode. A hold a crashed process left behind lapses after CHAOSLM_ROOM_HOLD.
@@ -219,9 +238,25 @@ CHAOSLM_ROOM_HOLD = env_number("CHAOSLM_ROOM_HOLD", 30.0)
 # are exempt unless CHAOSLM_LIMITS_EXEMPT_STAFF is off.
 CHAOSLM_MAX_RUNNING_DEBATES = int(env_number("CHAOSLM_MAX_RUNNING_DEBATES", 4, int))
 CHAOSLM_MAX_AUTO_ROOMS = int(env_number("CHAOSLM_MAX_AUTO_ROOMS", 2, int))
-CHAOSLM_MAX_RUNNING_MATCHES = int(env_number("CHAOSLM_MAX_RUNNING_MATCHES", 8, int))
+# Every kind of batch's debates (tournaments' and experiments'), over all of a user's batches; the old name,
+# from when tournaments were the only batches, still works.
+CHAOSLM_MAX_RUNNING_BATCH_DEBATES = int(
+    env_number("CHAOSLM_MAX_RUNNING_BATCH_DEBATES", env_number("CHAOSLM_MAX_RUNNING_MATCHES", 8, int), int)
+)
+renamed("CHAOSLM_MAX_RUNNING_MATCHES", "CHAOSLM_MAX_RUNNING_BATCH_DEBATES")
 CHAOSLM_STARTS_PER_MINUTE = int(env_number("CHAOSLM_STARTS_PER_MINUTE", 10, int))
 CHAOSLM_LIMITS_EXEMPT_STAFF = env_bool("CHAOSLM_LIMITS_EXEMPT_STAFF", True)
+# Every user's monthly spend on models, in dollars, unless the admin sets theirs (chaoslm/costs.py, docs/costs.md);
+# empty: no budget.
+CHAOSLM_DEFAULT_MONTHLY_BUDGET = env_str("CHAOSLM_DEFAULT_MONTHLY_BUDGET", "").strip()
+try:
+    if CHAOSLM_DEFAULT_MONTHLY_BUDGET and not float(CHAOSLM_DEFAULT_MONTHLY_BUDGET) >= 0:
+        raise ValueError
+except ValueError:
+    raise ImproperlyConfigured(
+        "CHAOSLM_DEFAULT_MONTHLY_BUDGET must be an amount of dollars such as 20 or 7.50, "
+        f"not {CHAOSLM_DEFAULT_MONTHLY_BUDGET!r}"
+    ) from None
 # The audience's poll (docs/audience.md): the after-vote stays open this many minutes after the debate ends
 # (unless its owner closes it sooner); one address may cast this many votes a minute (changes included), and
 # an anonymous voter's signed cookie is honoured for this many days.
@@ -234,10 +269,13 @@ CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
     "resume-auto-rooms": {"task": "rooms.tasks.resume_auto_rooms", "schedule": 60.0},
+    "sweep-webhooks": {"task": "api.tasks.sweep_webhooks", "schedule": 60.0},
 }
-# How often a running tournament looks again for debates to start when none of its debates finished in
-# between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
-CHAOSLM_TOURNAMENT_TICK = env_number("CHAOSLM_TOURNAMENT_TICK", 2.0)
+# How often a running batch (a tournament, an experiment) looks again for debates to start when none of its debates
+# finished in between (a finished debate makes it look at once); also how often its Celery tick task re-enqueues.
+# The old name, from when tournaments were the only batches, still works.
+CHAOSLM_BATCH_TICK = env_number("CHAOSLM_BATCH_TICK", env_number("CHAOSLM_TOURNAMENT_TICK", 2.0))
+renamed("CHAOSLM_TOURNAMENT_TICK", "CHAOSLM_BATCH_TICK")
 # While a tournament runs, its page's leaderboard is refitted at most this often (seconds).
 CHAOSLM_TOURNAMENT_REPORT_EVERY = env_number("CHAOSLM_TOURNAMENT_REPORT_EVERY", 3.0)
 # A process that serves pages imports scipy and statsmodels in the background after its first request,
@@ -279,6 +317,10 @@ CHAOSLM_WEBHOOKS_ALLOW_NETWORKS = env_str("CHAOSLM_WEBHOOKS_ALLOW_NETWORKS", "")
 
 CHAOSLM_TRANSCRIPTS_DIR = Path(env_str("CHAOSLM_TRANSCRIPTS_DIR", str(BASE_DIR / "transcripts")))
 CHAOSLM_PERSONA_MAX_BYTES = int(env_number("CHAOSLM_PERSONA_MAX_BYTES", 256 * 1024, int))
+# Protocol cards (debates/format_cards.py): the largest card's YAML, and the most LLM calls a debate of a person's
+# card may make at its options' largest values (checked when the card is saved).
+CHAOSLM_CARD_MAX_BYTES = int(env_number("CHAOSLM_CARD_MAX_BYTES", 64 * 1024, int))
+CHAOSLM_CARD_MAX_CALLS = int(env_number("CHAOSLM_CARD_MAX_CALLS", 400, int))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

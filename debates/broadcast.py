@@ -28,9 +28,9 @@ from chaoslm.llm.pace import slow_note
 from debates import privacy, votes
 from debates.cards import card_html, cards_of, hidden_card
 from debates.engine import Observer
-from debates.formats import Step, get_format
+from debates.formats import Step
 from debates.models import Debate, Event, Seat
-from debates.selectors import page_state, score_chart, usage_context
+from debates.selectors import SeatUsage, page_state, score_chart, usage_context
 from debates.status import activity, status_line
 
 
@@ -142,7 +142,7 @@ class DebateBroadcaster(Observer):
         self.seats: dict[int, Seat] = {}
         self.seat_names: dict[str, str] = {}
         self.scores: list[Event] = []
-        self.tokens: dict[int, list[int]] = {}  # seat id -> [in, out]
+        self.usage: dict[tuple[int, str], SeatUsage] = {}  # (seat id, model) -> its calls' tokens and cost
         self.stage = ""
         self.loaded = False
         # Until then (time.monotonic()), the page of whoever started the debate may be opening: set as a run
@@ -169,13 +169,13 @@ class DebateBroadcaster(Observer):
             self.seats = {s.pk: s for s in state["seats"]}
             self.seat_names = {s.key: s.name for s in state["seats"]}
             self.scores = state["scores"]
-            self.tokens = {seat.pk: [tokens_in, tokens_out] for seat, tokens_in, tokens_out in state["seat_usage"]}
+            self.usage = {(row.seat.pk, row.model): row for row in state["seat_usage"] if row.model}
             self.loaded = True
         return live_parts_html(debate, state=state)
 
     def _usage_html(self) -> str:
-        seat_usage = [(seat, *self.tokens.get(seat.pk, (0, 0))) for seat in self.seats.values() if not seat.is_human]
-        return render_to_string("partials/usage.html", {**usage_context(seat_usage), "oob": True})
+        context = usage_context(list(self.usage.values()), list(self.seats.values()))
+        return render_to_string("partials/usage.html", {**context, "oob": True})
 
     def _shows_thinking(self) -> bool:
         # Read at each private card, not kept from the start: the owner may hide the thinking mid-debate.
@@ -188,7 +188,7 @@ class DebateBroadcaster(Observer):
     def _thinking(self, debate: Debate) -> list[str]:
         """What each seat is doing, in ordinal order: names are read as the line is drawn, once loaded."""
         steps = (self.thinking[ordinal] for ordinal in sorted(self.thinking))
-        fmt = get_format(debate.format)
+        fmt = debate.fmt
         return [activity(self._name(step), step, fmt, debate.options) for step in steps if step.seat]
 
     def step_started(self, debate: Debate, step: Step) -> None:
@@ -291,10 +291,11 @@ class DebateBroadcaster(Observer):
             # The engine announces the debate first; this is only a fallback.
             self._send(await sync_to_async(self._live_parts)(debate))
         else:
-            if event.seat_id in self.seats and (event.tokens_in or event.tokens_out):
-                counts = self.tokens.setdefault(event.seat_id, [0, 0])
-                counts[0] += event.tokens_in
-                counts[1] += event.tokens_out
+            if event.seat_id in self.seats and event.tokens_in:
+                key = (event.seat_id, event.model)
+                if key not in self.usage:
+                    self.usage[key] = SeatUsage(self.seats[event.seat_id], event.model)
+                self.usage[key].add(event)
             if event.kind == Event.Kind.SCORE:
                 self.scores.append(event)
                 if watched:

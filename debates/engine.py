@@ -20,7 +20,7 @@ from asgiref.sync import sync_to_async
 from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from chaoslm import logging_context, tracing
+from chaoslm import logging_context, runner, tracing
 from chaoslm.llm import (
     Callbacks,
     ChatResult,
@@ -32,7 +32,7 @@ from chaoslm.llm import (
     own_connections,
 )
 from debates import transcripts
-from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step, get_format
+from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.models import Debate, Event, Seat
 
 logger = logging.getLogger("chaoslm.engine")
@@ -133,7 +133,7 @@ def _load(debate_id: int) -> _Table:
             records.append(record_of(event, by_id.get(event.seat_id)))
     return _Table(
         debate=debate,
-        fmt=get_format(debate.format),
+        fmt=debate.fmt,
         seats=seats,
         infos=infos,
         endpoints=endpoints,
@@ -145,9 +145,10 @@ def _load(debate_id: int) -> _Table:
 def _mark_running(debate: Debate) -> None:
     debate.status = Debate.Status.RUNNING
     debate.error_text = ""
+    debate.runner = runner.identity()
     if debate.started_at is None:
         debate.started_at = timezone.now()
-    debate.save(update_fields=["status", "error_text", "started_at", "updated_at"])
+    debate.save(update_fields=["status", "error_text", "runner", "started_at", "updated_at"])
 
 
 def _persist(
@@ -178,6 +179,8 @@ def _persist(
             content=result.text,
             tokens_in=result.prompt_tokens,
             tokens_out=result.completion_tokens,
+            tokens_cached=result.cached_tokens,
+            cost=result.cost,
             latency_ms=result.latency_ms,
             model=result.model,
         )

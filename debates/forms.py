@@ -10,9 +10,10 @@ from django import forms
 from django.urls import reverse
 
 from chaoslm.http import parse_id
+from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona
-from debates import hold
-from debates.formats import LISTED, Format, get_format
+from debates import estimates, format_cards, hold
+from debates.formats import DEFAULT_FORMAT, LISTED, Format, FormatError
 from debates.formats.base import OptionSpec
 from debates.models import Debate
 
@@ -43,13 +44,18 @@ class FormatOptions(forms.Form):
         }
 
 
+# While the embedded model serves (a small model on this machine's CPU, a call every few seconds), a new debate
+# starts short: a first debate's verdict comes in minutes, not half an hour. The person may lengthen it.
+SHORT_WITH_EMBEDDED = {"turns": 2, "free_turns": 1, "max_rounds": 1}
+
+
 class PersonaChoice(forms.ModelChoiceField):
     def label_from_instance(self, obj: Persona) -> str:
         return f"{obj.name} ({obj.role})"
 
 
 class NewDebateForm(FormatOptions):
-    format = forms.ChoiceField(choices=[(f.name, f.title) for f in LISTED.values()], initial="duel")
+    format = forms.ChoiceField(initial=DEFAULT_FORMAT)
     topic = forms.CharField(
         max_length=500,
         strip=False,
@@ -90,10 +96,19 @@ class NewDebateForm(FormatOptions):
         "counts down, and you can start it sooner.",
     )
 
-    def __init__(self, *args: Any, format_name: str = "duel", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, format_name: str = DEFAULT_FORMAT, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["hold"].choices = hold.choices()
-        self.fmt: Format = get_format(format_name if format_name in LISTED else "duel")
+        # The built-ins, then the protocol cards the person may use (shipped, public, their own).
+        self.formats: list[Format] = format_cards.formats_for(user)
+        self.fields["format"].choices = [(f.name, f.title) for f in self.formats]
+        try:
+            chosen = format_cards.resolve(user, format_name)
+        except FormatError:
+            chosen = format_cards.Resolved(LISTED[DEFAULT_FORMAT])
+        self.fmt: Format = chosen.fmt
+        # A debate made from a card keeps the card's text as it is now (Debate.card_source).
+        self.card_source = chosen.card_source
         self.fields["format"].initial = self.fmt.name
         personas = [p for p in Persona.objects.all() if p.offered_in(self.fmt.name)]
         self.personas = {p.pk: p for p in personas}
@@ -128,6 +143,21 @@ class NewDebateForm(FormatOptions):
             )
             self.fields[f"seat_{spec.key}"] = field
         self.add_options(self.fmt.option_specs)
+        if local_model.in_use():
+            for name, value in SHORT_WITH_EMBEDDED.items():
+                field = self.fields.get(f"option_{name}")
+                if field is not None:
+                    field.initial = max(value, field.min_value or 0)
+
+    def estimate(self) -> str:
+        """How long the debate will take at the options shown: "14 calls, about 2 minutes"."""
+        options: dict[str, int] = {}
+        for bound in self.option_fields():
+            try:
+                options[bound.name.removeprefix("option_")] = int(bound.value())
+            except (TypeError, ValueError):
+                continue  # a value being typed: the option's default counts
+        return estimates.describe(self.fmt.calls(options))
 
     def clean_topic(self) -> str:
         topic = self.cleaned_data["topic"].strip()

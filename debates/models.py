@@ -13,7 +13,7 @@ from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
 from debates import cards
-from debates.formats import get_format
+from debates.formats import Format, get_format
 from debates.formats.duel import announcement_text, outscored_by
 
 
@@ -30,8 +30,11 @@ class Debate(models.Model):
 
     topic = models.CharField(max_length=500)
     premise = models.CharField(max_length=500, blank=True)
-    format = models.CharField(max_length=20, db_index=True)
+    format = models.CharField(max_length=100, db_index=True)
     options = models.JSONField(default=dict, blank=True)
+    # A debate made from a protocol card keeps the card's YAML as it was at creation: editing or deleting the
+    # card later never changes a debate made from it. Empty for a built-in format.
+    card_source = models.TextField(blank=True, editable=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     is_ending = models.BooleanField(default=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
@@ -42,6 +45,9 @@ class Debate(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error_text = models.TextField(blank=True)
+    # The process that runs it (chaoslm.runner.identity), set as each run starts: once that process has ended, a
+    # debate still "running" is known to have stopped and is resumed (debates/recovery.py).
+    runner = models.CharField(max_length=200, blank=True)
     winner = models.CharField(max_length=100, blank=True)
     scores = models.JSONField(default=dict, blank=True)
     premise_upheld = models.BooleanField(null=True, blank=True)
@@ -72,6 +78,11 @@ class Debate(models.Model):
     def __str__(self) -> str:
         return f"#{self.pk} {self.format}: {self.topic[:60]}"
 
+    @property
+    def fmt(self) -> Format:
+        """The debate's format: its card as snapshotted at creation, else the built-in of that name."""
+        return get_format(self.format, self.card_source)
+
     def held(self, now: datetime | None = None) -> bool:
         """Whether the owner's hold still keeps it from starting: a start time to come, and not started yet."""
         if self.starts_at is None or self.started_at is not None:
@@ -92,6 +103,30 @@ class Debate(models.Model):
     def contradicts(self) -> bool:
         """Whether the judge's scores contradict its own confirmed winner: the verdict box flags it."""
         return self.outscored_by is not None
+
+
+class FormatCard(models.Model):
+    """A debate protocol written as YAML (a card): the YAML is the source of truth, the other fields follow it.
+
+    Shipped cards (cards/*.yaml, imported by `make run`) have no owner and are public; a person's own card is
+    theirs to edit, and others may use it only when it is public.
+    """
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="format_cards"
+    )
+    name = models.SlugField(max_length=100, unique=True, editable=False, help_text="The card's name, from its YAML.")
+    title = models.CharField(max_length=200, blank=True, editable=False)
+    yaml = models.TextField(help_text="The card as YAML: the source of truth. The fields below follow it.")
+    public = models.BooleanField(default=False, help_text="Other people may see the card and run debates with it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Seat(models.Model):
@@ -150,6 +185,10 @@ class Event(models.Model):
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
+    # Of tokens_in, those read from the provider's prompt cache; and the call's cost in dollars at its price when
+    # it was made (chaoslm/llm/prices.py): None where the price is unknown, or the event is no call.
+    tokens_cached = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=18, decimal_places=10, null=True, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -174,7 +213,7 @@ class Event(models.Model):
     @property
     def step_label(self) -> str:
         """The step its card names after the speaker, as its format words it ("" for an ordinary turn)."""
-        return get_format(self.debate.format).step_label(self.step)
+        return self.debate.fmt.step_label(self.step)
 
     @property
     def text_shown(self) -> str:
@@ -183,7 +222,7 @@ class Event(models.Model):
         if self.kind == self.Kind.VERDICT:
             return announcement_text(self.content)
         if self.kind == self.Kind.SYSTEM:
-            return get_format(self.debate.format).system_line(self.content)
+            return self.debate.fmt.system_line(self.content)
         return self.content
 
 

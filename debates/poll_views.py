@@ -2,14 +2,20 @@
 and the owner's close. A debate's own address and its share link each have their own, with the same rule of
 who may see the debate (chaoslm/sharing.py). The poll itself is debates/votes.py.
 
-Who votes: a signed-in person by their account; anyone else by a random voter id in a signed cookie
-(django.core.signing), set with their first vote. A cookie whose signature fails (forged) or that is older
+Who votes (one voter): a signed-in person by their account; anyone else by their browser, a voter id in a signed
+cookie (django.core.signing) set with their first vote. A cookie whose signature fails (forged) or that is older
 than CHAOSLM_POLL_COOKIE_DAYS (replayed from long ago) is refused and cleared: nothing is counted. Every
 vote is also counted against its address: at most CHAOSLM_POLL_VOTES_PER_MINUTE a minute.
+
+A new visitor's first vote has no cookie yet, so its voter id comes from the form it was posted with: each vote
+form carries a random ballot token (`new_ballot`), and the voter id is a keyed hash of it. The same form posted
+twice at once (a double click, a resent request) is then the same voter twice, and the database's one vote per
+voter keeps one; two forms (two tabs opened before any vote) are two ballots.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -20,6 +26,7 @@ from django.core import signing
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.crypto import salted_hmac
 from django.views.decorators.http import require_GET, require_POST
 
 from chaoslm import limits, sharing
@@ -31,6 +38,21 @@ from debates.models import Debate
 COOKIE = "chaoslm_voter"
 SALT = "chaoslm.poll.voter"
 ANON = "anon:"
+BALLOT = "ballot"  # the vote forms' field
+BALLOT_SALT = "chaoslm.poll.ballot"
+BALLOT_FORM = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+def new_ballot() -> str:
+    """A vote form's ballot token: a new anonymous voter's id is drawn from it (`voter_to_vote`)."""
+    return secrets.token_urlsafe(18)
+
+
+def _ballot_voter(ballot: str) -> str | None:
+    # Keyed, so a ballot names no voter id anyone could aim at: choosing a ballot makes a new voter, never another's.
+    if not BALLOT_FORM.fullmatch(ballot):
+        return None
+    return ANON + salted_hmac(BALLOT_SALT, ballot).hexdigest()[:32]
 
 
 class BadCookie(votes.PollError):
@@ -89,7 +111,7 @@ def box_context(
     owner = sharing.is_owner(request.user, debate)
     can_close = owner and box["open_phase"] == votes.PollVote.Phase.AFTER
     close_url = reverse("debate_poll_close", args=[debate.pk]) if can_close else ""
-    return {**box, **_urls(debate, via_share), "close_url": close_url}
+    return {**box, **_urls(debate, via_share), "close_url": close_url, "ballot": new_ballot()}
 
 
 def _box_response(request: HttpRequest, debate: Debate, via_share: bool, voter: str | None = None) -> HttpResponse:
@@ -98,24 +120,36 @@ def _box_response(request: HttpRequest, debate: Debate, via_share: bool, voter: 
     )
 
 
+def vote_wait(request: HttpRequest) -> int | None:
+    """The seconds to wait for an address past CHAOSLM_POLL_VOTES_PER_MINUTE votes in the last 60 seconds (this one
+    counted when allowed), else None. Every kind of vote (polls, the arenas, on a page or over the API) shares the
+    one count."""
+    return limits.rate(f"chaoslm:votes:{client_ip(request)}", settings.CHAOSLM_POLL_VOTES_PER_MINUTE)
+
+
+def too_many_votes(wait: int) -> str:
+    return f"Too many votes from your address; try again in {wait} seconds."
+
+
 def over_limit(request: HttpRequest) -> HttpResponse | None:
-    """The 429 for an address past CHAOSLM_POLL_VOTES_PER_MINUTE votes this minute (this one counted), else None.
-    Every kind of vote (polls, the arena) shares the one count."""
-    count, wait = limits.count_in_window(f"chaoslm:votes:{client_ip(request)}")
-    if count > settings.CHAOSLM_POLL_VOTES_PER_MINUTE:
-        return message_reply(f"Too many votes from your address; try again in {wait} seconds.", 429)
-    return None
+    """`vote_wait`'s 429 with its Retry-After, else None."""
+    wait = vote_wait(request)
+    if wait is None:
+        return None
+    response = message_reply(too_many_votes(wait), 429)
+    response["Retry-After"] = str(wait)
+    return response
 
 
 def voter_to_vote(request: HttpRequest) -> tuple[str, str]:
     """Who is voting, and the signed cookie to set when they are a new anonymous voter ("" otherwise); BadCookie
-    for a cookie that is not valid."""
+    for a cookie that is not valid. A new voter is their form's ballot's (a random one for a post without it)."""
     if request.user.is_authenticated:
         return f"user:{request.user.pk}", ""
     voter = _cookie_voter(request)
     if voter:
         return voter, ""
-    voter = ANON + secrets.token_urlsafe(18)
+    voter = _ballot_voter(request.POST.get(BALLOT, "")) or ANON + secrets.token_urlsafe(18)
     return voter, signing.dumps(voter, salt=SALT)
 
 

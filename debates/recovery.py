@@ -19,14 +19,20 @@ HELD_GRACE = 30.0
 
 
 def stalled_debates(older_than: float | None = None) -> list[Debate]:
-    """Running debates with no new event (and no start) for `older_than` seconds."""
+    """Running debates whose work stopped: the process running them has ended (known at once, whatever their
+    age), or, where that cannot be told (a worker on another host), no new event (and no start) for
+    `older_than` seconds. A debate its process is still running is not stalled, however slow."""
     seconds = settings.CHAOSLM_STALLED_AFTER if older_than is None else older_than
     cutoff = timezone.now() - timedelta(seconds=seconds)
-    return list(
-        Debate.objects.filter(status=Debate.Status.RUNNING)
-        .annotate(progress=Greatest(Coalesce(Max("events__created_at"), "started_at"), "started_at"))
-        .filter(progress__lt=cutoff)
+    running = Debate.objects.filter(status=Debate.Status.RUNNING).annotate(
+        progress=Greatest(Coalesce(Max("events__created_at"), "started_at"), "started_at")
     )
+    stalled = []
+    for debate in running:
+        ended = runner.gone(debate.runner)
+        if ended or (ended is None and debate.progress is not None and debate.progress < cutoff):
+            stalled.append(debate)
+    return stalled
 
 
 def recover(older_than: float | None = None) -> list[int]:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet
 from django.utils.safestring import mark_safe
 
+from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from debates.cards import cards_of
 from debates.engine import record_of
-from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
+from debates.formats import DebateConfig, FormatError, SeatInfo
 from debates.models import Debate, Event, Seat
 from debates.status import activity, status_line
 
@@ -89,7 +91,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
     scores = list(debate.events.filter(kind=Event.Kind.SCORE))
     stage = debate.events.filter(kind=Event.Kind.SYSTEM).order_by("-ordinal").first()
     stage_text = current_stage([stage] if stage else [])
-    fmt = get_format(debate.format)
+    fmt = debate.fmt
     return {
         "debate": debate,
         "seats": seats,
@@ -99,7 +101,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
         "cards": mark_safe("".join(card.filled() for card in events)),  # noqa: S308
         "last_event_id": max((card.pk for card in events), default=0),
         "chart": score_chart(seats, scores),
-        "shows_scores": fmt.scores_turns and any(s.key == "judge" for s in seats),
+        "shows_scores": fmt.scores_turns and any(s.key == fmt.judge_seat for s in seats),
         "verdict_label": fmt.verdict_label,
         "human_seat": next((s for s in seats if s.is_human), None),
         "stage": stage_text,
@@ -130,7 +132,7 @@ def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
         seats=infos,
         is_ending=debate.is_ending,
     )
-    fmt = get_format(debate.format)
+    fmt = debate.fmt
     try:
         plan = fmt.next_steps(config, records)
     except FormatError:
@@ -143,27 +145,55 @@ def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
     ]
 
 
+@dataclass
+class SeatUsage:
+    """One seat's calls to one model: tokens and what they cost (a Total: "+ unknown" where a price is)."""
+
+    seat: Seat
+    model: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    cost: Total = field(default_factory=Total)
+
+    def add(self, event: Event) -> None:
+        """One more call (the live page's running count, with no query)."""
+        self.tokens_in += event.tokens_in
+        self.tokens_out += event.tokens_out
+        self.tokens_cached += event.tokens_cached
+        amount = ZERO if event.cost is None else event.cost
+        self.cost = self.cost + Total(amount, int(event.cost is None), 1)
+
+
+def calls_of(debate: Debate) -> QuerySet[Event]:
+    """The debate's events that are model calls (every call reads a prompt; no other event has tokens)."""
+    return debate.events.filter(tokens_in__gt=0)
+
+
 def usage(debate: Debate, seats: Sequence[Seat]) -> dict[str, Any]:
-    """Tokens in and out, per seat and in all: one query."""
-    totals = {
-        row["seat_id"]: row
-        for row in debate.events.values("seat_id").annotate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
-    }
-    return usage_context(
-        [
-            (s, totals.get(s.pk, {}).get("tokens_in") or 0, totals.get(s.pk, {}).get("tokens_out") or 0)
-            for s in seats
-            if not s.is_human
-        ]
-    )
+    """Tokens and cost, per seat and model and in all: one query."""
+    by_seat = {s.pk: s for s in seats}
+    rows = [
+        SeatUsage(by_seat[seat_id], model, t_in, t_out, t_cached, total)
+        for (seat_id, model), total, t_in, t_out, t_cached in totals_by(calls_of(debate), "seat_id", "model")
+        if seat_id in by_seat
+    ]
+    return usage_context(rows, seats)
 
 
-def usage_context(seat_usage: list[tuple[Seat, int, int]]) -> dict[str, Any]:
-    """The usage partial's context from (seat, tokens in, tokens out) for each seat that is a model."""
+def usage_context(rows: list[SeatUsage], seats: Sequence[Seat]) -> dict[str, Any]:
+    """The usage partial's context: a row per seat and model it called, in seat order, and an empty row for each
+    model seat that has made no call yet."""
+    called = {row.seat.pk for row in rows}
+    rows = rows + [SeatUsage(s) for s in seats if not s.is_human and s.pk not in called]
+    order = {s.pk: i for i, s in enumerate(seats)}
+    rows.sort(key=lambda row: (order.get(row.seat.pk, 0), row.model))
     return {
-        "seat_usage": seat_usage,
-        "tokens_in": sum(u[1] for u in seat_usage),
-        "tokens_out": sum(u[2] for u in seat_usage),
+        "seat_usage": rows,
+        "tokens_in": sum(r.tokens_in for r in rows),
+        "tokens_out": sum(r.tokens_out for r in rows),
+        "tokens_cached": sum(r.tokens_cached for r in rows),
+        "cost": sum((r.cost for r in rows), Total()),
     }
 
 
@@ -171,3 +201,77 @@ def current_stage(events: Iterable[Event]) -> str:
     """The stage and round the last SYSTEM instruction set, as formats word it ("Round 2 of 3, turn 5.")."""
     system = [e for e in events if e.kind == Event.Kind.SYSTEM]
     return system[-1].data.get("status", "") if system else ""
+
+
+# The calls a time estimate is averaged over: recent enough to be the site's present model and load.
+PACE_SAMPLE = 200
+
+
+def seconds_per_call() -> float | None:
+    """The mean time of this site's last PACE_SAMPLE model calls, in seconds (None before the first): how a card's
+    page turns its number of calls into a time."""
+    recent = list(
+        Event.objects.filter(latency_ms__gt=0).order_by("-pk").values_list("latency_ms", flat=True)[:PACE_SAMPLE]
+    )
+    return sum(recent) / len(recent) / 1000 if recent else None
+
+
+@dataclass(frozen=True)
+class PersonaUsage:
+    """A persona's calls to one model over many debates (a tournament's, an experiment's)."""
+
+    name: str
+    model: str
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    tokens_cached: int
+    cost: Total
+
+
+def usage_of(debates: QuerySet[Debate]) -> tuple[list[PersonaUsage], Total]:
+    """Calls, tokens and cost per persona (by seat name) and model over `debates`, and their Total. One query."""
+    rows = [
+        PersonaUsage(name, model, total.calls, t_in, t_out, t_cached, total)
+        for (name, model), total, t_in, t_out, t_cached in totals_by(
+            Event.objects.filter(debate__in=debates, tokens_in__gt=0, seat__isnull=False), "seat__name", "model"
+        )
+    ]
+    return rows, sum((row.cost for row in rows), Total())
+
+
+def spend(user: Any, since: datetime) -> list[SpendRow]:
+    """The user's debates' calls (their tournaments' and experiments' included) since `since`, per persona and
+    model (chaoslm/costs.py: register_spend). One query."""
+    calls = Event.objects.filter(debate__owner=user, created_at__gte=since, tokens_in__gt=0)
+    return totals_by(calls, "seat__name", "model")
+
+
+def cost_of(debate: Debate) -> Total:
+    return total_of(calls_of(debate))
+
+
+def batch_usage(debates: QuerySet[Debate]) -> dict[str, Any]:
+    """The batch usage partial's context (partials/batch_usage.html) over a batch's debates."""
+    rows, total = usage_of(debates)
+    return {"usage": rows, "usage_total": total}
+
+
+def usage_json(debates: QuerySet[Debate]) -> dict[str, Any]:
+    """A batch's cost for exports and the API: the Total's JSON and a row per persona and model. One query."""
+    rows, total = usage_of(debates)
+    return {
+        **total.as_json(),
+        "by_persona": [
+            {
+                "persona": r.name,
+                "model": r.model,
+                "calls": r.calls,
+                "tokens_in": r.tokens_in,
+                "tokens_out": r.tokens_out,
+                "tokens_cached": r.tokens_cached,
+                **r.cost.as_json(),
+            }
+            for r in rows
+        ],
+    }

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db import transaction
 
-from chaoslm import limits, live, runner
+from chaoslm import costs, limits, live, runner
+from chaoslm.personas.models import Persona
 from debates import hold
 from debates import limits as debate_limits
 from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers
@@ -75,7 +76,7 @@ def delete_debate(debate: Debate) -> None:
 def start_debate(user: Any, form: NewDebateForm) -> Debate:
     """Create the debate a valid new-debate form describes, for `user`, and start it.
 
-    Raises FormatError or limits.LimitReached with a message for the person.
+    Raises FormatError, limits.LimitReached or costs.OverBudget with a message for the person.
     """
     data = form.cleaned_data
     seats: dict[str, SeatChoice] = {}
@@ -88,6 +89,7 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             seats[spec.key] = SeatChoice(persona=value)
     with limits.starting(user):
         debate_limits.check_start(user)
+        costs.check(user, cost_estimate(form))
         debate = create_debate(
             format_name=form.fmt.name,
             topic=data["topic"],
@@ -99,12 +101,23 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             show_thinking=data["show_thinking"],
             audience_poll=data["audience_poll"],
             hold_minutes=data["hold"],
+            card_source=form.card_source,
         )
         if debate.starts_at is not None:
             hold.schedule(debate)
         else:
             runner.submit("debate", debate.pk)
     return debate
+
+
+def cost_estimate(form: NewDebateForm) -> costs.CostRange | None:
+    """What the debate a valid form describes will cost, for a format that knows its number of calls from its
+    options (`Format.calls`); None for one that does not (a debate that waits for people, or ends when it ends)."""
+    planned = getattr(form.fmt, "calls", None)
+    if planned is None:
+        return None
+    personas = [v for k, v in form.cleaned_data.items() if k.startswith("seat_") and isinstance(v, Persona)]
+    return costs.estimate(planned(form.options()), [p.endpoint() for p in personas])
 
 
 def push_state(debate: Debate, before: str = "") -> None:
@@ -118,7 +131,7 @@ def end(debate: Debate) -> Debate:
     if debate.status == Debate.Status.COMPLETED:
         return debate
     debate = end_debate(debate.pk)
-    if debate.status != Debate.Status.RUNNING:
+    if debate.status != Debate.Status.RUNNING or runner.gone(debate.runner):
         runner.submit("debate", debate.pk)
     push_state(debate)
     return debate
@@ -138,11 +151,14 @@ def speak(user: Any, debate: Debate, text: str) -> Event:
 
 
 def retry(user: Any, debate: Debate) -> bool:
-    """Run a failed or interrupted debate again (False: there was nothing to retry). Raises LimitReached."""
-    if debate.status not in (Debate.Status.ERROR, Debate.Status.INTERRUPTED):
+    """Run a failed or interrupted debate again, or one left running by a process that has ended (False: there was
+    nothing to retry). Raises LimitReached, or costs.OverBudget when the owner's monthly budget is spent."""
+    stopped = debate.status == Debate.Status.RUNNING and runner.gone(debate.runner)
+    if debate.status not in (Debate.Status.ERROR, Debate.Status.INTERRUPTED) and not stopped:
         return False
     with limits.starting(user):
         debate_limits.check_start(user)
+        costs.check(debate.owner)
         runner.submit("debate", debate.pk)
     return True
 

@@ -56,12 +56,14 @@ def create_debate(
     show_thinking: bool = True,
     audience_poll: bool | None = None,
     hold_minutes: int = 0,
+    card_source: str = "",
 ) -> Debate:
     """Validate and store a new debate (status pending). Raises FormatError with a message for the user.
 
     `audience_poll`: whether the audience votes before and after (debates/votes.py); by default on, but for a
-    batch's (a tournament's) matches. `hold_minutes`: the owner's hold of the start (debates/hold.py)."""
-    fmt = get_format(format_name)
+    batch's (a tournament's) matches. `hold_minutes`: the owner's hold of the start (debates/hold.py).
+    `card_source`: the YAML of the card the debate is made from, kept with it as it is now."""
+    fmt = get_format(format_name, card_source)
     try:
         starts_at = hold.starts_at(hold_minutes)
     except hold.HoldError as error:
@@ -109,6 +111,7 @@ def create_debate(
             topic=topic,
             premise=premise,
             format=fmt.name,
+            card_source=card_source,
             options=options,
             owner=owner,
             visibility=visibility,

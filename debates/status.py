@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 from django.utils.text import capfirst
 
-from debates.formats import Format, Step, get_format
+from debates.formats import Format, Step
 from debates.formats.base import PRIVATE
 from debates.models import Debate, Event
 
@@ -55,7 +55,7 @@ def status_line(debate: Debate, doing: Sequence[str] = (), stage: str = "", wait
         text = f"{capfirst(debate.get_status_display())}."
         if debate.status == Debate.Status.COMPLETED and debate.is_ending:
             statements = debate.events.filter(kind=Event.Kind.TURN).count()
-            note = get_format(debate.format).ended_early(debate.options, statements)
+            note = debate.fmt.ended_early(debate.options, statements)
             details.extend([note] if note else [])
     if stage and debate.status in (Debate.Status.RUNNING, Debate.Status.WAITING):
         details.append(stage)

@@ -15,9 +15,9 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
+from chaoslm import costs
 from debates import votes
-from debates.formats import FORMATS, get_format
-from debates.formats.evidence import PROTOCOLS
+from debates.formats import Format, FormatError
 from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
 from debates.models import Debate, Event
 from debates.privacy import EVERYTHING, Access
@@ -26,9 +26,17 @@ from debates.privacy import EVERYTHING, Access
 HIDDEN_KINDS = {Event.Kind.INTERNAL}
 
 
-def _checked_quotes(passage: str | None, event: Event, seat_key: str | None) -> dict[str, Any]:
+def _format(debate: Debate) -> Format | None:
+    """The debate's format; None for one this version no longer has (its export still reads)."""
+    try:
+        return debate.fmt
+    except FormatError:
+        return None
+
+
+def _checked_quotes(passage: str | None, event: Event, seat_key: str | None, judge: str | None) -> dict[str, Any]:
     """An evidence speech's quotes as checked against the passage, and the speech as the judge read it."""
-    if passage is None or event.kind != Event.Kind.TURN or seat_key in (None, "judge"):
+    if passage is None or event.kind != Event.Kind.TURN or seat_key is None or seat_key == judge:
         return {}
     checked = verify(passage, event.content)
     return {"quotes": [{"text": q.text, "verified": q.verified} for q in checked.quotes], "as_judged": checked.marked}
@@ -47,7 +55,9 @@ def event_rows(
     """Each of `events` the viewer may read (`access`), with its export row: the exports' and the API's one rule."""
     seats = {s.pk: s for s in debate.seats.all()}
     # An evidence protocol's speeches carry their quotes as checked (the judge's marks) in every export.
-    passage = debate.options.get("passage") if debate.format in PROTOCOLS else None
+    fmt = _format(debate)
+    passage = debate.options.get(fmt.quotes_option) if fmt and fmt.quotes_option else None
+    judge = fmt.judge_seat if fmt else None
     rows = []
     for event in events:
         if event.kind in HIDDEN_KINDS and not access.prompts:
@@ -68,10 +78,13 @@ def event_rows(
                     "visibility": event.visibility,
                     **prompt,
                     "content": event.content,
-                    **_checked_quotes(passage, event, seat.key if seat else None),
+                    **_checked_quotes(passage, event, seat.key if seat else None, judge),
                     "data": event.data,
                     "tokens_in": event.tokens_in,
                     "tokens_out": event.tokens_out,
+                    "tokens_cached": event.tokens_cached,
+                    # Dollars as an exact decimal string; null: no call, or a call at an unknown price.
+                    "cost": None if event.cost is None else str(event.cost),
                     "latency_ms": event.latency_ms,
                     "model": event.model,
                     "created_at": event.created_at.isoformat(),
@@ -112,8 +125,23 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
         if debate.announcement or debate.winner
         else None,
         "events": events,
+        "cost": cost_of(debate),
         # Counts only, of the phases that have closed (debates/votes.py); None for a debate without a poll.
         "audience_poll": votes.export(debate),
+    }
+
+
+def cost_of(debate: Debate) -> dict[str, Any]:
+    """The debate's cost in all and per persona and model (chaoslm/costs.py): one query."""
+    calls = debate.events.filter(tokens_in__gt=0)
+    rows = costs.totals_by(calls, "seat__name", "model")
+    total = sum((row[1] for row in rows), costs.Total())
+    return {
+        **total.as_json(),
+        "by_persona": [
+            {"persona": name, "model": model, "calls": t.calls, "tokens_in": t_in, "tokens_out": t_out, **t.as_json()}
+            for (name, model), t, t_in, t_out, _ in rows
+        ],
     }
 
 
@@ -123,10 +151,18 @@ def as_json(debate: Debate, *, access: Access = EVERYTHING) -> str:
 
 def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
     data = as_dict(debate, access=access)
+    fmt = _format(debate)
+
+    def heading(event: dict[str, Any]) -> str:
+        """A public statement's heading: its speaker, and the step when the format names one (a cross-examination
+        question reads as one)."""
+        title = fmt.step_title(event["step"]) if fmt else ""
+        return f"### {event['speaker'] or ''}" + (f" — {title}" if title else "")
+
     lines = [f"# {data['topic']}", ""]
     if data["premise"]:
         lines += [f"**Premise:** {data['premise']}", ""]
-    lines.append(f"**Format:** {data['format']} · **Status:** {data['status']}")
+    lines.append(f"**Format:** {data['format']} · **Status:** {data['status']} · **Cost:** {data['cost']['text']}")
     lines.append("")
     for seat in data["seats"]:
         side = f", {seat['side']}" if seat["side"] else ""
@@ -157,15 +193,15 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
             lines += [f"## Verdict — {speaker}", "", content, ""]
         elif "as_judged" in event:
             counts = sum(q["verified"] for q in event["quotes"]), len(event["quotes"])
-            lines += [f"### {speaker}", "", _as_judged_markdown(event["as_judged"]), ""]
+            lines += [heading(event), "", _as_judged_markdown(event["as_judged"]), ""]
             if counts[1]:
                 lines += [f"*{counts[1]} quote{'s' if counts[1] != 1 else ''}: {counts[0]} verified*", ""]
         else:
-            lines += [f"### {speaker}", "", content, ""]
+            lines += [heading(event), "", content, ""]
     verdict = data["verdict"]
     if verdict and verdict["winner"]:
         scores = ", ".join(f"{name} {score}" for name, score in verdict["scores"].items())
-        label = get_format(debate.format).verdict_label if debate.format in FORMATS else "Winner"
+        label = fmt.verdict_label if fmt else "Winner"
         lines.append(f"**{label}:** {verdict['winner']}" + (f" ({scores})" if scores else ""))
         if verdict["premise_upheld"] is not None:
             lines.append(f"**Premise:** {'upheld' if verdict['premise_upheld'] else 'rejected'}")

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
 from chaoslm import http  # noqa: F401  (registers the <id:...> converter)
-from debates import poll_views, views
+from debates import format_views, poll_views, views
 
 
 class ExportKind:
@@ -26,6 +26,8 @@ urlpatterns = [
     path("accounts/signup/", views.signup, name="signup"),
     path("debates/new/", views.new_debate, name="debate_new"),
     path("personas/prompt/", views.persona_prompt, name="persona_prompt"),
+    path("formats/", format_views.format_list, name="format_list"),
+    path("formats/<slug:name>/", format_views.format_detail, name="format_detail"),
     path("debates/<id:pk>/", views.debate_detail, name="debate_detail"),
     path("debates/<id:pk>/export.<export:kind>", views.debate_export, name="debate_export"),
     path("debates/<id:pk>/end/", views.debate_end, name="debate_end"),

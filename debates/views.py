@@ -17,12 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chaoslm import limits, sharing
+from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, default_endpoint
 from debates import hold, poll_views, privacy, services, transcripts
-from debates.formats import LISTED, FormatError, get_format
+from debates.formats import DEFAULT_FORMAT, LISTED, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public, page_state
@@ -72,16 +72,21 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def new_debate(request: HttpRequest) -> HttpResponse:
-    format_name = request.POST.get("format") or request.GET.get("format") or "duel"
-    form = NewDebateForm(request.POST or None, format_name=format_name)
+    format_name = request.POST.get("format") or request.GET.get("format") or DEFAULT_FORMAT
+    form = NewDebateForm(request.POST or None, format_name=format_name, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             debate = services.start_debate(request.user, form)
-        except (FormatError, limits.LimitReached) as error:
+        except (FormatError, limits.LimitReached, costs.OverBudget) as error:
             form.add_error(None, str(error))
         else:
             return redirect("debate_detail", debate.pk)
-    context = {"form": form, "formats": LISTED.values(), "selected": form.fmt}
+    context = {
+        "form": form,
+        "formats": [f for f in form.formats if f.name in LISTED],
+        "cards": [f for f in form.formats if f.name not in LISTED],
+        "selected": form.fmt,
+    }
     if request.htmx and request.method == "GET":
         return render(request, "debates/new_fields.html", context)
     return render(request, "debates/new.html", context)
@@ -101,7 +106,7 @@ def persona_prompt(request: HttpRequest) -> HttpResponse:
 
 def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
     """A judge replay's link to the duel it judges, for a viewer who may open that duel."""
-    source_id = debate.options.get("source_debate") if get_format(debate.format).replays_a_debate else None
+    source_id = debate.options.get("source_debate") if debate.fmt.replays_a_debate else None
     source = Debate.objects.filter(pk=source_id).first() if isinstance(source_id, int) else None
     if source is None or not sharing.can_view(request.user, source):
         return ""
@@ -110,7 +115,7 @@ def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
 
 def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool = False) -> HttpResponse:
     state = page_state(debate, thinking=privacy.access(request.user, debate, via_share=via_share).thinking)
-    fmt = get_format(debate.format)
+    fmt = debate.fmt
     export = reverse("debate_share_export", args=[debate.share_token, "md"])
     if sharing.can_view(request.user, debate):
         export = reverse("debate_export", args=[debate.pk, "md"])
@@ -212,6 +217,8 @@ def debate_retry(request: HttpRequest, debate: Debate) -> HttpResponse:
         services.retry(request.user, debate)
     except limits.LimitReached as error:
         return message_reply(str(error), 429)
+    except costs.OverBudget as error:
+        return message_reply(str(error), 402)
     return HttpResponse(status=204)
 
 

@@ -31,10 +31,7 @@ from chaoslm import live
 from debates import polls
 from debates.models import Debate, Event, PollVote
 
-# The formats with two sides (or two answers) an audience can take.
-POLL_FORMATS = frozenset({"duel", "classic", "structured", "evidence_debate"})
-# The formats of many speakers: one vote after the end, for the participant who argued best (the people's choice).
-PEOPLES_FORMATS = frozenset({"standard", "custom", "panel"})
+# The roles that do not argue: a people's choice is among the other seats.
 NOT_SPEAKERS = ("moderator", "judge")
 PHASES = (PollVote.Phase.BEFORE, PollVote.Phase.AFTER)
 # At most one push of a vote's tally per debate in this many seconds, and one more at its end for the votes
@@ -58,10 +55,10 @@ class PollError(Exception):
 
 
 def has_poll(debate: Debate) -> bool:
-    """Whether the debate's audience votes: its owner turned the poll on, its format has two sides, and it has
-    an audience (a private debate has none; made unlisted or public, its poll appears)."""
-    formats = POLL_FORMATS | PEOPLES_FORMATS
-    return debate.audience_poll and debate.format in formats and debate.visibility != Debate.Visibility.PRIVATE
+    """Whether the debate's audience votes: its owner turned the poll on, its format has a poll (`Format.poll`: two
+    sides to take, or a people's choice), and it has an audience (a private debate has none; made unlisted or
+    public, its poll appears)."""
+    return debate.audience_poll and bool(debate.fmt.poll) and debate.visibility != Debate.Visibility.PRIVATE
 
 
 @dataclass(frozen=True)
@@ -125,18 +122,24 @@ def poll_of(debate: Debate) -> Poll | None:
     """The debate's poll as it stands, or None when it has none."""
     if not has_poll(debate):
         return None
-    peoples = debate.format in PEOPLES_FORMATS
+    fmt = debate.fmt
+    peoples = fmt.poll == "people"
     seats = list(debate.seats.all())
-    sided = [seat for seat in seats if seat.side]
-    answers = debate.options.get("answers") if debate.format == "evidence_debate" else None
+    # A side is voted for by its first seat (a team's first speaker stands for the team).
+    by_key = {seat.key: seat for seat in seats}
+    firsts = [side.seats[0] for side in fmt.sides if side.seats]
+    sided = [by_key[key] for key in firsts if key in by_key]
+    # Sides that argue answers (an evidence debate's A and B) are named by their answers, in the order of the sides.
+    answers = debate.options.get(fmt.side_answers_option) if fmt.side_answers_option else None
     options, short = [], {polls.UNDECIDED: "Undecided"}
     if peoples:
         speakers = [seat for seat in seats if seat.role not in NOT_SPEAKERS]
         options = [(seat.key, seat.name) for seat in speakers]
         short.update(options)
     for seat in [] if peoples else sided:
-        if isinstance(answers, list) and seat.side in ("A", "B"):
-            label, short[seat.key] = f"{seat.side}: {answers[('A', 'B').index(seat.side)]}", seat.side
+        index = firsts.index(seat.key)
+        if isinstance(answers, list) and index < len(answers):
+            label, short[seat.key] = f"{seat.side}: {answers[index]}", seat.side
         else:
             label, short[seat.key] = f"{seat.name} ({seat.side})", seat.name
         options.append((seat.key, label))

@@ -135,6 +135,9 @@ class EvidenceArena(Arena[Run]):
     related = RELATED
     not_in_arena = "That debate is not in the arena (its experiment may have left it); nothing was counted."
     bad_choice = "Pick answer A or answer B; nothing was counted."
+    final = "Your answer is final: you have been shown the correct answer, so it cannot change; nothing was changed."
+    opted_in = "Its finished evidence debates are in the arena; the people's answers will show in the report."
+    opted_out = "Its debates left the arena; the answers already given stay in the report."
     vote_noun = "answer"
 
     def items(self) -> QuerySet[Run]:

@@ -9,16 +9,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chaoslm.charts import FONT, WIDTH
+from experiments.design import BLIND, CONSULTANCY, DEBATE, ORACLE
 
 if TYPE_CHECKING:
     from experiments import stats
 
-TITLES = {
-    "evidence_debate": "Debate",
-    "consultancy": "Consultancy",
-    "blind": "Blind",
-    "oracle": "Oracle",
-}
+TITLES = {DEBATE: "Debate", CONSULTANCY: "Consultancy", BLIND: "Blind", ORACLE: "Oracle"}
 
 
 def title(name: str) -> str:

@@ -20,9 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from debates.formats.evidence import ROUNDS
+from debates.formats.evidence import ROUNDS, Blind, Consultancy, EvidenceDebate, Oracle
 
-DEBATE, CONSULTANCY, BLIND, ORACLE = "evidence_debate", "consultancy", "blind", "oracle"
+# The protocols an experiment compares are the evidence formats, by their names.
+DEBATE, CONSULTANCY, BLIND, ORACLE = EvidenceDebate.name, Consultancy.name, Blind.name, Oracle.name
 PROTOCOLS = (DEBATE, CONSULTANCY, BLIND, ORACLE)
 NEEDS_DEBATERS = frozenset({DEBATE, CONSULTANCY})
 T = TypeVar("T")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from debates.selectors import usage_json
 from experiments import arena, selectors
+from experiments.design import CONSULTANCY, DEBATE
 from experiments.models import Experiment
 
 # The report's statistics (experiments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
@@ -62,9 +64,9 @@ def run_rows(judged: list[stats.Judged]) -> list[list[Any]]:
                 r.judge,
                 "B first" if r.swapped else "A first",
                 _cell(r.correct),
-                r.first if r.protocol == "evidence_debate" else "",
+                r.first if r.protocol == DEBATE else "",
                 r.second or "",
-                f"{r.first}: {r.assigned}" if r.protocol == "consultancy" else "",
+                f"{r.first}: {r.assigned}" if r.protocol == CONSULTANCY else "",
                 r.probabilities[0] if r.probabilities else "unparsed",
                 r.probabilities[1] if r.probabilities else "unparsed",
                 _cell(r.choice),
@@ -134,4 +136,5 @@ def as_json(experiment: Experiment) -> dict[str, Any]:
         "report": selectors.report(experiment, judged).as_dict(),
         "human": arena.human_report(experiment, judged).as_dict(),
         "runs": [dict(zip(RUN_COLUMNS, row, strict=True)) for row in run_rows(judged)[1:]],
+        "cost": usage_json(selectors.debates_of(experiment)),
     }

@@ -26,14 +26,14 @@ if TYPE_CHECKING:
 def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
     """Every run's debate as it stands (see tournaments/state.py `jobs`: the same reading, one query for the runs).
 
-    A run holding its own debate is the scheduler's DUEL (its match is itself); a run reading another's is a
+    A run holding its own debate is the scheduler's MATCH (its match is itself); a run reading another's is a
     REPLAY of that run (its match is the source), so it waits for that debate to finish and fails with it."""
     fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
     runs = Run.objects.filter(experiment=experiment)
     if open_only:
         runs = runs.exclude(debate__status=schedule.COMPLETED)
     rows = [
-        (schedule.REPLAY if row["source_id"] else schedule.DUEL, row)
+        (schedule.REPLAY if row["source_id"] else schedule.MATCH, row)
         for row in runs.values(*fields, "source_id", job_order=F("order"), job_match=Coalesce("source_id", "id"))
     ]
     return jobs_from_rows(rows, stalled_after)

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from batches.panel import BatchError, Contestant, Rules, check, given, named, save_snapshots
+from batches.panel import BatchError, Contestant, Rules, check, check_budget, given, named, save_snapshots
 from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, SIMULTANEOUS, WORD_LIMIT
 from experiments import design
@@ -76,6 +76,8 @@ def create_experiment(
     options = given(options)
     protocols = list(protocols)
     _check(questions, protocols, debaters, judges, options, concurrency, visibility)
+    size = design.estimate(len(questions), protocols, len(debaters), len(judges), options)
+    check_budget(owner, size.calls, [*debaters, *judges])
     if design.NEEDS_DEBATERS.isdisjoint(protocols):
         debaters = []  # nobody argues: no debaters to keep
     with transaction.atomic():

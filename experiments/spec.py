@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import Problems, SpecError, check_mapping, load_mapping, people, whole_number, yes_no
+from batches.spec import Problems, SpecError, batch_name, check_mapping, load_mapping, people, whole_number, yes_no
 from chaoslm.sharing import Visibility
 from experiments.questions import EvidenceQuestion, QuestionsError, parse_file, parse_jsonl, sample
 
@@ -93,10 +93,11 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     seated = problems.read("debaters", lambda: people(data, base, source), {})
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
     concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
+    name = problems.read("name", lambda: batch_name(data, default_name, source), "")
     arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
     problems.done()
     return ExperimentSpec(
-        name=str(data.get("name") or default_name),
+        name=name,
         questions=questions,
         protocols=protocols,
         debaters=seated["debaters"],

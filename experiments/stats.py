@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 from batches.stats import Figure, Interval, Rating, Verdict, plain, ratings, wilson
+from experiments.design import BLIND, CONSULTANCY, DEBATE
 
-DEBATE, CONSULTANCY = "evidence_debate", "consultancy"
 BINS = 10
 BOOTSTRAP = 2000
 
@@ -410,7 +410,7 @@ def _debaters(
 
 
 # -- the report ---------------------------------------------------------------------------------------
-DIFFERENCES = (("evidence_debate", "consultancy"), ("evidence_debate", "blind"))
+DIFFERENCES = ((DEBATE, CONSULTANCY), (DEBATE, BLIND))
 
 
 def build_report(

@@ -19,7 +19,5 @@ urlpatterns = [
         at="arena/evidence/",
         template="experiments/arena.html",
         names=("evidence_arena", "evidence_arena_debate", "evidence_arena_vote"),
-        on="Its finished evidence debates are in the arena; the people's answers will show in the report.",
-        off="Its debates left the arena; the answers already given stay in the report.",
     ),
 ]

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from chaoslm.csvsafe import csv_text
+from debates.selectors import batch_usage
 from experiments import arena, exports, selectors
 from experiments.models import Experiment, Run
 
@@ -38,6 +39,7 @@ def page(request: HttpRequest, experiment: Experiment, common: dict[str, Any]) -
             "run_page": run_page,
             "questions": experiment.questions.count(),
             "participants": list(experiment.participants.all()),
+            **batch_usage(selectors.debates_of(experiment)),
         },
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chaoslm import costs
 from rooms.models import Room, RoomMessage
 
 
@@ -57,6 +58,27 @@ def as_dict(room: Room, *, include_private: bool) -> dict[str, Any]:
         "memory": room.memory,
         "agents": agents,
         "messages": messages,
+        "cost": cost_of(room),
+    }
+
+
+def cost_of(room: Room) -> dict[str, Any]:
+    """What the room's calls cost, in all and per speaker (an agent, the summarizer) and model. One query."""
+    rows = costs.totals_by(room.messages.filter(tokens_in__gt=0), "author", "data__model")
+    total = sum((row[1] for row in rows), costs.Total())
+    return {
+        **total.as_json(),
+        "by_persona": [
+            {
+                "persona": name,
+                "model": model or "",
+                "calls": t.calls,
+                "tokens_in": t_in,
+                "tokens_out": t_out,
+                **t.as_json(),
+            }
+            for (name, model), t, t_in, t_out, _ in rows
+        ],
     }
 
 

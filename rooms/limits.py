@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chaoslm import limits
+from chaoslm import costs, limits
 from rooms.models import Room
 
 
@@ -18,10 +18,12 @@ def auto_rooms(user: Any, excluding: Room | None = None) -> int:
 
 
 def check_auto(user: Any, room: Room) -> None:
-    """Raise limits.LimitReached unless `user` may switch one more room to auto mode now.
+    """Raise limits.LimitReached unless `user` may switch one more room to auto mode now, costs.OverBudget while
+    their monthly budget is spent.
 
     Call it inside `limits.starting(user)`.
     """
+    costs.check(user)
     running = auto_rooms(user, room)
     limits.check(
         user, ("room in auto mode", "rooms in auto mode"), running=running, cap=settings.CHAOSLM_MAX_AUTO_ROOMS

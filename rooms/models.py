@@ -164,6 +164,9 @@ class RoomMessage(models.Model):
     data = models.JSONField(default=dict, blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
+    # As a debate's Event: cached input tokens, and the call's cost (None: unknown price, or no call).
+    tokens_cached = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=18, decimal_places=10, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

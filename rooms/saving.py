@@ -58,6 +58,8 @@ def reply_fields(table: RoomTable, agent: RoomAgent, result: ChatResult) -> dict
         "data": data,
         "tokens_in": result.prompt_tokens,
         "tokens_out": result.completion_tokens,
+        "tokens_cached": result.cached_tokens,
+        "cost": result.cost,
     }
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
 
+from chaoslm.costs import SpendRow, Total, totals_by
 from chaoslm.personas.models import Persona
 from rooms.broadcast import in_queue_order, status_context
 from rooms.models import Room, RoomAgent, RoomMessage
@@ -40,3 +42,23 @@ def personas_to_add(room: Room) -> QuerySet[Persona]:
 
 def rooms_of(owner: Any) -> QuerySet[Room]:
     return Room.objects.filter(owner=owner)
+
+
+def calls_of(room: Room) -> QuerySet[RoomMessage]:
+    """The room's messages that are model calls (agents' answers, summaries): each read a prompt."""
+    return room.messages.filter(tokens_in__gt=0)
+
+
+def usage(room: Room) -> dict[str, Any]:
+    """The room usage partial's context: cost and tokens per speaker (an agent, the summarizer) and model. One query."""
+    rows = [
+        {"name": name, "model": model or "", "cost": total, "tokens_in": t_in, "tokens_out": t_out}
+        for (name, model), total, t_in, t_out, _ in totals_by(calls_of(room), "author", "data__model")
+    ]
+    return {"room_usage": rows, "room_cost": sum((r["cost"] for r in rows), Total())}
+
+
+def spend(user: Any, since: datetime) -> list[SpendRow]:
+    """The user's rooms' calls since `since`, per speaker and model (chaoslm/costs.py: register_spend). One query."""
+    calls = RoomMessage.objects.filter(room__owner=user, created_at__gte=since, tokens_in__gt=0)
+    return totals_by(calls, "author", "data__model")

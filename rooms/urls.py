@@ -24,6 +24,7 @@ urlpatterns = [
     path("rooms/<id:pk>/messages/<id:message_id>/toggle/", views.room_toggle_message, name="room_toggle_message"),
     path("rooms/<id:pk>/visibility/", views.room_visibility, name="room_visibility"),
     path("rooms/<id:pk>/share/reset/", views.room_share_reset, name="room_share_reset"),
+    path("rooms/<id:pk>/delete/", views.room_delete, name="room_delete"),
     path("rooms/<id:pk>/export.md", views.room_export, {"kind": "md"}, name="room_export_md"),
     path("rooms/<id:pk>/export.json", views.room_export, {"kind": "json"}, name="room_export_json"),
     path("r/<str:token>/", views.room_share, name="room_share"),

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import success as notify
 from django.forms import BaseForm
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from chaoslm import limits, sharing
+from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
@@ -48,6 +49,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> Http
             "messages_list": messages,
             "pending": pending,
             "is_owner": owner,
+            "can_delete": sharing.can_delete(request.user, room),
             "viewer": "owner" if owner else "stranger",
             "talk_rows": _talk_rows(status["agents"]),
             "personas": selectors.personas_to_add(room),
@@ -59,6 +61,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> Http
             "share": sharing.share_panel(request, room),
             "export_md": export_md,
             "export_json": export_md.removesuffix("md") + "json",
+            **selectors.usage(room),
         },
     )
 
@@ -149,6 +152,8 @@ def room_mode(request: HttpRequest, room: Room) -> HttpResponse:
                 note = services.set_mode(room, mode)
         except limits.LimitReached as error:
             return message_reply(str(error), 429)
+        except costs.OverBudget as error:
+            return message_reply(str(error), 402)
         work.start_auto(room.pk)
     else:
         note = services.set_mode(room, mode)
@@ -236,11 +241,7 @@ def room_agent_earlier(request: HttpRequest, room: Room, agent: RoomAgent) -> No
 
 @_agent_action
 def room_agent_retry(request: HttpRequest, room: Room, agent: RoomAgent) -> None:
-    """Ask again after a failure: the round's or the loop's unanswered agents are asked again."""
-    if room.mode == Room.Mode.AUTO:
-        work.start_auto(room.pk)
-    else:
-        work.start_round(room.pk)
+    work.retry(room)
 
 
 def _talk_rows(agents: list[RoomAgent], typed: dict[str, str] | None = None) -> list[tuple[RoomAgent, object, bool]]:
@@ -327,6 +328,18 @@ def room_save_template(request: HttpRequest, room: Room) -> HttpResponse:
         return _refused(request, room, "template", str(error), name=name)
     note = f"Saved as the template “{template.name}”: choose it when you open a new room."
     return _saved(request, room, "template", note, name=template.name)
+
+
+@login_required
+@require_POST
+def room_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """The owner's (or staff's) delete, its auto mode or round stopped first; then the room list."""
+    room = sharing.visible_or_404(Room, request.user, pk=pk)
+    if not sharing.can_delete(request.user, room):
+        return HttpResponseForbidden("Only the room's owner can delete it.")
+    work.delete(room)
+    notify(request, "Room deleted, with its messages.")
+    return redirect("room_list")
 
 
 room_visibility = sharing.visibility_view(Room)

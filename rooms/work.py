@@ -49,6 +49,14 @@ def start_auto(room_id: int) -> None:
     runner.submit(AUTO, room_id)
 
 
+def retry(room: Room) -> None:
+    """Ask again after a failure: the loop's (auto mode) or the round's (manual) unanswered agents are asked again."""
+    if room.mode == Room.Mode.AUTO:
+        start_auto(room.pk)
+    else:
+        start_round(room.pk)
+
+
 def stop(room_id: int, wait: bool = False) -> None:
     """Stop the room's generation now, if it runs here; a worker's loop stops itself on the mode change. With
     `wait`, wait for an inline run to have stopped, as long as runner.cancel waits."""

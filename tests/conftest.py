@@ -76,14 +76,18 @@ def require(condition: bool, what: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    # The start rate limit counts in the cache (process memory in tests): each test starts from zero. Cleared
-    # after too: a poll's push at the end of its interval (debates/votes.py) then finds nothing held back and
-    # reads nothing from the next test's database.
+    # The rate limits count in process memory in tests (chaoslm/limits.py), the polls in the cache: each test
+    # starts from zero. Cleared after too: a poll's push at the end of its interval (debates/votes.py) then
+    # finds nothing held back and reads nothing from the next test's database.
     from django.core.cache import cache
 
+    from chaoslm import limits
+
     cache.clear()
+    limits.reset()
     yield
     cache.clear()
+    limits.reset()
 
 
 @pytest.fixture(autouse=True)

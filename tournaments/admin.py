@@ -32,6 +32,6 @@ class MatchAdmin(ReadOnlyAdmin):
 
 @admin.register(Judgment)
 class JudgmentAdmin(ReadOnlyAdmin):
-    list_display = ["match", "judge", "repeat", "in_duel", "debate", "attempts"]
-    list_filter = ["match__tournament", "in_duel"]
+    list_display = ["match", "judge", "repeat", "in_debate", "debate", "attempts"]
+    list_filter = ["match__tournament", "in_debate"]
     list_select_related = ["match", "judge", "debate"]

@@ -4,7 +4,7 @@ A voter is served a random finished match they have not voted on, as its debater
 moderator, no judge, no score), with the debaters called "Debater 1" (the match's FOR side) and "Debater 2"
 (AGAINST) and every name of theirs, and their models' names, removed from every text shown, the topic
 included (debates/redaction.py). They pick 1, 2 or a tie, and only then are told who was who. The rules of
-serving and voting are every arena's (batches/arena.py): one vote per match and voter, the last one counts; a
+serving and voting are every arena's (batches/arena.py): one vote per match and voter, final once cast; a
 vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and left out of the report's
 human figures (tournaments/human.py), which say how many were.
 """
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from tournaments import human
 
 LABELS = ("Debater 1", "Debater 2")
-# The seat of the FOR side in each tournament format (duel, classic, structured); the other side is AGAINST.
-FOR_SEATS = frozenset({"a", "pro", "affirmative"})
 RELATED = ("question", "debate", "debater_for__persona", "debater_against__persona")
 
 
@@ -70,8 +68,11 @@ def seen(match: Match) -> Seen:
     debate = match.debate
     assert debate is not None
     seats = {s.pk: s for s in debate.seats.select_related("persona__provider").filter(side__gt="")}
-    first = next((s for s in seats.values() if s.key in FOR_SEATS), None)
-    label = {pk: LABELS[0] if seat is first else LABELS[1] for pk, seat in seats.items()}
+    # Debater 1 is the side arguing FOR in the match's format (the match's debater_for); the other is AGAINST.
+    fmt = debate.fmt
+    side = next((s for s in fmt.sides if s.stance == "for"), fmt.sides[0] if fmt.sides else None)
+    for_seats = set(side.seats) if side else set()
+    label = {pk: LABELS[0] if seat.key in for_seats else LABELS[1] for pk, seat in seats.items()}
     events = list(
         debate.events.filter(kind=Event.Kind.TURN, visibility=Event.Visibility.PUBLIC, seat_id__in=list(seats))
         .order_by("ordinal")
@@ -112,6 +113,9 @@ class MatchArena(Arena[Match]):
     related = RELATED
     not_in_arena = "That match is not in the arena (its tournament may have left it); nothing was counted."
     bad_choice = "Pick Debater 1, Debater 2 or a tie; nothing was counted."
+    final = "Your vote on this match is final: you have seen who was who, so it cannot change; nothing was changed."
+    opted_in = "Its finished matches are in the arena; their votes will show in the report."
+    opted_out = "Its matches left the arena; the votes already cast stay in the report."
 
     def items(self) -> QuerySet[Match]:
         return matches()

@@ -22,6 +22,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from chaoslm import live
+from debates.selectors import batch_usage
 from tournaments import charts, results, state
 from tournaments.models import Match, Tournament
 
@@ -31,7 +32,7 @@ PARTIALS = (
     "partials/tournament_matrix.html",
     "partials/tournament_judges.html",
     "partials/tournament_formats.html",
-    "partials/tournament_usage.html",
+    "partials/batch_usage.html",
 )
 
 
@@ -42,7 +43,7 @@ ROW = "partials/tournament_match.html"
 def rows_window() -> timedelta:
     """How long after its debate (or a judgment's) changed a match's row goes out with every push. Passes
     push at least once a tick, so this reaches each page even when a pass or two runs late."""
-    return timedelta(seconds=max(10.0, 3 * settings.CHAOSLM_TOURNAMENT_TICK))
+    return timedelta(seconds=max(10.0, 3 * settings.CHAOSLM_BATCH_TICK))
 
 
 def match_page(tournament: Tournament, number: Any) -> tuple[Page, list[dict[str, Any]]]:
@@ -83,7 +84,7 @@ def page_state(tournament: Tournament, *, live: bool = False) -> dict[str, Any]:
         "report": report,
         "forest": charts.forest(report.ratings),
         "matrix": charts.matrix(debaters, report.head_to_head),
-        "usage": results.usage(tournament),
+        **batch_usage(results.debates_of(tournament)),
     }
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
+
+from debates.formats import DEFAULT_FORMAT, LISTED, get_format
 
 
 @dataclass(frozen=True)
@@ -30,55 +34,36 @@ def pairings(questions: int, debaters: int, sides: str) -> list[Pairing]:
     return out
 
 
-# A tournament's duels need both sides to speak: A opens, B answers. With one turn only the FOR side would
-# speak, and the judge would score a side that never spoke.
-MIN_TURNS = 2
-TOO_FEW_TURNS = (
-    f"A duel needs both sides to speak: turns must be at least {MIN_TURNS} "
-    "(with 1, only the FOR side speaks, and the judge would score a silent side)."
-)
+DEFAULT = DEFAULT_FORMAT
 
 
-# The two-sided formats a tournament runs; the duel is the default, and the only one with a judge inside.
-FORMATS = ("duel", "classic", "structured")
-DUEL = "duel"
+def formats() -> tuple[str, ...]:
+    """The formats a tournament runs: every listed format with exactly two sides and a judge replay to judge it
+    (the first of them, the default, first)."""
+    names = [name for name, f in LISTED.items() if len(f.sides) == 2 and f.replayed_by]
+    return tuple(sorted(names, key=lambda name: name != DEFAULT))
 
 
-def duel_calls(turns: int) -> int:
-    """A judged duel's LLM calls: two plans, a think and a statement a turn, the judge's evaluation and
-    score a turn, and the verdict's four calls (the duel's ordinals 1 ... 4T+6)."""
-    return 4 * turns + 6
+def silent_side(name: str, options: Mapping[str, Any]) -> str:
+    """Why a match of this format at these options would leave a side silent (and its judges would score a side
+    that never spoke), or ""."""
+    return get_format(name).silent_side(options)
 
 
-def replay_calls(turns: int) -> int:
-    """A judge-only replay: an evaluation and a score a turn, then the four verdict calls."""
-    return 2 * turns + 4
+def debate_calls(name: str, options: Mapping[str, Any]) -> int:
+    """A match's own LLM calls (its judge's too, when one sits inside it)."""
+    return get_format(name).calls(options)
 
 
-def statements(format_name: str, options: dict[str, int]) -> int:
-    """How many public statements its two debaters make (what a judge's replay reads), at the options' values
-    (the formats' defaults where they say nothing): a duel's turns; a classic debate's openings, rebuttals,
-    free turns and summaries; a structured debate's openings, rebuttals, questions and answers, and closings."""
-    if format_name == "classic":
-        return 6 + options.get("free_turns", 4)
-    if format_name == "structured":
-        return 6 + 4 * options.get("questions", 1)
-    return options.get("turns", 6)
+def replay_calls(name: str, options: Mapping[str, Any]) -> int:
+    """One judge replay's LLM calls over a match of this format: it reads the match's public statements."""
+    fmt = get_format(name)
+    return get_format(fmt.replayed_by).calls({"turns": fmt.statements(options)})
 
 
-def debate_calls(format_name: str, options: dict[str, int]) -> int:
-    """A match's own LLM calls: a judged duel's; a classic debate's moderator and debater turns (four moderator
-    slots besides the debaters'); a structured debate's two preparations besides its statements."""
-    if format_name == "classic":
-        return statements("classic", options) + 4
-    if format_name == "structured":
-        return statements("structured", options) + 2
-    return duel_calls(statements(DUEL, options))
-
-
-def judged_in_debate(format_name: str) -> bool:
+def judged_in_debate(name: str) -> bool:
     """Whether the first judge sits in the match's debate (a duel's judge); else every judgment is a replay."""
-    return format_name == DUEL
+    return get_format(name).judging == "in_debate"
 
 
 @dataclass(frozen=True)
@@ -86,7 +71,7 @@ class Estimate:
     matches: int
     replays: int
     calls: int
-    formats: tuple[str, ...] = (DUEL,)
+    formats: tuple[str, ...] = (DEFAULT,)
 
     @property
     def debates(self) -> int:
@@ -94,7 +79,10 @@ class Estimate:
 
     def sentence(self) -> str:
         plural = "s" if self.matches != 1 else ""
-        kind = f"duel{plural}" if self.formats == (DUEL,) else f"{' and '.join(self.formats)} debate{plural}"
+        if len(self.formats) == 1:
+            kind = get_format(self.formats[0]).noun + plural
+        else:
+            kind = f"{' and '.join(self.formats)} debate{plural}"
         return (
             f"{self.matches} {kind} and {self.replays} judge "
             f"replay{'s' if self.replays != 1 else ''}: {self.debates} debates, {self.calls} LLM calls."
@@ -108,9 +96,9 @@ def estimate(
     sides: str,
     repeats: int,
     options: dict[str, int] | int,
-    formats: tuple[str, ...] = (DUEL,),
+    formats: tuple[str, ...] = (DEFAULT,),
 ) -> Estimate:
-    """`options`: the formats' options (a duel's turns alone, as a number, for a duel-only tournament)."""
+    """`options`: the formats' options (the turns alone, as a number, for a tournament of the default format)."""
     options = {"turns": options} if isinstance(options, int) else options
     pairings_count = questions * (debaters * (debaters - 1) // 2) * (2 if sides == "both" else 1)
     matches = replays = calls = 0
@@ -118,5 +106,5 @@ def estimate(
         own = max(judges * repeats - (1 if judged_in_debate(name) else 0), 0)
         matches += pairings_count
         replays += pairings_count * own
-        calls += pairings_count * (debate_calls(name, options) + own * replay_calls(statements(name, options)))
+        calls += pairings_count * (debate_calls(name, options) + own * replay_calls(name, options))
     return Estimate(matches, replays, calls, tuple(formats))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from debates.selectors import usage_json
 from tournaments import arena, results, state
 from tournaments.models import Tournament
 
@@ -160,6 +161,7 @@ def as_json(tournament: Tournament) -> dict[str, Any]:
             "failed": progress.failed,
         },
         "matches": results.matches(tournament),
+        "cost": usage_json(results.debates_of(tournament)),
         # The arena's blind votes: counts and figures only, never who voted what.
         "human": arena.human_report(tournament).as_dict(),
     }

@@ -15,11 +15,18 @@ from tournaments import design, services
 from tournaments.models import Tournament
 from tournaments.questions import MAX_BYTES, QuestionsError, parse_file, parse_lines
 
-FORMAT_CHOICES = [
-    (design.DUEL, "Judged duel: the first judge scores each turn inside it"),
-    ("classic", "Classic: a moderator leads pro and con through nine stages"),
-    ("structured", "Structured: prepare, open, rebut, cross-examine, close"),
-]
+
+def format_choices() -> list[tuple[str, str]]:
+    """Every format a tournament runs, each with how its judges judge it."""
+    choices = []
+    for name in design.formats():
+        fmt = get_format(name)
+        notes = ["led by the moderator"] if services.needs_moderator(name) else []
+        notes.append(
+            "the first judge judges inside it" if fmt.judging == "in_debate" else "its judges read the transcript"
+        )
+        choices.append((name, f"{fmt.title}: {fmt.description} ({'; '.join(notes)})"))
+    return choices
 
 
 class NewTournamentForm(FormatOptions, BatchForm):
@@ -47,14 +54,16 @@ class NewTournamentForm(FormatOptions, BatchForm):
         help_text='CSV with a header row (topic, premise, correct) or JSONL ({"topic": ...} a line).',
     )
     formats = forms.MultipleChoiceField(
-        choices=FORMAT_CHOICES,
-        initial=[design.DUEL],
+        choices=format_choices,
+        initial=[design.DEFAULT],
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="Each pairing debates once in each format ticked (none ticked: the duel); the report compares them.",
     )
     moderator = forms.ModelChoiceField(
-        queryset=Persona.objects.none(), required=False, help_text="Leads each classic debate (classic only)."
+        queryset=Persona.objects.none(),
+        required=False,
+        help_text="Leads each debate of a format with a moderator (only then).",
     )
     sides = forms.ChoiceField(choices=Tournament.Sides.choices, initial=Tournament.Sides.BOTH)
     repeats = forms.IntegerField(
@@ -69,19 +78,23 @@ class NewTournamentForm(FormatOptions, BatchForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Every format's options, each once (a word limit is everyone's); a tournament keeps its formats' own.
-        self.add_options({o.name: o for f in design.FORMATS for o in get_format(f).option_specs}.values())
+        offered = [get_format(f) for f in design.formats()]
+        specs = {o.name: o for f in offered for o in f.option_specs}
+        self.add_options(specs.values())
         for field in self.option_fields():
             field.field.required = False  # left empty: the format's default
-        self.fields["option_turns"].widget.attrs["min"] = design.MIN_TURNS
-
-    def clean_option_turns(self) -> int | None:
-        turns = self.cleaned_data["option_turns"]
-        if turns is not None and turns < design.MIN_TURNS:
-            raise forms.ValidationError(design.TOO_FEW_TURNS)
-        return turns
+        for name, spec in specs.items():
+            # The least value at which every side of every format with this option speaks.
+            having = [f for f in offered if any(o.name == name for o in f.option_specs)]
+            least = next(
+                (v for v in range(spec.minimum, spec.maximum + 1) if not any(f.silent_side({name: v}) for f in having)),
+                spec.minimum,
+            )
+            if least > spec.minimum:
+                self.fields[f"option_{name}"].widget.attrs["min"] = least
 
     def clean_formats(self) -> list[str]:
-        return self.cleaned_data["formats"] or [design.DUEL]
+        return self.cleaned_data["formats"] or [design.DEFAULT]
 
     def clean_debaters(self) -> Any:
         chosen = self.cleaned_data["debaters"]
@@ -104,8 +117,15 @@ class NewTournamentForm(FormatOptions, BatchForm):
                 self.add_error("questions", error.problems)
         else:
             self.add_error("questions", "Type at least one question or upload a file.")
-        if "classic" in (data.get("formats") or []) and not data.get("moderator"):
-            self.add_error("moderator", "A classic debate needs a moderator.")
+        formats = data.get("formats") or [design.DEFAULT]
+        moderated = [f for f in formats if services.needs_moderator(f)]
+        if moderated and not data.get("moderator"):
+            self.add_error("moderator", f"A {' or '.join(moderated)} debate needs a moderator.")
+        chosen = {k.removeprefix("option_"): v for k, v in data.items() if k.startswith("option_") and v is not None}
+        for name in formats:
+            silent = design.silent_side(name, chosen)
+            if silent:
+                self.add_error(None, silent)
         debaters, judges = data.get("debaters") or [], data.get("judges") or []
         clash = names_clash([p.name for p in debaters], [p.name for p in judges])
         if clash:
@@ -114,7 +134,7 @@ class NewTournamentForm(FormatOptions, BatchForm):
 
     def options(self) -> dict[str, int]:
         """The options of the formats chosen."""
-        formats = self.cleaned_data.get("formats") or [design.DUEL]
+        formats = self.cleaned_data.get("formats") or [design.DEFAULT]
         known = {o.name for f in formats for o in get_format(f).option_specs}
         return {name: value for name, value in super().options().items() if name in known and value is not None}
 
@@ -141,5 +161,5 @@ class NewTournamentForm(FormatOptions, BatchForm):
             data.get("sides") or "both",
             data.get("repeats") or 1,
             options,
-            tuple(data.get("formats") or [design.DUEL]),
+            tuple(data.get("formats") or [design.DEFAULT]),
         )

@@ -1,8 +1,8 @@
-"""Tournaments: many duels over a question set, judged by a panel. Their rows are the whole state.
+"""Tournaments: many debates over a question set, judged by a panel. Their rows are the whole state.
 
 Progress is never counted in a field: it is derived from the matches and judgments and their debates'
 statuses (batches/schedule.py), so a tournament resumes after any crash with nothing lost or run
-twice. A match's duel and a judgment's replay are ordinary debates, created at most once (one-to-one
+twice. A match's debate and a judgment's replay are ordinary debates, created at most once (one-to-one
 links, created under the tournament's row lock).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import models
 
 from batches import models as batch_models
+from debates.formats import DEFAULT_FORMAT
 from debates.models import Debate
 
 
@@ -20,7 +21,8 @@ class Tournament(batch_models.BatchRecord):
         ONCE = "once", "once: every pair debates every question once"
 
     # Its formats, comma-separated in the order given ("duel", "duel,structured"): every pairing debates once in each.
-    format = models.CharField(max_length=100, default="duel")
+    # Room for several formats of the longest names (100 characters each).
+    format = models.CharField(max_length=1000, default=DEFAULT_FORMAT)
     # The formats' options (turns, free_turns, questions, word_limit): each match gets those its format has.
     options = models.JSONField(default=dict, blank=True)
     sides = models.CharField(max_length=10, choices=Sides.choices, default=Sides.BOTH)
@@ -66,7 +68,7 @@ class Match(models.Model):
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="matches")
     order = models.PositiveIntegerField()
-    format = models.CharField(max_length=20, default="duel")
+    format = models.CharField(max_length=100, default=DEFAULT_FORMAT)
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="matches")
     debater_for = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_for")
     debater_against = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="matches_against")
@@ -91,14 +93,15 @@ class Match(models.Model):
 
 
 class Judgment(models.Model):
-    """A judge's verdict on a match's transcript. In a duel, the first judge's repeat 0 is the duel itself; every other
-    judgment is a judge-only replay over the debate's public turns (a debate of format "judge" for a duel,
-    "sides_judge" for a classic or structured debate, which have no judge of their own)."""
+    """A judge's verdict on a match's transcript. In a format with a judge's seat (a duel), the first judge's repeat 0
+    judges inside the match's debate itself (`in_debate`); every other judgment is a judge-only replay over the
+    debate's public turns (its format's `replayed_by`: "judge" for a duel, "sides_judge" for a classic or structured
+    debate, which have no judge of their own)."""
 
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="judgments")
     judge = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="judgments")
     repeat = models.PositiveSmallIntegerField(default=0)
-    in_duel = models.BooleanField(default=False)
+    in_debate = models.BooleanField(default=False)
     debate = models.OneToOneField(
         Debate, null=True, blank=True, on_delete=models.SET_NULL, related_name="tournament_judgment"
     )

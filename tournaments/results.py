@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, Q, QuerySet
 
 from debates.formats.duel import outscored_by
-from debates.models import Debate, Event
+from debates.models import Debate
+from debates.selectors import PersonaUsage, usage_of
 from tournaments.models import Entrant, Judgment, Match, Tournament
 
 # The report's statistics (tournaments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
@@ -118,29 +118,16 @@ def report(tournament: Tournament, *, max_age: float = 0) -> Report:
     return found
 
 
-@dataclass(frozen=True)
-class PersonaUsage:
-    name: str
-    calls: int
-    tokens_in: int
-    tokens_out: int
-
-
 def usage(tournament: Tournament) -> list[PersonaUsage]:
-    """LLM calls and tokens so far, per persona, over every debate of the tournament. One query."""
-    rows = (
-        # A match's own debate (a classic or structured one is no judgment's) and every judgment's.
-        Event.objects.filter(
-            Q(debate__tournament_match__tournament=tournament)
-            | Q(debate__tournament_judgment__match__tournament=tournament),
-            seat__isnull=False,
-        )
-        .exclude(kind=Event.Kind.ERROR)
-        .values("seat__name")
-        .annotate(calls=Count("id"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
-        .order_by("seat__name")
+    """LLM calls, tokens and cost so far, per persona and model, over every debate of the tournament. One query."""
+    return usage_of(debates_of(tournament))[0]
+
+
+def debates_of(tournament: Tournament) -> QuerySet[Debate]:
+    """A match's own debate (a classic or structured one is no judgment's) and every judgment's."""
+    return Debate.objects.filter(
+        Q(tournament_match__tournament=tournament) | Q(tournament_judgment__match__tournament=tournament)
     )
-    return [PersonaUsage(r["seat__name"], r["calls"], r["tokens_in"] or 0, r["tokens_out"] or 0) for r in rows]
 
 
 def matches(tournament: Tournament, only: Collection[int] | None = None) -> list[dict[str, Any]]:
@@ -155,7 +142,7 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
         "match_id",
         "judge__name",
         "repeat",
-        "in_duel",
+        "in_debate",
         "debate_id",
         "debate__status",
         "debate__winner",

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from batches import schedule
 from batches.kinds import BatchKind
-from batches.panel import BatchError, Contestant, Rules, check, given, named, save_snapshots
+from batches.panel import BatchError, Contestant, Rules, check, check_budget, given, named, save_snapshots
 from chaoslm import live
 from chaoslm.sharing import Visibility
 from debates.formats import get_format
@@ -46,17 +46,20 @@ def _check(
     concurrency: int,
     visibility: str,
     options: dict[str, Any],
-    formats: Sequence[str] = (design.DUEL,),
+    formats: Sequence[str] = (design.DEFAULT,),
     moderator: Contestant | None = None,
 ) -> design.Estimate:
-    unknown = [f for f in formats if f not in design.FORMATS]
+    offered = design.formats()
+    unknown = [f for f in formats if f not in offered]
     if not formats or unknown or len(set(formats)) != len(formats):
-        raise TournamentError(f"A tournament's formats are one or more of {', '.join(design.FORMATS)}, each once.")
+        raise TournamentError(f"A tournament's formats are one or more of {', '.join(offered)}, each once.")
     # Each format takes the options it has (a word limit is everyone's).
     known = {o.name: o for f in formats for o in get_format(f).option_specs}
     check(RULES, debaters, judges, options, known, concurrency, visibility)
-    if ("classic" in formats) != (moderator is not None):
-        raise TournamentError("A classic debate needs a moderator; give one only when a classic debate is run.")
+    moderated = [f for f in formats if needs_moderator(f)]
+    if bool(moderated) != (moderator is not None):
+        named_ = " or ".join(moderated or [f for f in offered if needs_moderator(f)])
+        raise TournamentError(f"A {named_} debate needs a moderator; give one only when a {named_} debate is run.")
     if moderator is not None and moderator.spec.name in {c.spec.name for c in (*debaters, *judges)}:
         raise TournamentError(f"{moderator.spec.name} cannot both moderate and debate or judge.")
     if not questions:
@@ -65,8 +68,10 @@ def _check(
         raise TournamentError("Sides must be 'both' or 'once'.")
     if not 1 <= repeats <= MAX_REPEATS:
         raise TournamentError(f"Repeats must be between 1 and {MAX_REPEATS}.")
-    if design.DUEL in formats and options.get("turns", known["turns"].default) < design.MIN_TURNS:
-        raise TournamentError(design.TOO_FEW_TURNS)
+    for format_name in formats:
+        silent = design.silent_side(format_name, options)
+        if silent:
+            raise TournamentError(silent)
     size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, options, tuple(formats))
     if size.debates > MAX_DEBATES:
         raise TournamentError(f"That is {size.debates} debates; a tournament runs at most {MAX_DEBATES}.")
@@ -85,17 +90,18 @@ def create_tournament(
     concurrency: int = 8,
     owner: Any = None,
     visibility: str = Visibility.PRIVATE,
-    formats: Sequence[str] = (design.DUEL,),
+    formats: Sequence[str] = (design.DEFAULT,),
     moderator: Contestant | None = None,
     arena: bool = False,
 ) -> Tournament:
     """Store a tournament with all its matches and judgments (nothing runs yet: see `TOURNAMENT.start`): each
-    pairing debates once in each of its `formats` (duel, classic, structured), the formats one after another;
-    a classic debate is led by `moderator`."""
+    pairing debates once in each of its `formats` (design.formats()), the formats one after another; a format
+    with a moderator's seat (classic) is led by `moderator`."""
     name = named(RULES, name)
     options = given(options)
     formats = list(formats)
-    _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator)
+    size = _check(debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator)
+    check_budget(owner, size.calls, [*debaters, *judges, *([moderator] if moderator else [])])
     with transaction.atomic():
         tournament = Tournament.objects.create(
             name=name,
@@ -135,7 +141,7 @@ def create_tournament(
                     match=match,
                     judge=judge,
                     repeat=repeat,
-                    in_duel=(index == 0 and repeat == 0 and design.judged_in_debate(match.format)),
+                    in_debate=(index == 0 and repeat == 0 and design.judged_in_debate(match.format)),
                 )
                 for match in matches
                 for index, judge in enumerate(entrants[Entrant.Role.JUDGE])
@@ -152,8 +158,8 @@ def _choice(entrant: Entrant) -> SeatChoice:
 
 
 class TournamentKind(BatchKind):
-    """A tournament's jobs: a debate per match (the scheduler's DUEL, whatever its format), a replay per judgment
-    beyond a duel's own judge."""
+    """A tournament's jobs: a debate per match (the scheduler's MATCH, whatever its format), a replay per judgment
+    beyond the judge inside a match's debate, if its format seats one."""
 
     kind = "tournament"
     model = Tournament
@@ -166,15 +172,15 @@ class TournamentKind(BatchKind):
     push = staticmethod(broadcast.push)
 
     def create(self, batch: Tournament, job: schedule.Job, memo: dict[str, Any]) -> int | None:
-        if job.kind == schedule.DUEL:
-            debate_id = self.link(job, _create_duel(batch, job.id, memo))
-            if debate_id is not None:  # the duel's own judge judges inside it: that judgment's debate is the duel
-                Judgment.objects.filter(match_id=job.id, in_duel=True).update(debate_id=debate_id)
+        if job.kind == schedule.MATCH:
+            debate_id = self.link(job, _create_match_debate(batch, job.id, memo))
+            if debate_id is not None:  # its own judge judges inside it: that judgment's debate is the match's
+                Judgment.objects.filter(match_id=job.id, in_debate=True).update(debate_id=debate_id)
             return debate_id
         return self.link(job, _create_replay(batch, job.id))
 
     def rows_of(self, job: schedule.Job) -> QuerySet[Any]:
-        return (Match if job.kind == schedule.DUEL else Judgment).objects.filter(pk=job.id)
+        return (Match if job.kind == schedule.MATCH else Judgment).objects.filter(pk=job.id)
 
     def of_debate(self, debate_id: int) -> int | None:
         # A classic or structured match's debate has no judgment of its own (its judges replay it): its match tells.
@@ -187,21 +193,31 @@ class TournamentKind(BatchKind):
 TOURNAMENT = TournamentKind()
 
 
+def needs_moderator(format_name: str) -> bool:
+    """Whether the format has a moderator's seat a tournament must fill."""
+    return any(s.role == "moderator" and s.required for s in get_format(format_name).seat_specs)
+
+
 def _seats(match: Match, first_judge: Entrant, moderator: Entrant | None) -> dict[str, SeatChoice]:
-    """The match's seats in its format: FOR and AGAINST as its two sides; a duel's judge, a classic's moderator."""
-    if match.format == "classic":
-        assert moderator is not None
-        return {
-            "moderator": _choice(moderator),
-            "pro": _choice(match.debater_for),
-            "con": _choice(match.debater_against),
-        }
-    if match.format == "structured":
-        return {"affirmative": _choice(match.debater_for), "negative": _choice(match.debater_against)}
-    return {"a": _choice(match.debater_for), "b": _choice(match.debater_against), "judge": _choice(first_judge)}
+    """The match's seats, in its format's seat order: the FOR entrant fills every seat of the side arguing for
+    (else the first side), the AGAINST entrant every seat of the other; its judge's seat, if it has one, the first
+    judge; a moderator's seat the tournament's moderator."""
+    fmt = get_format(match.format)
+    first = next((s for s in fmt.sides if s.stance == "for"), fmt.sides[0])
+    second = next(s for s in fmt.sides if s is not first)
+    entrant = {key: match.debater_for for key in first.seats} | {key: match.debater_against for key in second.seats}
+    if fmt.judge_seat:
+        entrant[fmt.judge_seat] = first_judge
+    seats = {}
+    for spec in fmt.seat_specs:
+        if spec.key in entrant:
+            seats[spec.key] = _choice(entrant[spec.key])
+        elif spec.role == "moderator" and moderator is not None:
+            seats[spec.key] = _choice(moderator)
+    return seats
 
 
-def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> Debate:
+def _create_match_debate(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> Debate:
     match = Match.objects.select_related("question", "debater_for", "debater_against").get(pk=match_id)
     if "judge" not in memo:  # read once a pass
         entrants = tournament.entrants.order_by("order")
@@ -223,8 +239,8 @@ def _create_duel(tournament: Tournament, match_id: int, memo: dict[str, Any]) ->
 
 def _create_replay(tournament: Tournament, judgment_id: int) -> Debate:
     judgment = Judgment.objects.select_related("match__debate", "judge").get(pk=judgment_id)
-    duel = judgment.match.debate
-    assert duel is not None
+    judged = judgment.match.debate
+    assert judged is not None
     return create_replay(
-        duel, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility, in_batch=True
+        judged, _choice(judgment.judge), owner=tournament.owner, visibility=tournament.visibility, in_batch=True
     )

@@ -7,10 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from batches.panel import Contestant
-from batches.spec import Problems, SpecError, check_mapping, contestant, load_mapping, people, whole_number, yes_no
+from batches.spec import (
+    Problems,
+    SpecError,
+    batch_name,
+    check_mapping,
+    contestant,
+    load_mapping,
+    people,
+    whole_number,
+    yes_no,
+)
 from chaoslm.sharing import Visibility
-from tournaments.design import DUEL, FORMATS
-from tournaments.questions import QuestionsError, QuestionSpec, parse_file
+from tournaments.design import DEFAULT, formats
+from tournaments.questions import MAX_TEXT, QuestionsError, QuestionSpec, parse_file
 
 KEYS = {
     "name",
@@ -41,8 +51,8 @@ class TournamentSpec:
     repeats: int = 1
     concurrency: int = 8
     visibility: str = Visibility.PRIVATE
-    formats: list[str] = field(default_factory=lambda: [DUEL])
-    moderator: Contestant | None = None  # leads each classic debate
+    formats: list[str] = field(default_factory=lambda: [DEFAULT])
+    moderator: Contestant | None = None  # leads each debate of a format with a moderator (classic)
     arena: bool = False  # its finished matches are served, without names, in the arena
 
 
@@ -75,9 +85,13 @@ def _questions(data: dict[str, Any], base: Path | None, source: str) -> list[Que
             if correct not in ("", "for", "against"):
                 raise SpecError(f"{source}: questions[{index}]: correct must be for or against")
             topic = str(item.get("topic") or "").strip()
+            premise = str(item.get("premise") or "").strip()
             if not topic:
                 raise SpecError(f"{source}: questions[{index}]: the topic is empty")
-            out.append(QuestionSpec(topic[:500], str(item.get("premise") or "").strip()[:500], correct))
+            for name, text in (("topic", topic), ("premise", premise)):
+                if len(text) > MAX_TEXT:  # as a questions file's line is refused, not cut short
+                    raise SpecError(f"{source}: questions[{index}]: the {name} is longer than {MAX_TEXT} characters")
+            out.append(QuestionSpec(topic, premise, correct))
         return out
     except QuestionsError as error:
         raise SpecError(f"{source}: " + "; ".join(error.problems)) from None
@@ -93,12 +107,13 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     With no `base` (the API) no file is read: persona names and inline questions only."""
     check_mapping(data, KEYS, HINT, source)
     problems = Problems()
-    formats = problems.read("format", lambda: _formats(data, source), [DUEL])
+    chosen = problems.read("format", lambda: _formats(data, source), [DEFAULT])
     options = problems.read("options", lambda: _options(data, source), {})
     seated = problems.read("debaters", lambda: people(data, base, source), {})
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
     repeats = problems.read("repeats", lambda: whole_number(data, "repeats", 1, source), 1)
     concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
+    name = problems.read("name", lambda: batch_name(data, default_name, source), "")
     moderator = None
     if "moderator" in data:
         lead = data["moderator"]
@@ -106,7 +121,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
     problems.done()
     return TournamentSpec(
-        name=str(data.get("name") or default_name),
+        name=name,
         debaters=seated["debaters"],
         judges=seated["judges"],
         questions=questions,
@@ -115,18 +130,20 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
         repeats=repeats,
         concurrency=concurrency,
         visibility=str(data.get("visibility", Visibility.PRIVATE)),
-        formats=formats,
+        formats=chosen,
         moderator=moderator,
         arena=arena,
     )
 
 
 def _formats(data: dict[str, Any], source: str) -> list[str]:
-    formats = data.get("format", DUEL)
-    formats = [formats] if isinstance(formats, str) else formats
-    if not isinstance(formats, list) or not formats or not all(f in FORMATS for f in formats):
-        raise SpecError(f"{source}: format: one of {', '.join(FORMATS)}, or a list of them such as [duel, structured]")
-    return formats
+    chosen = data.get("format", DEFAULT)
+    chosen = [chosen] if isinstance(chosen, str) else chosen
+    offered = formats()
+    if not isinstance(chosen, list) or not chosen or not all(f in offered for f in chosen):
+        example = f"[{offered[0]}, {offered[-1]}]"
+        raise SpecError(f"{source}: format: one of {', '.join(offered)}, or a list of them such as {example}")
+    return chosen
 
 
 def _options(data: dict[str, Any], source: str) -> dict[str, Any]:

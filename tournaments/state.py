@@ -26,11 +26,11 @@ def jobs(tournament: Tournament, stalled_after: float | None = None, *, open_onl
     # A job's own fields, then its debate's, under the same names for both kinds.
     fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
     matches = Match.objects.filter(tournament=tournament)
-    replays = Judgment.objects.filter(match__tournament=tournament, in_duel=False)
+    replays = Judgment.objects.filter(match__tournament=tournament, in_debate=False)
     if open_only:
         matches = matches.exclude(debate__status=schedule.COMPLETED)
         replays = replays.exclude(debate__status=schedule.COMPLETED)
-    rows = [(schedule.DUEL, row) for row in matches.values(*fields, job_match=F("id"), job_order=F("order"))] + [
+    rows = [(schedule.MATCH, row) for row in matches.values(*fields, job_match=F("id"), job_order=F("order"))] + [
         (schedule.REPLAY, row) for row in replays.values(*fields, job_match=F("match_id"), job_order=F("match__order"))
     ]
     return jobs_from_rows(rows, stalled_after)
@@ -49,15 +49,13 @@ def debates_of(tournament: Tournament) -> QuerySet[Debate]:
 
 
 def planned_calls(tournament: Tournament) -> Callable[[schedule.Job], int]:
-    """A tournament's job's model calls: its match's debate's (a duel's 4T+6), or a judge's replay of it (2S+4 for S
-    statements). The matches' formats are read (one query) only in a tournament of more than one format."""
+    """A tournament's job's model calls: its match's debate's (its format's `calls`), or a judge's replay of it.
+    The matches' formats are read (one query) only in a tournament of more than one format."""
     options = tournament.options
     planned = {
-        (name, kind): design.debate_calls(name, options)
-        if kind == schedule.DUEL
-        else design.replay_calls(design.statements(name, options))
+        (name, kind): (design.debate_calls if kind == schedule.MATCH else design.replay_calls)(name, options)
         for name in tournament.formats
-        for kind in (schedule.DUEL, schedule.REPLAY)
+        for kind in (schedule.MATCH, schedule.REPLAY)
     }
     formats: dict[int, str] = {}
 

@@ -19,7 +19,5 @@ urlpatterns = [
         at="arena/",
         template="tournaments/arena.html",
         names=("arena", "arena_match", "arena_vote"),
-        on="Its finished matches are in the arena; their votes will show in the report.",
-        off="Its matches left the arena; the votes already cast stay in the report.",
     ),
 ]

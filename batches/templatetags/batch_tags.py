@@ -2,6 +2,8 @@ from typing import Any
 
 from django import template
 
+from chaoslm import costs
+
 register = template.Library()
 
 
@@ -27,3 +29,17 @@ def number(value: Any) -> str:
 @register.filter
 def percent(value: Any) -> str:
     return f"{100 * value:.0f}%" if isinstance(value, int | float) else "undefined"
+
+
+@register.simple_tag
+def budget_pause(batch: Any) -> str:
+    """Why a paused batch cannot go on, if its owner's monthly budget is spent (a query only while it is paused)."""
+    if batch.status != "paused" or not batch.owner_id:
+        return ""
+    found = costs.allowance(batch.owner)
+    if not found.reached or found.budget is None:
+        return ""
+    return (
+        f"Paused: the owner's monthly budget of {costs.money(found.budget)} is spent ({found.spent.text()} this "
+        "month). Nothing is lost: resume it once an admin raises the budget or the month turns."
+    )

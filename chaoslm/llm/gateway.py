@@ -22,9 +22,10 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
-from chaoslm.llm import local_status, pace, slots
+from chaoslm.llm import local_status, pace, prices, slots
 from chaoslm.llm.errors import (
     LLMBadResponse,
     LLMConfigError,
@@ -69,6 +70,9 @@ class Endpoint:
     # silence (before the first token, between two), not the time to write the whole reply. The embedded
     # model on a busy machine writes a few tokens a second: a reply asked for whole outlasted the timeout.
     streams: bool = False
+    # The admin's price for this provider's calls (or the embedded model's: free); None: genai-prices' by the
+    # model's name, or unknown (chaoslm/llm/prices.py).
+    price: prices.Price | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,10 @@ class ChatResult:
     data: Any = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of `prompt_tokens`, those the provider read from its prompt cache (usage.prompt_tokens_details).
+    cached_tokens: int = 0
+    # What the call cost in dollars at its endpoint's price; None when the price is unknown (never a made-up 0).
+    cost: Decimal | None = None
     latency_ms: int = 0
     model: str = ""
     attempts: int = 1
@@ -162,6 +170,7 @@ def warm_up() -> None:
     from chaoslm.llm import transport  # noqa: F401
 
     _ssl_context()
+    prices.warm_up()
 
 
 @contextlib.asynccontextmanager
@@ -291,6 +300,14 @@ class _Attempt:
     model: str
     prompt_tokens: int | None
     completion_tokens: int | None
+    cached_tokens: int = 0
+
+
+def _cached(usage: dict[str, Any] | None) -> int:
+    """The prompt tokens read from the provider's cache, where it says (OpenAI's usage.prompt_tokens_details)."""
+    details = (usage or {}).get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return cached if isinstance(cached, int) and cached > 0 else 0
 
 
 async def _ask_once(
@@ -339,6 +356,7 @@ async def _ask_whole(client: openai.AsyncOpenAI, endpoint: Endpoint, body: dict[
         reply.get("model") or endpoint.model,
         usage.get("prompt_tokens"),
         usage.get("completion_tokens"),
+        _cached(usage),
     )
 
 
@@ -410,6 +428,7 @@ async def _ask_streamed(
         model,
         prompt_tokens,
         usage.get("completion_tokens") if usage else None,
+        _cached(usage),
     )
 
 
@@ -558,6 +577,15 @@ async def _call_with_retries(
             raise _refusal(retries.where, error) from None
 
 
+def price_call(endpoint: Endpoint, result: ChatResult) -> Decimal | None:
+    """The call's cost at the price of the model that answered (the one asked, if the library knows only that)."""
+    usage = (result.prompt_tokens, result.completion_tokens, result.cached_tokens)
+    cost = prices.cost_of(endpoint.base_url, result.model or endpoint.model, endpoint.price, *usage)
+    if cost is None and result.model and result.model != endpoint.model:
+        cost = prices.cost_of(endpoint.base_url, endpoint.model, endpoint.price, *usage)
+    return cost
+
+
 async def chat(
     endpoint: Endpoint,
     messages: Sequence[Message],
@@ -659,5 +687,7 @@ async def _chat(
     else:
         result.prompt_tokens = attempt.prompt_tokens
         result.completion_tokens = attempt.completion_tokens
+        result.cached_tokens = attempt.cached_tokens
+    result.cost = price_call(endpoint, result)
     result.latency_ms = round((time.perf_counter() - started) * 1000)
     return result

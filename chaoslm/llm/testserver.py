@@ -131,6 +131,9 @@ class Config:
     seed: int = 0
     # Each streamed chunk carries the moment it left the server, "[t<microseconds>] ", for latency benchmarks.
     stamp_tokens: bool = False
+    # Report the system message's tokens as read from a prompt cache (usage.prompt_tokens_details.cached_tokens),
+    # as OpenAI does for a prompt prefix it has seen.
+    prompt_cache: bool = False
     rules: list[Rule] = field(default_factory=list)
     # Random faults for soak tests: kind -> probability, tried in order.
     fault_rates: dict[str, float] = field(default_factory=dict)
@@ -155,6 +158,8 @@ class RecordedRequest:
     served: float | None = None
     # The client's address and port: requests sharing one are on the same (kept-alive) connection.
     peer: str = ""
+    # The usage the server reported for it (prompt, completion and cached tokens), once it answered.
+    usage: dict[str, Any] | None = None
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -192,7 +197,9 @@ def _json_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "array":
-        return []
+        # A ranking (a card's verdict): every choice once, in an order of the test server's choosing.
+        choices = schema.get("items", {}).get("enum", [])
+        return rng.sample(choices, len(choices)) if schema.get("uniqueItems") and schema.get("minItems") else []
     return "A deterministic reason from the test server."
 
 
@@ -238,7 +245,7 @@ class _Reply:
 
     ident: str
     model: str
-    usage: dict[str, int]
+    usage: dict[str, Any]
 
     def _envelope(self, kind: str) -> dict[str, Any]:
         return {"id": self.ident, "object": kind, "created": int(time.time()), "model": self.model}
@@ -372,7 +379,7 @@ class TestLLMServer:
         model = model or body.get("model", "test-model")
         try:
             if not config.one_at_a_time:
-                return await self._answer(request, body, config, reply, fault, retry_after, model)
+                return await self._answer(request, body, config, reply, fault, retry_after, model, record)
             return await self._answer_in_turn(request, record, body, config, reply, fault, retry_after, model)
         finally:
             record.finished = time.monotonic()
@@ -403,7 +410,7 @@ class TestLLMServer:
                 if request.transport is None or request.transport.is_closing():
                     return web.json_response({"error": {"message": "Client closed request"}}, status=400)
                 record.served = time.monotonic()
-                return await self._answer(request, body, config, reply, fault, retry_after, model)
+                return await self._answer(request, body, config, reply, fault, retry_after, model, record)
 
         if body.get("stream"):
             return await in_turn()
@@ -418,6 +425,7 @@ class TestLLMServer:
         fault: str | None,
         retry_after: int,
         model: str,
+        record: RecordedRequest,
     ) -> web.StreamResponse:
         if config.latency:
             await asyncio.sleep(config.latency)
@@ -436,11 +444,15 @@ class TestLLMServer:
             text = '{"score": 7, "reasoning": "cut off'
         chunks = re.findall(r"\s*\S+", text) or [text]
         prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4 + 1
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(chunks),
             "total_tokens": prompt_tokens + len(chunks),
         }
+        if config.prompt_cache:
+            system = next((m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"), "")
+            usage["prompt_tokens_details"] = {"cached_tokens": min(len(system) // 4, prompt_tokens)}
+        record.usage = usage
         reply_to = _Reply(ident=f"chatcmpl-{_digest(body):x}", model=model, usage=usage)
         if not body.get("stream"):
             if config.token_rate:

@@ -13,14 +13,27 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from chaoslm.personas.models import Persona, Provider, import_personas
+from chaoslm import costs
+from chaoslm.llm import prices
+from chaoslm.personas.models import Budget, Persona, Provider, import_personas
 from chaoslm.personas.yaml_io import ROLES, PersonaYAMLError, dump_personas, parse_personas
 
 
 @admin.register(Provider)
 class ProviderAdmin(admin.ModelAdmin):
-    list_display = ["name", "base_url", "default_model", "json_mode", "context_window", "api_key_env"]
+    list_display = ["name", "base_url", "default_model", "json_mode", "context_window", "api_key_env", "price_shown"]
     search_fields = ["name", "base_url", "default_model"]
+    fieldsets = [
+        (None, {"fields": ["name", "base_url", "api_key_env", "default_model", "context_window", "json_mode"]}),
+        (
+            "Prices (dollars per million tokens)",
+            {
+                "fields": ["input_price", "output_price", "cached_input_price"],
+                "description": "Leave empty to use the price genai-prices knows for each model by its name; "
+                "a model it does not know shows its cost as unknown.",
+            },
+        ),
+    ]
     # A base URL typed without a scheme is most often a local server (llama.cpp, Ollama), which speaks http;
     # said here, it stays so when Django's default turns to https. "localhost:11434/v1" reads as a scheme of
     # its own, so the refusal says what to write.
@@ -32,6 +45,24 @@ class ProviderAdmin(admin.ModelAdmin):
             },
         }
     }
+
+    @admin.display(description="price")
+    def price_shown(self, provider: Provider) -> str:
+        price = prices.price_of(provider.base_url, provider.default_model, provider.price)
+        return price.text() if price else "unknown price"
+
+
+@admin.register(Budget)
+class BudgetAdmin(admin.ModelAdmin):
+    """A person's monthly budget (docs/costs.md); those with none have CHAOSLM_DEFAULT_MONTHLY_BUDGET."""
+
+    list_display = ["user", "monthly", "spent_shown"]
+    search_fields = ["user__username"]
+    autocomplete_fields = ["user"]
+
+    @admin.display(description="spent this month")
+    def spent_shown(self, budget: Budget) -> str:
+        return costs.spent_this_month(budget.user).text()
 
 
 YAML_HELP = (

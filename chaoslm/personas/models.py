@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models, transaction
 
-from chaoslm.llm import Endpoint, local_model
+from chaoslm.llm import Endpoint, local_model, prices
 from chaoslm.personas.yaml_io import ROLES, PersonaSpec, PersonaYAMLError, dump_persona, parse_personas
 
 JSON_MODES = [
@@ -43,6 +45,35 @@ class Provider(models.Model):
         default="json_object",
         help_text="How to ask this endpoint for JSON. Choose json_schema where it supports it.",
     )
+    # The admin's prices, in dollars per million tokens, for every model of this provider; empty: genai-prices'
+    # by the model's name (chaoslm/llm/prices.py), or unknown. Both input and output set, or neither.
+    input_price = models.DecimalField(
+        "input price",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Dollars per million input tokens. Empty: the price genai-prices knows for the model, if any.",
+    )
+    output_price = models.DecimalField(
+        "output price",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Dollars per million output tokens (set with the input price).",
+    )
+    cached_input_price = models.DecimalField(
+        "cached input price",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Dollars per million input tokens read from the provider's prompt cache. Empty: the input price.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -56,6 +87,17 @@ class Provider(models.Model):
         # Bounded here rather than by a field validator: the same check, without a migration.
         if not 1 <= self.context_window <= MAX_CONTEXT_WINDOW:
             raise ValidationError({"context_window": f"From 1 to {MAX_CONTEXT_WINDOW:,} tokens."})
+        if (self.input_price is None) != (self.output_price is None):
+            raise ValidationError({"output_price": "Set both the input and the output price, or neither."})
+        if self.cached_input_price is not None and self.input_price is None:
+            raise ValidationError({"cached_input_price": "Set the input and output prices too."})
+
+    @property
+    def price(self) -> prices.Price | None:
+        """The admin's price for this provider's calls, if set."""
+        if self.input_price is None or self.output_price is None:
+            return None
+        return prices.Price(self.input_price, self.output_price, self.cached_input_price, f"set for {self.name}")
 
     def endpoint(self, model: str = "") -> Endpoint:
         return Endpoint(
@@ -65,6 +107,7 @@ class Provider(models.Model):
             model=model or self.default_model,
             context_window=self.context_window,
             json_mode=self.json_mode,  # type: ignore[arg-type]
+            price=self.price,
         )
 
 
@@ -89,6 +132,7 @@ def default_endpoint(model: str = "") -> Endpoint:
         json_mode="json_object",
         slots=local_model.SLOTS,
         streams=True,
+        price=prices.FREE,
     )
 
 
@@ -156,6 +200,27 @@ class Persona(models.Model):
         if self.provider is not None:
             return self.provider.endpoint(self.model)
         return default_endpoint(self.model)
+
+
+class Budget(models.Model):
+    """What one user may spend on models in a calendar month (chaoslm/costs.py); no row: the default setting."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="budget")
+    monthly = models.DecimalField(
+        "monthly budget",
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Dollars a calendar month (UTC). Empty: no budget for this user, whatever the default.",
+    )
+
+    class Meta:
+        ordering = ["user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {'no budget' if self.monthly is None else f'${self.monthly}'}"
 
 
 def import_personas(

@@ -1,6 +1,7 @@
 """The debate formats, by name. Each is a pure `next_steps(config, records)`; see base.py."""
 
-from debates.formats.base import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
+from debates.formats.base import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Side, Step
+from debates.formats.card import card_format
 from debates.formats.duel import Duel
 from debates.formats.evidence import PROTOCOLS, REPLAY
 from debates.formats.judge import Judge
@@ -15,11 +16,17 @@ FORMATS: dict[str, Format] = {
 }
 FORMATS[SidesJudge.name] = SidesJudge()
 
+# The format the new-debate form, the `debate` command and the API start when none is named.
+DEFAULT_FORMAT = Duel.name
+
 # The formats a person starts directly (the form, the `debate` command).
 LISTED: dict[str, Format] = {name: f for name, f in FORMATS.items() if f.listed}
 
 
-def get_format(name: str) -> Format:
+def get_format(name: str, card_source: str = "") -> Format:
+    """The format called `name`; a debate made from a card passes the card's YAML as `card_source`."""
+    if card_source:
+        return card_format(card_source)
     try:
         return FORMATS[name]
     except KeyError:
@@ -27,6 +34,7 @@ def get_format(name: str) -> Format:
 
 
 __all__ = [
+    "DEFAULT_FORMAT",
     "FORMATS",
     "LISTED",
     "DebateConfig",
@@ -35,6 +43,7 @@ __all__ = [
     "Plan",
     "Record",
     "SeatInfo",
+    "Side",
     "Step",
     "get_format",
 ]

@@ -113,6 +113,20 @@ class SeatSpec:
     human_allowed: bool = False
 
 
+@dataclass(frozen=True)
+class Side:
+    """One side (or team) of a debate: which seats argue it, in speaking order, and whether it argues for or
+    against the motion (a team in a ranking format argues neither)."""
+
+    key: str
+    label: str
+    seats: tuple[str, ...]
+    stance: str = ""  # "for" | "against" | ""
+
+
+# How a debate of a format is judged: by a judge seat inside it, by a judge replay afterwards, or not at all.
+JUDGING = ("in_debate", "replay", "none")
+
 # The step of a person's message from a human seat, in any format (debates/services.py writes it).
 PERSON_STEP = "human"
 
@@ -150,8 +164,67 @@ class Format:
     # The steps that are this format's ordinary turns: their cards name no step (see `step_label`).
     plain_steps: ClassVar[frozenset[str]] = frozenset()
 
+    # Its sides (or teams): () when its speakers take no sides (a panel, a free discussion).
+    sides: ClassVar[tuple[Side, ...]] = ()
+    # How its debates are judged (one of JUDGING), and the seat of its own judge, if it has one.
+    judging: ClassVar[str] = "none"
+    judge_seat: ClassVar[str | None] = None
+    # The audience's vote: "sides" (a poll for or against, before and after), "people" (one vote after the end
+    # for the speaker who argued best) or "" (none).
+    poll: ClassVar[str] = ""
+    # The option listing what each side argues, when its sides argue answers rather than a motion (the poll then
+    # names each side by its answer): an option holding a list, in the order of `sides`.
+    side_answers_option: ClassVar[str] = ""
+    # The option holding a text its speakers quote, whose quotes every export shows as checked against it.
+    quotes_option: ClassVar[str] = ""
+
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError
+
+    # -- what the rest of the code knows of a format --------------------------------------------------------------
+    @property
+    def noun(self) -> str:
+        """One of its debates in a sentence ("2 structured debates and 4 judge replays"), pluralised with an "s"."""
+        return f"{self.name} debate"
+
+    def sides_for(self, options: Mapping[str, Any]) -> tuple[Side, ...]:
+        """Its sides at these options (a card may vary its teams by an option)."""
+        return self.sides
+
+    def seat_for(self, stance: str) -> str | None:
+        """The first seat of the side with this stance ("for", "against"), if it has one."""
+        side = next((s for s in self.sides if s.stance == stance), None)
+        return side.seats[0] if side and side.seats else None
+
+    def ranks_teams(self) -> bool:
+        """Whether its verdict ranks more than two teams rather than naming one of two sides the winner."""
+        return len(self.sides) > 2
+
+    def silent_side(self, options: Mapping[str, Any]) -> str:
+        """Why a debate at these options would leave one of its sides silent (a judge would then score a side that
+        never spoke), or "": its statements are fewer than its sides."""
+        count = self.statements(options)
+        if not self.sides or count >= len(self.sides):
+            return ""
+        return (
+            f"A {self.noun} needs every side to speak: these options give {count} "
+            f"statement{'s' if count != 1 else ''} for its {len(self.sides)} sides."
+        )
+
+    def value(self, options: Mapping[str, Any], name: str) -> int:
+        """An option's value in `options`, or its default there (`options` may hold other formats' options too)."""
+        spec = next(o for o in self.option_specs if o.name == name)
+        return int(options.get(name, spec.default))
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """The public statements its speakers make at these options (the seats of its sides, or where it has none,
+        every seat but a moderator and a judge): what a judge replay of it would read."""
+        return 0
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """The LLM calls one of its debates makes at these options, with its required seats filled (an upper
+        bound for a format that may end sooner); for estimates."""
+        return self.statements(options)
 
     def header(self, config: DebateConfig) -> Step:
         """The first event of every debate: what it is about and who sits where. No LLM call."""
@@ -190,6 +263,12 @@ class Format:
         if step in self.plain_steps or step == PERSON_STEP:
             return ""
         return step.replace("_", " ")
+
+    def step_title(self, step: str) -> str:
+        """The step as a heading in an export ("Cross-examination question 1"); nothing where `step_label` says
+        nothing."""
+        label = self.step_label(step)
+        return label[:1].upper() + label[1:]
 
     def system_line(self, content: str) -> str:
         """A SYSTEM event as a person reads it on the page. The models get `content` verbatim (the protocol's own

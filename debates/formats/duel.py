@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from debates.formats.base import (
     Plan,
     Record,
     SeatSpec,
+    Side,
     Step,
     StepBuilder,
 )
@@ -240,13 +241,15 @@ DOING = {
 
 
 def doing_in_turns(fmt: Format, step: Step, options: Mapping[str, Any]) -> str:
-    """A duel step's words, its turn numbered: turn t's think and statement are at ordinals 4t-1 and 4t, its
-    judging at 4t+1 and 4t+2 (the judge replay keeps the duel's ordinals, so it says the same)."""
+    """A duel step's words, its turn numbered: the turn a step names (a score's), else the duel's layout's: turn
+    t's think and statement are at ordinals 4t-1 and 4t, its judging at 4t+1 and 4t+2 (a judge replay keeps the
+    duel's ordinals, so it says the same)."""
     doing = Format.doing(fmt, step, options)
     if "{turn}" not in doing:
         return doing
     turns = options.get("turns")
-    return doing.format(turn=f"{(step.ordinal + 1) // 4}" + (f" of {turns}" if turns else ""))
+    turn = step.data.get("turn") or (step.ordinal + 1) // 4
+    return doing.format(turn=f"{turn}" + (f" of {turns}" if turns else ""))
 
 
 @dataclass(frozen=True)
@@ -259,42 +262,58 @@ class Statement:
     text: str
 
 
+def duel_slot(turn: int) -> int:
+    """The ordinal of the judge's evaluation of public statement `turn` in the duel's layout (4t+1; its score at
+    4t+2), which every judge replay keeps."""
+    return Duel.statement_ordinal(turn) + 1
+
+
 @dataclass(frozen=True)
 class JudgeChain:
-    """The judge's part of a duel: evaluate and score each public statement in order, then the verdict.
+    """A judge's part of a two-sided debate: evaluate and score each public statement in order, then the verdict.
 
-    The duel runs it beside the debaters; the judge-only format (judge.py) runs it alone over a
-    finished duel's statements. Both give the judge the same prompts at the same ordinals, so its
-    history, and so every message it receives, is the same in both.
+    It reads statements, whoever gave them and in whatever order the format had them spoken: the duel runs it
+    beside its debaters; the judge replays (judge.py, sides_judge.py) run it alone over a finished debate's
+    statements. A duel and its replay give the judge the same prompts at the same ordinals, so its history, and
+    so every message it receives, is the same in both. Where its calls go is `slot` and `verdict_at` (the duel's
+    layout by default), so a format of another layout places them among its own steps.
     """
 
     a: str  # the names of debater A (for) and B (against)
     b: str
     premise: str
-    turns: int
+    turns: int  # the statements the verdict waits for at most
+    # Statement t's evaluation at slot(t), its score at slot(t) + 1; the verdict's four calls from verdict_at
+    # (0: after the last statement's score in the duel's layout, 4T+3).
+    slot: Callable[[int], int] = duel_slot
+    verdict_at: int = 0
+
+    @property
+    def verdict_base(self) -> int:
+        return self.verdict_at - 1 if self.verdict_at else 4 * self.turns + 2
 
     def steps(self, build: StepBuilder, statements: Sequence[Statement], spoken: int) -> None:
         """`statements`: those available so far, in turn order; `spoken`: how many the verdict waits for."""
         seen: set[str] = set()
         for statement in statements:
-            ordinal = Duel.statement_ordinal(statement.turn)
+            at = self.slot(statement.turn)
             first = statement.key not in seen
             seen.add(statement.key)
             build.call(
                 "judge",
-                ordinal + 1,
+                at,
                 "THINK",
                 "evaluate",
                 EVALUATE.format(name=statement.name, statement=statement.text),
-                needs=(ordinal - 2,) if statement.turn > 1 else (),
+                needs=(self.slot(statement.turn - 1) + 1,) if statement.turn > 1 else (),
             )
             build.call(
                 "judge",
-                ordinal + 2,
+                at + 1,
                 "SCORE",
                 "score_first" if first else "score",
                 (SCORE_FIRST if first else SCORE_RUNNING).format(name=statement.name),
-                needs=(ordinal + 1,),
+                needs=(at,),
                 visibility=PUBLIC,
                 json_schema=SCORE_SCHEMA,
                 json_fallback=True,
@@ -305,11 +324,9 @@ class JudgeChain:
 
     def _verdict_steps(self, build: StepBuilder, spoken: int) -> None:
         a, b = self.a, self.b
-        base = 4 * self.turns + 2
+        base = self.verdict_base
         block = DELIBERATE_PREMISE.format(a=a, b=b, premise=self.premise) if self.premise else ""
-        build.call(
-            "judge", base + 1, "THINK", "deliberate", block + DELIBERATE, needs=(Duel.statement_ordinal(spoken) + 2,)
-        )
+        build.call("judge", base + 1, "THINK", "deliberate", block + DELIBERATE, needs=(self.slot(spoken) + 1,))
         build.call("judge", base + 2, "INTERNAL", "confirm_winner", CONFIRM.format(a=a, b=b), needs=(base + 1,))
         if base + 2 in build.done:
             confirmed = match_name(build.done[base + 2].content, [a, b])
@@ -329,7 +346,7 @@ class JudgeChain:
 
     def finished(self, done: Mapping[int, Record], spoken: int) -> bool:
         """Whether the verdict is in; with no statement spoken there is nothing to judge."""
-        return spoken < 1 or 4 * self.turns + 6 in done
+        return spoken < 1 or self.verdict_base + 4 in done
 
     def outcome(self, records: Sequence[Record], names: Mapping[str, str]) -> dict[str, Any]:
         """The verdict's winner, scores, premise_upheld and announcement; `names`: debater seat key -> name."""
@@ -390,6 +407,33 @@ class Duel(Format):
         SeatSpec("judge", "judge", "Judge", required=False),
     )
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "Public statements in all; A opens."), WORD_LIMIT)
+    sides = (Side("for", "For", ("a",), "for"), Side("against", "Against", ("b",), "against"))
+    noun = "duel"
+    judging = "in_debate"
+    judge_seat = "judge"
+    poll = "sides"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        return self.value(options, "turns")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """Two plans, a think and a statement a turn, the judge's evaluation and score a turn, and the verdict's
+        four calls (the ordinals 1 ... 4T+6)."""
+        return 4 * self.statements(options) + 6
+
+    def silent_side(self, options: Mapping[str, Any]) -> str:
+        # A opens, B answers: with one turn only A (FOR) speaks.
+        if self.statements(options) >= 2:
+            return ""
+        return (
+            "A duel needs both sides to speak: turns must be at least 2 "
+            "(with 1, only the FOR side speaks, and the judge would score a silent side)."
+        )
+
+    def step_title(self, step: str) -> str:
+        return {"opening": "Opening statement", "respond_final": "Closing argument"}.get(step) or super().step_title(
+            step
+        )
 
     def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
         turns = int(options.get("turns", 6))
@@ -416,7 +460,7 @@ class Duel(Format):
             self._debater_steps(config, build, turns)
         chain = self.judge_chain(config)
         if chain is not None:
-            chain.steps(build, self.statements(config, build.done, spoken), spoken)
+            chain.steps(build, self.spoken_statements(config, build.done, spoken), spoken)
             finished = chain.finished(build.done, spoken)
         else:
             finished = config.is_ending or self.statement_ordinal(turns) in build.done
@@ -463,7 +507,7 @@ class Duel(Format):
                 word_limit=word_limit,
             )
 
-    def statements(self, config: DebateConfig, done: Mapping[int, Record], spoken: int) -> list[Statement]:
+    def spoken_statements(self, config: DebateConfig, done: Mapping[int, Record], spoken: int) -> list[Statement]:
         """The public statements in the transcript, in order, up to the first one still to come."""
         found = []
         for turn in range(1, spoken + 1):

@@ -50,7 +50,7 @@ def replay_options(
     turns = duel.option(duel_config, "turns")
     done = {r.ordinal: r for r in duel_records if r.kind == "TURN"}
     statements = [
-        {"turn": s.turn, "seat": s.key, "text": s.text} for s in duel.statements(duel_config, done, spoken=turns)
+        {"turn": s.turn, "seat": s.key, "text": s.text} for s in duel.spoken_statements(duel_config, done, spoken=turns)
     ]
     return {
         "source_debate": source_debate,
@@ -80,13 +80,22 @@ class Judge(Format):
         return replay_options(config, records, source_debate)
 
     option_specs = (OptionSpec("turns", "Turns", 6, 1, 40, "The judged duel's turns."),)
+    judging = "in_debate"
+    judge_seat = "judge"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        return self.value(options, "turns")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """An evaluation and a score a statement, then the four verdict calls."""
+        return 2 * self.statements(options) + 4
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         build = StepBuilder(config, records)
         if 0 not in build.done:
             build.steps.append(self.header(config))
         chain = self.judge_chain(config)
-        statements = self.statements(config)
+        statements = self.judged_statements(config)
         # Ending a replay changes nothing: like an ending duel, the judge finishes with what was spoken.
         chain.steps(build, statements, spoken=len(statements))
         return Plan(steps=tuple(build.steps), finished=chain.finished(build.done, len(statements)))
@@ -100,7 +109,7 @@ class Judge(Format):
         debaters = config.options["debaters"]
         return {key: debaters[key]["name"] for key in SIDES}
 
-    def statements(self, config: DebateConfig) -> list[Statement]:
+    def judged_statements(self, config: DebateConfig) -> list[Statement]:
         names = self.names(config)
         return [
             Statement(turn=s["turn"], key=s["seat"], name=names[s["seat"]], text=s["text"])

@@ -11,8 +11,9 @@ persona; its system prompt is enriched with the stage and round, computed before
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from chaoslm.llm.messages import append_merged
 from debates.formats.base import (
@@ -27,6 +28,7 @@ from debates.formats.base import (
     Record,
     SeatInfo,
     SeatSpec,
+    Side,
     Step,
 )
 
@@ -209,6 +211,18 @@ class Classic(Moderated):
         OptionSpec("free_turns", "Free debate turns", 4, 1, 20, "Alternating pro and con turns in the free stage."),
         WORD_LIMIT,
     )
+    sides = (Side("pro", "Pro", ("pro",), "for"), Side("con", "Con", ("con",), "against"))
+    judging = "replay"
+    poll = "sides"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """Two openings, two rebuttals, the free turns and two summaries."""
+        return 6 + self.value(options, "free_turns")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """The debaters' statements and the moderator's four turns (introduction, opening and closing the free
+        debate, conclusion)."""
+        return self.statements(options) + 4
 
     def slot(self, config: DebateConfig, index: int) -> Slot | None:
         pro, con = config.seat("pro"), config.seat("con")
@@ -275,6 +289,14 @@ class Standard(Moderated):
         ),
         WORD_LIMIT,
     )
+    poll = "people"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        return self.value(options, "max_turns")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """At most the turn limit (the moderator is optional; it adds an introduction and a summary)."""
+        return self.statements(options)
 
     def validate(self, config: DebateConfig) -> None:
         super().validate(config)
@@ -312,6 +334,15 @@ class Custom(Moderated):
         SeatSpec("p4", "debater", "Participant 4", required=False),
     )
     option_specs = (OptionSpec("max_rounds", "Rounds", 3, 1, 20, "Every participant speaks once a round."), WORD_LIMIT)
+    poll = "people"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """The two required participants' turns, every round (each optional participant adds one a round)."""
+        return 2 * self.value(options, "max_rounds")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """The participants' turns, the moderator's introduction and summary."""
+        return self.statements(options) + 2
 
     def slot(self, config: DebateConfig, index: int) -> Slot | None:
         if index == 0:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from debates.formats.base import (
     PUBLIC,
@@ -184,6 +184,15 @@ class Panel(Format):
         SeatSpec("moderator", "moderator", "Moderator"),
     )
     option_specs = (OptionSpec("max_rounds", "Rounds at most", 5, 1, 30), WORD_LIMIT)
+    poll = "people"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """At most the Analyzer's and the Solver's turns of every round (the Moderator may end it sooner)."""
+        return 2 * self.value(options, "max_rounds")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """At most three turns a round."""
+        return 3 * self.value(options, "max_rounds")
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         done = {r.ordinal: r for r in records}

@@ -1,10 +1,12 @@
-"""A judge replay of any two-sided debate with no judge of its own (classic, structured): a judge alone reads the
-two debaters' public turns in order, evaluates and scores each, then gives the verdict, with the judged duel's
-judge chain and prompts (duel.py `JudgeChain`): the first debater argues FOR, the second AGAINST.
+"""A judge replay of any two-sided debate (classic, structured, a card's; with or without a judge of its own): a
+judge alone reads the two sides' public turns in the order they were spoken, evaluates and scores each, then gives
+the verdict, with the judged duel's judge chain and prompts (duel.py `JudgeChain`): the first side in seat order
+argues FOR, the second AGAINST.
 
-Only the debaters' public statements are read (TURN events of the two debater seats): a moderator's words, a
-PLAN (the structured format's preparation) or a THINK never reach it. As in judge.py, the statements are copied
-into the replay's options at creation, so the format stays pure and never reads another debate.
+Only the sides' public statements are read (public TURN events of the seats that have a side): a moderator's or a
+judge's words, a PLAN (the structured format's preparation) or a THINK never reach it. A side of several seats (a
+team) is named by its speakers' names together. As in judge.py, the statements are copied into the replay's options
+at creation, so the format stays pure and never reads another debate.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from debates.formats.base import DebateConfig, FormatError, OptionSpec, Record, Step
+from debates.formats.base import PUBLIC, DebateConfig, FormatError, OptionSpec, Record, SeatInfo, Step
 from debates.formats.judge import MAX_STATEMENT, Judge
 
 MAX_TURNS = 60
@@ -23,32 +25,45 @@ def sides_replay_options(
     config: DebateConfig, records: Sequence[Record], source_debate: int | None = None
 ) -> dict[str, Any]:
     """The options of a replay of a finished debate (its config, with its seats in its format's seat order, and its
-    records): its two debaters, as A (FOR) and B (AGAINST), and their public statements in the order they were
+    records): its two sides, as A (FOR) and B (AGAINST), and their public statements in the order they were
     spoken."""
-    debaters = [s for s in config.seats if s.role == "debater"]
-    if len(debaters) != 2 or any(s.role == "judge" for s in config.seats):
-        raise FormatError(f"A {config.format} debate cannot be replayed by a judge: it needs two sides and no judge.")
-    as_side = {debaters[0].key: "a", debaters[1].key: "b"}
-    spoken = sorted((r for r in records if r.kind == "TURN" and r.seat in as_side), key=lambda r: r.ordinal)
+    sides: dict[str, list[SeatInfo]] = {}
+    for seat in config.seats:
+        if seat.side:
+            sides.setdefault(seat.side, []).append(seat)
+    if len(sides) != 2:
+        raise FormatError(f"A {config.format} debate cannot be replayed by a judge: it needs two sides.")
+    first, second = sides.values()
+    as_side = {s.key: "a" for s in first} | {s.key: "b" for s in second}
+    spoken = sorted(
+        (r for r in records if r.kind == "TURN" and r.visibility == PUBLIC and r.seat in as_side),
+        key=lambda r: r.ordinal,
+    )
     statements = [{"turn": i, "seat": as_side[r.seat], "text": r.content} for i, r in enumerate(spoken, start=1)]
     return {
         "source_debate": source_debate,
         "source_format": config.format,
         "turns": max(len(statements), 1),
         "debaters": {
-            "a": {"name": debaters[0].name, "side": "for"},
-            "b": {"name": debaters[1].name, "side": "against"},
+            "a": {"name": _name(first), "side": "for"},
+            "b": {"name": _name(second), "side": "against"},
         },
         "statements": statements,
     }
+
+
+def _name(seats: list[SeatInfo]) -> str:
+    """A side as the judge names it: its one speaker, or a team's speakers together ("Ada and Ben")."""
+    names = [s.name for s in seats]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class SidesJudge(Judge):
     name = "sides_judge"
     title = "Judge replay of a two-sided debate"
     description = (
-        "A judge alone reads a finished classic or structured debate's public turns, scores each in order and "
-        "gives a verdict, as a duel's judge does."
+        "A judge alone reads a finished two-sided debate's public turns (a classic or structured debate's, or a "
+        "card's), scores each in order and gives a verdict, as a duel's judge does."
     )
     option_specs = (OptionSpec("turns", "Turns", 6, 1, MAX_TURNS, "The judged debate's public statements."),)
 

@@ -37,6 +37,7 @@ from debates.formats.base import (
     Record,
     SeatInfo,
     SeatSpec,
+    Side,
     Step,
     single_turn,
 )
@@ -158,6 +159,26 @@ class Structured(Format):
         OptionSpec("questions", "Cross-examination questions per side", 1, 1, 5),
         WORD_LIMIT,
     )
+    sides = (
+        Side("affirmative", "Affirmative", ("affirmative",), "for"),
+        Side("negative", "Negative", ("negative",), "against"),
+    )
+    judging = "replay"
+    poll = "sides"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """Two openings, two rebuttals, a question and an answer each way per question, two closings."""
+        return 6 + 4 * self.value(options, "questions")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """The statements and the two private preparations."""
+        return self.statements(options) + 2
+
+    def step_title(self, step: str) -> str:
+        kind, _, number = step.rpartition("_")
+        if kind in ("question", "answer") and number.isdigit():
+            return f"Cross-examination {kind} {number}"
+        return super().step_title(step)
 
     doing_words = {
         "preparation": "preparing",

@@ -1,11 +1,14 @@
-"""What every arena does alike (batches/arena.py, batches/arena_views.py), for each kind's: one vote per person and
-debate, the last one counting; refusals that count nothing; a batch not opted in served to nobody; a vote on a
-transcript that still names someone kept but not counted; the opt-in on the new-batch form and in a spec. Each
-kind's own tests (its page, its reveal, its report's human figures) are in its test_arena.py."""
+"""What every arena does alike (batches/arena.py, batches/arena_views.py), for each kind's: one vote per voter and
+debate, final once cast (the reveal follows it), a double click one vote; refusals that count nothing; a batch not
+opted in served to nobody; a vote on a transcript that still names someone kept but not counted; the opt-in on the
+new-batch form and in a spec, and the owner told when its debates would not be blind. Each kind's own tests (its
+page, its reveal, its report's human figures) are in its test_arena.py."""
 
 from __future__ import annotations
 
+import html
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,26 +82,52 @@ def runner_idle():
 
 
 def text(response) -> str:
-    return response.content.decode()
+    return html.unescape(response.content.decode())
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_one_vote_per_person_and_debate_the_last_counts(kind, people, llm_server, runner_idle):
-    kind.finished(people["owner"], llm_server)
-    vote = reverse(kind.urls[2], args=[kind.arena.items().first().pk])
+def test_one_vote_per_voter_and_debate_final_once_the_reveal_is_shown(kind, people, llm_server, runner_idle):
+    batch = kind.finished(people["owner"], llm_server)
+    item = kind.arena.items().first()
+    vote, item_page = reverse(kind.urls[2], args=[item.pk]), reverse(kind.urls[1], args=[item.pk])
     first, second = kind.choices[:2]
     signed_in = Client()
     signed_in.force_login(people["other"])
-    for choice in (first, second, second):
-        assert signed_in.post(vote, {"choice": choice}).status_code == 302
+    assert "it is final" in text(signed_in.get(item_page))  # said before the vote
+    assert signed_in.post(vote, {"choice": first}).status_code == 302
+    revealed = text(signed_in.get(item_page))
+    assert "is final." in revealed and 'id="arena-vote"' not in revealed
+    # The back button: the blind page's form posted again with another choice. Refused, and nothing changes.
+    response = signed_in.post(vote, {"choice": second})
+    assert response.status_code == 409 and text(response) == kind.arena.final
+    # The same vote again (a double click) is the vote already counted.
+    assert signed_in.post(vote, {"choice": first}).status_code == 302
     anonymous = Client()
     anonymous.post(vote, {"choice": second})
-    anonymous.post(vote, {"choice": first})
+    assert anonymous.post(vote, {"choice": first}).status_code == 409
     votes = kind.arena.vote_model.objects
     anonymous_voter = votes.exclude(voter__startswith="user:").get().voter
     assert sorted(votes.values_list("voter", "choice")) == sorted(
-        [(f"user:{people['other'].pk}", second), (anonymous_voter, first)]
+        [(f"user:{people['other'].pk}", first), (anonymous_voter, second)]
     )
+    owner = Client()
+    owner.force_login(people["owner"])
+    report = text(owner.get(reverse(f"{batch._meta.model_name}_detail", args=[batch.pk])))
+    assert f"2 {kind.arena.vote_noun}s from 2 people" in report
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_new_visitors_double_click_before_the_cookie_exists_is_one_vote(kind, people, llm_server, runner_idle):
+    kind.finished(people["owner"], llm_server)
+    item = kind.arena.items().first()
+    page = text(Client().get(reverse(kind.urls[1], args=[item.pk])))
+    ballot = re.search(r'name="ballot" value="([^"]+)"', page).group(1)
+    vote = reverse(kind.urls[2], args=[item.pk])
+    replies = [Client().post(vote, {"choice": kind.choices[0], "ballot": ballot}) for _ in range(2)]
+    assert [r.status_code for r in replies] == [302, 302]
+    assert kind.arena.vote_model.objects.count() == 1
+    # Whichever of the two lands first, the other cannot change it: the same form with another choice is refused.
+    assert Client().post(vote, {"choice": kind.choices[1], "ballot": ballot}).status_code == 409
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -207,3 +236,20 @@ def test_the_form_and_the_spec_opt_in(name, fields, lines, read_spec, people, mo
     spec.write_text(body + "arena: maybe\n")
     with pytest.raises(CommandError, match="arena: true or false"):
         call_command(name, "run", str(spec), stdout=io.StringIO())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_owner_is_told_plainly_that_a_public_or_unlisted_batchs_debates_are_not_blind(
+    kind, people, llm_server, runner_idle
+):
+    batch = kind.finished(people["owner"], llm_server, arena_on=False, visibility="public")
+    name = batch._meta.model_name
+    owner = Client()
+    owner.force_login(people["owner"])
+    warning = f"This {batch._meta.verbose_name} is public, so its debates can be read with the debaters' names"
+    assert warning in text(owner.get(reverse(f"{name}_detail", args=[batch.pk])))  # beside the button
+    sent = text(owner.post(reverse(f"{name}_arena", args=[batch.pk]), {"arena": "on"}, follow=True))
+    assert kind.arena.opted_in in sent and "in the arena they are not blind" in sent
+    # Private: its named transcripts are its owner's alone, and nothing is said.
+    kinds.KINDS[name].set_visibility(batch, "private")
+    assert "not blind" not in text(owner.post(reverse(f"{name}_arena", args=[batch.pk]), {"arena": "on"}, follow=True))

@@ -98,6 +98,6 @@ def test_an_embedded_model_that_cannot_start_stops_the_run_with_why_and_how_to_r
     assert message.startswith(f"CHAOSLM_LOCAL_MODEL names {tmp_path / 'missing.gguf'}, which does not exist. ")
     assert message.endswith(
         f"\n{noun.capitalize()} {batch.pk} is saved: once a model answers, run it with "
-        f"python manage.py {noun} resume {batch.pk}"
+        f"uv run python manage.py {noun} resume {batch.pk}"
     )
     assert not Debate.objects.exists()

@@ -59,7 +59,7 @@ class SeriesKind(BatchKind):
     def jobs(self, batch: Series, stalled_after: float | None = None, *, open_only: bool = False) -> list:
         fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
         rows = Bout.objects.filter(series=batch).values(*fields, job_match=F("id"), job_order=F("order"))
-        return jobs_from_rows([(schedule.DUEL, row) for row in rows], stalled_after)
+        return jobs_from_rows([(schedule.MATCH, row) for row in rows], stalled_after)
 
     def create(self, batch: Series, job: schedule.Job, memo: dict[str, Any]) -> int | None:
         if "seats" not in memo:  # read once a pass

@@ -175,6 +175,6 @@ def test_the_charts_are_readable_at_phone_and_desktop_widths(browser, site, repo
         tooltips = page.eval_on_selector_all("#leaderboard svg.forest title", "els => els.map(e => e.textContent)")
         assert "Nadia Okonkwo-Barrington" in tooltips
         # The side panel's usage table fits its panel: no column hidden past its edge.
-        usage = page.eval_on_selector("#tournament-usage .table-scroll", "e => e.scrollWidth - e.clientWidth")
+        usage = page.eval_on_selector("#batch-usage .table-scroll", "e => e.scrollWidth - e.clientWidth")
         assert usage <= 0
     page.context.close()

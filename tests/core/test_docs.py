@@ -7,6 +7,7 @@
 - no tracked file points outside the repository, where a person who cloned it has nothing.
 """
 
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -116,3 +117,80 @@ def test_every_yaml_example_in_the_docs_is_valid_yaml() -> None:
     assert len(blocks) >= 3
     for block in blocks:
         assert isinstance(yaml.safe_load(block), dict), block
+
+
+def defined_names() -> dict[str, set[str]]:
+    """The names the product's code defines, by module (its dotted path and its last part): modules, classes,
+    functions, methods, assigned names and attributes, model fields, keyword names, and identifier-like strings (a
+    task's or URL's name); under "" every one of them, and the files of its templates and static assets."""
+    names: dict[str, set[str]] = {"": set()}
+    for name in tracked():
+        path = ROOT / name
+        if name.startswith(("tests/", "bench/")) or not name.endswith(".py"):
+            names[""].add(Path(name).name)
+            continue
+        found = {path.stem}
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                found.add(node.attr)
+            elif isinstance(node, ast.keyword) and node.arg:
+                found.add(node.arg)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"[\w.]+", node.value):
+                found.add(node.value)
+        dotted = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        for key in {dotted, dotted.rsplit(".", 1)[-1], ""}:
+            names.setdefault(key, set()).update(found)
+        parent, _, child = dotted.rpartition(".")
+        names.setdefault(parent, set()).add(child)  # a package's modules: `rooms.queue`
+    return names
+
+
+# Names in the architecture page that are not the code's own: SQL and Redis words, HTTP headers, file kinds, and
+# the libraries' names it builds on.
+NOT_CODE = {
+    *("BEGIN", "COMMIT", "INSERT", "SELECT", "ZCOUNT", "EVAL", "GGUF", "TCP_NODELAY", "Last-Event-ID", "Retry-After"),
+    *("AppConfig.ready", "post_save", "worker_ready", "django.test", "gc.freeze", "openai.AsyncOpenAI"),
+    *("channels_redis", "htmx.createWebSocket", "owner/repo:file.gguf"),
+}
+
+
+def test_every_name_the_architecture_page_gives_exists_in_the_code() -> None:
+    # The page is the map a newcomer reads; it once described advance_tournament, sweep_tournaments and
+    # TournamentBatch long after they were gone.
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    names = defined_names()
+    files = tracked()
+
+    def is_file(path: str) -> bool:
+        path = path.rstrip("/")
+        return any(f == path or f.startswith(path + "/") or f.endswith("/" + path) or f"/{path}/" in f for f in files)
+
+    def defined(dotted: str, scope: str = "") -> bool:
+        # The last part is defined in the module the one before it names (`services.advance`), else anywhere.
+        parts = [p for p in dotted.split(".") if p]
+        owner = ".".join(parts[:-1]) or scope
+        return parts[-1] in names.get(owner, names[""]) and all(p in names[""] for p in parts[:-1])
+
+    missing = []
+    # `advance(id, token)` names `advance`; `batches/kinds.py: delete` names a file and a name in it.
+    for token in sorted({re.sub(r"\(.*\)$", "", t).strip() for t in re.findall(r"`([^`\n]+)`", text)} - NOT_CODE):
+        head, _, tail = (part.strip() for part in token.partition(":"))
+        if head.startswith(("/", "-")) or not re.fullmatch(r"[\w./\-]+", head):
+            continue  # a URL path, a command line, an expression
+        module, _, attribute = head.rpartition(".")
+        if "/" in module and f"{module}.py" in files and attribute != "py":
+            ok = defined(attribute, module.replace("/", "."))  # a module's function: `debates/cards.quoted_html`
+        elif "/" in head or head.endswith(".py"):
+            scope = head.removesuffix(".py").replace("/", ".")
+            ok = is_file(head) and all(defined(n, scope) for n in re.findall(r"[A-Za-z_][\w.]*", tail))
+        elif any(f.rsplit("/", 1)[-1] == head for f in files) or re.fullmatch(r"[a-z0-9-]+", head):
+            continue  # a file named in its folder's row, or an ordinary word set in code type ("inline", "duel")
+        else:
+            ok = defined(head)
+        if not ok:
+            missing.append(token)
+    assert not missing, "names the code does not have: " + ", ".join(missing)

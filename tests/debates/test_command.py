@@ -111,7 +111,8 @@ def test_an_embedded_model_that_cannot_start_keeps_the_debate_and_says_how_to_re
     message = str(refused.value)
     assert message.startswith(f"CHAOSLM_LOCAL_MODEL names {tmp_path / 'missing.gguf'}, which does not exist. ")
     assert message.endswith(
-        f"\nDebate {debate.pk} is saved: once a model answers, run it with python manage.py debate --resume {debate.pk}"
+        f"\nDebate {debate.pk} is saved: once a model answers, run it with "
+        f"uv run python manage.py debate --resume {debate.pk}"
     )
     assert not debate.events.exists()
 

@@ -169,3 +169,19 @@ def test_checkboxes_come_before_their_labels_on_one_line(owner, personas):
     fields = owner.get(reverse("debate_new"), {"format": "standard"}, HTTP_HX_REQUEST="true").content.decode()
     human = fields.split('<div class="field seat-field check">')[1].split("</div>")[0]
     assert human.strip().startswith('<input type="checkbox" name="seat_human"') and "<label" in human
+
+
+def test_while_the_embedded_model_serves_a_new_debate_starts_short_and_every_form_says_its_calls_and_time(
+    owner, personas, settings
+):
+    settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""  # no endpoint: the embedded model serves
+    page = owner.get(reverse("debate_new")).content.decode()
+    # A judged duel of 2 turns: 4 calls a turn and the verdict's 6; the embedded model's guessed pace, 8 s a call.
+    assert 'name="option_turns" value="2"' in page
+    assert '<p class="muted" id="estimate">14 calls, about 2 minutes at the options shown.</p>' in page
+    classic = owner.get(reverse("debate_new") + "?format=classic").content.decode()
+    assert 'name="option_free_turns" value="1"' in classic and 'id="estimate">' in classic
+    settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = "http://127.0.0.1:9/v1", "k"  # a configured endpoint
+    page = owner.get(reverse("debate_new")).content.decode()
+    assert 'name="option_turns" value="6"' in page
+    assert 'id="estimate">30 calls, about 2 minutes at the options shown.</p>' in page  # 4 s a call, hosted

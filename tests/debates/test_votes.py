@@ -147,6 +147,30 @@ def test_an_anonymous_viewer_votes_by_plain_form_changes_the_vote_and_only_then_
     assert "%" not in carol_box and "Vote to see" in carol_box
 
 
+def ballot_of(html):
+    return re.search(r'name="ballot" value="([^"]+)"', html).group(1)
+
+
+def test_a_new_visitors_form_posted_twice_before_the_cookie_exists_is_one_voter(people):
+    debate = poll_duel(people["owner"])
+    page, vote_url, box_url = share_urls(debate)
+    ballot = ballot_of(Client().get(page).content.decode())
+    # A double click: the same form twice, the second sent before the first's cookie came back (no cookie on either).
+    replies = [Client().post(vote_url, {"phase": "before", "choice": "a", "ballot": ballot}) for _ in range(2)]
+    assert [r.status_code for r in replies] == [302, 302]
+    voters = {signing.loads(r.cookies[COOKIE].value, salt=SALT) for r in replies}
+    assert len(voters) == 1 and ballot not in voters.pop()  # one voter, whose id the ballot does not show
+    assert PollVote.objects.count() == 1
+    # Another form (another tab, a box fetched again) is another ballot, so another browser's first vote.
+    other = ballot_of(Client().get(box_url).content.decode())
+    assert other != ballot
+    Client().post(vote_url, {"phase": "before", "choice": "b", "ballot": other})
+    assert sorted(PollVote.objects.values_list("choice", flat=True)) == ["a", "b"]
+    # A post without a ballot (a script) still votes, as a voter of its own.
+    Client().post(vote_url, {"phase": "before", "choice": "b"})
+    assert PollVote.objects.count() == 3
+
+
 def test_a_signed_in_person_votes_once_per_phase_and_the_htmx_reply_is_the_box(people):
     debate = poll_duel(people["owner"], visibility="public")
     client = Client()

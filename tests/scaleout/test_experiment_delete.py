@@ -51,7 +51,7 @@ def test_deleting_an_experiment_running_on_workers_stops_it_quietly(stack, _llm_
 
     time.sleep(1.5)  # the calls already on their way when it was deleted land, and their debates stop
     before = len(server.requests)
-    time.sleep(3)  # longer than a tick (CHAOSLM_TOURNAMENT_TICK): a tick chain still going would start debates
+    time.sleep(3)  # longer than a tick (CHAOSLM_BATCH_TICK): a tick chain still going would start debates
     assert len(server.requests) == before
     assert query(stack, "SELECT count(*) FROM experiments_experiment WHERE id = %s", [experiment_id]) == [(0,)]
     assert query(stack, "SELECT count(*) FROM experiments_run WHERE experiment_id = %s", [experiment_id]) == [(0,)]

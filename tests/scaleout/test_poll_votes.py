@@ -156,3 +156,43 @@ def test_twenty_copies_of_one_signed_in_arena_vote_at_once_count_once(stack, set
             f"SELECT voter, choice, excluded FROM {table} WHERE {item} = %s", [made["item"]]
         ).fetchall()
     assert rows == [(f"user:{made['user']}", choice, False)]
+
+
+@pytest.mark.parametrize(
+    "setup, address, data, table, item",
+    [
+        (SETUP, "debates/{}/poll/vote/", {"phase": "before", "choice": "a"}, "debates_pollvote", "debate_id"),
+        (ARENA_SETUP, "arena/{}/vote/", {"choice": "2"}, "tournaments_arenavote", "match_id"),
+        (EVIDENCE_SETUP, "arena/evidence/{}/vote/", {"choice": "A"}, "experiments_arenavote", "run_id"),
+    ],
+    ids=["poll", "tournament", "evidence"],
+)
+def test_a_new_visitors_first_vote_posted_twenty_times_at_once_before_any_cookie_counts_once(
+    stack, setup, address, data, table, item
+):
+    """No session, no voter cookie: only the form's ballot token says these twenty posts are one double click."""
+    stack.env["CHAOSLM_POLL_VOTES_PER_MINUTE"] = "1000"
+    made = json.loads(stack.manage("shell", "-c", setup).stdout.strip().splitlines()[-1])
+    thing = made.get("item", made.get("debate"))
+    webs = [stack.start_web(), stack.start_web()]
+    csrf = "a" * 32
+    ballot = "b" * 24  # what the page's form carried (debates/poll_views.py: new_ballot)
+
+    def post(i: int) -> httpx.Response:
+        return httpx.post(
+            f"{webs[i % 2]}/{address.format(thing)}",
+            data={**data, "ballot": ballot},
+            cookies={"csrftoken": csrf},
+            headers={"X-CSRFToken": csrf},
+            timeout=30,
+        )
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        replies = list(pool.map(post, range(20)))
+    assert [r.status_code for r in replies] == [302] * 20
+    # Every reply sets the same voter's cookie, so what follows from any of them is that one voter.
+    voters = {r.cookies["chaoslm_voter"].split(":")[0] for r in replies}  # the signed payload
+    assert len(voters) == 1
+    with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
+        rows = connection.execute(f"SELECT voter FROM {table} WHERE {item} = %s", [thing]).fetchall()
+    assert len(rows) == 1 and rows[0][0].startswith("anon:")

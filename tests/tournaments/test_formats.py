@@ -59,7 +59,7 @@ def test_a_structured_tournament_with_a_two_judge_panel_runs_from_the_command_li
     assert sorted(match.debate.seats.values_list("key", "name")) == [("affirmative", "Alice"), ("negative", "Bob")]
     replays = [j.debate for j in Judgment.objects.select_related("debate", "judge").order_by("judge__order")]
     assert [(d.format, d.status, d.winner) for d in replays] == [("sides_judge", "completed", "Alice")] * 2
-    assert not Judgment.objects.filter(in_duel=True).exists()
+    assert not Judgment.objects.filter(in_debate=True).exists()
     # What a judge read: the ten public statements in the debate's order, each in the duel's evaluation prompt,
     # never a preparation.
     public = list(match.debate.events.filter(kind="TURN").order_by("ordinal").values_list("content", flat=True))
@@ -98,7 +98,7 @@ def test_a_tournament_that_mixes_formats_compares_them(llm_server, runner_idle):
     )
     assert list(Match.objects.order_by("order").values_list("format", flat=True)) == ["duel", "structured"]
     # A duel's first judge sits inside it; a structured debate has no judge, so both of its judgments are replays.
-    assert sorted(Judgment.objects.values_list("match__format", "in_duel")) == [
+    assert sorted(Judgment.objects.values_list("match__format", "in_debate")) == [
         ("duel", False),
         ("duel", True),
         ("structured", False),

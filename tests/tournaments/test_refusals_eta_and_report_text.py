@@ -116,7 +116,7 @@ def test_the_eta_shows_from_the_first_calls_at_their_pace(db):
     tournament = make()  # two duels (Alice-Bob, Bob-Alice) of two turns: 14 calls each, 28 in all
     services.TOURNAMENT.advance(tournament.pk, start=lambda debate_id: None)
     first, _ = [m.debate for m in Match.objects.filter(tournament=tournament).order_by("order")]
-    assert design.duel_calls(2) == 14
+    assert design.debate_calls("duel", {"turns": 2}) == 14
 
     # Ten seconds in, the first duel has made 7 calls and no debate has finished: 0.7 calls a second, 21 left.
     Debate.objects.filter(pk=first.pk).update(status="running", started_at=timezone.now() - timedelta(seconds=10))
@@ -201,12 +201,12 @@ def _judged(tournament, winners):
     for index, match in enumerate(Match.objects.filter(tournament=tournament).order_by("order")):
         names = {"for": match.debater_for.name, "against": match.debater_against.name}
         for judgment in Judgment.objects.filter(match=match).select_related("judge"):
-            debate = match.debate if judgment.in_duel else None
+            debate = match.debate if judgment.in_debate else None
             if debate is None:
                 debate = Debate.objects.create(topic=match.question.topic, format="duel", in_batch=True)
             side = winners[judgment.judge.name][index]
             Debate.objects.filter(pk=debate.pk).update(status="completed", winner=names[side])
-            if judgment.in_duel:
+            if judgment.in_debate:
                 Match.objects.filter(pk=match.pk).update(debate=debate)
             Judgment.objects.filter(pk=judgment.pk).update(debate=debate)
 

@@ -113,7 +113,7 @@ def test_each_finished_debate_starts_the_next_one_itself_without_waiting_for_the
 ):
     # The tick and the page's pushes ten minutes apart: only the pass a finished debate runs at once can start
     # the next match or replay before run_to_end's deadline; the tournament's loop wakes only to hear it settled.
-    settings.CHAOSLM_TOURNAMENT_TICK = 600
+    settings.CHAOSLM_BATCH_TICK = 600
     monkeypatch.setattr(kinds, "PUSH_EVERY", 600)
     tournament = services.create_tournament(
         name="Back to back",
@@ -206,8 +206,8 @@ def test_a_judge_that_always_names_for_wins_every_for_and_with_sides_swapped_all
     judgments = list(Judgment.objects.filter(match__tournament=tournament).select_related("debate"))
     assert len(judgments) == 12 * 2
     assert all(j.debate.status == Debate.Status.COMPLETED for j in judgments)
-    assert {j.debate.format for j in judgments if j.in_duel} == {"duel"}
-    assert {j.debate.format for j in judgments if not j.in_duel} == {"judge"}
+    assert {j.debate.format for j in judgments if j.in_debate} == {"duel"}
+    assert {j.debate.format for j in judgments if not j.in_debate} == {"judge"}
     report = results.report(tournament)
     (judge_figures,) = report.judges
     assert judge_figures.verdicts == 24
@@ -262,14 +262,14 @@ def test_two_judges_that_always_disagree_give_a_kappa_below_zero(llm_server, jud
     assert report.panel.agreement.value is not None and report.panel.agreement.value < 0
     assert [j.verdicts for j in report.judges] == [12, 12]
     # The replay judged the duel's public turns only, with the duel's verdict prompts.
-    replay = Judgment.objects.filter(match__tournament=tournament, in_duel=False).select_related("debate").first()
+    replay = Judgment.objects.filter(match__tournament=tournament, in_debate=False).select_related("debate").first()
     assert replay.debate.format == "judge" and replay.debate.options["source_debate"] == replay.match.debate_id
 
 
 def test_one_owner_s_matches_stay_within_their_cap_across_tournaments_and_leave_the_debate_cap_free(
     llm_server, judge_server, settings, django_user_model
 ):
-    settings.CHAOSLM_MAX_RUNNING_MATCHES = 2
+    settings.CHAOSLM_MAX_RUNNING_BATCH_DEBATES = 2
     settings.CHAOSLM_MAX_RUNNING_DEBATES = 1
     owner = django_user_model.objects.create_user("tess", password="pw-123456")
     judge_server.configure(rules=always_for(NAMES), latency=0.05)

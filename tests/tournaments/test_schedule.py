@@ -1,12 +1,12 @@
 """The tournament scheduler and the tournament's shape, as pure functions: no database, no LLM."""
 
 from batches import schedule
-from batches.schedule import DUEL, REPLAY, Job, Settings, plan
+from batches.schedule import MATCH, REPLAY, Job, Settings, plan
 from tournaments import design
 
 
 def duel(match, status=None, attempts=0, stalled=False):
-    return Job(DUEL, match, match, match, status, attempts if status is None else max(attempts, 1), stalled)
+    return Job(MATCH, match, match, match, status, attempts if status is None else max(attempts, 1), stalled)
 
 
 def replay(ident, match, status=None, attempts=0):
@@ -20,11 +20,11 @@ def ids(jobs):
 def test_never_more_than_concurrency_in_flight():
     jobs = [duel(m) for m in range(10)]
     decision = plan(Settings(concurrency=3, active=True), jobs)
-    assert ids(decision.create) == [(DUEL, 0), (DUEL, 1), (DUEL, 2)]
+    assert ids(decision.create) == [(MATCH, 0), (MATCH, 1), (MATCH, 2)]
     running = [duel(m, "running") for m in range(3)] + [duel(m) for m in range(3, 10)]
     assert plan(Settings(concurrency=3, active=True), running).create == ()
     one_done = [duel(0, "completed"), *running[1:]]
-    assert ids(plan(Settings(concurrency=3, active=True), one_done).create) == [(DUEL, 3)]
+    assert ids(plan(Settings(concurrency=3, active=True), one_done).create) == [(MATCH, 3)]
 
 
 def test_pending_debates_hold_their_slot_until_they_finish():
@@ -36,10 +36,10 @@ def test_pending_debates_hold_their_slot_until_they_finish():
 def test_a_failed_debate_is_retried_once_then_counted_failed_without_stopping_the_rest():
     first_failure = [duel(0, "error", attempts=1), duel(1)]
     decision = plan(Settings(concurrency=1, active=True), first_failure)
-    assert ids(decision.retry) == [(DUEL, 0)] and decision.create == ()
+    assert ids(decision.retry) == [(MATCH, 0)] and decision.create == ()
     second_failure = [duel(0, "error", attempts=2), duel(1)]
     decision = plan(Settings(concurrency=1, active=True), second_failure)
-    assert decision.retry == () and ids(decision.create) == [(DUEL, 1)]
+    assert decision.retry == () and ids(decision.create) == [(MATCH, 1)]
     assert decision.progress.failed == 1
     settled = plan(Settings(concurrency=1, active=True), [duel(0, "error", attempts=2), duel(1, "completed")])
     assert settled.settled and settled.progress.done == 1 and settled.progress.failed == 1
@@ -48,10 +48,10 @@ def test_a_failed_debate_is_retried_once_then_counted_failed_without_stopping_th
 def test_replays_wait_for_their_duel_then_go_before_new_duels():
     jobs = [duel(0, "running"), replay(10, 0), replay(11, 0), duel(1), duel(2)]
     decision = plan(Settings(concurrency=3, active=True), jobs)
-    assert ids(decision.create) == [(DUEL, 1), (DUEL, 2)]
+    assert ids(decision.create) == [(MATCH, 1), (MATCH, 2)]
     jobs = [duel(0, "completed"), replay(10, 0), replay(11, 0), duel(1), duel(2)]
     decision = plan(Settings(concurrency=3, active=True), jobs)
-    assert ids(decision.create) == [(REPLAY, 10), (REPLAY, 11), (DUEL, 1)]
+    assert ids(decision.create) == [(REPLAY, 10), (REPLAY, 11), (MATCH, 1)]
 
 
 def test_replays_of_a_duel_that_failed_for_good_count_as_failed_and_the_tournament_settles():
@@ -66,7 +66,7 @@ def test_replays_of_a_duel_that_failed_for_good_count_as_failed_and_the_tourname
 def test_interrupted_debates_resume_in_a_free_slot_without_a_new_attempt_and_stalled_ones_restart():
     jobs = [duel(0, "interrupted"), duel(1, "running", stalled=True), duel(2)]
     decision = plan(Settings(concurrency=2, active=True), jobs)
-    assert ids(decision.resume) == [(DUEL, 1), (DUEL, 0)]
+    assert ids(decision.resume) == [(MATCH, 1), (MATCH, 0)]
     assert decision.create == () and decision.retry == ()
 
 
@@ -124,8 +124,8 @@ def test_pairings_on_both_sides_and_once():
 
 
 def test_the_estimate_counts_duels_replays_and_calls():
-    assert design.duel_calls(6) == 30
-    assert design.replay_calls(6) == 16
+    assert design.debate_calls("duel", {"turns": 6}) == 30
+    assert design.replay_calls("duel", {"turns": 6}) == 16
     size = design.estimate(questions=5, debaters=3, judges=2, sides="both", repeats=2, options={"turns": 6})
     assert size.matches == 30
     assert size.replays == 30 * 3  # two judges, two repeats each: four verdicts a match, one inside the duel

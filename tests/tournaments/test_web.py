@@ -126,7 +126,7 @@ def test_the_socket_refuses_whom_the_page_refuses_and_sends_the_live_parts(peopl
     assert first_push(websocket_urlpatterns, f"/ws/tournament-share/{private.share_token}/")[0] is False
     connected, first = first_push(websocket_urlpatterns, f"/ws/tournament-share/{unlisted.share_token}/")
     assert connected
-    for element in ('id="progress"', 'id="leaderboard"', 'id="head-to-head"', 'id="judges"', 'id="tournament-usage"'):
+    for element in ('id="progress"', 'id="leaderboard"', 'id="head-to-head"', 'id="judges"', 'id="batch-usage"'):
         assert element in first
     assert 'hx-swap-oob="outerHTML"' in first
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from debates.formats.base import DebateConfig, Plan, Record, SeatSpec, StepBuilder
 from debates.formats.evidence.common import EvidenceFormat
@@ -14,6 +15,11 @@ class Blind(EvidenceFormat):
     title = "Blind judge"
     description = "A judge answers from the question and the two answers alone: the baseline with no debate."
     seat_specs = (SeatSpec("judge", "judge", "Judge"),)
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """The judge's answer (once more if it cannot be read)."""
+        return 1
+
     needs_passage = False
 
     def answer_ordinal(self, config: DebateConfig) -> int:

@@ -27,6 +27,9 @@ class EvidenceFormat(Format):
     scores_turns = False
     verdict_label = "Answer"  # the letter the judge favours
     needs_passage: ClassVar[bool] = True
+    judging = "in_debate"
+    judge_seat = "judge"
+    quotes_option = "passage"
     TEXT_OPTIONS: ClassVar[tuple[str, ...]] = ("passage", "question", "answers")
 
     def answer_ordinal(self, config: DebateConfig) -> int:

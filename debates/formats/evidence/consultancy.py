@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from debates.formats.base import PUBLIC, DebateConfig, Plan, Record, SeatSpec, StepBuilder
 from debates.formats.evidence.answers import asks_nothing
@@ -35,6 +36,15 @@ class Consultancy(EvidenceFormat):
     )
     seat_specs = (SeatSpec("consultant", "consultant", "Consultant"), SeatSpec("judge", "judge", "Judge"))
     option_specs = (ROUNDS, WORD_LIMIT, CONSULTANT_ANSWER)
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """The consultant's speeches."""
+        return self.value(options, "rounds")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """The consultant's notes and speeches, the judge's question after each speech but the last, its answer."""
+        rounds = self.statements(options)
+        return 1 + rounds + (rounds - 1) + 1
 
     def answer_ordinal(self, config: DebateConfig) -> int:
         return 2 * self.option(config, "rounds") + 1

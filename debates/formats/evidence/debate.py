@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from debates.formats.base import PUBLIC, DebateConfig, FormatError, Plan, Record, SeatSpec, StepBuilder
+from debates.formats.base import PUBLIC, DebateConfig, FormatError, Plan, Record, SeatSpec, Side, StepBuilder
 from debates.formats.evidence.common import EvidenceFormat
 from debates.formats.evidence.prompts import (
     ANSWER,
@@ -37,6 +38,16 @@ class EvidenceDebate(EvidenceFormat):
         SeatSpec("judge", "judge", "Judge"),
     )
     option_specs = (ROUNDS, WORD_LIMIT, SIMULTANEOUS)
+    sides = (Side("A", "Answer A", ("a",)), Side("B", "Answer B", ("b",)))
+    poll = "sides"
+    side_answers_option = "answers"
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        return 2 * self.value(options, "rounds")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """Two debaters' notes and speeches, then the judge's answer (once more if it cannot be read)."""
+        return 2 + self.statements(options) + 1
 
     @staticmethod
     def speech_ordinal(seat: str, round_: int) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from debates.formats.base import DebateConfig, FormatError, Plan, Record, SeatSpec, StepBuilder
@@ -31,6 +31,15 @@ class EvidenceJudge(EvidenceFormat):
         return judge_replay_options(config, records, source_debate)
 
     option_specs = (ROUNDS, WORD_LIMIT, SIMULTANEOUS)
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """The judged debate's speeches, as it read them."""
+        return 2 * self.value(options, "rounds")
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        """The judge's answer (once more if it cannot be read)."""
+        return 1
+
     TEXT_OPTIONS = ("passage", "question", "answers", "speeches", "source_debate")
 
     def answer_ordinal(self, config: DebateConfig) -> int:

@@ -15,10 +15,10 @@ from chaoslm.http import NumberError, parse_number
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
-from debates import hold
+from debates import format_cards, hold
 from debates import limits as debate_limits
 from debates.engine import DebateDeleted, RunStats, run_debate
-from debates.formats import LISTED, FormatError, get_format
+from debates.formats import LISTED, FormatError
 from debates.models import Debate, Event
 from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
@@ -58,7 +58,11 @@ class Command(BaseCommand):
     help = "Run a debate in the terminal, streaming it live. Ctrl-C stops it; --resume ID continues it."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("format", nargs="?", choices=sorted(LISTED), help="the debate format")
+        parser.add_argument(
+            "format",
+            nargs="?",
+            help=f"the debate format ({', '.join(sorted(LISTED))}) or the name of a protocol card (import_formats)",
+        )
         parser.add_argument("--topic", default="")
         parser.add_argument("--premise", default="")
         parser.add_argument("--turns", type=int, help="duel: public statements in all (default 6)")
@@ -116,6 +120,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        cli.stop_on_sigterm()
         if opts["resume"]:
             debate = Debate.objects.filter(pk=opts["resume"]).select_related("owner").first()
             if debate is None:
@@ -150,8 +155,11 @@ class Command(BaseCommand):
         except local_model.LocalModelMissing as error:
             raise CommandError(
                 f"{error}\nDebate {debate.pk} is saved: once a model answers, run it with "
-                f"python manage.py debate --resume {debate.pk}"
+                f"uv run python manage.py debate --resume {debate.pk}"
             ) from None
+        finally:
+            # Its end told the owner's webhooks: those deliveries run in this process.
+            cli.settle(self.stderr.write)
 
     def wait_for_start(self, debate: Debate, out: Any) -> bool:
         """Sit out the debate's hold here, then take its start (False: its page's "Start now" started it
@@ -163,7 +171,7 @@ class Command(BaseCommand):
             while (left := hold.seconds_left(debate.pk)) is not None and left > 0:
                 time.sleep(min(left, 1.0))
         except KeyboardInterrupt:
-            self.stderr.write(f"\nStopped while held. Resume with: python manage.py debate --resume {debate.pk}")
+            self.stderr.write(f"\nStopped while held. Resume with: uv run python manage.py debate --resume {debate.pk}")
             sys.exit(130)
         if left is None or not hold.claim(debate.pk):
             out.write("It was started from its page; it runs there.")
@@ -179,7 +187,11 @@ class Command(BaseCommand):
     def create(self, opts: dict[str, Any], owner: Any = None) -> Debate:
         if not opts["format"]:
             raise CommandError("name a format (" + ", ".join(sorted(LISTED)) + ") or use --resume ID")
-        fmt = get_format(opts["format"])
+        try:
+            chosen = format_cards.resolve(owner, opts["format"])
+        except FormatError as error:
+            raise CommandError(str(error)) from None
+        fmt = chosen.fmt
         seats: dict[str, SeatChoice] = {}
         for key in ("a", "b", "judge"):
             if opts[key]:
@@ -220,6 +232,7 @@ class Command(BaseCommand):
                 show_thinking=not opts["private_thinking"],
                 audience_poll=not opts["no_poll"],
                 hold_minutes=hold_minutes,
+                card_source=chosen.card_source,
             )
         except FormatError as error:
             raise CommandError(str(error)) from None
@@ -232,7 +245,7 @@ class Command(BaseCommand):
                 text = input("> ")
             except EOFError:
                 raise CommandError(
-                    f"no message given. Resume with: python manage.py debate --resume {debate.pk}"
+                    f"no message given. Resume with: uv run python manage.py debate --resume {debate.pk}"
                 ) from None
             try:
                 post_message(debate.pk, text)
@@ -252,7 +265,7 @@ class Command(BaseCommand):
             observer = JsonLinesObserver(console.file, {s.pk: s.key for s in seats})
         else:
             names = {s.key: (s.name, s.side) for s in seats}
-            observer = TerminalObserver(console, get_format(debate.format), names, show_private=show_private)
+            observer = TerminalObserver(console, debate.fmt, names, show_private=show_private)
             if debate.events.exists():
                 console.print(f"Resuming debate {debate.pk} after {debate.events.count()} events.", style="yellow")
                 for event in debate.events.select_related("seat").exclude(kind=Event.Kind.ERROR):
@@ -265,7 +278,7 @@ class Command(BaseCommand):
                 self.take_human_turn(debate, console)
                 debate = asyncio.run(run_debate(debate.pk, observer, stats=stats))
         except KeyboardInterrupt:
-            self.stderr.write(f"\nStopped. Resume with: python manage.py debate --resume {debate.pk}")
+            self.stderr.write(f"\nStopped. Resume with: uv run python manage.py debate --resume {debate.pk}")
             sys.exit(130)
         except DebateDeleted:
             raise CommandError(f"debate {debate.pk} was deleted while it ran") from None
@@ -280,7 +293,9 @@ class Command(BaseCommand):
         )
         if debate.status == Debate.Status.ERROR:
             console.print(f"Error: {debate.error_text}", style="bold red")
-            console.print(f"The partial transcript is saved. Retry with: python manage.py debate --resume {debate.pk}")
+            console.print(
+                f"The partial transcript is saved. Retry with: uv run python manage.py debate --resume {debate.pk}"
+            )
             console.print(summary)
             sys.exit(1)
         console.print(summary, style="bold")

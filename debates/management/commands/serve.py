@@ -1,4 +1,6 @@
+import errno
 import ipaddress
+import socket
 from typing import Any
 
 from django.conf import settings
@@ -16,8 +18,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
+        parser.add_argument(
+            "--check", action="store_true", help="only check that the address is free (make run does, before migrating)"
+        )
 
-    def handle(self, *args: Any, addrport: str, **options: Any) -> None:
+    def handle(self, *args: Any, addrport: str, check: bool = False, **options: Any) -> None:
+        # First of all: a second `make run` beside a running one says so at once, and fails, rather than migrating,
+        # starting a model and printing a banner before daphne's "Address already in use" (and exit status 0).
+        taken = address_taken(addrport)
+        if taken:
+            raise CommandError(taken)
+        if check:
+            return
         if settings.DEBUG and not is_loopback(addrport):
             raise CommandError(
                 f"Refusing to serve on {addrport} with debug on: Django's debug pages (tracebacks, settings, "
@@ -56,3 +68,27 @@ def is_loopback(addrport: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a host name other than localhost may resolve to any interface
+
+
+def address_taken(addrport: str) -> str | None:
+    """Why the server cannot listen on `addrport` (one sentence), or None when it can."""
+    host, _, port = addrport.rpartition(":") if ":" in addrport else ("127.0.0.1", ":", addrport)
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit():
+        return None  # runserver says what is wrong with it
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # As daphne binds (SO_REUSEADDR): a port whose last server has just exited is free, one in use is not.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, int(port)))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return (
+                    f"{host}:{port} is already in use (is ChaosLM already running there?): stop it, or serve on "
+                    f"another port, e.g. make run ADDR={host}:{int(port) + 1}"
+                )
+            if error.errno == errno.EADDRNOTAVAIL:
+                return f"{host} is not an address of this machine: serve on one of its own, e.g. 127.0.0.1:{port}"
+            raise
+    return None

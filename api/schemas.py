@@ -1,0 +1,60 @@
+"""The API's input types: a body is a JSON object with known keys only, and every field has its bound.
+
+Each bound is the one the page's form and the command line's spec hold (`bounds` names where each comes from),
+so a value a script sends is refused for the same reason, with the same number, as one typed on the page; the
+schema shows it (`maxLength`, `minimum`, `maximum`), and pydantic checks it before any model or form reads the
+value. Beneath these, api/edges.py refuses what no field can store (NUL, lone surrogates, numbers past 64
+bits) for every field, typed or not.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from ninja import Field, Schema
+from ninja.schema import DjangoGetter
+from pydantic import ConfigDict, model_validator
+
+from chaoslm.http import MAX_ID
+
+
+class Input(Schema):
+    """A request body: a JSON object (an array or a number is refused, not read as an empty object), and a key
+    the endpoint does not know is refused rather than ignored (a misspelt option is not silently dropped)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        # ninja's own validator runs around this one and hands it the value wrapped (DjangoGetter).
+        raw = value._obj if isinstance(value, DjangoGetter) else value
+        if not isinstance(raw, dict):
+            raise ValueError("Expected a JSON object.")
+        return value
+
+
+# An id in a body, in the range ids have (a path's are checked by its converter, chaoslm/http.py).
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+
+
+# pydantic's error types about a key itself, the last part of their `loc`.
+KEY_ERRORS = {"missing", "extra_forbidden"}
+
+
+def where(loc: tuple[Any, ...] | list[Any], data: Any, kind: str = "") -> str:
+    """The place in the body `data` a pydantic error's `loc` names, as "questions.0.topic": pydantic also names
+    the member of a union it tried ("questions.0.QuestionIn.topic", "seats.a.int"), which is no place a client
+    wrote, so a part is kept only where it indexes into the body (or names a missing or unknown key: `kind`, the
+    error's type, says so)."""
+    parts: list[str] = []
+    current = data
+    for index, part in enumerate(loc):
+        if (isinstance(current, dict) and part in current) or (
+            isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        ):
+            current = current[part]
+        elif index != len(loc) - 1 or not isinstance(current, dict) or kind not in KEY_ERRORS:
+            continue
+        parts.append(str(part))
+    return ".".join(parts) or "body"

@@ -1,0 +1,109 @@
+"""The formats' pages: the list of built-in formats and protocol cards, and a card's page with its plan for
+given options (every call in order, who reads what), so a person sees a protocol before running it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from debates import format_cards
+from debates.formats import LISTED, Format
+from debates.forms import FormatOptions
+from debates.selectors import seconds_per_call
+
+
+def format_list(request: HttpRequest) -> HttpResponse:
+    cards = list(format_cards.usable(request.user))
+    rows = [(card, format_cards.card_format_of(card)) for card in cards]
+    return render(request, "debates/formats/list.html", {"builtins": LISTED.values(), "cards": rows})
+
+
+def _options(fmt: Format, data: Any) -> tuple[FormatOptions, dict[str, int]]:
+    """The plan's options form (a GET form), and the options it gives: the card's defaults where it is wrong."""
+    form = FormatOptions(data or None)
+    form.add_options(fmt.option_specs)
+    if data and form.is_valid():
+        return form, form.options()
+    return form, {o.name: o.default for o in fmt.option_specs}
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One entry of a card's timeline, in words: who acts, what they see and quote, who judges it."""
+
+    ordinal: int
+    who: str
+    kind: str
+    label: str
+    visibility: str
+    sees: str
+    reads: tuple[str, ...]
+    judged_by: str
+    calls_llm: bool
+    phase: str
+
+
+def timeline(fmt: Format, options: dict[str, int]) -> list[TimelineRow]:
+    """A card's plan at `options` (built-in formats have none: []), seat keys named by their labels."""
+    if not hasattr(fmt, "plan"):
+        return []
+    labels = {s.key: s.label for s in fmt.seat_specs}
+    return [
+        TimelineRow(
+            ordinal=call.ordinal,
+            who=labels.get(call.seat or "", call.seat or "") if call.seat else "System line",
+            kind=call.kind,
+            label=call.label or call.step.replace("_", " "),
+            visibility=call.visibility,
+            sees=call.sees,
+            reads=tuple(call.reads),
+            judged_by=labels.get(call.judged_by or "", call.judged_by or ""),
+            calls_llm=call.calls_llm,
+            phase=call.phase,
+        )
+        for call in fmt.plan(options)
+    ]
+
+
+def plan_context(fmt: Format, options: dict[str, int]) -> dict[str, Any]:
+    """The plan as the page shows it: every call in order, their number, and the time they take at the pace of
+    this site's recent calls (none when it has made none yet)."""
+    rows = timeline(fmt, options)
+    count = fmt.calls(options) if hasattr(fmt, "calls") else sum(r.calls_llm for r in rows)
+    pace = seconds_per_call()
+    return {
+        "rows": rows,
+        "call_count": count,
+        "pace": pace,
+        "minutes": round(count * pace / 60, 1) if pace is not None else None,
+    }
+
+
+def format_detail(request: HttpRequest, name: str) -> HttpResponse:
+    card = None
+    if name in LISTED:
+        fmt: Format = LISTED[name]
+    else:
+        try:
+            card = format_cards.find_card(request.user, name)
+        except format_cards.CardNotFound:
+            raise Http404("No such format.") from None
+        fmt = format_cards.card_format_of(card)
+    form, options = _options(fmt, request.GET)
+    context = {
+        "fmt": fmt,
+        "card": card,
+        "form": form,
+        "options": options,
+        "editable": card is not None and format_cards.can_edit(request.user, card),
+        "admin_url": reverse("admin:debates_formatcard_change", args=[card.pk])
+        if card and request.user.is_staff
+        else "",
+        "new_url": f"{reverse('debate_new')}?format={fmt.name}",
+        **plan_context(fmt, options),
+    }
+    return render(request, "debates/formats/detail.html", context)

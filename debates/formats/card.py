@@ -1,0 +1,1255 @@
+"""Protocol cards: a debate format written as YAML (the language: docs/cards.md; shipped cards: cards/*.yaml).
+
+`parse_card(text)` reads and checks a card whole and returns a CardFormat, a Format like the built-in ones; it
+raises CardError listing every problem, each with its line and field. A card is laid out, for given options, as
+a script of slots (every system line and call in protocol order, each with a fixed ordinal: the header is 0, slot
+i is i + 1), and `next_steps` runs that script over the debate's records: a slot is ready when the slots it reads
+are done, the seat's own earlier slot is done, and, for a speech, the speech before it. So steps that do not read
+each other run together, as in the judged duel (the judge scores a speech while the next speaker thinks).
+
+Pure: no Django, no database. Nothing in a card is executed: prompts are card_text templates with named
+placeholders from a closed list, and the parse checks every name each template uses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from chaoslm.llm.messages import Message, append_merged
+from debates.formats.base import (
+    PRIVATE,
+    PUBLIC,
+    DebateConfig,
+    Format,
+    FormatError,
+    Plan,
+    Record,
+    SeatInfo,
+    Side,
+    Step,
+)
+from debates.formats.card_parse import (
+    REFERENCE_PREFIXES,
+    Call,
+    CardProblem,
+    CardSpec,
+    Count,
+    CrossStage,
+    JudgeSpec,
+    PrivateStage,
+    Problems,
+    RepeatStage,
+    SpecReader,
+    SpeechStage,
+    SpeechVariant,
+    Stage,
+    SystemStage,
+    load_yaml,
+)
+from debates.formats.card_text import EMPTY, Template
+from debates.formats.duel import SCORE_SCHEMA, announcement_text, match_name
+from debates.formats.moderated import status_prompt
+
+__all__ = ["CardCaps", "CardError", "CardFormat", "CardProblem", "PlannedCall", "card_format", "parse_card"]
+
+CALLS = frozenset({"PLAN", "THINK", "TURN", "SCORE", "INTERNAL", "VERDICT"})
+SPOKEN = ("TURN", "USER")
+SEES_TEXT = {
+    "own": "its own earlier calls only",
+    "all": "every public statement so far",
+    "last": "the opponent's last statement",
+    "none": "nothing but its prompt",
+}
+
+
+class CardError(FormatError):
+    """A card that cannot run; `problems` lists every problem found, each with its line and field."""
+
+    def __init__(self, problems: Sequence[CardProblem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(f"line {p.line}: {p.field or 'card'}: {p.message}" for p in self.problems))
+
+
+@dataclass(frozen=True)
+class CardCaps:
+    """What one card may ask for (the owner's caps): checked at the options' maximum."""
+
+    max_calls: int = 400
+    max_seats: int = 12
+    max_stages: int = 200
+    max_words: int = 5000
+    # Names a card may not take (the built-in formats'): given by whoever saves cards.
+    reserved: frozenset[str] = frozenset()
+
+
+# -- the layout of a card at given options ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Slot:
+    index: int
+    kind: str  # SYSTEM, PLAN, THINK, TURN, SCORE, INTERNAL, VERDICT
+    step: str
+    ref: str  # the step name placeholders read it by (a cross-examination's question_2 is read as question)
+    label: str
+    seat: str | None
+    template: Template
+    sees: str
+    phase: str  # "main", "end" (when the owner ends early), "verdict"
+    line: int
+    field: str
+    round: int = 0
+    rounds: int = 0
+    word_limit: int | None = None
+    status: Template = EMPTY
+    instruction: int | None = None  # a speech's system line
+    prompt_is_instruction: bool = False  # the speech's prompt is its system line, already in its transcript
+    about: int | None = None  # a judge's scoring step: the speech it judges
+    turn: int = 0  # a speech's number among the speeches; a scoring step's: that of the speech it judges
+    first_score: bool = False
+    before_speech: bool = False  # a think before speaking: it waits for the speech before its own
+    verdict: str = ""  # "deliberate", "confirm", "decide" or "announce"
+    barrier: bool = False  # waits for every earlier slot (the first of the closing lines, of the verdict)
+    question: int | None = None  # an answer: its question
+    earlier: tuple[tuple[int, int], ...] = ()  # a question: the exchanges of its examination before it
+    shown: str = ""
+    # Chains back to earlier slots, for finding what a slot reads when some slots do not run.
+    prev_own: int | None = None
+    prev_public: int | None = None
+    prev_ref: int | None = None  # the previous slot with the same `ref`
+    prev_turn: int | None = None
+    refs: tuple[tuple[str, int | None], ...] = ()  # placeholder -> the latest earlier slot with that step
+
+    @property
+    def ordinal(self) -> int:
+        return self.index + 1
+
+
+@dataclass(frozen=True)
+class Layout:
+    slots: tuple[Slot, ...]
+    by_ordinal: Mapping[int, int]
+    turns: int  # speeches in the main phase
+    seats: frozenset[str] = frozenset()  # the seats its slots name
+    options: Mapping[str, str] = field(default_factory=dict)  # each option's value, as placeholders read it
+    # What a debate's runs share: which slots run in the usual case (no end, every seat filled by a persona), and
+    # each slot's needs for a given set of running slots. Both follow from the layout alone.
+    cache: dict[Any, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One line of a card's timeline (the card page): what happens, who does it, what they see."""
+
+    ordinal: int
+    seat: str | None
+    kind: str
+    step: str
+    label: str
+    visibility: str
+    sees: str  # in words
+    reads: tuple[str, ...]  # the earlier steps its prompt quotes, as "label (seat)"
+    judged_by: str | None  # the judge seat that scores this speech
+    phase: str
+    round: int
+    calls_llm: bool
+    text: str  # the template it is built from
+
+
+def _count(value: Count | None, options: Mapping[str, int], default: int = 0) -> int:
+    if value is None:
+        return default
+    return options[value] if isinstance(value, str) else value
+
+
+class _Builder:
+    """Lays a spec out at given option values."""
+
+    def __init__(self, spec: CardSpec, options: Mapping[str, int]) -> None:
+        self.spec = spec
+        self.options = options
+        self.slots: list[dict[str, Any]] = []
+        self.turns = 0
+        self.word_option = "word_limit" if any(o.name == "word_limit" for o in spec.options) else None
+        judge = spec.judge
+        self.judge = judge
+        self.scored_seats: set[str] = set()
+
+    def add(self, **values: Any) -> int:
+        values["index"] = len(self.slots)
+        values.setdefault("ref", values["step"])
+        self.slots.append(values)
+        return values["index"]
+
+    def words(self, value: Count | None) -> int | None:
+        if value is None:
+            value = self.word_option
+        return _count(value, self.options) or None if value is not None else None
+
+    def stages(self, stages: Sequence[Stage], phase: str, round_: int = 0, rounds: int = 0) -> None:
+        for stage in stages:
+            if isinstance(stage, RepeatStage):
+                times = _count(stage.times, self.options)
+                for iteration in range(times):
+                    for inner in stage.stages:
+                        self.stage(inner, phase, iteration + 1, times, stage)
+            else:
+                self.stage(stage, phase, round_, rounds, None)
+
+    def stage(self, stage: Stage, phase: str, round_: int, rounds: int, repeat: RepeatStage | None) -> None:
+        common = {"phase": phase, "round": round_, "rounds": rounds, "line": stage.line, "field": stage.field}
+        if isinstance(stage, SystemStage):
+            self.add(
+                kind="SYSTEM",
+                step=stage.step,
+                label=self.spec.labels.get(stage.step, ""),
+                seat=stage.seat,
+                template=stage.text,
+                sees="none",
+                status=stage.status,
+                shown=stage.shown,
+                **common,
+            )
+        elif isinstance(stage, PrivateStage):
+            for seat in stage.seats:
+                self.add(
+                    kind=stage.kind,
+                    step=stage.call.step,
+                    label=stage.call.label,
+                    seat=seat,
+                    template=stage.call.prompt,
+                    sees=stage.sees,
+                    **{**common, "field": stage.call.field, "line": stage.call.line},
+                )
+        elif isinstance(stage, SpeechStage):
+            seat = stage.seats[(round_ - 1) % len(stage.seats)] if round_ else stage.seats[0]
+            variant = self.variant(stage, seat, round_, rounds, repeat)
+            self.speech(variant, seat, stage.sees, self.words(stage.word_limit), stage.shown, common)
+        elif isinstance(stage, CrossStage):
+            exchanges = _count(stage.exchanges, self.options)
+            words = self.words(stage.word_limit)
+            earlier: list[tuple[int, int]] = []
+            for number in range(1, exchanges + 1):
+                question = self.turn(
+                    stage.question, stage.asker, stage.sees, words, common, number, earlier=tuple(earlier)
+                )
+                answer = self.turn(stage.answer, stage.answerer, stage.sees, words, common, number, question=question)
+                earlier.append((question, answer))
+
+    def variant(
+        self, stage: SpeechStage, seat: str, round_: int, rounds: int, repeat: RepeatStage | None
+    ) -> SpeechVariant:
+        if repeat is None:
+            return stage.base
+        if round_ == 1 and stage.first is not None:
+            return stage.first
+        if stage.final is not None:
+            # The seat's last speech in this stage of the repeat: no later round gives it this stage again.
+            later = [r for r in range(round_ + 1, rounds + 1) if stage.seats[(r - 1) % len(stage.seats)] == seat]
+            if not later:
+                return stage.final
+        return stage.base
+
+    def speech(
+        self, variant: SpeechVariant, seat: str, sees: str, words: int | None, shown: str, common: dict[str, Any]
+    ) -> None:
+        instruction = None
+        if variant.system is not None:
+            instruction = self.add(
+                kind="SYSTEM",
+                step=variant.speech.step,
+                label=variant.speech.label,
+                seat=seat,
+                template=variant.system,
+                sees="none",
+                status=variant.status,
+                shown=shown,
+                **common,
+            )
+        if variant.think is not None:
+            self.add(
+                kind="THINK",
+                step=variant.think.step,
+                label=variant.think.label,
+                seat=seat,
+                template=variant.think.prompt,
+                sees=sees,
+                status=variant.status,
+                before_speech=True,
+                **{**common, "field": variant.think.field, "line": variant.think.line},
+            )
+        prompt = variant.speech.prompt or variant.system or EMPTY
+        self.turn(
+            variant.speech,
+            seat,
+            sees,
+            words,
+            common,
+            instruction=instruction,
+            template=prompt,
+            status=variant.status,
+            prompt_is_instruction=not variant.speech.prompt,
+        )
+
+    def turn(
+        self,
+        call: Call,
+        seat: str,
+        sees: str,
+        words: int | None,
+        common: dict[str, Any],
+        number: int = 0,
+        **extra: Any,
+    ) -> int:
+        self.turns += 1 if common["phase"] != "verdict" else 0
+        extra.setdefault("template", call.prompt)
+        index = self.add(
+            kind="TURN",
+            step=f"{call.step}_{number}" if number else call.step,
+            ref=call.step,
+            label=f"{call.label} {number}" if number and call.label else call.label,
+            seat=seat,
+            sees=sees,
+            word_limit=words,
+            turn=self.turns,
+            **{**common, "field": call.field, "line": call.line},
+            **extra,
+        )
+        self.scoring(index, call.step, seat, common)
+        return index
+
+    def scoring(self, speech: int, step: str, seat: str, common: dict[str, Any]) -> None:
+        judge = self.judge
+        if judge is None or judge.score is None or common["phase"] != "main":
+            return
+        if judge.after is not None and step not in judge.after:
+            return
+        first = seat not in self.scored_seats
+        self.scored_seats.add(seat)
+        at = {"phase": "main", "round": common["round"], "rounds": common["rounds"]}
+        if judge.evaluate is not None:
+            self.add(
+                kind="THINK",
+                step=judge.evaluate.step,
+                label=judge.evaluate.label,
+                seat=judge.seat,
+                template=judge.evaluate.prompt,
+                sees=judge.sees,
+                about=speech,
+                turn=self.turns,
+                line=judge.evaluate.line,
+                field=judge.evaluate.field,
+                **at,
+            )
+        call = judge.score_first if first and judge.score_first is not None else judge.score
+        self.add(
+            kind="SCORE",
+            step=call.step,
+            label=call.label,
+            seat=judge.seat,
+            template=call.prompt,
+            sees=judge.sees,
+            about=speech,
+            turn=self.turns,
+            first_score=first,
+            line=call.line,
+            field=call.field,
+            **at,
+        )
+
+    def verdict(self) -> None:
+        judge = self.judge
+        if judge is None or judge.decide is None:
+            return
+        parts = [
+            ("deliberate", "THINK", judge.deliberate),
+            ("confirm", "INTERNAL", judge.confirm),
+            ("decide", "INTERNAL" if judge.announce is not None else "VERDICT", judge.decide),
+            ("announce", "VERDICT", judge.announce),
+        ]
+        first = True
+        for name, kind, call in parts:
+            if call is None:
+                continue
+            self.add(
+                kind=kind,
+                step=call.step,
+                label=call.label,
+                seat=judge.seat,
+                template=call.prompt,
+                sees=judge.sees,
+                phase="verdict",
+                verdict=name,
+                barrier=first,
+                line=call.line,
+                field=call.field,
+            )
+            first = False
+
+    def layout(self) -> Layout:
+        self.stages(self.spec.stages, "main")
+        turns = self.turns
+        end_start = len(self.slots)
+        self.stages(self.spec.on_end, "end")
+        if len(self.slots) > end_start:
+            self.slots[end_start]["barrier"] = True
+        self.verdict()
+        slots = tuple(self.chain())
+        return Layout(
+            slots=slots,
+            by_ordinal={i + 1: i for i in range(len(slots))},
+            turns=turns,
+            seats=frozenset(s.seat for s in slots if s.seat is not None),
+            options={name: str(value) for name, value in self.options.items()},
+        )
+
+    def chain(self) -> list[Slot]:
+        """Each slot's links back: the seat's own previous slot, the previous public one, the previous with the
+        same step, and, for each step its templates read, the latest slot with that step."""
+        last_own: dict[str, int] = {}
+        last_ref: dict[str, int] = {}
+        last_public = last_turn = None
+        slots = []
+        for values in self.slots:
+            names = values["template"].names | values.get("status", EMPTY).names
+            refs = []
+            for name in sorted(names):
+                for prefix in REFERENCE_PREFIXES:
+                    if name.startswith(prefix):
+                        refs.append((name, last_ref.get(name[len(prefix) :])))
+            seat = values["seat"]
+            own = last_own.get(seat) if seat is not None and values["kind"] != "SYSTEM" else None
+            slot = Slot(
+                **values,
+                prev_own=own,
+                prev_public=last_public,
+                prev_ref=last_ref.get(values["ref"]),
+                prev_turn=last_turn,
+                refs=tuple(refs),
+            )
+            slots.append(slot)
+            if seat is not None and values["kind"] != "SYSTEM":
+                last_own[seat] = slot.index
+            last_ref[values["ref"]] = slot.index
+            if slot.kind in ("TURN", "SYSTEM"):
+                last_public = slot.index
+            if slot.kind == "TURN":
+                last_turn = slot.index
+        return slots
+
+
+# -- a debate in progress ----------------------------------------------------------------------------------------
+class _Run:
+    """One `next_steps` call's view of a debate: which slots run, which are done, and the text each step gets."""
+
+    def __init__(self, card: CardFormat, config: DebateConfig, records: Sequence[Record]) -> None:
+        self.card = card
+        self.config = config
+        self.records = records
+        self.layout = card.layout(config.options)
+        self.seats = {s.key: s for s in config.seats}
+        self.done: dict[int, Record] = {}
+        self._histories: dict[str, list[Message]] | None = None
+        self._sorted: list[Record] | None = None
+        by_ordinal = self.layout.by_ordinal
+        slots = self.layout.slots
+        users: dict[str, list[Record]] = {}
+        self.has_header = False
+        for record in records:
+            if record.ordinal == 0:
+                self.has_header = True
+            elif record.kind == "USER":
+                users.setdefault(record.seat or "", []).append(record)
+            else:
+                index = by_ordinal.get(record.ordinal)
+                if index is not None:
+                    self.done[index] = record
+        if users:
+            # A person's message answers their seat's next speech: the pages store it after the last event.
+            for seat, messages in users.items():
+                messages.sort(key=lambda r: r.ordinal)
+                speeches = [s.index for s in slots if s.kind == "TURN" and s.seat == seat]
+                for index, record in zip(speeches, messages, strict=False):
+                    self.done[index] = record
+        cache = self.layout.cache
+        usual = not config.is_ending and self.layout.seats <= self.seats.keys()
+        if usual and not any(s.is_human for s in config.seats):
+            if "active" not in cache:
+                cache["active"] = self._active()
+                cache["active_key"] = bytes(cache["active"])
+            self.active, key = cache["active"], cache["active_key"]
+        else:
+            self.active = self._active()
+            key = bytes(self.active)
+        if key not in cache:
+            if len(cache) > 256:
+                cache.clear()
+            cache[key] = {}
+        self._needs: dict[int, Any] = cache[key]
+
+    def _active(self) -> list[bool]:
+        config, seats, done = self.config, self.seats, self.done
+        ending = config.is_ending
+        spoken = any(s.kind == "TURN" and i in done for i, s in enumerate(self.layout.slots) if s.phase == "main")
+        active = []
+        for slot in self.layout.slots:
+            seat = seats.get(slot.seat) if slot.seat is not None else None
+            absent = slot.seat is not None and seat is None
+            if absent or (seat is not None and seat.is_human and slot.kind not in ("TURN", "SYSTEM")):
+                # An empty optional seat does nothing; a person makes no private calls.
+                on = False
+            elif slot.phase == "end":
+                on = ending
+            elif slot.phase == "verdict":
+                on = not ending or spoken
+            elif slot.about is not None and not active[slot.about]:
+                on = False  # a speech not given (its seat empty, or the debate ended) is not judged
+            elif not ending or slot.index in done:
+                on = True
+            elif slot.kind == "TURN":
+                # Its instruction is out: a persona still answers it; a person's pending turn is dropped.
+                on = slot.instruction is not None and slot.instruction in done and not (seat and seat.is_human)
+            else:
+                on = slot.about is not None and active[slot.about]
+            active.append(on)
+        return active
+
+    # -- what runs now -------------------------------------------------------------------------------------------
+    def back(self, index: int | None, link: str) -> int | None:
+        """The first running slot from `index` back along `link`."""
+        slots, active = self.layout.slots, self.active
+        while index is not None and not active[index]:
+            index = getattr(slots[index], link)
+        return index
+
+    def running(self) -> list[int]:
+        """The slots that run, in order (shared by every run with the same ones)."""
+        order = self._needs.get(-1)
+        if order is None:
+            order = self._needs[-1] = [i for i, on in enumerate(self.active) if on]
+        return order
+
+    def limit(self, pending: int) -> int:
+        """The first slot from which every running slot depends, directly or not, on slot `pending`."""
+        key = ("limit", pending)
+        found = self._needs.get(key)
+        if found is None:
+            ancestors = self._needs.get("ancestors")
+            if ancestors is None:
+                # Each running slot's ancestors as a bit mask: its needs and, through them, theirs.
+                ancestors = {}
+                for index in self.running():
+                    mask = 0
+                    for need in self.needs(self.layout.slots[index]):
+                        mask |= (1 << need) | ancestors.get(need, 0)
+                    ancestors[index] = mask
+                self._needs["ancestors"] = ancestors
+            found = len(self.layout.slots)
+            for index in reversed(self.running()):
+                if index <= pending or not (ancestors[index] >> pending) & 1:
+                    break
+                found = index
+            self._needs[key] = found
+        return found
+
+    def needs(self, slot: Slot) -> frozenset[int]:
+        """The slots `slot` waits for, given which slots run (so the same for every run with those)."""
+        needs = self._needs.get(slot.index)
+        if needs is None:
+            needs = self._needs[slot.index] = frozenset(self._find_needs(slot))
+        return needs
+
+    def _find_needs(self, slot: Slot) -> list[int]:
+        if slot.barrier:
+            return [i for i in range(slot.index) if self.active[i]]
+        needs = []
+        own = self.back(slot.prev_own, "prev_own")
+        if own is not None:
+            needs.append(own)
+        if slot.kind in ("TURN", "SYSTEM") or slot.before_speech:
+            public = self.back(slot.prev_public, "prev_public")
+            if public is not None:
+                needs.append(public)
+        if slot.instruction is not None and self.active[slot.instruction]:
+            needs.append(slot.instruction)
+        if slot.about is not None:
+            needs.append(slot.about)
+        for name, start in slot.refs:
+            found = self.reference(slot, name, start)
+            if found is not None:
+                needs.append(found)
+        if "previous" in slot.template.names or "previous_speaker" in slot.template.names:
+            previous = self.back(slot.prev_turn, "prev_turn")
+            if previous is not None:
+                needs.append(previous)
+        return needs
+
+    def reference(self, slot: Slot, name: str, start: int | None) -> int | None:
+        """The slot `{name}` (own_X, opponent_X, last_X) reads in `slot`: the latest running one that fits."""
+        return find_reference(self.card, self.layout.slots, slot, name, start, self.active.__getitem__)
+
+    def plan(self) -> Plan:
+        steps: list[Step] = []
+        if not self.has_header:
+            steps.append(self.card.header(self.config))
+        waiting = None
+        done, slots = self.done, self.layout.slots
+        order = self.running()
+        first = next((p for p, index in enumerate(order) if index not in done), None)
+        if first is None:
+            return Plan(steps=tuple(steps), finished=not steps)
+        # Every slot from `limit` on waits, at least through others, for the first slot not done: none is ready.
+        limit = self.limit(order[first])
+        for index in order[first:]:
+            if index >= limit:
+                break
+            if index in done:
+                continue
+            slot = slots[index]
+            if not self.needs(slot) <= done.keys():
+                continue
+            seat = self.seats.get(slot.seat or "")
+            if slot.kind == "TURN" and seat is not None and seat.is_human:
+                waiting = seat.key
+                break  # nothing after a person's turn starts before it
+            steps.append(self.step(slot))
+        if steps:
+            return Plan(steps=tuple(steps))
+        return Plan(waiting_for=waiting)
+
+    # -- building a step -----------------------------------------------------------------------------------------
+    def step(self, slot: Slot) -> Step:
+        values = self.values(slot)
+        text = slot.template.render(values)
+        if slot.kind == "SYSTEM":
+            return Step(
+                ordinal=slot.ordinal,
+                kind="SYSTEM",
+                step=slot.step,
+                content=text,
+                data={
+                    "slot": slot.index,
+                    "seat": slot.seat or "",
+                    "stage": slot.step,
+                    "round": slot.round,
+                    "status": slot.status.render(values),
+                },
+            )
+        seat = self.seats[slot.seat or ""]
+        extra: dict[str, Any] = {}
+        if slot.kind == "TURN":
+            extra["word_limit"] = slot.word_limit
+            if slot.sees == "all":
+                extra["data"] = {"stage": slot.step, "round": slot.round}
+        elif slot.kind == "SCORE":
+            speaker = self.seats[self.layout.slots[slot.about or 0].seat or ""]
+            extra.update(
+                json_schema=SCORE_SCHEMA,
+                json_fallback=True,
+                data={"for": speaker.key, "for_name": speaker.name, "turn": slot.turn},
+            )
+        elif slot.verdict == "decide":
+            extra.update(json_fallback=True, json_schema=self.card.verdict_schema(self.config, values["_confirmed"]))
+            if self.card.judge_spec and self.card.judge_spec.confirm is not None:
+                extra["data"] = {"confirmed_winner": values["_confirmed"] or None}
+        return Step(
+            ordinal=slot.ordinal,
+            kind=slot.kind,
+            step=slot.step,
+            seat=seat.key,
+            prompt=text,
+            messages=self.messages(slot, seat, text, values),
+            visibility=PUBLIC if slot.kind in ("TURN", "SCORE", "VERDICT") else PRIVATE,
+            **extra,
+        )
+
+    def values(self, slot: Slot) -> dict[str, str]:
+        card, config = self.card, self.config
+        # An option is a placeholder of its name, unless the language gives that name a meaning of its own.
+        values = {**self.layout.options, **card.base_values(config, slot.seat or "")}
+        values["stage"] = slot.label
+        if slot.rounds:
+            values["round"], values["rounds"] = str(slot.round), str(slot.rounds)
+        names = slot.template.names | slot.status.names
+        if "previous" in names or "previous_speaker" in names:
+            previous = self.back(slot.prev_turn, "prev_turn")
+            if previous is not None and previous in self.done:
+                values["previous"] = self.done[previous].content
+                values["previous_speaker"] = self.name_of(self.done[previous].seat)
+        for name, start in slot.refs:
+            found = self.reference(slot, name, start)
+            values[name] = self.done[found].content if found is not None and found in self.done else ""
+        if slot.about is not None and slot.about in self.done:
+            speech = self.done[slot.about]
+            values.update(scored=self.name_of(speech.seat), speech=speech.content, turn=str(slot.turn))
+        if slot.question is not None and slot.question in self.done:
+            values["question"] = self.done[slot.question].content
+        if slot.earlier:
+            values["exchanges"] = "".join(
+                f'\nEarlier you asked: "{self.done[q].content}"\nThey answered: "{self.done[a].content}"\n'
+                for q, a in slot.earlier
+                if q in self.done and a in self.done
+            )
+        if slot.verdict:
+            values["_confirmed"] = self.confirmed()
+            names_ = card.verdict_names(config)
+            values["must_be"] = f"'{values['_confirmed']}'" if values["_confirmed"] else _or(names_)
+        return values
+
+    def confirmed(self) -> str:
+        judge = self.card.judge_spec
+        if judge is None or judge.confirm is None:
+            return ""
+        confirm = next((s for s in self.layout.slots if s.verdict == "confirm"), None)
+        if confirm is None or confirm.index not in self.done:
+            return ""
+        return match_name(self.done[confirm.index].content, self.card.verdict_names(self.config)) or ""
+
+    def name_of(self, seat: str | None) -> str:
+        info = self.seats.get(seat or "")
+        return info.name if info else ""
+
+    def messages(self, slot: Slot, seat: SeatInfo, prompt: str, values: Mapping[str, str]) -> tuple[Message, ...]:
+        system: list[Message] = [{"role": "system", "content": seat.system_prompt}] if seat.system_prompt else []
+        if slot.sees == "own":
+            return (*self.history(seat.key), {"role": "user", "content": prompt})
+        if slot.sees == "none":
+            return (*system, {"role": "user", "content": prompt})
+        if slot.sees == "last":
+            messages = list(system)
+            last = self.last_heard(slot)
+            if last is not None:
+                append_merged(messages, "user", f"{self.name_of(last.seat)}: {last.content}")
+            append_merged(messages, "user", prompt)
+            return tuple(messages)
+        return self.transcript(slot, seat, prompt, slot.status.render(values))
+
+    def history(self, seat: str) -> list[Message]:
+        if self._histories is None:
+            self._histories = {}
+            for info in self.config.seats:
+                sys_ = info.system_prompt
+                self._histories[info.key] = [{"role": "system", "content": sys_}] if sys_ else []
+            for record in self.ordered():
+                if record.kind in CALLS and record.prompt and record.seat in self._histories:
+                    self._histories[record.seat].append({"role": "user", "content": record.prompt})
+                    self._histories[record.seat].append({"role": "assistant", "content": record.content})
+        return self._histories[seat]
+
+    def ordered(self) -> list[Record]:
+        if self._sorted is None:
+            self._sorted = sorted(self.records, key=lambda r: r.ordinal)
+        return self._sorted
+
+    def last_heard(self, slot: Slot) -> Record | None:
+        mine = self.card.side_of.get(slot.seat or "", "")
+        for record in reversed(self.ordered()):
+            if record.ordinal >= slot.ordinal or record.kind not in SPOKEN or record.seat == slot.seat:
+                continue
+            if not mine or self.card.side_of.get(record.seat or "", "") != mine:
+                return record
+        return None
+
+    def transcript(self, slot: Slot, seat: SeatInfo, prompt: str, status: str) -> tuple[Message, ...]:
+        """The moderated formats' view (docs/protocols/scheduling.md): persona and status, then every public
+        statement and system line before this step, the seat's own as its replies, then its prompt."""
+        head = "\n\n".join(p for p in (seat.system_prompt, status_prompt(self.config, seat, status)) if p)
+        messages: list[Message] = [{"role": "system", "content": head}]
+        for record in self.ordered():
+            if record.ordinal >= slot.ordinal and record.kind != "USER":
+                break
+            if record.kind == "USER" and record.ordinal >= slot.ordinal:
+                continue
+            if record.kind == "SYSTEM":
+                append_merged(messages, "user", record.content)
+            elif record.kind in SPOKEN and record.visibility == PUBLIC:
+                if record.seat == seat.key:
+                    append_merged(messages, "assistant", record.content)
+                else:
+                    append_merged(messages, "user", f"{self.name_of(record.seat) or 'Someone'}: {record.content}")
+            elif record.seat == seat.key and record.kind in CALLS and record.prompt:
+                append_merged(messages, "user", record.prompt)
+                append_merged(messages, "assistant", record.content)
+        if not slot.prompt_is_instruction:
+            append_merged(messages, "user", prompt)
+        return tuple(messages)
+
+
+def find_reference(
+    card: CardFormat, slots: Sequence[Slot], slot: Slot, name: str, start: int | None, runs: Any
+) -> int | None:
+    """The slot `{name}` reads in `slot`, from `start` back: its own step (own_X), its own or a teammate's
+    (team_X, private or not: partners prepare together), an opposing side's speech (opponent_X) or anyone's
+    speech (last_X) with that step, among the slots that run (`runs(index)`). Outside a side, only speeches
+    are read across seats: another side's private step is never found."""
+    mine = card.side_of.get(slot.seat or "", "")
+    index = start
+    while index is not None:
+        other = slots[index]
+        if runs(index):
+            if name.startswith("own_"):
+                if other.seat == slot.seat:
+                    return index
+            elif name.startswith("team_"):
+                if other.seat == slot.seat or (mine and card.side_of.get(other.seat or "") == mine):
+                    return index
+            elif other.kind == "TURN" and (
+                name.startswith("last_") or (mine and card.side_of.get(other.seat or "", mine) != mine)
+            ):
+                return index
+        index = other.prev_ref
+    return None
+
+
+def _or(names: Sequence[str]) -> str:
+    quoted = [f"'{n}'" for n in names]
+    return " or ".join(quoted) if len(quoted) <= 2 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def _and(names: Sequence[str]) -> str:
+    return " and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _json_text(name: str) -> str:
+    return json.dumps(name)[1:-1]
+
+
+# -- the format ---------------------------------------------------------------------------------------------------
+class CardFormat(Format):
+    """A format read from a card: every attribute of a Format, from the card's text."""
+
+    def __init__(self, spec: CardSpec, source: str) -> None:
+        self.spec = spec
+        self.source = source
+        self.name = spec.name
+        self.title = spec.title
+        self.description = spec.description
+        self.seat_specs = spec.seats
+        self.option_specs = spec.options
+        self.judge_spec: JudgeSpec | None = spec.judge
+        self.sides = tuple(
+            Side(s.key, s.label, tuple(seat.key for seat in spec.seats if seat.side == s.key), s.stance)
+            for s in spec.sides
+        )
+        self.side_by_key = {s.key: s for s in self.sides}
+        self.side_of = {seat.key: seat.side for seat in spec.seats if seat.side}
+        self.poll = spec.poll
+        judge = spec.judge
+        # A two-sided debate is judged again (a tournament panel's other judges) by the judge replay of two-sided
+        # debates, which reads its public statements; a card without its own judge is judged only that way.
+        two_sided = len(self.sides) == 2
+        self.replayed_by = "sides_judge" if two_sided else ""
+        if judge is not None:
+            self.judging, self.judge_seat = "in_debate", judge.seat
+        else:
+            self.judging, self.judge_seat = ("replay" if two_sided else "none"), None
+        self.scores_turns = judge is not None and judge.score is not None
+        self.ranking_verdict = judge is not None and judge.ranking
+        self.verdict_label = "Ranking" if self.ranking_verdict else "Winner"
+        self.plain_steps = frozenset(step for step, label in spec.labels.items() if not label)
+        self._layouts: dict[tuple[int, ...], Layout] = {}
+        self._values: dict[tuple[Any, ...], Mapping[str, str]] = {}
+        # The last options asked for and their layout: a debate asks with the same options at every step.
+        self._last_layout: tuple[dict[str, Any], Layout] | None = None
+
+    # -- layout --------------------------------------------------------------------------------------------------
+    def values_of(self, options: Mapping[str, Any]) -> dict[str, int]:
+        return {o.name: int(options.get(o.name, o.default)) for o in self.option_specs}
+
+    def layout(self, options: Mapping[str, Any]) -> Layout:
+        last = self._last_layout
+        if last is not None and last[0] == options:
+            return last[1]
+        layout = self._layout(options)
+        self._last_layout = (dict(options), layout)
+        return layout
+
+    def _layout(self, options: Mapping[str, Any]) -> Layout:
+        values = self.values_of(options)
+        key = tuple(values.values())
+        layout = self._layouts.get(key)
+        if layout is None:
+            if len(self._layouts) >= 64:
+                self._layouts.clear()
+            layout = self._layouts[key] = _Builder(self.spec, values).layout()
+        return layout
+
+    # -- the interface every format has ------------------------------------------------------------------------
+    def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
+        return _Run(self, config, records).plan()
+
+    def ranks_teams(self) -> bool:
+        return self.ranking_verdict or len(self.sides) > 2
+
+    def sides_for(self, options: Mapping[str, Any]) -> tuple[Side, ...]:
+        return self.sides
+
+    def statements(self, options: Mapping[str, Any]) -> int:
+        """Public statements by the debaters (a moderator's and a judge's words are not statements)."""
+        roles = {s.key: s.role for s in self.seat_specs}
+        return sum(
+            1
+            for slot in self.layout(options).slots
+            if slot.kind == "TURN" and slot.phase == "main" and roles.get(slot.seat or "") == "debater"
+        )
+
+    def calls(self, options: Mapping[str, Any]) -> int:
+        return sum(1 for slot in self.layout(options).slots if slot.kind != "SYSTEM" and slot.phase != "end")
+
+    def step_label(self, step: str) -> str:
+        if step in self.spec.labels:
+            return self.spec.labels[step]
+        base, _, number = step.rpartition("_")
+        if number.isdigit() and base in self.spec.labels:
+            label = self.spec.labels[base]
+            return f"{label} {number}" if label else ""
+        return super().step_label(step)
+
+    def doing(self, step: Step, options: Mapping[str, Any]) -> str:
+        layout = self.layout(options)
+        index = layout.by_ordinal.get(step.ordinal)
+        slot = layout.slots[index] if index is not None else None
+        if slot is None or slot.step != step.step or slot.kind != "TURN" or not slot.label:
+            return super().doing(step, options)
+        rounds = f" (round {slot.round} of {slot.rounds})" if slot.rounds else ""
+        return f"giving the {slot.label}{rounds}"
+
+    def system_line(self, content: str) -> str:
+        for slot in self.layout({}).slots:
+            if slot.kind == "SYSTEM" and slot.shown and _matches(slot.template, content):
+                return slot.shown
+        return super().system_line(content)
+
+    def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
+        total = self.statements(options)
+        return f"Ended by its owner after {statements} of {total} statements." if statements < total else ""
+
+    def validate(self, config: DebateConfig) -> None:
+        super().validate(config)
+        for seat in config.seats:
+            spec = next(s for s in self.seat_specs if s.key == seat.key)
+            if seat.is_human and not spec.human_allowed:
+                raise FormatError(f"The {spec.label} seat is for a persona, not a person.")
+        if self.judge_spec is not None and self.judge_spec.decide is not None:
+            names = self.verdict_names(config)
+            if len(set(names)) != len(names):
+                raise FormatError("The sides need different names: the verdict names the winner.")
+
+    # -- names and values --------------------------------------------------------------------------------------
+    def side_name(self, config: DebateConfig, side: Side) -> str:
+        """A side as the judge names it: its one speaker's name, or the team's label."""
+        if len(side.seats) == 1:
+            seat = config.seat(side.seats[0])
+            if seat is not None:
+                return seat.name
+        return side.label
+
+    def verdict_names(self, config: DebateConfig) -> list[str]:
+        return [self.side_name(config, side) for side in self.sides]
+
+    def base_values(self, config: DebateConfig, speaker: str) -> Mapping[str, str]:
+        """The placeholders' values that depend only on the debate and the seat acting (cached: they are the same
+        for every step of a debate, and a card's debates are many)."""
+        key = (config.topic, config.premise, config.seats, speaker)
+        cached = self._values.get(key)
+        if cached is not None:
+            return cached
+        values = {"topic": config.topic, "premise": config.premise}
+        for seat in config.seats:
+            values[seat.key] = seat.name
+            values[f"{seat.key}_json"] = _json_text(seat.name)
+        if self.sides:
+            names = self.verdict_names(config)
+            values["sides"] = _and(names)
+            values["names_or"] = _or(names)
+        seat = config.seat(speaker)
+        values["speaker"] = seat.name if seat else ""
+        side_key = self.side_of.get(speaker, "")
+        if side_key:
+            side = self.side_by_key[side_key]
+            values["side"], values["stance"] = side.label, side.stance
+            others = [self.side_name(config, s) for s in self.sides if s.key != side_key]
+            values["opponents"] = _and(others)
+            if len(self.sides) == 2:
+                values["opponent"] = others[0]
+        if len(self._values) > 512:
+            self._values.clear()
+        self._values[key] = values
+        return values
+
+    def verdict_schema(self, config: DebateConfig, confirmed: str) -> dict[str, Any]:
+        judge = self.judge_spec
+        assert judge is not None
+        names = self.verdict_names(config)
+        if judge.rubric:
+            score: dict[str, Any] = {
+                "type": "object",
+                "properties": {c.key: {"type": "integer", "minimum": 0, "maximum": c.maximum} for c in judge.rubric},
+                "required": [c.key for c in judge.rubric],
+            }
+        else:
+            score = {"type": "integer", "minimum": 0, "maximum": 10}
+        scores = {"type": "object", "properties": {n: score for n in names}, "required": list(names)}
+        if judge.ranking:
+            ranking = {
+                "type": "array",
+                "items": {"type": "string", "enum": list(names)},
+                "minItems": len(names),
+                "maxItems": len(names),
+                "uniqueItems": True,
+            }
+            return {
+                "type": "object",
+                "properties": {"ranking": ranking, "scores": scores},
+                "required": ["ranking", "scores"],
+            }
+        winners = [confirmed] if confirmed else list(names)
+        return {
+            "type": "object",
+            "properties": {"winner": {"type": "string", "enum": winners}, "scores": scores},
+            "required": ["winner", "scores"],
+        }
+
+    # -- the result ----------------------------------------------------------------------------------------------
+    def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
+        """As the duel's: the winner (the first of a ranking), each side's score, premise_upheld, the announcement;
+        a ranking verdict adds `ranking`, the side names best first."""
+        judge = self.judge_spec
+        if judge is None or judge.decide is None:
+            return {}
+        by_step: dict[str, Record] = {}
+        for record in sorted(records, key=lambda r: r.ordinal):
+            if record.seat == judge.seat:
+                by_step[record.step] = record
+        decide = by_step.get(judge.decide.step)
+        announce = by_step.get(judge.announce.step) if judge.announce is not None else decide
+        if announce is None or decide is None:
+            return {}
+        names = self.verdict_names(config)
+        data = decide.data
+        running = self.running_scores(config, records)
+        scores = self._scores(data.get("scores"), names) or running
+        if judge.ranking:
+            ranking = data.get("ranking")
+            if not (isinstance(ranking, list) and sorted(ranking) == sorted(names)):
+                order = {n: i for i, n in enumerate(names)}
+                ranking = sorted(names, key=lambda n: (-scores.get(n, -1), order[n]))
+            return {
+                "winner": ranking[0],
+                "scores": scores,
+                "premise_upheld": None,
+                "announcement": announcement_text(announce.content),
+                "ranking": ranking,
+            }
+        confirmed = data.get("confirmed_winner")
+        if isinstance(data.get("scores"), dict) and data.get("winner") in names and self._scores(data["scores"], names):
+            winner = data["winner"]
+        else:
+            scores = running
+            winner = confirmed if confirmed in names else None
+            if winner is None and len({scores.get(n, -1) for n in names}) == len(names):
+                winner = max(names, key=lambda n: scores.get(n, -1))
+        upheld = None
+        if config.premise and winner:
+            stance = self.sides[names.index(winner)].stance
+            upheld = {"for": True, "against": False}.get(stance)
+        return {
+            "winner": winner or "",
+            "scores": scores,
+            "premise_upheld": upheld,
+            "announcement": announcement_text(announce.content),
+        }
+
+    @staticmethod
+    def _scores(value: Any, names: Sequence[str]) -> dict[str, int]:
+        """The verdict's scores by side name (a rubric's criteria summed), or {} if they are not all there."""
+        if not isinstance(value, dict) or set(value) < set(names):
+            return {}
+        scores = {}
+        for name in names:
+            entry = value[name]
+            if isinstance(entry, dict):
+                if not all(isinstance(v, int) and not isinstance(v, bool) for v in entry.values()):
+                    return {}
+                entry = sum(entry.values())
+            if isinstance(entry, bool) or not isinstance(entry, int):
+                return {}
+            scores[name] = entry
+        return scores
+
+    def running_scores(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, int]:
+        """Each side's latest score (a team's: its speakers' latest, averaged), by the name the verdict uses."""
+        latest: dict[str, int] = {}
+        for record in sorted(records, key=lambda r: r.ordinal):
+            if record.kind == "SCORE" and isinstance(record.data.get("score"), int):
+                latest[record.data.get("for", "")] = record.data["score"]
+        scores = {}
+        for side in self.sides:
+            got = [latest[s] for s in side.seats if s in latest]
+            if got:
+                scores[self.side_name(config, side)] = round(sum(got) / len(got))
+        return scores
+
+    def ranking(self, config: DebateConfig, records: Sequence[Record]) -> list[str]:
+        """The finished debate's sides, best first, by the names the verdict uses ([] without a verdict)."""
+        outcome = self.outcome(config, records)
+        if "ranking" in outcome:
+            return list(outcome["ranking"])
+        if not outcome.get("winner"):
+            return []
+        names = self.verdict_names(config)
+        return [outcome["winner"], *(n for n in names if n != outcome["winner"])]
+
+    # -- the timeline --------------------------------------------------------------------------------------------
+    def plan(self, options: Mapping[str, Any]) -> list[PlannedCall]:
+        """Every system line and call of a debate at these options with every seat filled, in protocol order."""
+        slots = self.layout(options).slots
+        judged: dict[int, str] = {s.about: s.seat or "" for s in slots if s.kind == "SCORE" and s.about is not None}
+        labels = {s.key: s.label for s in self.seat_specs}
+        planned = []
+        for slot in slots:
+            read = [find_reference(self, slots, slot, name, start, lambda _: True) for name, start in slot.refs]
+            names = slot.template.names
+            if "previous" in names or "previous_speaker" in names:
+                read.append(slot.prev_turn)
+            read += [slot.about, slot.question]
+            reads = tuple(
+                f"{slots[i].label or slots[i].step} ({labels.get(slots[i].seat or '', '')})"
+                for i in sorted({i for i in read if i is not None})
+            )
+            planned.append(
+                PlannedCall(
+                    ordinal=slot.ordinal,
+                    seat=slot.seat,
+                    kind=slot.kind,
+                    step=slot.step,
+                    label=slot.label,
+                    visibility=PUBLIC if slot.kind in ("SYSTEM", "TURN", "SCORE", "VERDICT") else PRIVATE,
+                    sees="" if slot.kind == "SYSTEM" else SEES_TEXT[slot.sees],
+                    reads=reads,
+                    judged_by=judged.get(slot.index),
+                    phase=slot.phase,
+                    round=slot.round,
+                    calls_llm=slot.kind != "SYSTEM",
+                    text=slot.template.source,
+                )
+            )
+        return planned
+
+
+def _matches(template: Template, content: str) -> bool:
+    """Whether `content` could be `template` rendered: its literal parts in order."""
+    position = 0
+    for part in template.parts:
+        if isinstance(part, str):
+            found = content.find(part, position)
+            if found < 0 or (position == 0 and found != 0 and part is template.parts[0]):
+                return False
+            position = found + len(part)
+    last = template.parts[-1] if template.parts else ""
+    return not isinstance(last, str) or content.endswith(last)
+
+
+# -- parsing ------------------------------------------------------------------------------------------------------
+def parse_card(text: str, caps: CardCaps | None = None) -> CardFormat:
+    """Read and check a card whole; raise CardError with every problem, each with its line and field."""
+    caps = caps or CardCaps()
+    problems = Problems()
+    data = load_yaml(text, problems)
+    reader = SpecReader(problems)
+    spec = reader.read(data) if data is not None or not problems.items else None
+    if spec is None and not problems.items:
+        problems.add(1, "", "The card must be a mapping of fields (name, title, seats, stages, ...).")
+    if spec is not None:
+        if spec.name and spec.name in caps.reserved:
+            problems.add(_line(data, "name"), "name", f"{spec.name!r} is a built-in format's name; choose another.")
+        if reader.layable:
+            _check_layouts(spec, caps, problems, data)
+    if problems.items:
+        raise CardError(sorted(set(problems.items), key=lambda p: (p.line, p.field)))
+    assert spec is not None
+    return CardFormat(spec, text)
+
+
+@lru_cache(maxsize=256)
+def card_format(text: str) -> CardFormat:
+    """The card of this text, parsed once (a debate's snapshot of its card, read on every step)."""
+    return parse_card(text)
+
+
+def _line(data: Any, key: str) -> int:
+    return getattr(data, "lines", {}).get(key, 1)
+
+
+def _check_layouts(spec: CardSpec, caps: CardCaps, problems: Problems, data: Any) -> None:
+    """What only the laid-out card shows, at the options' minimum, default and maximum: a step reading a speech
+    not yet given, a judge with nothing to judge, more calls or stages than the caps, word limits over the cap."""
+    if len(spec.seats) > caps.max_seats:
+        problems.add(_line(data, "seats"), "seats", f"A card may have at most {caps.max_seats} seats.")
+    for option in spec.options:
+        if option.name == "word_limit" and option.maximum > caps.max_words:
+            problems.add(
+                spec.option_lines.get("word_limit", 1),
+                "options.word_limit",
+                f"A word limit may be at most {caps.max_words:,} words.",
+            )
+    card = CardFormat(spec, "")
+    combos = {
+        "minimum": {o.name: o.minimum for o in spec.options},
+        "default": {o.name: o.default for o in spec.options},
+        "maximum": {o.name: o.maximum for o in spec.options},
+    }
+    # A problem is reported once, naming the options that show it unless every layout does.
+    found: dict[tuple[int, str, str], list[str]] = {}
+    for which, options in combos.items():
+        slots = card.layout(options).slots
+
+        def note(line: int, field: str, message: str, which: str = which) -> None:
+            found.setdefault((line, field, message), []).append(which)
+
+        llm = sum(1 for s in slots if s.kind != "SYSTEM")
+        if which == "maximum" and llm > caps.max_calls:
+            at = " with every option at its maximum" if spec.options else ""
+            problems.add(
+                _line(data, "stages"), "stages", f"The card makes {llm} calls{at}; the cap is {caps.max_calls}."
+            )
+        for slot in slots:
+            if slot.word_limit and slot.word_limit > caps.max_words:
+                note(slot.line, slot.field, f"A word limit may be at most {caps.max_words:,} words")
+            _check_reads(card, slot, slots, note)
+        if spec.judge is not None:
+            judged = [s for s in slots if s.kind == "TURN" and s.phase == "main" and s.seat in card.side_of]
+            if not judged:
+                note(spec.judge.line, "judge", "The judge has nothing to judge: no debater speaks")
+            elif spec.judge.score is not None and not any(s.kind == "SCORE" for s in slots):
+                note(spec.judge.line, "judge.score", "The judge scores no speech: check 'after'")
+    for (line, where, message), which in found.items():
+        at = f" (with every option at its {which[0]})" if len(which) < len(combos) and spec.options else ""
+        problems.add(line, where, f"{message}{at}.")
+    stage_count = _count_stages(spec.stages) + _count_stages(spec.on_end)
+    if stage_count > caps.max_stages:
+        problems.add(_line(data, "stages"), "stages", f"A card may have at most {caps.max_stages} stages.")
+
+
+def _count_stages(stages: Sequence[Stage]) -> int:
+    return sum(1 + (_count_stages(s.stages) if isinstance(s, RepeatStage) else 0) for s in stages)
+
+
+def _check_reads(card: CardFormat, slot: Slot, slots: Sequence[Slot], note: Any) -> None:
+    names = slot.template.names | slot.status.names
+    if ("previous" in names or "previous_speaker" in names) and slot.prev_turn is None:
+        note(slot.line, slot.field, "{previous} reads the speech before this one, but none is given before it")
+    mine = card.side_of.get(slot.seat or "", "")
+    for name, start in slot.refs:
+        if find_reference(card, slots, slot, name, start, lambda _: True) is None:
+            if name.startswith("opponent_") and not mine:
+                why = "this seat has no side, so it has no opponent"
+            elif name.startswith("own_"):
+                why = "this seat has not given it before this point"
+            elif name.startswith("team_"):
+                why = "neither this seat nor a teammate has given it before this point"
+            else:
+                why = "no such speech is given before this point"
+            note(slot.line, slot.field, f"{{{name}}} reads a step not yet given: {why}")

@@ -1,0 +1,95 @@
+"""A card's protocol as Markdown: its seats, sides, options, the sequence of every call at given options, and each
+prompt as the card holds it. The shipped cards' pages in docs/protocols/ end with this text (a test checks that
+each page holds its card's, so a page cannot fall behind its card)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from debates.formats.card import CardFormat
+
+KIND_WORDS = {
+    "SYSTEM": "system line",
+    "PLAN": "preparation",
+    "THINK": "thinking",
+    "TURN": "speech",
+    "SCORE": "score (JSON)",
+    "INTERNAL": "verdict step",
+    "VERDICT": "verdict",
+}
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ") if text not in (None, "") else "—"
+
+
+def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None) -> str:
+    options = dict(options or {})
+    labels = {s.key: s.label for s in card.seat_specs}
+    lines = [
+        "## Seats",
+        "",
+        "| seat | role | side | label | required | a person may take it |",
+        "|---|---|---|---|---|---|",
+    ]
+    for seat in card.seat_specs:
+        lines.append(
+            f"| `{seat.key}` | {seat.role} | {_cell(seat.side)} | {_cell(seat.label)} | "
+            f"{'yes' if seat.required else 'no'} | {'yes' if seat.human_allowed else 'no'} |"
+        )
+    if card.sides:
+        lines += ["", "## Sides", "", "| side | label | stance | seats |", "|---|---|---|---|"]
+        for side in card.sides:
+            seats = ", ".join(f"`{s}`" for s in side.seats)
+            lines.append(f"| `{side.key}` | {_cell(side.label)} | {_cell(side.stance)} | {seats} |")
+    if card.option_specs:
+        lines += ["", "## Options", "", "| option | default | range | meaning |", "|---|---|---|---|"]
+        for option in card.option_specs:
+            lines.append(
+                f"| `{option.name}` | {option.default} | {option.minimum} to {option.maximum} | "
+                f"{_cell(option.help or option.label)} |"
+            )
+    judging = {"in_debate": "by its judge seat", "replay": "by a judge replay afterwards", "none": "by no judge"}
+    verdict = " (a ranking of the teams)" if card.ranks_teams() and card.judging == "in_debate" else ""
+    lines += [
+        "",
+        "## The sequence",
+        "",
+        f"At the default options, with every seat filled: {card.calls(options)} calls, "
+        f"{card.statements(options)} public statements by the debaters; judged {judging[card.judging]}{verdict}; "
+        f"audience vote: {card.poll or 'none'}.",
+        "",
+        "| # | seat | what | step | public | sees | reads |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    plan = card.plan(options)
+    for call in plan:
+        if call.phase == "end":
+            continue
+        seat = labels.get(call.seat or "", "") if call.seat else ""
+        lines.append(
+            f"| {call.ordinal} | {_cell(seat)} | {KIND_WORDS[call.kind]} | {_cell(call.label or call.step)} | "
+            f"{'yes' if call.visibility == 'public' else 'no'} | {_cell(call.sees)} | {_cell(', '.join(call.reads))} |"
+        )
+    ending = [call for call in plan if call.phase == "end"]
+    lines += ["", "**Ended early by its owner:** "]
+    if ending:
+        steps = ", then ".join(f"{KIND_WORDS[c.kind]} by {labels.get(c.seat or '', '')}" for c in ending)
+        lines[-1] += f"speeches whose instruction is out are still given; then {steps}."
+    else:
+        lines[-1] += "no further speech; a judge still scores what was said and gives its verdict."
+    lines += [
+        "",
+        "## Prompts",
+        "",
+        "Each text as the card holds it; placeholders in braces are filled in (docs/cards.md).",
+    ]
+    seen: set[tuple[str, str]] = set()
+    for slot in card.layout(options).slots:
+        for what, template in (("", slot.template), (" (status line)", slot.status)):
+            if not template.source or (slot.ref + what, template.source) in seen:
+                continue
+            seen.add((slot.ref + what, template.source))
+            lines += ["", f"### {slot.ref}{what}", "", "```text", template.source.rstrip("\n"), "```"]
+    return "\n".join(lines) + "\n"

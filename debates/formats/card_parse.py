@@ -1,0 +1,934 @@
+"""Reading a protocol card: YAML text -> a CardSpec, with every problem found at once (docs/cards.md).
+
+This module checks what the text says on its own: the YAML, the fields and their types, the seats and sides, the
+option bounds, the templates and which placeholders each may use. card.py then lays the card out for its option
+bounds and checks what only the layout shows (a speech read before it is given, the caps on calls).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import yaml
+
+from debates.formats.base import OptionSpec, SeatSpec
+from debates.formats.card_text import EMPTY, Template, TemplateError, parse_template
+
+MAX_TEXT = 200_000  # characters of YAML
+MAX_TEMPLATE = 20_000  # characters of one template
+MAX_OPTION = 100_000  # the largest bound an option may have
+SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,99}")
+KEY = re.compile(r"[a-z][a-z0-9_]{0,39}")
+ROLES = ("debater", "judge", "moderator")
+STANCES = ("for", "against", "")
+SEES = ("own", "all", "last", "none")
+POLLS = ("sides", "people", "")
+STAGE_TYPES = ("speech", "cross", "repeat", "plan", "think", "system")
+# Placeholders every template may use; `own_X`, `opponent_X`, `last_X` (X a step) and seat keys come on top.
+COMMON = frozenset(
+    {
+        "topic",
+        "premise",
+        "stage",
+        "speaker",
+        "side",
+        "stance",
+        "opponent",
+        "opponents",
+        "sides",
+        "previous",
+        "previous_speaker",
+    }
+)
+IN_REPEAT = frozenset({"round", "rounds"})
+REFERENCE_PREFIXES = ("own_", "team_", "opponent_", "last_")
+RESERVED_SEAT_KEYS = COMMON | IN_REPEAT | {"question", "exchanges", "scored", "speech", "names_or", "must_be", "turn"}
+
+
+class CardProblem(NamedTuple):
+    line: int  # 1-based line in the YAML text (0: the card as a whole)
+    field: str
+    message: str
+
+
+class Problems:
+    def __init__(self) -> None:
+        self.items: list[CardProblem] = []
+        # Templates whose placeholders are checked once every step name is known: (template, context, in a
+        # repeat, line, field).
+        self.templates: list[tuple[Template, str, bool, int, str]] = []
+
+    def add(self, line: int, field: str, message: str) -> None:
+        self.items.append(CardProblem(line, field, message))
+
+
+# -- YAML with line numbers --------------------------------------------------------------------------------------
+class LMap(dict):
+    """A YAML mapping that remembers the line of itself and of each key."""
+
+    line: int = 0
+    lines: dict[str, int]
+
+
+class LList(list):
+    line: int = 0
+    lines: list[int]
+
+
+ALIASES = "Anchors and aliases (& and *) are not allowed in a card; write the text out."
+
+
+def load_yaml(text: str, problems: Problems) -> Any:
+    if len(text) > MAX_TEXT:
+        problems.add(1, "", f"A card may be at most {MAX_TEXT:,} characters; this one is {len(text):,}.")
+        return None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        what = getattr(error, "problem", None) or str(error).splitlines()[0]
+        problems.add(line, "", f"The YAML cannot be read: {what}.")
+        return None
+    if node is None:
+        problems.add(1, "", "The card is empty.")
+        return None
+    return _convert(node, problems, "", set(), yaml.constructor.SafeConstructor())
+
+
+def _convert(node: yaml.Node, problems: Problems, path: str, seen: set[int], constructor: Any) -> Any:
+    line = node.start_mark.line + 1
+    if id(node) in seen:
+        problems.add(line, path, ALIASES)
+        return None
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        result = LMap()
+        result.line, result.lines = line, {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                problems.add(key_line, path, "A key must be a plain name.")
+                continue
+            key = str(key_node.value)
+            sub = f"{path}.{key}" if path else key
+            if key in result.lines:
+                problems.add(key_line, sub, f"{key!r} is given twice (first on line {result.lines[key]}).")
+                continue
+            result.lines[key] = key_line
+            if id(value_node) in seen:
+                problems.add(key_line, sub, ALIASES)
+                continue
+            result[key] = _convert(value_node, problems, sub, seen, constructor)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        items = LList()
+        items.line, items.lines = line, []
+        for index, item in enumerate(node.value):
+            items.lines.append(item.start_mark.line + 1)
+            items.append(_convert(item, problems, f"{path}[{index + 1}]", seen, constructor))
+        return items
+    if node.tag == "tag:yaml.org,2002:bool" and node.value.lower() not in ("true", "false"):
+        # YAML 1.2 reads yes, no, on and off as text, as a card's writer means them (a side called "no").
+        return node.value
+    try:
+        return constructor.construct_object(node)
+    except yaml.YAMLError as error:
+        problems.add(line, path, f"This value cannot be read: {getattr(error, 'problem', error)}.")
+        return None
+
+
+# -- the spec ------------------------------------------------------------------------------------------------------
+Count = int | str  # a number, or the name of an option holding it
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call's text: its step name, label and prompt, and where the card says it (for problems)."""
+
+    step: str
+    label: str
+    prompt: Template
+    line: int
+    field: str
+
+
+@dataclass(frozen=True)
+class SpeechVariant:
+    speech: Call
+    think: Call | None
+    system: Template | None
+    status: Template
+
+
+@dataclass(frozen=True)
+class SpeechStage:
+    seats: tuple[str, ...]
+    base: SpeechVariant
+    first: SpeechVariant | None
+    final: SpeechVariant | None
+    sees: str
+    word_limit: Count | None
+    shown: str
+    line: int
+    field: str
+
+
+@dataclass(frozen=True)
+class PrivateStage:
+    kind: str  # PLAN or THINK
+    seats: tuple[str, ...]
+    call: Call
+    sees: str
+    line: int
+    field: str
+
+
+@dataclass(frozen=True)
+class SystemStage:
+    seat: str | None
+    step: str
+    text: Template
+    status: Template
+    shown: str
+    line: int
+    field: str
+
+
+@dataclass(frozen=True)
+class CrossStage:
+    asker: str
+    answerer: str
+    exchanges: Count
+    question: Call
+    answer: Call
+    sees: str
+    word_limit: Count | None
+    line: int
+    field: str
+
+
+@dataclass(frozen=True)
+class RepeatStage:
+    times: Count
+    stages: tuple[Any, ...]
+    line: int
+    field: str
+
+
+Stage = SpeechStage | PrivateStage | SystemStage | CrossStage | RepeatStage
+
+
+@dataclass(frozen=True)
+class Criterion:
+    key: str
+    label: str
+    maximum: int
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    seat: str
+    sees: str
+    after: frozenset[str] | None  # the speech steps it scores; None: every speech
+    evaluate: Call | None
+    score: Call | None
+    score_first: Call | None
+    deliberate: Call | None
+    confirm: Call | None
+    decide: Call | None
+    announce: Call | None
+    ranking: bool
+    rubric: tuple[Criterion, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class SideSpec:
+    key: str
+    label: str
+    stance: str
+
+
+@dataclass(frozen=True)
+class CardSpec:
+    name: str
+    title: str
+    description: str
+    options: tuple[OptionSpec, ...]
+    seats: tuple[SeatSpec, ...]
+    sides: tuple[SideSpec, ...]
+    poll: str
+    stages: tuple[Stage, ...]
+    on_end: tuple[Stage, ...]
+    judge: JudgeSpec | None
+    labels: dict[str, str] = field(default_factory=dict)
+    option_lines: dict[str, int] = field(default_factory=dict)
+
+
+# -- reading fields ------------------------------------------------------------------------------------------------
+class Reader:
+    """Reads one mapping's fields, noting each problem with its line and field path."""
+
+    def __init__(self, data: Any, path: str, problems: Problems, line: int, allowed: tuple[str, ...]) -> None:
+        self.problems = problems
+        self.path = path
+        self.ok = isinstance(data, LMap)
+        self.data: LMap = data if isinstance(data, LMap) else LMap()
+        self.line = data.line if isinstance(data, LMap) else line
+        if not self.ok:
+            problems.add(line, path, "This must be a mapping of fields (key: value).")
+            self.data.lines = {}
+        for key in self.data:
+            if key not in allowed:
+                problems.add(
+                    self.line_of(key), self.field(key), f"Unknown field {key!r}; the fields here are {_list(allowed)}."
+                )
+
+    def field(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def line_of(self, key: str) -> int:
+        return self.data.lines.get(key, self.line)
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.add(self.line_of(key), self.field(key), message)
+
+    def text(self, key: str, default: str | None = None, limit: int = 2000) -> str:
+        if key not in self.data:
+            if default is None:
+                self.problem(key, f"{key!r} is required.")
+                return ""
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.problem(key, f"{key!r} must be text.")
+            return default or ""
+        value = str(value)
+        if len(value) > limit:
+            self.problem(key, f"{key!r} may be at most {limit:,} characters.")
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
+        value = self.text(key, default)
+        if value not in choices:
+            self.problem(key, f"{key!r} must be one of {_list(c or '(empty)' for c in choices)}, not {value!r}.")
+            return default
+        return value
+
+    def slug(self, key: str, default: str | None = None, pattern: re.Pattern[str] = KEY) -> str:
+        value = self.text(key, default, limit=100)
+        if value and not pattern.fullmatch(value):
+            self.problem(key, f"{value!r} is not a valid {key}: use lower-case letters, digits and _ (a letter first).")
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            self.problem(key, f"{key!r} must be true or false.")
+            return default
+        return value
+
+    def integer(self, key: str, default: int | None = None) -> int | None:
+        if key not in self.data:
+            if default is None:
+                self.problem(key, f"{key!r} is required.")
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.problem(key, f"{key!r} must be a whole number.")
+            return default
+        return value
+
+    def listing(self, key: str, required: bool = False) -> LList:
+        value = self.data.get(key)
+        if value is None:
+            if required:
+                self.problem(key, f"{key!r} is required and must list at least one entry.")
+            empty = LList()
+            empty.line, empty.lines = self.line_of(key), []
+            return empty
+        if not isinstance(value, LList):
+            self.problem(key, f"{key!r} must be a list.")
+            empty = LList()
+            empty.line, empty.lines = self.line_of(key), []
+            return empty
+        if required and not value:
+            self.problem(key, f"{key!r} must list at least one entry.")
+        return value
+
+    def template(self, key: str, context: str, in_repeat: bool, required: bool = False) -> Template:
+        """A template whose placeholders are checked later against `context` (see `placeholder_problem`)."""
+        if key not in self.data:
+            if required:
+                self.problem(key, f"{key!r} is required.")
+            return EMPTY
+        source = self.text(key, "", limit=MAX_TEMPLATE)
+        try:
+            template = parse_template(source)
+        except TemplateError as error:
+            self.problem(key, str(error))
+            # Not empty, so nothing else reports it missing; it renders to nothing, but a card with a problem
+            # never runs.
+            return Template(source=source, parts=(), names=frozenset())
+        self.problems.templates.append((template, context, in_repeat, self.line_of(key), self.field(key)))
+        return template
+
+
+def _list(items: Any) -> str:
+    return ", ".join(str(i) for i in items)
+
+
+def default_label(step: str) -> str:
+    return step.replace("_", " ")
+
+
+# -- the card ------------------------------------------------------------------------------------------------------
+TOP_FIELDS = ("name", "title", "description", "options", "seats", "sides", "poll", "stages", "on_end", "judge")
+OPTION_FIELDS = ("label", "default", "min", "max", "help")
+SEAT_FIELDS = ("key", "role", "label", "side", "required", "human_allowed")
+SIDE_FIELDS = ("key", "label", "stance")
+CALL_FIELDS = ("step", "label", "prompt")
+VARIANT_FIELDS = ("step", "label", "prompt", "think", "system", "status")
+SPEECH_FIELDS = ("speech", "seat", "label", "prompt", "sees", "word_limit", "think", "system", "status", "shown")
+PRIVATE_FIELDS = ("seat", "label", "prompt", "sees")
+SYSTEM_FIELDS = ("system", "seat", "step", "status", "shown")
+CROSS_FIELDS = ("cross", "asker", "answerer", "exchanges", "label", "question", "answer", "sees", "word_limit")
+JUDGE_FIELDS = ("seat", "sees", "score", "verdict", "rubric")
+SCORE_FIELDS = ("after", "evaluate", "step", "label", "prompt", "first")
+VERDICT_FIELDS = ("kind", "deliberate", "confirm", "decide", "announce")
+
+
+class SpecReader:
+    """Reads a whole card into a CardSpec; every problem goes to `problems`."""
+
+    def __init__(self, problems: Problems) -> None:
+        self.problems = problems
+        self.labels: dict[str, tuple[str, int, str]] = {}  # step -> (label, line, field) where first given
+        self.option_names: set[str] = set()
+        self.seat_keys: set[str] = set()
+        self.speech_steps: set[str] = set()
+
+    # -- the parts ---------------------------------------------------------------------------------------------
+    def card(self, data: Any) -> CardSpec | None:
+        top = Reader(data, "", self.problems, 1, TOP_FIELDS)
+        if not top.ok:
+            return None
+        name = top.slug("name", pattern=SLUG)
+        title = top.text("title", limit=200)
+        description = top.text("description", "", limit=2000)
+        options, option_lines = self.options(top)
+        sides = self.sides(top)
+        seats = self.seats(top, {s.key for s in sides})
+        poll = top.choice("poll", POLLS, "")
+        stages = self.stage_list(top.listing("stages", required=True), "stages", in_repeat=False)
+        on_end = self.stage_list(top.listing("on_end"), "on_end", in_repeat=False)
+        judge = self.judge(top.data["judge"], top.line_of("judge"), sides) if top.has("judge") else None
+        return CardSpec(
+            name=name,
+            title=title,
+            description=description,
+            options=options,
+            seats=seats,
+            sides=sides,
+            poll=poll,
+            stages=stages,
+            on_end=on_end,
+            judge=judge,
+            labels={step: label for step, (label, _, _) in self.labels.items()},
+            option_lines=option_lines,
+        )
+
+    def options(self, top: Reader) -> tuple[tuple[OptionSpec, ...], dict[str, int]]:
+        if not top.has("options"):
+            return (), {}
+        data = top.data["options"]
+        if not isinstance(data, LMap):
+            top.problem("options", "'options' must map each option's name to its label, default, min and max.")
+            return (), {}
+        specs, lines = [], {}
+        for name, spec in data.items():
+            path = f"options.{name}"
+            line = data.lines[name]
+            if not KEY.fullmatch(name):
+                self.problems.add(line, path, f"{name!r} is not a valid option name: lower-case letters, digits, _.")
+                continue
+            reader = Reader(spec, path, self.problems, line, OPTION_FIELDS)
+            label = reader.text("label", default_label(name).capitalize(), limit=100)
+            low, high = reader.integer("min"), reader.integer("max")
+            default = reader.integer("default", low)
+            self.option_names.add(name)
+            lines[name] = line
+            if low is None or high is None or default is None:
+                specs.append(OptionSpec(name, label, 0, 0, 0))
+                continue
+            bad = False
+            if low < 0 or high > MAX_OPTION:
+                reader.problem(
+                    "max" if high > MAX_OPTION else "min", f"An option's bounds must be within 0 to {MAX_OPTION:,}."
+                )
+                bad = True
+            if low > high:
+                reader.problem("min", f"The minimum ({low}) is above the maximum ({high}).")
+                bad = True
+            elif not low <= default <= high:
+                reader.problem("default", f"The default ({default}) must be from {low} to {high}.")
+                bad = True
+            if bad:
+                # Kept, within bounds, so the card can still be laid out to find its other problems.
+                low, high = sorted((max(low, 0), min(max(high, 0), MAX_OPTION)))
+                default = min(max(default, low), high)
+            specs.append(OptionSpec(name, label, default, low, high, reader.text("help", "", limit=500)))
+        return tuple(specs), lines
+
+    def sides(self, top: Reader) -> tuple[SideSpec, ...]:
+        found: list[SideSpec] = []
+        items = top.listing("sides")
+        for index, item in enumerate(items):
+            reader = Reader(item, f"sides[{index + 1}]", self.problems, items.lines[index], SIDE_FIELDS)
+            key = reader.slug("key")
+            label = reader.text("label", default_label(key).capitalize(), limit=100)
+            stance = reader.choice("stance", STANCES, "")
+            if key in {s.key for s in found}:
+                reader.problem("key", f"There are two sides called {key!r}.")
+                continue
+            found.append(SideSpec(key, label, stance))
+        if len(found) == 1:
+            top.problem("sides", "A card has no sides, or at least two.")
+        return tuple(found)
+
+    def seats(self, top: Reader, sides: set[str]) -> tuple[SeatSpec, ...]:
+        found: list[SeatSpec] = []
+        items = top.listing("seats", required=True)
+        for index, item in enumerate(items):
+            reader = Reader(item, f"seats[{index + 1}]", self.problems, items.lines[index], SEAT_FIELDS)
+            key = reader.slug("key")
+            role = reader.choice("role", ROLES, "debater")
+            side = reader.text("side", "", limit=40)
+            if key in RESERVED_SEAT_KEYS or key.startswith(REFERENCE_PREFIXES) or key.endswith("_json"):
+                reader.problem("key", f"{key!r} is a placeholder's name; call the seat something else.")
+            if key in {s.key for s in found}:
+                reader.problem("key", f"There are two seats called {key!r}.")
+                continue
+            if key in self.option_names:
+                reader.problem("key", f"{key!r} is also an option's name: a placeholder names one or the other.")
+            if side and side not in sides:
+                reader.problem("side", f"There is no side called {side!r}; the sides are {_list(sides) or 'none'}.")
+            if role == "debater" and sides and not side:
+                reader.problem("side", "A debater needs a side in a card with sides.")
+            if role != "debater" and side:
+                reader.problem("side", f"A {role} takes no side.")
+            spec = SeatSpec(
+                key,
+                role,
+                reader.text("label", default_label(key).capitalize(), limit=100),
+                side=side,
+                required=reader.boolean("required", True),
+                human_allowed=reader.boolean("human_allowed", False),
+            )
+            found.append(spec)
+            self.seat_keys.add(key)
+        return tuple(found)
+
+    # -- stages ------------------------------------------------------------------------------------------------
+    def stage_list(self, items: LList, path: str, in_repeat: bool) -> tuple[Stage, ...]:
+        stages = []
+        for index, item in enumerate(items):
+            stage = self.stage(item, f"{path}[{index + 1}]", items.lines[index], in_repeat)
+            if stage is not None:
+                stages.append(stage)
+        return tuple(stages)
+
+    def stage(self, item: Any, path: str, line: int, in_repeat: bool) -> Stage | None:
+        # A speech's fields include think and system, so the stage's kind is its first key in this order.
+        kind = next((k for k in STAGE_TYPES if isinstance(item, LMap) and k in item), None)
+        if kind is None:
+            self.problems.add(line, path, f"A stage is a mapping with one of {_list(STAGE_TYPES)}.")
+            return None
+        if kind == "speech":
+            return self.speech(item, path, line, in_repeat)
+        if kind in ("plan", "think"):
+            return self.private(item, kind, path, line, in_repeat)
+        if kind == "system":
+            reader = Reader(item, path, self.problems, line, SYSTEM_FIELDS)
+            seat = self.seat_ref(reader, "seat", required=False)
+            step = reader.slug("step", "system")
+            self.label(step, None, reader)
+            return SystemStage(
+                seat=seat or None,
+                step=step,
+                text=reader.template("system", "call", in_repeat, required=True),
+                status=reader.template("status", "call", in_repeat),
+                shown=reader.text("shown", "", limit=500),
+                line=line,
+                field=path,
+            )
+        if kind == "cross":
+            return self.cross(item, path, line, in_repeat)
+        reader = Reader(item, path, self.problems, line, ("repeat", "stages"))
+        if in_repeat:
+            reader.problem("repeat", "A repeat cannot hold another repeat.")
+        times = self.count(reader, "repeat")
+        stages = self.stage_list(reader.listing("stages", required=True), f"{path}.stages", in_repeat=True)
+        return RepeatStage(times=times, stages=stages, line=line, field=path)
+
+    def speech(self, item: LMap, path: str, line: int, in_repeat: bool) -> SpeechStage:
+        reader = Reader(item, path, self.problems, line, (*SPEECH_FIELDS, "first", "final"))
+        seats = self.seats_of(reader, "seat", in_repeat)
+        step = reader.slug("speech")
+        self.speech_steps.add(step)
+        base = self.variant(reader, step, in_repeat, None)
+        first = final = None
+        for key in ("first", "final"):
+            if reader.has(key):
+                if not in_repeat:
+                    reader.problem(key, f"'{key}' only means something inside a repeat.")
+                sub = Reader(item[key], reader.field(key), self.problems, reader.line_of(key), VARIANT_FIELDS)
+                variant = self.variant(sub, sub.slug("step", step), in_repeat, base)
+                self.speech_steps.add(variant.speech.step)
+                if key == "first":
+                    first = variant
+                else:
+                    final = variant
+        return SpeechStage(
+            seats=seats,
+            base=base,
+            first=first,
+            final=final,
+            sees=reader.choice("sees", SEES, "own"),
+            word_limit=self.count(reader, "word_limit", required=False),
+            shown=reader.text("shown", "", limit=500),
+            line=line,
+            field=path,
+        )
+
+    def variant(self, reader: Reader, step: str, in_repeat: bool, base: SpeechVariant | None) -> SpeechVariant:
+        system = reader.template("system", "call", in_repeat) if reader.has("system") else None
+        prompt = reader.template("prompt", "call", in_repeat)
+        if base is not None:
+            system = system if reader.has("system") else base.system
+            prompt = prompt if reader.has("prompt") else base.speech.prompt
+        if not prompt and not system:
+            reader.problem("prompt", "A speech needs a prompt, or a system line that is its instruction.")
+        label = self.label(step, None, reader)
+        think = base.think if base is not None and not reader.has("think") else None
+        if reader.has("think"):
+            think = self.call(
+                reader.data["think"], reader.field("think"), reader.line_of("think"), "think", "call", in_repeat
+            )
+        status = reader.template("status", "call", in_repeat) if reader.has("status") or base is None else base.status
+        return SpeechVariant(
+            speech=Call(step, label, prompt, reader.line_of("prompt"), reader.field("prompt")),
+            think=think,
+            system=system,
+            status=status,
+        )
+
+    def private(self, item: LMap, kind: str, path: str, line: int, in_repeat: bool) -> PrivateStage:
+        reader = Reader(item, path, self.problems, line, (kind, *PRIVATE_FIELDS))
+        step = reader.slug(kind)
+        seats = self.seats_of(reader, "seat", in_repeat=False, cycle=False)
+        return PrivateStage(
+            kind="PLAN" if kind == "plan" else "THINK",
+            seats=seats,
+            call=Call(
+                step,
+                self.label(step, None, reader),
+                reader.template("prompt", "call", in_repeat, True),
+                reader.line_of("prompt"),
+                reader.field("prompt"),
+            ),
+            sees=reader.choice("sees", SEES, "own"),
+            line=line,
+            field=path,
+        )
+
+    def cross(self, item: LMap, path: str, line: int, in_repeat: bool) -> CrossStage:
+        reader = Reader(item, path, self.problems, line, CROSS_FIELDS)
+        step = reader.slug("cross")
+        self.label(step, None, reader)
+        asker = self.seat_ref(reader, "asker")
+        answerer = self.seat_ref(reader, "answerer")
+        if asker and asker == answerer:
+            reader.problem("answerer", "A seat cannot answer its own questions.")
+        question = self.call(
+            reader.data.get("question"),
+            reader.field("question"),
+            reader.line_of("question"),
+            "question",
+            "question",
+            in_repeat,
+        )
+        answer = self.call(
+            reader.data.get("answer"), reader.field("answer"), reader.line_of("answer"), "answer", "answer", in_repeat
+        )
+        self.speech_steps.update((question.step, answer.step))
+        return CrossStage(
+            asker=asker,
+            answerer=answerer,
+            exchanges=self.count(reader, "exchanges", default=1),
+            question=question,
+            answer=answer,
+            sees=reader.choice("sees", SEES, "own"),
+            word_limit=self.count(reader, "word_limit", required=False),
+            line=line,
+            field=path,
+        )
+
+    # -- the judge ---------------------------------------------------------------------------------------------
+    def judge(self, data: Any, line: int, sides: tuple[SideSpec, ...]) -> JudgeSpec:
+        reader = Reader(data, "judge", self.problems, line, JUDGE_FIELDS)
+        seat = self.seat_ref(reader, "seat")
+        sees = reader.choice("sees", SEES, "own")
+        evaluate = score = score_first = None
+        after: frozenset[str] | None = None
+        if reader.has("score"):
+            sub = Reader(reader.data["score"], "judge.score", self.problems, reader.line_of("score"), SCORE_FIELDS)
+            if sub.has("after"):
+                value = sub.data["after"]
+                if value == "all":
+                    after = None
+                elif isinstance(value, LList) and all(isinstance(v, str) for v in value) and value:
+                    after = frozenset(value)
+                else:
+                    sub.problem("after", "'after' is 'all' or a list of the speech steps the judge scores.")
+            if sub.has("evaluate"):
+                evaluate = self.call(
+                    sub.data["evaluate"], sub.field("evaluate"), sub.line_of("evaluate"), "evaluate", "score", False
+                )
+            step = sub.slug("step", "score")
+            score = Call(
+                step,
+                self.label(step, None, sub),
+                sub.template("prompt", "score", False, True),
+                sub.line_of("prompt"),
+                sub.field("prompt"),
+            )
+            if sub.has("first"):
+                score_first = self.call(
+                    sub.data["first"], sub.field("first"), sub.line_of("first"), step, "score", False
+                )
+            self.after = (after, sub)
+        deliberate = confirm = decide = announce = None
+        ranking = len(sides) > 2
+        if reader.has("verdict"):
+            sub = Reader(
+                reader.data["verdict"], "judge.verdict", self.problems, reader.line_of("verdict"), VERDICT_FIELDS
+            )
+            kind = sub.choice("kind", ("winner", "ranking"), "ranking" if ranking else "winner")
+            ranking = kind == "ranking"
+            if len(sides) < 2:
+                sub.problem("kind", "A verdict names a winner among the sides: the card needs at least two sides.")
+            elif not ranking and len(sides) > 2:
+                sub.problem("kind", "A winner is named among two sides; with more, the verdict is a ranking.")
+            parts = {}
+            for key, step, context in (
+                ("deliberate", "deliberate", "verdict"),
+                ("confirm", "confirm_winner", "verdict"),
+                ("decide", "verdict_json", "decide"),
+                ("announce", "announce", "verdict"),
+            ):
+                if sub.has(key):
+                    parts[key] = self.call(sub.data[key], sub.field(key), sub.line_of(key), step, context, False)
+            if "decide" not in parts:
+                sub.problem("decide", "A verdict needs 'decide': the prompt asking for the verdict as JSON.")
+            if ranking and "confirm" in parts:
+                sub.problem("confirm", "A ranking names no single winner to confirm; leave 'confirm' out.")
+            deliberate, confirm = parts.get("deliberate"), parts.get("confirm")
+            decide, announce = parts.get("decide"), parts.get("announce")
+        if score is None and decide is None:
+            reader.problem("seat", "The judge has nothing to judge: give it 'score', 'verdict' or both.")
+        return JudgeSpec(
+            seat=seat,
+            sees=sees,
+            after=after,
+            evaluate=evaluate,
+            score=score,
+            score_first=score_first,
+            deliberate=deliberate,
+            confirm=confirm,
+            decide=decide,
+            announce=announce,
+            ranking=ranking,
+            rubric=self.rubric(reader),
+            line=line,
+        )
+
+    def rubric(self, reader: Reader) -> tuple[Criterion, ...]:
+        found: list[Criterion] = []
+        items = reader.listing("rubric")
+        for index, item in enumerate(items):
+            sub = Reader(item, f"judge.rubric[{index + 1}]", self.problems, items.lines[index], ("key", "label", "max"))
+            key = sub.slug("key")
+            maximum = sub.integer("max", 10) or 0
+            if not 1 <= maximum <= 100:
+                sub.problem("max", "A criterion's maximum must be from 1 to 100.")
+            if key in {c.key for c in found}:
+                sub.problem("key", f"There are two criteria called {key!r}.")
+                continue
+            found.append(Criterion(key, sub.text("label", default_label(key).capitalize(), limit=100), maximum))
+        return tuple(found)
+
+    # -- small parts -------------------------------------------------------------------------------------------
+    def call(self, data: Any, path: str, line: int, step: str, context: str, in_repeat: bool) -> Call:
+        """A call given as its prompt alone, or as a mapping of step, label and prompt."""
+        if isinstance(data, str):
+            data = LMap({"prompt": data})
+            data.line, data.lines = line, {"prompt": line}
+        reader = Reader(data, path, self.problems, line, CALL_FIELDS)
+        name = reader.slug("step", step)
+        return Call(
+            name,
+            self.label(name, None, reader),
+            reader.template("prompt", context, in_repeat, True),
+            reader.line_of("prompt"),
+            reader.field("prompt"),
+        )
+
+    def label(self, step: str, default: str | None, reader: Reader) -> str:
+        known = self.labels.get(step)
+        if known is not None and not reader.has("label"):
+            return known[0]
+        label = reader.text("label", default_label(step) if default is None else default, limit=100)
+        if known is None:
+            self.labels[step] = (label, reader.line_of("label"), reader.field("label"))
+        elif reader.has("label") and known[0] != label:
+            reader.problem(
+                "label", f"The step {step!r} is labelled {known[0]!r} on line {known[1]}; give it one label."
+            )
+        return label
+
+    def seat_ref(self, reader: Reader, key: str, required: bool = True) -> str:
+        seat = reader.text(key, None if required else "", limit=40)
+        if seat:
+            self.pending_seats.append((seat, reader.line_of(key), reader.field(key)))
+        return seat
+
+    def seats_of(self, reader: Reader, key: str, in_repeat: bool, cycle: bool = True) -> tuple[str, ...]:
+        value = reader.data.get(key)
+        if isinstance(value, LList) and value and all(isinstance(v, str) for v in value):
+            if len(value) > 1 and cycle and not in_repeat:
+                reader.problem(key, "Several seats take turns only inside a repeat; outside one, give one seat.")
+            for seat in value:
+                self.pending_seats.append((seat, reader.line_of(key), reader.field(key)))
+            return tuple(value)
+        if isinstance(value, str):
+            self.pending_seats.append((value, reader.line_of(key), reader.field(key)))
+            return (value,)
+        reader.problem(key, f"{key!r} must name a seat, or list seats.")
+        return ()
+
+    def count(self, reader: Reader, key: str, default: int | None = None, required: bool = True) -> Count | None:
+        if not reader.has(key):
+            if required and default is None:
+                reader.problem(key, f"{key!r} is required: a number or an option's name.")
+            return default
+        value = reader.data[key]
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            reader.problem(key, f"{key!r} must be a number or an option's name.")
+            return default
+        if isinstance(value, int) and not 0 <= value <= MAX_OPTION:
+            reader.problem(key, f"{key!r} must be from 0 to {MAX_OPTION:,}.")
+            return default
+        if isinstance(value, str):
+            self.pending_options.append((value, reader.line_of(key), reader.field(key)))
+        return value
+
+    pending_seats: list[tuple[str, int, str]]
+    pending_options: list[tuple[str, int, str]]
+    after: tuple[frozenset[str] | None, Reader] | None = None
+
+    # Whether the card can be laid out to look for the problems only its layout shows (every count it repeats
+    # by names an option it has).
+    layable = True
+
+    def read(self, data: Any) -> CardSpec | None:
+        self.pending_seats, self.pending_options = [], []
+        spec = self.card(data)
+        if spec is None:
+            return None
+        for seat, line, path in self.pending_seats:
+            if seat not in self.seat_keys:
+                self.problems.add(
+                    line, path, f"There is no seat called {seat!r}; the seats are {_list(sorted(self.seat_keys))}."
+                )
+        for option, line, path in self.pending_options:
+            if option not in self.option_names:
+                self.layable = False
+                names = _list(sorted(self.option_names)) or "none"
+                self.problems.add(line, path, f"There is no option called {option!r}; the options are {names}.")
+        if spec.judge is not None:
+            self.check_judge(spec)
+        self.check_placeholders(spec)
+        return spec
+
+    def check_judge(self, spec: CardSpec) -> None:
+        judge = spec.judge
+        assert judge is not None
+        roles = {s.key: s.role for s in spec.seats}
+        if judge.seat in roles and roles[judge.seat] != "judge":
+            self.problems.add(
+                judge.line,
+                "judge.seat",
+                f"The judge's seat {judge.seat!r} has the role {roles[judge.seat]!r}, not judge.",
+            )
+        if self.after is not None and self.after[0] is not None:
+            unknown = sorted(self.after[0] - self.speech_steps)
+            if unknown:
+                self.after[1].problem(
+                    "after",
+                    f"No speech is called {_list(unknown)}; the speeches are {_list(sorted(self.speech_steps))}.",
+                )
+
+    def check_placeholders(self, spec: CardSpec) -> None:
+        steps = set(self.labels)
+        two_sides = len(spec.sides) == 2
+        seat_names = {s.key for s in spec.seats}
+        for template, context, in_repeat, line, path in self.problems.templates:
+            for name in sorted(template.names - self.option_names):
+                why = placeholder_problem(name, context, in_repeat, steps, seat_names, two_sides)
+                if why:
+                    self.problems.add(line, path, why)
+
+
+CONTEXT_NAMES = {
+    "call": frozenset(),
+    "question": frozenset({"exchanges"}),
+    "answer": frozenset({"question"}),
+    "score": frozenset({"scored", "speech", "turn"}),
+    "verdict": frozenset({"names_or"}),
+    "decide": frozenset({"names_or", "must_be"}),
+}
+
+
+def placeholder_problem(
+    name: str, context: str, in_repeat: bool, steps: set[str], seats: set[str], two_sides: bool
+) -> str | None:
+    """Why `{name}` cannot be used in a template of this context, or None if it can."""
+    if name in COMMON:
+        if name == "opponent" and not two_sides:
+            return "{opponent} names the other side, so it needs a card with exactly two sides; use {opponents}."
+        return None
+    if name in CONTEXT_NAMES[context]:
+        return None
+    if name in IN_REPEAT:
+        return None if in_repeat else f"{{{name}}} is only known inside a repeat."
+    if name in seats or (name.endswith("_json") and name[:-5] in seats):
+        return None
+    for prefix in REFERENCE_PREFIXES:
+        if name.startswith(prefix):
+            step = name[len(prefix) :]
+            if step in steps:
+                return None
+            return f"{{{name}}} reads the step {step!r}, but no stage of the card is called that."
+    here = sorted(COMMON | CONTEXT_NAMES[context] | (IN_REPEAT if in_repeat else frozenset()))
+    return (
+        f"Unknown placeholder {{{name}}}. Here you may use {_list('{' + n + '}' for n in here)}, a seat's key "
+        "(its speaker's name), an option's name (its value), and own_, team_, opponent_ or last_ followed by a "
+        "step's name."
+    )
