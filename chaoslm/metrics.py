@@ -22,6 +22,7 @@ import hmac
 import ipaddress
 import time
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -64,6 +65,14 @@ model_first_token_seconds = Histogram(
 model_tokens = Counter(
     "chaoslm_model_tokens", "Tokens as the provider reported them (input, output)", ["provider", "model", "kind"]
 )
+model_cost = Counter(
+    "chaoslm_model_cost_dollars",
+    "What the calls cost at their prices (chaoslm/llm/prices.py); calls of unknown price are not in it",
+    ["provider", "model"],
+)
+model_unpriced_calls = Counter(
+    "chaoslm_model_unpriced_calls", "Calls whose price is unknown (so not in the cost)", ["provider", "model"]
+)
 spectators = Gauge("chaoslm_live_sockets", "Live pages' websockets open on this process")
 push_lag_seconds = Histogram(
     "chaoslm_live_push_lag_seconds",
@@ -89,8 +98,10 @@ def record_call(
     first_token: float | None = None,
     input_tokens: int = 0,
     output_tokens: int = 0,
+    cached_tokens: int = 0,
+    cost: Decimal | None = None,
 ) -> None:
-    """One model call, as the gateway saw it."""
+    """One model call, as the gateway saw it; `cost` None for a failed call or an unknown price."""
     model_calls.labels(provider, model, outcome).inc()
     model_call_seconds.labels(provider, model).observe(seconds)
     if first_token is not None:
@@ -99,6 +110,13 @@ def record_call(
         model_tokens.labels(provider, model, "input").inc(input_tokens)
     if output_tokens:
         model_tokens.labels(provider, model, "output").inc(output_tokens)
+    if cached_tokens:
+        model_tokens.labels(provider, model, "cached_input").inc(cached_tokens)
+    if outcome == "ok":
+        if cost is None:
+            model_unpriced_calls.labels(provider, model).inc()
+        else:
+            model_cost.labels(provider, model).inc(float(cost))
 
 
 def outcome_of(error: BaseException) -> str:

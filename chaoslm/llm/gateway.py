@@ -626,6 +626,8 @@ async def chat(
         _first_token.get(),
         result.prompt_tokens if reported else 0,
         result.completion_tokens if reported else 0,
+        result.cached_tokens if reported else 0,
+        result.cost,
     )
     _first_token.reset(reset)
     if span is not None:
