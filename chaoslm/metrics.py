@@ -18,6 +18,7 @@ every request of the site.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import ipaddress
 import time
@@ -102,21 +103,27 @@ def record_call(
     cost: Decimal | None = None,
 ) -> None:
     """One model call, as the gateway saw it; `cost` None for a failed call or an unknown price."""
-    model_calls.labels(provider, model, outcome).inc()
-    model_call_seconds.labels(provider, model).observe(seconds)
+    _child(model_calls, provider, model, outcome).inc()
+    _child(model_call_seconds, provider, model).observe(seconds)
     if first_token is not None:
-        model_first_token_seconds.labels(provider, model).observe(first_token)
+        _child(model_first_token_seconds, provider, model).observe(first_token)
     if input_tokens:
-        model_tokens.labels(provider, model, "input").inc(input_tokens)
+        _child(model_tokens, provider, model, "input").inc(input_tokens)
     if output_tokens:
-        model_tokens.labels(provider, model, "output").inc(output_tokens)
+        _child(model_tokens, provider, model, "output").inc(output_tokens)
     if cached_tokens:
-        model_tokens.labels(provider, model, "cached_input").inc(cached_tokens)
+        _child(model_tokens, provider, model, "cached_input").inc(cached_tokens)
     if outcome == "ok":
         if cost is None:
-            model_unpriced_calls.labels(provider, model).inc()
+            _child(model_unpriced_calls, provider, model).inc()
         else:
-            model_cost.labels(provider, model).inc(float(cost))
+            _child(model_cost, provider, model).inc(float(cost))
+
+
+# A metric's `labels()` checks its values and looks the child up under a lock each time: each child is looked up once.
+@functools.lru_cache(maxsize=8192)
+def _child(metric: Any, *labels: str) -> Any:
+    return metric.labels(*labels)
 
 
 def outcome_of(error: BaseException) -> str:
