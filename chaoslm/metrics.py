@@ -18,10 +18,12 @@ every request of the site.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import ipaddress
 import time
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -64,6 +66,14 @@ model_first_token_seconds = Histogram(
 model_tokens = Counter(
     "chaoslm_model_tokens", "Tokens as the provider reported them (input, output)", ["provider", "model", "kind"]
 )
+model_cost = Counter(
+    "chaoslm_model_cost_dollars",
+    "What the calls cost at their prices (chaoslm/llm/prices.py); calls of unknown price are not in it",
+    ["provider", "model"],
+)
+model_unpriced_calls = Counter(
+    "chaoslm_model_unpriced_calls", "Calls whose price is unknown (so not in the cost)", ["provider", "model"]
+)
 spectators = Gauge("chaoslm_live_sockets", "Live pages' websockets open on this process")
 push_lag_seconds = Histogram(
     "chaoslm_live_push_lag_seconds",
@@ -89,16 +99,31 @@ def record_call(
     first_token: float | None = None,
     input_tokens: int = 0,
     output_tokens: int = 0,
+    cached_tokens: int = 0,
+    cost: Decimal | None = None,
 ) -> None:
-    """One model call, as the gateway saw it."""
-    model_calls.labels(provider, model, outcome).inc()
-    model_call_seconds.labels(provider, model).observe(seconds)
+    """One model call, as the gateway saw it; `cost` None for a failed call or an unknown price."""
+    _child(model_calls, provider, model, outcome).inc()
+    _child(model_call_seconds, provider, model).observe(seconds)
     if first_token is not None:
-        model_first_token_seconds.labels(provider, model).observe(first_token)
+        _child(model_first_token_seconds, provider, model).observe(first_token)
     if input_tokens:
-        model_tokens.labels(provider, model, "input").inc(input_tokens)
+        _child(model_tokens, provider, model, "input").inc(input_tokens)
     if output_tokens:
-        model_tokens.labels(provider, model, "output").inc(output_tokens)
+        _child(model_tokens, provider, model, "output").inc(output_tokens)
+    if cached_tokens:
+        _child(model_tokens, provider, model, "cached_input").inc(cached_tokens)
+    if outcome == "ok":
+        if cost is None:
+            _child(model_unpriced_calls, provider, model).inc()
+        else:
+            _child(model_cost, provider, model).inc(float(cost))
+
+
+# A metric's `labels()` checks its values and looks the child up under a lock each time: each child is looked up once.
+@functools.lru_cache(maxsize=8192)
+def _child(metric: Any, *labels: str) -> Any:
+    return metric.labels(*labels)
 
 
 def outcome_of(error: BaseException) -> str:

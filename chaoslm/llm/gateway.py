@@ -602,6 +602,7 @@ async def chat(
             return await chat(endpoint, messages, options, policy=policy, callbacks=callbacks)
     from chaoslm import metrics, tracing
 
+    options = options or ChatOptions()
     started = time.perf_counter()
     reset = _first_token.set(None)
     span = tracing.model_call_span(endpoint, options) if tracing.enabled() else None
@@ -625,6 +626,8 @@ async def chat(
         _first_token.get(),
         result.prompt_tokens if reported else 0,
         result.completion_tokens if reported else 0,
+        result.cached_tokens if reported else 0,
+        result.cost,
     )
     _first_token.reset(reset)
     if span is not None:
@@ -639,11 +642,10 @@ _first_token: contextvars.ContextVar[float | None] = contextvars.ContextVar("cha
 async def _chat(
     endpoint: Endpoint,
     messages: Sequence[Message],
-    options: ChatOptions | None,
+    options: ChatOptions,
     policy: Policy | None,
     callbacks: Callbacks,
 ) -> ChatResult:
-    options = options or ChatOptions()
     policy = policy or Policy.from_settings()
     started = time.perf_counter()
     attempts = 0

@@ -80,6 +80,13 @@ def test_a_debates_model_calls_show_in_the_counters_and_histograms(client, llm_s
         for kind in ("input", "output")
     }
     assert grew == {"input": input_tokens, "output": output_tokens}
+    # The test server's model has no known price: its calls are counted as unpriced, never as costing $0.
+    assert (
+        value(after, "chaoslm_model_unpriced_calls_total", **model)
+        - value(before, "chaoslm_model_unpriced_calls_total", **model)
+        == calls
+    )
+    assert value(after, "chaoslm_model_cost_dollars_total", **model) == 0
     assert value(after, "chaoslm_debates", status="completed") == 1
     assert value(after, "chaoslm_runner_queue_depth", runner="inline") == 0
 
@@ -140,3 +147,20 @@ def test_a_served_site_counts_its_requests_and_answers_probes_first(tmp_path, _l
     assert value(samples, "chaoslm_http_request_seconds_count", method="GET") >= 3
     assert value(samples, "chaoslm_live_sockets") == 0
     assert value(samples, "chaoslm_debates", status="running") == 0
+
+
+def test_a_priced_calls_cost_is_counted_in_dollars(client, llm_server):
+    from dataclasses import replace
+    from decimal import Decimal
+
+    from chaoslm.llm.prices import Price
+
+    # $2 and $8 a million input and output tokens, as an admin sets a provider's price.
+    endpoint = replace(default_endpoint(), name="priced", price=Price(Decimal(2), Decimal(8)))
+    result = asyncio.run(chat(endpoint, [{"role": "user", "content": "hi"}]))
+    expected = (result.prompt_tokens * 2 + result.completion_tokens * 8) / 1_000_000
+    samples = scrape(client)
+    assert value(samples, "chaoslm_model_cost_dollars_total", provider="priced", model="test-model") == pytest.approx(
+        expected
+    )
+    assert float(result.cost) == pytest.approx(expected)

@@ -64,7 +64,7 @@ def env():
 
 def ask(env, group: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-c", ASK, group], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", ASK, group], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout.strip()
