@@ -14,7 +14,7 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("favicon.ico", favicon),
+    path("favicon.ico", favicon, name="favicon"),
     path("account/usage/", spending.month_page, name="account_usage"),
     path("", include("debates.urls")),
     path("", include("rooms.urls")),

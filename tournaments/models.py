@@ -43,12 +43,12 @@ class Tournament(batch_models.BatchRecord):
     @property
     def formats_line(self) -> str:
         """What its debates are, for its page: each format's title with the options the tournament sets for it
-        ("Judged duel (turns 4) and Structured (questions 2)")."""
+        ("Judged duel debates (turns 4) and Structured debates (questions 2)")."""
         parts = []
         for name in self.formats:
             fmt = self.format_of(name)
             given = [f"{o.label.lower()} {self.options[o.name]}" for o in fmt.option_specs if o.name in self.options]
-            parts.append(fmt.title + (f" ({', '.join(given)})" if given else ""))
+            parts.append(f"{fmt.title} debates" + (f" ({', '.join(given)})" if given else ""))
         return " and ".join(parts)
 
     def format_of(self, name: str) -> Format:

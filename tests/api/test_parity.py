@@ -116,6 +116,8 @@ EXCEPTIONS: dict[str, str] = {
     "signup": "making an account",
     # Making a token: a token cannot vouch for making another (the tokens page's list and revoke are mapped).
     "api_tokens (POST)": "making a token",
+    # Not an action: a redirect to the site's icon for browsers that ask /favicon.ico.
+    "favicon": "the site's icon",
 }
 
 # Not pages: the admin (staff's own tool, with Django's URLs) and the API itself.

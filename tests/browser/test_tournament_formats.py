@@ -36,7 +36,7 @@ def test_a_structured_tournament_with_two_judges_from_the_form(pages, site, site
     owner.click("button.primary")
     owner.wait_for_url("**/tournaments/*/")
     owner.wait_for_selector("#progress.status-completed", timeout=90_000)
-    assert "structured debates" in owner.inner_text("header.debate-head")
+    assert "Structured debates" in owner.inner_text("header.debate-head")
     assert "Judged duel" not in owner.inner_text("header.debate-head")
     owner.wait_for_selector("#judges table")
     judges = owner.eval_on_selector_all("#judges td.name", "els => els.map(e => e.innerText)")

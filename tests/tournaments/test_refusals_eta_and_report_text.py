@@ -162,7 +162,7 @@ def test_matches_are_numbered_from_one_and_turns_pluralized(owner):
     client.force_login(owner)
     html = client.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
     assert '<tr id="match-1"><td>1</td>' in html and 'id="match-0"' not in html
-    assert "Judged duel (turns 2) ·" in html
+    assert "Judged duel debates (turns 2) ·" in html
     rows = list(
         csv.reader(
             io.StringIO(client.get(reverse("tournament_export", args=[tournament.pk, "matches.csv"])).content.decode())
@@ -172,7 +172,7 @@ def test_matches_are_numbered_from_one_and_turns_pluralized(owner):
     # One made before one-turn duels were refused still reads as English.
     Tournament.objects.filter(pk=tournament.pk).update(options={"turns": 1})
     html = client.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
-    assert "Judged duel (turns 1) ·" in html
+    assert "Judged duel debates (turns 1) ·" in html
 
 
 def test_a_bad_row_of_a_questions_file_is_named_in_that_file(tmp_path):
