@@ -52,6 +52,15 @@ router = Router()
 
 # Where a spec's messages say the problem is (a file's path on the command line).
 SOURCE = "spec"
+# An export's answer in the OpenAPI document: a CSV file's text or a JSON report (the page's and the share page's).
+EXPORT_FILE = {
+    "responses": {
+        200: {
+            "description": "The file",
+            "content": {"text/csv": {"schema": {"type": "string"}}, "application/json": {"schema": {"type": "object"}}},
+        }
+    }
+}
 PROTOCOL_NAMES = tuple(PROTOCOLS)
 MAX_PERSONA_NAME = Persona._meta.get_field("name").max_length
 # More people than any panel seats; the spec's own checks say how many each kind takes.
@@ -401,17 +410,7 @@ def add_kind(api: KindApi) -> None:
         tags=[tag],
         operation_id=f"export_{kind.kind}",
         description=f"The page's export files: {files}.",
-        openapi_extra={
-            "responses": {
-                200: {
-                    "description": "The file",
-                    "content": {
-                        "text/csv": {"schema": {"type": "string"}},
-                        "application/json": {"schema": {"type": "object"}},
-                    },
-                }
-            }
-        },
+        openapi_extra=EXPORT_FILE,
     )
     def export(request: HttpRequest, batch_id: int, file: str) -> HttpResponse:
         batch = readable(model, request, batch_id)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router
 
-from api.batches import EXPERIMENTS, TOURNAMENTS, BatchOut, KindApi, batch_out
+from api.batches import EXPERIMENTS, EXPORT_FILE, TOURNAMENTS, BatchOut, KindApi, batch_out
 from api.debates import DebateOut, debate_out
 from api.polls import PollOut, VoteIn, cast_vote, poll_out
 from api.problems import ApiError
@@ -139,17 +139,7 @@ def add_kind(api: KindApi) -> None:
         tags=[plural],
         operation_id=f"shared_export_{kind.kind}",
         description=f"The share page's export files: {files}.",
-        openapi_extra={
-            "responses": {
-                200: {
-                    "description": "The file",
-                    "content": {
-                        "text/csv": {"schema": {"type": "string"}},
-                        "application/json": {"schema": {"type": "object"}},
-                    },
-                }
-            }
-        },
+        openapi_extra=EXPORT_FILE,
     )
     def shared_export(request: HttpRequest, file: str = Path(..., max_length=40), token: str = Token) -> HttpResponse:
         batch = sharing.visible_or_404(model, request.user, token=token)
