@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from batches.panel import Contestant
 from chaoslm.runner import inline
@@ -17,7 +19,7 @@ from debates.formats.duel import EVALUATE
 from debates.models import Event
 from tests.batches.helpers import always_for, debater, judge, questions, run_to_end
 from tournaments import results, services
-from tournaments.models import Entrant, Judgment, Match
+from tournaments.models import Entrant, Judgment, Match, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -128,3 +130,70 @@ def test_british_parliamentary_seats_four_entrants_and_its_ranking_counts_as_six
         ("Ben", 1, 2),
         ("Cy", 0, 3),
     ]
+
+
+def form_data(personas, **extra):
+    data = {
+        "name": "Form cup",
+        "debaters": [p.pk for p in personas[:2]],
+        "judges": [personas[2].pk],
+        "questions": "Should cities ban cars?",
+        "sides": "once",
+        "repeats": 1,
+        "concurrency": 2,
+        "visibility": "private",
+    }
+    return data | extra
+
+
+def test_the_form_offers_a_users_own_card_runs_it_and_refuses_it_to_another(people, llm_server, runner_idle):
+    llm_server.configure(rules=always_for(["Alice", "Bob"]))
+    mine = CARD.replace("name: lincoln-douglas", "name: olives-ld").replace(
+        "title: Lincoln\u2013Douglas", "title: Olive LD"
+    )
+    format_cards.save_card(mine, owner=people["owner"])
+    format_cards.save_card(BRITISH, owner=None)  # shipped
+    personas = [debater("Alice"), debater("Bob"), judge("Judge Una")]
+    owner, other = Client(), Client()
+    owner.force_login(people["owner"])
+    other.force_login(people["other"])
+
+    form = owner.get(reverse("tournament_new")).content.decode()
+    assert 'value="olives-ld"' in form and "Olive LD: One-on-one value debate" in form
+    # Every format a tournament runs: the built-ins and the cards anyone may use, a four-team ranking card too.
+    assert 'value="duel"' in form and 'value="british-parliamentary"' in form
+    assert "4 teams, one debater each, ranked by the one judge inside it" in form
+    assert 'value="olives-ld"' not in other.get(reverse("tournament_new")).content.decode()
+
+    data = form_data(personas, formats=["olives-ld"], option_questions=1)
+    estimate = owner.post(reverse("tournament_estimate"), data).content.decode()
+    # One match (two debaters, sides once) of the card at one question per cross-examination, judged inside it, no
+    # replay: two preparations, two constructives, 2 x 2 cross-examination calls, three rebuttals and the judge's
+    # four calls (deliberation, confirmation, JSON verdict, announcement).
+    assert "1 olives-ld debate and 0 judge replays: 1 debate, 15 LLM calls." in estimate
+    assert 'It will take about <strong class="duration">1 minute</strong>' in estimate
+
+    refused = other.post(reverse("tournament_new"), data)
+    page = refused.content.decode()
+    assert (
+        refused.status_code == 200 and "Select a valid choice. olives-ld is not one of the available choices." in page
+    )
+    assert "Should cities ban cars?" in page and not Tournament.objects.exists()
+
+    response = owner.post(reverse("tournament_new"), data)
+    tournament = Tournament.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("tournament_detail", args=[tournament.pk])
+    assert (tournament.formats, tournament.cards, tournament.options) == (
+        ["olives-ld"],
+        {"olives-ld": mine},
+        {"questions": 1},
+    )
+    finished = run_to_end(tournament)
+    debate = Match.objects.get().debate
+    assert (finished.status, debate.format, debate.card_source, debate.status) == (
+        "completed",
+        "olives-ld",
+        mine,
+        "completed",
+    )
+    assert [(v.judge, v.winner) for v in results.verdicts(finished)] == [("Judge Una", "for")]
