@@ -89,14 +89,15 @@ RANKING = ["Closing Opposition", "Opening Government", "Opening Opposition", "Cl
 
 
 def test_british_parliamentary_seats_four_entrants_and_its_ranking_counts_as_six_pairwise_results(
-    llm_server, runner_idle
+    people, llm_server, runner_idle
 ):
     ballot = {"ranking": RANKING, "scores": {t: {"argument": 7, "engagement": 7, "role": 7} for t in TEAMS}}
     llm_server.configure(rules=[{"match": "Now write your ranking as a JSON object", "reply": json.dumps(ballot)}])
     format_cards.save_card(BRITISH, owner=None)
     with pytest.raises(services.TournamentError, match="judged by its one judge inside it: give one judge"):
         make(["british-parliamentary"], debaters=("Ann", "Ben", "Cy", "Di"), options={})
-    tournament = make(["british-parliamentary"], debaters=("Ann", "Ben", "Cy", "Di"), judges=("Judge Una",), options={})
+    four = ("Ann", "Ben", "Cy", "Di")
+    tournament = make(["british-parliamentary"], people["owner"], ("Judge Una",), four, options={})
     match = Match.objects.get()
     names = dict(Entrant.objects.values_list("pk", "name"))
     assert [names[pk] for pk in match.sides] == ["Ann", "Ben", "Cy", "Di"]  # OG, OO, CG, CO
@@ -130,6 +131,45 @@ def test_british_parliamentary_seats_four_entrants_and_its_ranking_counts_as_six
         ("Ben", 1, 2),
         ("Cy", 0, 3),
     ]
+
+    # Its pages show every team, best first, with its seats' speakers and the pairwise results its place implies.
+    owner = Client()
+    owner.force_login(people["owner"])
+    page = owner.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
+    assert '<th colspan="2">Teams, best first once ranked</th>' in page and "<th>FOR</th>" not in page
+    row = page[page.index('<tr id="match-1">') :]
+    row = row[: row.index("</tr>")]
+    teams = row[row.index('<ol class="teams">') : row.index("</ol>")]
+    assert teams.split("<li>")[1:] == [
+        '<strong class="place">1st</strong> Closing Opposition: <strong>Di</strong> <span class="muted">(Member of the'
+        ' Opposition, Opposition Whip)</span> <span class="pairs">· 3 won, 0 lost</span></li>',
+        '<strong class="place">2nd</strong> Opening Government: <strong>Ann</strong> <span class="muted">(Prime '
+        'Minister, Deputy Prime Minister)</span> <span class="pairs">· 2 won, 1 lost</span></li>',
+        '<strong class="place">3rd</strong> Opening Opposition: <strong>Ben</strong> <span class="muted">(Leader of the'
+        ' Opposition, Deputy Leader of the Opposition)</span> <span class="pairs">· 1 won, 2 lost</span></li>',
+        '<strong class="place">4th</strong> Closing Government: <strong>Cy</strong> <span class="muted">(Member of the'
+        ' Government, Government Whip)</span> <span class="pairs">· 0 won, 3 lost</span></li>',
+    ]
+    assert "Judge Una: Closing Opposition first</a>" in row
+    assert "its British Parliamentary matches, which rank more teams, stay out of it." in page
+    # The match's own page: the verdict ranks the four teams, each with its two speakers.
+    debate_page = owner.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    ranking = debate_page[debate_page.index('<ol class="ranking">') :]
+    assert ranking[: ranking.index("</ol>")].split("<li>")[1:] == [
+        "<strong>1st</strong> Closing Opposition: Di (Member of the Opposition), Di (Opposition Whip)</li>",
+        "<strong>2nd</strong> Opening Government: Ann (Prime Minister), Ann (Deputy Prime Minister)</li>",
+        "<strong>3rd</strong> Opening Opposition: Ben (Leader of the Opposition), Ben (Deputy Leader of the"
+        " Opposition)</li>",
+        "<strong>4th</strong> Closing Government: Cy (Member of the Government), Cy (Government Whip)</li>",
+    ]
+    # The arena takes two-sided matches only: a four-team match is never served, and asked for, refused.
+    Tournament.objects.filter(pk=tournament.pk).update(arena=True)
+    assert "No match is in the arena yet" in owner.get(reverse("arena")).content.decode()
+    refused = owner.get(reverse("arena_match", args=[match.pk]))
+    assert refused.status_code == 404
+    assert "That match ranks more than two teams, and the arena takes matches of two sides only" in (
+        refused.content.decode()
+    )
 
 
 def form_data(personas, **extra):
