@@ -118,6 +118,17 @@ def seen(match: Match) -> Seen:
     )
 
 
+def left_out(tournament: Tournament) -> str:
+    """What the tournament's page says of its matches the arena never serves (those ranking more than two teams)."""
+    ranking = [f.title for f in map(tournament.format_of, tournament.formats) if f.ranks_teams()]
+    if not ranking:
+        return ""
+    return (
+        f"The arena takes matches of two sides only: its {' and '.join(ranking)} matches, which rank more teams, "
+        "stay out of it."
+    )
+
+
 class MatchArena(Arena[Match]):
     vote_model = ArenaVote
     item = "match"

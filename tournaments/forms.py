@@ -39,6 +39,9 @@ def format_choices(offered: Mapping[str, Resolved]) -> list[tuple[str, str]]:
     return choices
 
 
+NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+
+
 class NewTournamentForm(FormatOptions, BatchForm):
     name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "Spring debate league"}))
     debaters = PersonaChoices(
@@ -97,14 +100,21 @@ class NewTournamentForm(FormatOptions, BatchForm):
         # tournament's creation checks a value against each chosen format's own.
         offered = [r.fmt for r in self.offered.values()]
         specs: dict[str, OptionSpec] = {}
+        defaults: dict[str, set[int]] = {}
         for option in (o for f in offered for o in f.option_specs):
             first = specs.setdefault(option.name, option)
             specs[option.name] = replace(
                 first, minimum=min(first.minimum, option.minimum), maximum=max(first.maximum, option.maximum)
             )
+            defaults.setdefault(option.name, set()).add(option.default)
         self.add_options(specs.values())
         for field in self.option_fields():
             field.field.required = False  # left empty: the format's default
+        for name, values in defaults.items():
+            if len(values) > 1:  # formats differ (a card's word limit): empty, each keeps its own unless one is typed
+                field = self.fields[f"option_{name}"]
+                field.initial = None
+                field.help_text = f"{field.help_text} Left empty: each format's own default.".strip()
         for name, spec in specs.items():
             # The least value at which every side of every format with this option speaks.
             having = [f for f in offered if any(o.name == name for o in f.option_specs)]
@@ -189,6 +199,12 @@ class NewTournamentForm(FormatOptions, BatchForm):
             options,
             tuple(self.chosen()),
         )
+
+    def debaters_needed(self) -> str:
+        """How many debaters the formats ticked so far seat at least (one a team), in words, for the line that asks
+        for them: "two", "four"."""
+        needed = max([2, *(len(f.sides) for f in self.chosen())])
+        return NUMBERS.get(needed, str(needed))
 
     def minutes(self) -> int | None:
         """About how long the tournament as entered so far takes: its calls at the pace of this site's recent calls,

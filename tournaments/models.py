@@ -56,11 +56,6 @@ class Tournament(batch_models.BatchRecord):
         """Whether every one of its formats ranks more than two teams (its matches table then lists teams)."""
         return all(self.format_of(name).ranks_teams() for name in self.formats)
 
-    @property
-    def ranking_titles(self) -> list[str]:
-        """The titles of its formats that rank more than two teams (the arena serves none of their matches)."""
-        return [f.title for f in map(self.format_of, self.formats) if f.ranks_teams()]
-
     def format_of(self, name: str) -> Format:
         """One of its formats: a built-in, or a card as the tournament snapshotted it."""
         return get_format(name, self.cards.get(name, ""))

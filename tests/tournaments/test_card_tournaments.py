@@ -212,6 +212,9 @@ def test_the_form_offers_a_users_own_card_runs_it_and_refuses_it_to_another(peop
     # four calls (deliberation, confirmation, JSON verdict, announcement).
     assert "1 olives-ld debate and 0 judge replays: 1 debate, 15 LLM calls." in estimate
     assert 'It will take about <strong class="duration">1 minute</strong>' in estimate
+    # A four-team card seats four debaters a match: with two, the line asks for four.
+    two = owner.post(reverse("tournament_estimate"), form_data(personas, formats=["british-parliamentary"]))
+    assert "Choose four or more debaters, a judge and some questions" in two.content.decode()
 
     refused = other.post(reverse("tournament_new"), data)
     page = refused.content.decode()
