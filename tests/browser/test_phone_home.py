@@ -5,7 +5,7 @@ account menu opened and used by keyboard; axe-clean at 390 and 1280 px."""
 from axe_playwright_python.sync_playwright import Axe
 
 from tests.browser.conftest import screenshot
-from tests.servers import manage
+from tests.servers import ARTIFACTS, manage
 
 TOPICS = (
     "Should municipal governments subsidise public transportation infrastructure?",
@@ -88,3 +88,42 @@ def test_the_home_page_and_bar_fit_a_phone_and_work_by_keyboard(pages, site, sit
     screenshot(page, "home-390-account-menu")
     page.keyboard.press("Enter")
     page.wait_for_url(site + "/account/tokens/")
+
+
+FINISHED_WITH_A_VOTE = """
+from django.contrib.auth.models import User
+from django.utils import timezone
+from debates.models import Debate, Event, Seat
+d = Debate.objects.create(topic='Should cities ban cars?', format='duel', owner=User.objects.get(username='dave'),
+    visibility='public', status='completed', audience_poll=True, winner='Ada', finished_at=timezone.now())
+for i, (key, role, side, name) in enumerate([('a', 'debater', 'for', 'Ada'), ('b', 'debater', 'against', 'Bob'),
+        ('judge', 'judge', '', 'Jo')]):
+    Seat.objects.create(debate=d, key=key, role=role, side=side, name=name, order=i)
+Event.objects.create(debate=d, ordinal=0, kind='HEADER', content=d.topic)
+for n in range(1, 13):
+    Event.objects.create(debate=d, seat=d.seats.get(key='ab'[n % 2]), ordinal=n, kind='TURN', step='opening',
+        content='A long statement about cars and cities. ' * 40)
+print(d.pk)
+"""
+
+
+def test_on_a_phone_the_vote_after_a_debate_is_one_link_away(pages, site, site_env):
+    debate = manage(site_env, "shell", "-c", FINISHED_WITH_A_VOTE).split()[-1]
+    page = pages.new()
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(f"{site}/debates/{debate}/")
+    link = page.locator(".vote-jump a")
+    assert link.is_visible() and link.inner_text().startswith("Vote on this debate")
+    assert page.evaluate("document.querySelector('#poll-box').getBoundingClientRect().top") > 3000
+    page.screenshot(path=str(ARTIFACTS / "debate-vote-390-top.png"))
+    page.focus(".vote-jump a")
+    page.keyboard.press("Enter")
+    page.wait_for_function("Math.abs(document.querySelector('#poll-box').getBoundingClientRect().top) < 5")
+    page.screenshot(path=str(ARTIFACTS / "debate-vote-390-jumped.png"))
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{site}/debates/{debate}/")
+    assert not page.is_visible(".vote-jump a") and page.is_visible("#poll-box")
+    screenshot(page, "debate-vote-1280")
