@@ -40,6 +40,9 @@ class BatchForm(forms.Form):
         for name, role in ROLES.items():
             if name in self.fields:
                 self.fields[name].queryset = Persona.objects.filter(role=role)
+        for field in self.fields.values():
+            if isinstance(field, forms.BooleanField):
+                field.label_suffix = ""  # a checkbox's label follows it: no colon
         self.parsed_questions: list[Any] = []
 
     def estimate(self) -> Any:
