@@ -6,6 +6,7 @@ team, and its ranking counts as the pairwise results it implies."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,10 @@ def test_british_parliamentary_seats_four_entrants_and_its_ranking_counts_as_six
         " Opposition)</li>",
         "<strong>4th</strong> Closing Government: Cy (Member of the Government), Cy (Government Whip)</li>",
     ]
+    # Its scores are the rubric's three criteria summed, so each is out of 30, not a duel's 10.
+    scores = debate_page[debate_page.index("</ol>", debate_page.index('<ol class="ranking">')) :]
+    assert re.search(r"Closing Opposition <strong>\d+/30</strong>", scores), scores[:600]
+    assert "/10</strong>" not in scores[: scores.index("</section>")]
     # The arena takes two-sided matches only: a four-team match is never served, and asked for, refused.
     Tournament.objects.filter(pk=tournament.pk).update(arena=True)
     assert "No match is in the arena yet" in owner.get(reverse("arena")).content.decode()
