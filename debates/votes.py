@@ -136,10 +136,14 @@ def poll_of(debate: Debate) -> Poll | None:
         speakers = [seat for seat in seats if seat.role not in NOT_SPEAKERS]
         options = [(seat.key, seat.name) for seat in speakers]
         short.update(options)
+    # A team (a side of several seats) is named by its label, as its verdict names it ("Government").
+    teams = {side.seats[0]: side.label for side in fmt.sides if len(side.seats) > 1}
     for seat in [] if peoples else sided:
         index = firsts.index(seat.key)
         if isinstance(answers, list) and index < len(answers):
             label, short[seat.key] = f"{seat.side}: {answers[index]}", seat.side
+        elif seat.key in teams:
+            label, short[seat.key] = f"{teams[seat.key]} ({seat.name} and team)", teams[seat.key]
         else:
             label, short[seat.key] = f"{seat.name} ({seat.side})", seat.name
         options.append((seat.key, label))
@@ -153,7 +157,7 @@ def poll_of(debate: Debate) -> Poll | None:
         after_closes = ended + timedelta(minutes=settings.CHAOSLM_POLL_AFTER_MINUTES)
         if debate.poll_closed_at is not None:
             after_closes = min(after_closes, max(debate.poll_closed_at, ended))
-    judge = next((s.key for s in sided if debate.winner and debate.winner in (s.name, s.side)), None)
+    judge = next((s.key for s in sided if debate.winner and debate.winner in (s.name, s.side, teams.get(s.key))), None)
     return Poll(
         options=tuple(options),
         short=short,

@@ -433,6 +433,8 @@ class SpecReader:
         sides = self.sides(top)
         seats = self.seats(top, {s.key for s in sides})
         poll = top.choice("poll", POLLS, "")
+        if poll == "sides":
+            self.check_sides_poll(top, sides, seats)
         stages = self.stage_list(top.listing("stages", required=True), "stages", in_repeat=False)
         on_end = self.stage_list(top.listing("on_end"), "on_end", in_repeat=False)
         judge = self.judge(top.data["judge"], top.line_of("judge"), sides) if top.has("judge") else None
@@ -450,6 +452,15 @@ class SpecReader:
             labels={step: label for step, (label, _, _) in self.labels.items()},
             option_lines=option_lines,
         )
+
+    def check_sides_poll(self, top: Reader, sides: tuple[SideSpec, ...], seats: tuple[SeatSpec, ...]) -> None:
+        """The audience votes for one of two sides by its first speaker: two sides, each with a seat."""
+        if len(sides) != 2:
+            top.problem("poll", "A 'sides' poll needs exactly two sides; with more, use 'people'.")
+            return
+        empty = [side.key for side in sides if not any(seat.side == side.key for seat in seats)]
+        if empty:
+            top.problem("poll", f"A 'sides' poll votes for a side's speaker, and side {empty[0]!r} has no seat.")
 
     def options(self, top: Reader) -> tuple[tuple[OptionSpec, ...], dict[str, int]]:
         if not top.has("options"):

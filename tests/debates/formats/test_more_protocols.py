@@ -1,0 +1,475 @@
+# ruff: noqa: E501  (the expected prompts are one per line, as the card fills them in)
+"""Protocols the project does not ship, written as cards from their published rules using docs/cards.md alone
+(tests/debates/formats/protocol_cards/): Policy, Karl Popper, SPAR, Asian Parliamentary, consultancy, a judge who
+questions the debaters between rounds, and a multi-round debate with first and final round prompts. Each is read
+prompt for prompt against its card (the pure driver, no database), then saved by `import_formats` and over the
+API, run from the `debate` command against the test server, its every request read against the card's templates,
+its exports, status line and audience poll checked for the card's labels, and the two-sided ones run in a
+tournament with a judge panel."""
+
+from __future__ import annotations
+
+import json
+import re
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+
+from api.tokens import create_token
+from batches.panel import Contestant
+from chaoslm.personas.models import Persona, import_personas
+from chaoslm.runner import inline
+from debates import format_cards, transcripts, votes
+from debates.formats.card import CardError, parse_card
+from debates.models import Debate, Event, FormatCard
+from debates.status import activity
+from tests.batches.helpers import debater, judge, questions, run_to_end
+from tests.debates.formats.test_card import config_for, reply
+from tests.debates.formats.test_card_equivalence import run
+from tournaments import results, services
+from tournaments.models import Judgment, Match
+
+FOLDER = Path(__file__).resolve().parent / "protocol_cards"
+NAMES = sorted(p.stem for p in FOLDER.glob("*.yaml"))
+TWO_SIDED = [n for n in NAMES if n != "one-consultant"]  # consultancy's other answer has no seat: no entrant fills it
+
+
+def text_of(name: str) -> str:
+    return (FOLDER / f"{name}.yaml").read_text()
+
+
+def card_of(name: str):
+    return parse_card(text_of(name))
+
+
+def defaults(card) -> dict[str, int]:
+    return {o.name: o.default for o in card.option_specs}
+
+
+# --- what each seat is asked, against the card (no database) -------------------------------------------------------
+
+EXPECTED = {
+    "policy": [
+        ("aff1", "prep", "The resolution is: School uniforms. You are Aff1-name, Affirmative. Prepare privately against the Negative."),
+        ("aff2", "prep", "The resolution is: School uniforms. You are Aff2-name, Affirmative. Prepare privately against the Negative."),
+        ("neg1", "prep", "The resolution is: School uniforms. You are Neg1-name, Negative. Prepare privately against the Affirmative."),
+        ("neg2", "prep", "The resolution is: School uniforms. You are Neg2-name, Negative. Prepare privately against the Affirmative."),
+        ("aff1", "first_aff_constructive", "Your notes: <aff1 prep 1>. Read the first affirmative constructive: the plan and its advantages."),
+        ("neg2", "cx_1ac_q_1", "Cross-examine Aff1-name on the 1AC: <aff1 first_aff_constructive 5>"),
+        ("aff1", "cx_1ac_a_1", "Neg2-name asks: <neg2 cx_1ac_q_1 6>"),
+        ("neg2", "cx_1ac_q_2", 'Cross-examine Aff1-name on the 1AC: <aff1 first_aff_constructive 5>\nEarlier you asked: "<neg2 cx_1ac_q_1 6>"\nThey answered: "<aff1 cx_1ac_a_1 7>"\n'),
+        ("aff1", "cx_1ac_a_2", "Neg2-name asks: <neg2 cx_1ac_q_2 8>"),
+        ("neg1", "first_neg_constructive", "Your notes: <neg1 prep 3>. Answer the 1AC: <aff1 first_aff_constructive 5>"),
+        ("aff1", "cx_1nc_q_1", "Cross-examine Neg1-name on the 1NC: <neg1 first_neg_constructive 10>"),
+        ("neg1", "cx_1nc_a_1", "Aff1-name asks: <aff1 cx_1nc_q_1 11>"),
+        ("aff1", "cx_1nc_q_2", 'Cross-examine Neg1-name on the 1NC: <neg1 first_neg_constructive 10>\nEarlier you asked: "<aff1 cx_1nc_q_1 11>"\nThey answered: "<neg1 cx_1nc_a_1 12>"\n'),
+        ("neg1", "cx_1nc_a_2", "Aff1-name asks: <aff1 cx_1nc_q_2 13>"),
+        ("aff2", "second_aff_constructive", "Your notes: <aff2 prep 2>. Answer the 1NC: <neg1 first_neg_constructive 10>"),
+        ("neg1", "cx_2ac_q_1", "Cross-examine Aff2-name on the 2AC: <aff2 second_aff_constructive 15>"),
+        ("aff2", "cx_2ac_a_1", "Neg1-name asks: <neg1 cx_2ac_q_1 16>"),
+        ("neg1", "cx_2ac_q_2", 'Cross-examine Aff2-name on the 2AC: <aff2 second_aff_constructive 15>\nEarlier you asked: "<neg1 cx_2ac_q_1 16>"\nThey answered: "<aff2 cx_2ac_a_1 17>"\n'),
+        ("aff2", "cx_2ac_a_2", "Neg1-name asks: <neg1 cx_2ac_q_2 18>"),
+        ("neg2", "second_neg_constructive", "Your notes: <neg2 prep 4>. Your partner said: <neg1 first_neg_constructive 10>. Answer the 2AC: <aff2 cx_2ac_a_2 19>"),
+        ("aff2", "cx_2nc_q_1", "Cross-examine Neg2-name on the 2NC: <neg2 second_neg_constructive 20>"),
+        ("neg2", "cx_2nc_a_1", "Aff2-name asks: <aff2 cx_2nc_q_1 21>"),
+        ("aff2", "cx_2nc_q_2", 'Cross-examine Neg2-name on the 2NC: <neg2 second_neg_constructive 20>\nEarlier you asked: "<aff2 cx_2nc_q_1 21>"\nThey answered: "<neg2 cx_2nc_a_1 22>"\n'),
+        ("neg2", "cx_2nc_a_2", "Aff2-name asks: <aff2 cx_2nc_q_2 23>"),
+        ("neg1", "first_neg_rebuttal", "Give the first negative rebuttal."),
+        ("aff1", "first_aff_rebuttal", "Give the first affirmative rebuttal: answer the negative block."),
+        ("neg2", "second_neg_rebuttal", "Give the last negative rebuttal: Aff1-name just said: <aff1 first_aff_rebuttal 26>"),
+        ("aff2", "second_aff_rebuttal", "Give the last affirmative rebuttal, the last speech of the round."),
+        ("judge", "confirm_winner", "Which team won? Reply with exactly one of these names and nothing else: 'Affirmative' or 'Negative'."),
+        ("judge", "verdict_json", 'Write your ballot as JSON: {"winner": "Affirmative", "scores": {"Affirmative": 28, "Negative": 27}}\nThe "winner" must be \'Affirmative\' or \'Negative\'.'),
+        ("judge", "announce", "Give your reason for decision in a short paragraph."),
+    ],
+    "karl-popper": [
+        ("a1", "a1_constructive", "The resolution is: School uniforms. Present the Affirmative case."),
+        ("n3", "n3_asks_1", "Question A1-name about: <a1 a1_constructive 1>"),
+        ("a1", "a1_answers_1", "N3-name asks: <n3 n3_asks_1 2>"),
+        ("n3", "n3_asks_2", 'Question A1-name about: <a1 a1_constructive 1>\nEarlier you asked: "<n3 n3_asks_1 2>"\nThey answered: "<a1 a1_answers_1 3>"\n'),
+        ("a1", "a1_answers_2", "N3-name asks: <n3 n3_asks_2 4>"),
+        ("n1", "n1_constructive", "The resolution is: School uniforms. The Affirmative argued: <a1 a1_constructive 1>. Present the Negative case."),
+        ("a3", "a3_asks_1", "Question N1-name about: <n1 n1_constructive 6>"),
+        ("n1", "n1_answers_1", "A3-name asks: <a3 a3_asks_1 7>"),
+        ("a3", "a3_asks_2", 'Question N1-name about: <n1 n1_constructive 6>\nEarlier you asked: "<a3 a3_asks_1 7>"\nThey answered: "<n1 n1_answers_1 8>"\n'),
+        ("n1", "n1_answers_2", "A3-name asks: <a3 a3_asks_2 9>"),
+        ("a2", "a2_rebuttal", "Rebut the Negative case and rebuild the Affirmative's."),
+        ("n1", "n1_asks_1", "Question A2-name about: <a2 a2_rebuttal 11>"),
+        ("a2", "a2_answers_1", "N1-name asks: <n1 n1_asks_1 12>"),
+        ("n1", "n1_asks_2", 'Question A2-name about: <a2 a2_rebuttal 11>\nEarlier you asked: "<n1 n1_asks_1 12>"\nThey answered: "<a2 a2_answers_1 13>"\n'),
+        ("a2", "a2_answers_2", "N1-name asks: <n1 n1_asks_2 14>"),
+        ("n2", "n2_rebuttal", "Rebut the Affirmative case and rebuild the Negative's."),
+        ("a1", "a1_asks_1", "Question N2-name about: <n2 n2_rebuttal 16>"),
+        ("n2", "n2_answers_1", "A1-name asks: <a1 a1_asks_1 17>"),
+        ("a1", "a1_asks_2", 'Question N2-name about: <n2 n2_rebuttal 16>\nEarlier you asked: "<a1 a1_asks_1 17>"\nThey answered: "<n2 n2_answers_1 18>"\n'),
+        ("n2", "n2_answers_2", "A1-name asks: <a1 a1_asks_2 19>"),
+        ("a3", "a3_rebuttal", "Sum up the clash for the Affirmative. No new arguments."),
+        ("n3", "n3_rebuttal", "Sum up the clash for the Negative, the last speech. No new arguments."),
+        ("judge", "confirm_winner", "Which team won? Reply with one of 'Affirmative' or 'Negative'."),
+        ("judge", "verdict_json", '{"winner": "Affirmative", "scores": {"Affirmative": 8, "Negative": 7}} The "winner" must be \'Affirmative\' or \'Negative\'.'),
+    ],
+    "spar": [
+        ("pro", "prep", "You have two minutes. The topic: School uniforms. Jot three points for the Pro."),
+        ("con", "prep", "You have two minutes. The topic: School uniforms. Jot three points for the Con."),
+        ("pro", "pro_constructive", "Your notes: <pro prep 1>. Open for the Pro."),
+        ("con", "con_constructive", "Your notes: <con prep 2>. Pro-name said: <pro pro_constructive 3>. Open for the Con."),
+        ("pro", "pro_asks_1", "Round 1: ask Con-name one question."),
+        ("con", "con_answers_1", "Pro-name asks: <pro pro_asks_1 5>"),
+        ("con", "con_asks_1", "Round 1: ask Pro-name one question."),
+        ("pro", "pro_answers_1", "Con-name asks: <con con_asks_1 7>"),
+        ("pro", "pro_asks_1", "Round 2: ask Con-name one question."),
+        ("con", "con_answers_1", "Pro-name asks: <pro pro_asks_1 9>"),
+        ("con", "con_asks_1", "Round 2: ask Pro-name one question."),
+        ("pro", "pro_answers_1", "Con-name asks: <con con_asks_1 11>"),
+        ("con", "con_closing", "Close for the Con."),
+        ("pro", "pro_closing", "Close for the Pro; Con-name closed with: <con con_closing 13>"),
+        ("judge", "confirm_winner", "Who won? Reply with exactly one of 'Pro-name' or 'Con-name'."),
+        ("judge", "verdict_json", 'Write {"winner": "Pro-name", "scores": {"Pro-name": 7, "Con-name": 6}}; the winner must be \'Pro-name\' or \'Con-name\'.'),
+    ],
+    "asian-parliamentary": [
+        *[
+            (seat, "case", f"Motion: School uniforms. Prepare your part of the {side}'s case with your team.")
+            for seat, side in [("pm", "Government"), ("dpm", "Government"), ("gw", "Government"),
+                               ("lo", "Opposition"), ("dlo", "Opposition"), ("ow", "Opposition")]
+        ],
+        # Partners prepare together: a speaker's {team_case} is the latest note of its team (its whip's).
+        ("pm", "constructive", "Speech 1 of 6. You are Pm-name for the Government. Your team's notes: <gw case 3>. Speak."),
+        ("lo", "constructive", "Speech 2 of 6. You are Lo-name for the Opposition. Your team's notes: <ow case 6>. Speak."),
+        ("dpm", "constructive", "Speech 3 of 6. You are Dpm-name for the Government. Your team's notes: <gw case 3>. Speak."),
+        ("dlo", "constructive", "Speech 4 of 6. You are Dlo-name for the Opposition. Your team's notes: <ow case 6>. Speak."),
+        ("gw", "constructive", "Speech 5 of 6. You are Gw-name for the Government. Your team's notes: <gw case 3>. Speak."),
+        ("ow", "constructive", "Speech 6 of 6. You are Ow-name for the Opposition. Your team's notes: <ow case 6>. Speak."),
+        ("lo", "opp_reply", "Reply for the Opposition: a biased summary. The Government Whip said: <gw constructive 11>"),
+        ("pm", "gov_reply", "Reply for the Government, the last speech."),
+        ("judge", "confirm_winner", "Which team won? One of 'Government' or 'Opposition'."),
+        ("judge", "verdict_json", 'JSON: {"winner": "Government", "scores": {"Government": {"matter": 30, "manner": 30, "method": 15}, "Opposition": {"matter": 29, "manner": 29, "method": 14}}}\nThe "winner" must be \'Government\' or \'Opposition\'.'),
+    ],
+    "one-consultant": [
+        ("consultant", "case", "Question: School uniforms. Argue that the answer is: Uniforms help."),
+        ("judge", "judge_q_1", "The consultant argued: <consultant case 1> Ask one question."),
+        ("consultant", "consultant_a_1", "The judge asks: <judge judge_q_1 2>"),
+        ("judge", "judge_q_2", 'The consultant argued: <consultant case 1>\nEarlier you asked: "<judge judge_q_1 2>"\nThey answered: "<consultant consultant_a_1 3>"\n Ask one question.'),
+        ("consultant", "consultant_a_2", "The judge asks: <judge judge_q_2 4>"),
+        ("judge", "verdict_json", 'Choose: {"winner": "Consultant-name", "scores": {"Consultant-name": 6, "Other answer": 4}} from \'Consultant-name\' or \'Other answer\'.'),
+    ],
+    "judge-questions": [
+        ("alice", "argue_alice", "The question is School uniforms. Argue for Answer A."),
+        ("bob", "argue_bob", "The question is School uniforms. Argue for Answer B; Alice-name said: <alice argue_alice 1>"),
+        ("judge", "ask_alice_1", "Round 1. Ask Alice-name one question."),
+        ("alice", "alice_replies_1", "The judge asks: <judge ask_alice_1 3>"),
+        ("judge", "ask_bob_1", "Round 1. Ask Bob-name one question."),
+        ("bob", "bob_replies_1", "The judge asks: <judge ask_bob_1 5>"),
+        ("alice", "argue_alice", "Round 2 of 2 on School uniforms. Answer Bob-name: <bob argue_bob 2>"),
+        ("bob", "argue_bob", "Round 2 of 2 on School uniforms. Answer Alice-name: <alice argue_alice 7>"),
+        ("judge", "ask_alice_1", "Round 2. Ask Alice-name one question."),
+        ("alice", "alice_replies_1", "The judge asks: <judge ask_alice_1 9>"),
+        ("judge", "ask_bob_1", "Round 2. Ask Bob-name one question."),
+        ("bob", "bob_replies_1", "The judge asks: <judge ask_bob_1 11>"),
+        ("judge", "confirm_winner", "Who is right? One of 'Alice-name' or 'Bob-name'."),
+        ("judge", "verdict_json", '{"winner": "Alice-name", "scores": {"Alice-name": 6, "Bob-name": 5}} must be \'Alice-name\' or \'Bob-name\''),
+    ],
+    "multi-round": [
+        ("a", "opening_a", "Open for Debater A on School uniforms."),
+        ("judge", "score", 'Score A-name (turn 1): {"score": 7, "reasoning": "..."}'),
+        ("b", "opening_b", "Open for Debater B on School uniforms; A-name said: <a opening_a 1>"),
+        ("judge", "score", 'Score B-name (turn 2): {"score": 7, "reasoning": "..."}'),
+        ("a", "round_a", "Round 2 of 3. Rebut B-name's last point: <b opening_b 3>"),
+        ("judge", "score", 'Score A-name (turn 3): {"score": 7, "reasoning": "..."}'),
+        ("b", "round_b", "Round 2 of 3. Rebut A-name: <a round_a 5>"),
+        ("judge", "score", 'Score B-name (turn 4): {"score": 7, "reasoning": "..."}'),
+        ("a", "closing_a", "Close for Debater A; B-name said: <b round_b 7>"),
+        ("judge", "score", 'Score A-name (turn 5): {"score": 7, "reasoning": "..."}'),
+        ("b", "closing_b", "Close for Debater B; A-name said: <a closing_a 9>"),
+        ("judge", "score", 'Score B-name (turn 6): {"score": 7, "reasoning": "..."}'),
+        ("judge", "confirm_winner", "Who won? 'A-name' or 'B-name'"),
+        ("judge", "verdict_json", '{"winner": "A-name", "scores": {"A-name": 6, "B-name": 5}} must be \'A-name\' or \'B-name\''),
+    ],
+}  # fmt: skip
+
+
+def test_every_protocol_card_has_its_expected_prompts():
+    assert sorted(EXPECTED) == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_seat_is_asked_the_cards_templates_filled_in(name):
+    card = card_of(name)
+    config = config_for(card, premise="Uniforms help")
+    steps, _, records, plan = run(card, config, reply=reply)
+    asked = [(s.seat, s.step, s.prompt) for s in steps if s.calls_llm]
+    assert asked == EXPECTED[name]
+    assert plan.finished
+    assert len(asked) == card.calls(defaults(card))
+    # Its statements are its debaters' public speeches (a judge's questions are not a side's statements).
+    debaters = {s.key for s in card.seat_specs if s.role == "debater"}
+    assert sum(1 for s in steps if s.kind == "TURN" and s.seat in debaters) == card.statements(defaults(card))
+    # Its outcome names one of its sides, and the premise is upheld by the FOR side's win.
+    outcome = card.outcome(config, records)
+    assert outcome["winner"] in outcome["scores"] and outcome["premise_upheld"] is True
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_card_runs_at_its_options_bounds_and_when_ended_early(name):
+    card = card_of(name)
+    for bound in ("minimum", "maximum"):
+        options = {o.name: getattr(o, bound) for o in card.option_specs}
+        config = config_for(card, options=options)
+        steps, _, _, plan = run(card, config, reply=reply)
+        assert plan.finished
+        assert sum(1 for s in steps if s.calls_llm) == card.calls(options)
+    config = config_for(card)
+    _, _, records, _ = run(card, config, reply=reply, stop=lambda rs: sum(r.kind == "TURN" for r in rs) >= 2)
+    _, _, records, plan = run(card, config_for(card, is_ending=True), records, reply=reply)
+    assert plan.finished and card.outcome(config, records)["winner"]
+
+
+def test_a_consultancy_with_no_questions_goes_from_the_argument_to_the_verdict():
+    card = card_of("one-consultant")
+    steps, _, _, _ = run(card, config_for(card, options={"questions": 0}, premise="Yes"), reply=reply)
+    assert [(s.seat, s.step) for s in steps if s.calls_llm] == [("consultant", "case"), ("judge", "verdict_json")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_status_line_and_the_export_headings_use_the_cards_step_labels(name):
+    card = card_of(name)
+    labels = label_of_steps(yaml.safe_load(text_of(name)))
+    steps, _, _, _ = run(card, config_for(card), reply=reply)
+    for step in (s for s in steps if s.kind == "TURN"):
+        label = labels[re.sub(r"_\d+$", "", step.step)]
+        number = step.step.rsplit("_", 1)[1] if step.step not in labels else ""
+        shown = f"{label} {number}".strip()
+        assert card.step_title(step.step) == shown[:1].upper() + shown[1:]
+        doing = activity("Ann", step, card, defaults(card))
+        assert doing.startswith(f"Ann is giving the {shown}"), doing
+
+
+# --- the card as text: which template each step takes ---------------------------------------------------------------
+
+
+def label_of_steps(data: dict) -> dict[str, str]:
+    """Each speech's and cross-examination's step name and its label, as the card writes them."""
+    labels: dict[str, str] = {}
+
+    def walk(stages: list[dict]) -> None:
+        for stage in stages:
+            if "repeat" in stage:
+                walk(stage["stages"])
+            elif "speech" in stage:
+                labels.setdefault(stage["speech"], stage.get("label", stage["speech"].replace("_", " ")))
+                for variant in (stage.get("first"), stage.get("final")):
+                    if variant and "step" in variant:
+                        labels[variant["step"]] = variant.get("label", variant["step"].replace("_", " "))
+            elif "cross" in stage:
+                for part in ("question", "answer"):
+                    step = stage[part]["step"]
+                    labels[step] = stage[part].get("label", step.replace("_", " "))
+
+    walk(data["stages"])
+    return labels
+
+
+def templates_of(data: dict) -> dict[str, list[str]]:
+    """Every step's prompt templates in the card (a speech's, its first and final round's, a question's and an
+    answer's, the judge's)."""
+    found: dict[str, list[str]] = {}
+
+    def walk(stages: list[dict]) -> None:
+        for stage in stages:
+            if "repeat" in stage:
+                walk(stage["stages"])
+                continue
+            kind = next(iter(stage))
+            if kind == "cross":
+                for part in ("question", "answer"):
+                    found.setdefault(stage[part]["step"], []).append(stage[part]["prompt"])
+                continue
+            found.setdefault(stage[kind], []).append(stage["prompt"])
+            for variant in (stage.get("first"), stage.get("final")):
+                if variant:
+                    found.setdefault(variant.get("step", stage[kind]), []).append(variant["prompt"])
+
+    walk(data["stages"])
+    judging = data.get("judge", {})
+    verdict = judging.get("verdict", {})
+    for step, key in (("confirm_winner", "confirm"), ("verdict_json", "decide"), ("announce", "announce")):
+        if key in verdict:
+            found[step] = [verdict[key]]
+    if "score" in judging:
+        found[judging["score"].get("step", "score")] = [judging["score"]["prompt"]]
+    return found
+
+
+def template_pattern(template: str, known: dict[str, str]) -> re.Pattern[str]:
+    """The template as a pattern: its literal text exactly, a known placeholder as its value, any other as text."""
+    parts = re.split(r"(\{\{|\}\}|\{[a-z0-9_]+\})", template)
+    pattern = ""
+    for part in parts:
+        if part in ("{{", "}}"):
+            pattern += re.escape(part[0])
+        elif part.startswith("{") and part.endswith("}"):
+            name = part[1:-1]
+            pattern += re.escape(known[name]) if name in known else "(?s:.*?)"
+        else:
+            pattern += re.escape(part)
+    return re.compile(pattern, re.S)
+
+
+# --- saved, run from the command line, exported, polled ----------------------------------------------------------
+
+TOPIC = "Should schools require uniforms?"
+PREMISE = "Schools should require uniforms"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_import_formats_saves_every_protocol_card():
+    out = StringIO()
+    call_command("import_formats", str(FOLDER), stdout=out)
+    assert f"Imported {len(NAMES)} card(s): {', '.join(NAMES)}" in out.getvalue()
+    assert {c.name: c.yaml for c in FormatCard.objects.all()} == {n: text_of(n) for n in NAMES}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("name", NAMES)
+def test_the_api_saves_each_card_and_lists_its_seats_and_options(name):
+    user = get_user_model().objects.create_user("olive")
+    _, secret = create_token(user, "cards", read_only=False)
+    api = Client(headers={"Authorization": f"Bearer {secret}"})
+    made = api.post("/api/v1/formats", {"yaml": text_of(name)}, content_type="application/json")
+    assert made.status_code == 201, made.content
+    card = card_of(name)
+    body = made.json()
+    assert (body["name"], body["yaml"], body["owner"]) == (name, text_of(name), "olive")
+    assert [s["key"] for s in body["seats"]] == [s.key for s in card.seat_specs]
+    listed = api.get("/api/v1/formats").json()
+    assert name in [f["name"] for f in listed]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("name", NAMES)
+def test_each_card_runs_from_the_command_line_asking_what_its_card_says(name, llm_server):
+    call_command("import_formats", str(FOLDER), stdout=StringIO())
+    fmt = format_cards.card_format_of(FormatCard.objects.get(name=name))
+    import_personas(
+        [
+            (f"{s.key}.yaml", f"name: Speaker {s.key}\nrole: {s.role}\npersonality: Speaker {s.key} speaks.\n")
+            for s in fmt.seat_specs
+        ]
+    )
+    seats = [arg for s in fmt.seat_specs for arg in ("--seat", f"{s.key}=Speaker {s.key}")]
+    out = StringIO()
+    call_command("debate", name, "--topic", TOPIC, "--premise", PREMISE, "--visibility", "unlisted", *seats, stdout=out)
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    assert (debate.format, debate.card_source) == (name, text_of(name))
+
+    # Every request the server received is one of the debate's calls: the seat's persona as its system message,
+    # the step's prompt last (after the debate so far, for a step that sees it all); and each prompt is its step's
+    # template in the card with the topic, the premise and the seats' names filled in.
+    calls = list(debate.events.exclude(kind__in=["HEADER", "SYSTEM"]).select_related("seat").order_by("ordinal"))
+    assert len(calls) == fmt.calls(defaults(fmt)) == len(llm_server.requests)
+    unclaimed = list(llm_server.requests)
+    templates = templates_of(yaml.safe_load(text_of(name)))
+    known = {"topic": TOPIC, "premise": PREMISE} | {s.key: f"Speaker {s.key}" for s in fmt.seat_specs}
+    for event in calls:
+        persona = f"Speaker {event.seat.key} speaks."
+        request = next(r for r in unclaimed if persona in r.system and r.last_user.endswith(event.prompt))
+        unclaimed.remove(request)
+        own = templates[re.sub(r"_\d+$", "", event.step) if event.step not in templates else event.step]
+        assert any(template_pattern(t, known).fullmatch(event.prompt) for t in own), (event.step, event.prompt)
+    assert not unclaimed
+
+    # The exports and the terminal name each public statement by the card's label for its step.
+    markdown = transcripts.as_markdown(debate)
+    exported = json.loads(transcripts.as_json(debate))
+    turns = [e for e in calls if e.kind == Event.Kind.TURN]
+    for event in turns:
+        heading = f"### Speaker {event.seat.key} — {fmt.step_title(event.step)}"
+        assert heading in markdown, heading
+    assert [(e["step"], e["prompt"]) for e in exported["events"] if e["kind"] == "TURN"] == [
+        (e.step, e.prompt) for e in turns
+    ]
+    printed = out.getvalue()
+    assert all(f"· {fmt.step_label(e.step)}" in printed for e in turns)
+
+    # The audience poll (on by default, shown as the debate is unlisted) offers the two sides, each by its first
+    # speaker or, for a team, its label; the judge's choice is the side it named.
+    poll = votes.poll_of(debate)
+    if not fmt.poll:
+        assert name == "one-consultant" and poll is None  # one side has no speaker to vote for
+        return
+    assert fmt.poll == "sides"
+    teams = {side.seats[0]: side.label for side in fmt.sides if len(side.seats) > 1}
+    assert [(key, label) for key, label in poll.options] == [
+        (
+            side.seats[0],
+            f"{side.label} (Speaker {side.seats[0]} and team)"
+            if side.seats[0] in teams
+            else f"Speaker {side.seats[0]} ({side.key})",
+        )
+        for side in fmt.sides
+    ] + [("undecided", "Undecided")]
+    winner = next(s for s in fmt.sides if debate.winner in (s.label, f"Speaker {s.seats[0]}"))
+    assert poll.judge_choice == winner.seats[0]
+
+
+# --- tournaments -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def runner_idle():
+    yield
+    inline.wait_idle()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("name", TWO_SIDED)
+def test_each_two_sided_card_runs_in_a_tournament_with_a_judge_panel(name, llm_server, runner_idle):
+    format_cards.save_card(text_of(name), owner=None)
+    fmt = card_of(name)
+    tournament = services.create_tournament(
+        name="Protocol cup",
+        debaters=[Contestant.of(debater(n)) for n in ("Alice", "Bob")],
+        judges=[Contestant.of(judge(n)) for n in ("Judge Una", "Judge Vic")],
+        questions=questions(1),
+        options={},
+        sides="once",
+        formats=[name],
+        owner=None,
+    )
+    finished = run_to_end(tournament)
+    assert finished.status == "completed"
+    debate = Match.objects.select_related("debate").get().debate
+    assert (debate.format, debate.status) == (name, "completed"), debate.error_text
+    inside, replay = Judgment.objects.select_related("debate").order_by("judge__order")
+    assert inside.debate_id == debate.pk
+    assert replay.debate.format == "sides_judge" and replay.debate.options["source_format"] == name
+    spoken = Event.objects.filter(debate=debate, kind="TURN", seat__side__gt="").count()
+    assert replay.debate.events.filter(step="evaluate").count() == spoken
+    assert [(v.judge, v.format) for v in results.verdicts(finished)] == [("Judge Una", name), ("Judge Vic", name)]
+    assert {v.winner for v in results.verdicts(finished)} <= {"for", "against"}
+    # Every seat of a side is its entrant's.
+    entrants = {s.key: s.name for s in debate.seats.all()}
+    for side, entrant in zip(fmt.sides, ("Alice", "Bob"), strict=True):
+        assert all(entrants[key].startswith(entrant) for key in side.seats)
+    assert Persona.objects.filter(name="Judge Una").exists()
+
+
+# --- what the language refuses, with line and field ---------------------------------------------------------------
+
+
+def test_misreading_the_language_is_refused_with_the_line_and_field():
+    text = text_of("multi-round").replace(
+        '{previous}"}\n      - speech: round_b', '{opponent_round_b}"}\n      - speech: round_b'
+    )
+    assert text != text_of("multi-round")
+    with pytest.raises(CardError) as refused:
+        parse_card(text)
+    (problem,) = refused.value.problems
+    assert problem.field == "stages[1].stages[1].final.prompt"
+    assert text.splitlines()[problem.line - 1].strip().startswith("final:")
+    assert problem.message.startswith("{opponent_round_b} reads a step not yet given")
