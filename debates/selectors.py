@@ -93,6 +93,25 @@ class RankedSide:
         return self.place - 1
 
 
+def winner_stance(debate: Debate) -> str:
+    """The stance ("for", "against") of the side a finished debate's verdict named, or "" if it named none: a side
+    is named by its label or key (a card's team), one of its seats' names, or, in a judge replay, the name the replay
+    gave it (its options' `debaters`, "Ann (Prime Minister), Ann (Whip) and ...")."""
+    winner = debate.winner
+    if not winner:
+        return ""
+    named = (debate.options or {}).get("debaters")
+    if isinstance(named, dict):
+        for entry in named.values():
+            if isinstance(entry, dict) and entry.get("name") == winner:
+                return str(entry.get("side", ""))
+    seats = dict(debate.seats.values_list("key", "name"))
+    for side in debate.fmt.sides:
+        if winner in {side.label, side.key, *(seats.get(key) for key in side.seats)}:
+            return side.stance
+    return ""
+
+
 def ranked_sides(debate: Debate) -> list[RankedSide]:
     """The teams of a finished debate whose judge ranks more than two, best first, as its verdict ranks them (its
     format's `outcome`, read from the judge's events); [] for any other debate, or a ranking that names not every

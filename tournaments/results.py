@@ -13,7 +13,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from debates.formats import Format
 from debates.formats.duel import outscored_by
 from debates.models import Debate
-from debates.selectors import PersonaUsage, ranked_sides, usage_of
+from debates.selectors import PersonaUsage, ranked_sides, usage_of, winner_stance
 from tournaments.design import pairwise
 from tournaments.models import Entrant, Judgment, Match, Tournament
 
@@ -23,11 +23,14 @@ if TYPE_CHECKING:
     from tournaments.stats import Report, Verdict
 
 
-def _side(name: str, debater_for: str, debater_against: str) -> str | None:
+def _side(name: str, debater_for: str, debater_against: str, debate_id: int | None = None) -> str | None:
     if name == debater_for:
         return "for"
     if name == debater_against:
         return "against"
+    # A team names neither entrant: its verdict names the team's label, a replay its speakers together.
+    if name and debate_id is not None:
+        return winner_stance(Debate.objects.get(pk=debate_id)) or None
     return None
 
 
@@ -79,7 +82,7 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
                 repeat=repeat,
                 debater_for=name_for,
                 debater_against=name_against,
-                winner=_side(winner, name_for, name_against),
+                winner=_side(winner, name_for, name_against, debate),
                 correct=correct or None,
                 score_for=float(score_for) if isinstance(score_for, int | float) else None,
                 score_against=float(score_against) if isinstance(score_against, int | float) else None,
@@ -218,7 +221,7 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
         for j in judgments.get(m.pk, []):
             scores = j["debate__scores"] or {}
             completed = j["debate__status"] == Debate.Status.COMPLETED
-            winner = _side(j["debate__winner"], name_for, name_against) if completed else None
+            winner = _side(j["debate__winner"], name_for, name_against, j["debate_id"]) if completed else None
             rows.append(
                 {
                     "judge": j["judge__name"],

@@ -451,7 +451,12 @@ def test_each_two_sided_card_runs_in_a_tournament_with_a_judge_panel(name, llm_s
     spoken = Event.objects.filter(debate=debate, kind="TURN", seat__side__gt="").count()
     assert replay.debate.events.filter(step="evaluate").count() == spoken
     assert [(v.judge, v.format) for v in results.verdicts(finished)] == [("Judge Una", name), ("Judge Vic", name)]
-    assert {v.winner for v in results.verdicts(finished)} <= {"for", "against"}
+    # Each verdict counts for the side its judge named: the card's judge names a team by its label, the replay
+    # by its speakers together, a one-seat side by its speaker; the ratings read them all as FOR or AGAINST.
+    seat_names = dict(debate.seats.values_list("key", "name"))
+    named = {s.label: s.stance for s in fmt.sides} | {seat_names[s.seats[0]]: s.stance for s in fmt.sides}
+    replayed = {d["name"]: d["side"] for d in replay.debate.options["debaters"].values()}
+    assert [v.winner for v in results.verdicts(finished)] == [named[debate.winner], replayed[replay.debate.winner]]
     # Every seat of a side is its entrant's.
     entrants = {s.key: s.name for s in debate.seats.all()}
     for side, entrant in zip(fmt.sides, ("Alice", "Bob"), strict=True):
