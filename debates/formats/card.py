@@ -925,6 +925,14 @@ class CardFormat(Format):
                 return slot.shown
         return super().system_line(content)
 
+    def silent_side(self, options: Mapping[str, Any]) -> str:
+        """As any format's, and a side no seat argues (a consultancy's other answer) is silent too: a tournament
+        entrant put on it would never speak."""
+        unseated = next((side for side in self.sides if not side.seats), None)
+        if unseated is not None:
+            return f"A {self.noun} has a side no seat argues ({unseated.label}), so an entrant on it would never speak."
+        return super().silent_side(options)
+
     def ended_early(self, options: Mapping[str, Any], statements: int) -> str:
         total = self.statements(options)
         return f"Ended by its owner after {statements} of {total} statements." if statements < total else ""

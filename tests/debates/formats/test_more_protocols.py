@@ -464,6 +464,25 @@ def test_each_two_sided_card_runs_in_a_tournament_with_a_judge_panel(name, llm_s
     assert Persona.objects.filter(name="Judge Una").exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_tournament_refuses_a_card_with_a_side_nobody_argues():
+    format_cards.save_card(text_of("one-consultant"), owner=None)
+    with pytest.raises(services.TournamentError) as refused:
+        services.create_tournament(
+            name="Consultant cup",
+            debaters=[Contestant.of(debater(n)) for n in ("Alice", "Bob")],
+            judges=[Contestant.of(judge("Judge Una"))],
+            questions=questions(1),
+            options={},
+            sides="once",
+            formats=["one-consultant"],
+            owner=None,
+        )
+    assert str(refused.value) == (
+        "A one-consultant debate has a side no seat argues (Other answer), so an entrant on it would never speak."
+    )
+
+
 # --- what the language refuses, with line and field ---------------------------------------------------------------
 
 
