@@ -497,3 +497,41 @@ def test_misreading_the_language_is_refused_with_the_line_and_field():
     assert problem.field == "stages[1].stages[1].final.prompt"
     assert text.splitlines()[problem.line - 1].strip().startswith("final:")
     assert problem.message.startswith("{opponent_round_b} reads a step not yet given")
+
+
+def test_the_shipped_policy_card_runs_the_nsda_order_of_speeches():
+    card = parse_card((Path(__file__).resolve().parents[3] / "cards" / "policy.yaml").read_text())
+    config = config_for(card, options={"questions": 1})
+    steps, _, _, plan = run(card, config, reply=reply)
+    spoken = [(s.seat, card.step_label(s.step)) for s in steps if s.kind == "TURN"]
+    assert spoken == [
+        ("aff1", "first affirmative constructive (1AC)"),
+        ("neg2", "1AC cross-examination question 1"),
+        ("aff1", "1AC cross-examination answer 1"),
+        ("neg1", "first negative constructive (1NC)"),
+        ("aff1", "1NC cross-examination question 1"),
+        ("neg1", "1NC cross-examination answer 1"),
+        ("aff2", "second affirmative constructive (2AC)"),
+        ("neg1", "2AC cross-examination question 1"),
+        ("aff2", "2AC cross-examination answer 1"),
+        ("neg2", "second negative constructive (2NC)"),
+        ("aff2", "2NC cross-examination question 1"),
+        ("neg2", "2NC cross-examination answer 1"),
+        ("neg1", "first negative rebuttal (1NR)"),
+        ("aff1", "first affirmative rebuttal (1AR)"),
+        ("neg2", "second negative rebuttal (2NR)"),
+        ("aff2", "second affirmative rebuttal (2AR)"),
+    ]
+    by_step = {s.step: s for s in steps}
+    # The 2AC reads its partner's 1AC and the 1NC it answers, as quoted; its own notes, never another's.
+    assert by_step["second_affirmative_constructive"].prompt == (
+        "Your notes:\n<aff2 preparation 2>\n\nYour partner's constructive was:\n\n"
+        '"<aff1 first_affirmative_constructive 5>"\n\nThe first negative constructive was:\n\n'
+        '"<neg1 first_negative_constructive 8>"\n\n'
+        "Deliver the second affirmative constructive: answer every Negative argument and extend the case."
+    )
+    assert by_step["cx_2ac_answer_1"].prompt == (
+        'Cross-examination: Neg1-name asks you:\n\n"<neg1 cx_2ac_question_1 12>"\n\n'
+        "Answer directly and briefly. Give only the answer."
+    )
+    assert plan.finished and card.calls({"questions": 1}) == 4 + 16 + 4
