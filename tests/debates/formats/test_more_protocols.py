@@ -19,6 +19,8 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
+from django.urls import reverse
+from django.utils.html import escape
 
 from api.tokens import create_token
 from batches.panel import Contestant
@@ -413,6 +415,12 @@ def test_each_card_runs_from_the_command_line_asking_what_its_card_says(name, ll
     assert [(e["step"], e["prompt"]) for e in exported["events"] if e["kind"] == "TURN"] == [
         (e.step, e.prompt) for e in turns
     ]
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_user("stella", is_staff=True, is_superuser=True))
+    page = staff.get(reverse("debate_detail", args=[debate.pk]))
+    assert page.status_code == 200
+    for event in turns:
+        assert f'<span class="muted">· {escape(fmt.step_label(event.step))}</span>' in page.content.decode(), event.step
     printed = out.getvalue()
     assert all(f"· {fmt.step_label(e.step)}" in printed for e in turns)
 
