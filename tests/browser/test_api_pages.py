@@ -7,6 +7,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from tests.browser.conftest import screenshot
+from tests.browser.test_webhooks_page import band_above_heading
 from tests.servers import ARTIFACTS
 
 pytestmark = pytest.mark.browser
@@ -74,6 +75,11 @@ def test_the_tokens_page_by_keyboard_is_axe_clean_and_fits_a_phone(pages, site):
     page.wait_for_selector(".new-token")
     secret = page.input_value(".new-token")
     assert secret.startswith("chaoslm_")
+    # The focus is on the new token's panel, not the page's top; Tab reaches the token, then its Copy button.
+    assert page.evaluate("document.activeElement.classList.contains('new-secret-panel')")
+    assert band_above_heading(page) <= 16  # the card's padding, no empty band above the heading
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.classList.contains('new-token')")
     assert "read and write" in page.inner_text(".token-list")
     results = Axe().run(page)
     assert results.violations_count == 0, results.generate_report()
