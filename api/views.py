@@ -73,7 +73,12 @@ def _webhooks_page(request: HttpRequest, status: int = 200, **context: object) -
     listed = []
     for webhook in Webhook.objects.filter(owner=request.user):
         listed.append((webhook, list(webhook.deliveries.all()[:DELIVERIES_SHOWN])))
-    defaults = {"webhooks": listed, "kinds": Webhook.Kind.choices, "chosen": [str(Webhook.Kind.DEBATE_FINISHED)]}
+    defaults = {
+        "webhooks": listed,
+        "kinds": Webhook.Kind.choices,
+        "chosen": [str(Webhook.Kind.DEBATE_FINISHED)],
+        "allowed_networks": [str(network) for network in webhooks.allowed_networks()],
+    }
     context = defaults | context
     return render(request, "api/webhooks.html", context, status=status)
 

@@ -85,11 +85,12 @@ def test_no_valid_token_is_a_401_problem(server, header):
 
 
 def test_the_docs_and_schema_need_no_token_and_use_our_own_files(server):
-    docs = httpx.get(server + "/api/v1/docs")
+    # The first request writes the reference (seconds on a busy machine); the process keeps it.
+    docs = httpx.get(server + "/api/v1/docs", timeout=60)
     assert docs.status_code == 200
-    assert "/static/ninja/swagger-ui-bundle.js" in docs.text and "cdn" not in docs.text.lower()
-    assert httpx.get(server + "/static/ninja/swagger-ui-bundle.js").status_code == 200
-    assert httpx.get(server + "/api/v1/openapi.json").json()["info"]["title"] == "ChaosLM API"
+    assert '<html lang="en">' in docs.text and '<a href="/api/v1/openapi.json">' in docs.text
+    assert "cdn" not in docs.text.lower() and "swagger" not in docs.text.lower()
+    assert httpx.get(server + "/api/v1/openapi.json", timeout=60).json()["info"]["title"] == "ChaosLM API"
 
 
 def test_bad_input_gets_a_problem_never_a_500_or_html(server):
