@@ -91,6 +91,7 @@ def progress_of(kind: BatchKind, batch: Any) -> dict[str, Any]:
         "failed": figures.failed,
         "done_percent": figures.done_percent,
         "eta_seconds": figures.eta_seconds,
+        "overdue": figures.overdue,
         "eta_text": figures.eta_text,
     }
 

@@ -136,7 +136,11 @@ class ProgressOut(Schema):
     running: int
     failed: int
     done_percent: float
-    eta_seconds: float | None = Field(description="While it runs, at the pace of its model calls so far")
+    eta_seconds: float | None = Field(
+        description="While it runs, the seconds left at the pace of its model calls so far; null before its first "
+        "call and once that time has passed (`overdue`)"
+    )
+    overdue: bool = Field(description="Whether it runs past the time its pace so far said it would take")
     eta_text: str
 
 

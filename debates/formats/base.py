@@ -177,6 +177,9 @@ class Format:
     side_answers_option: ClassVar[str] = ""
     # The option holding a text its speakers quote, whose quotes every export shows as checked against it.
     quotes_option: ClassVar[str] = ""
+    # The option naming which of the answers its one speaker is assigned to argue, when a lone speaker argues an
+    # answer it did not choose rather than a side (a consultancy): "" for a format without one.
+    assigned_answer_option: ClassVar[str] = ""
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError
