@@ -49,6 +49,7 @@ from chaoslm.routing import websocket_urlpatterns
 from chaoslm.runner import inline
 from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
+from tests.api.receiver import Receiver
 from tests.batches.helpers import debater, judge
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -344,3 +345,35 @@ def test_a_new_kind_is_served_by_the_apis_batch_routes(llm_server, series_kind, 
 
     assert client.delete(base, **api).status_code == 204
     assert not Series.objects.exists() and not Debate.objects.exists()
+
+
+def test_a_new_kinds_end_is_told_to_its_owners_webhooks(llm_server, series_kind, people, client, settings):
+    settings.CHAOSLM_WEBHOOKS_ALLOW_NETWORKS = "127.0.0.1/32"  # the receiver is on this machine
+    _, raw = create_token(people["owner"], "hooks", read_only=False)
+    api = {"HTTP_AUTHORIZATION": f"Bearer {raw}", "content_type": "application/json"}
+    receiver = Receiver()
+    try:
+        body = {"url": receiver.url, "secret": "s" * 16, "events": ["series.finished"]}
+        assert client.post("/api/v1/webhooks", body, **api).status_code == 201
+        refused = client.post("/api/v1/webhooks", {**body, "events": ["sprint.finished"]}, **api)
+        assert refused.status_code == 422 and "There is no event 'sprint.finished'" in refused.json()["detail"]
+        client.force_login(people["owner"])
+        assert 'value="series.finished"' in client.get("/account/webhooks/").content.decode()
+
+        series = _run(series_kind, create_series("Best of two", "Tea is better than coffee", 2, owner=people["owner"]))
+        deadline = time.monotonic() + 30
+        while not receiver.received:
+            assert time.monotonic() < deadline, "no delivery"
+            time.sleep(0.05)
+        told = json.loads(receiver.received[0].body)
+        assert (
+            told["type"] == "series.finished" and receiver.received[0].headers["X-ChaosLM-Event"] == "series.finished"
+        )
+        assert told["series"] == {
+            "id": series.pk,
+            "name": "Best of two",
+            "status": "completed",
+            "progress": {"total": 2, "done": 2, "failed": 0},
+        }
+    finally:
+        receiver.close()
