@@ -203,6 +203,17 @@ def check_url(url: str) -> None:
     resolve(url)
 
 
+def event_kinds() -> list[tuple[str, str]]:
+    """The events a webhook may be told of, each with its words: a debate's and a room's, then each registered kind
+    of batch's `<kind>.finished`, read from the registry when asked."""
+    batches = []
+    for kind in KINDS.values():
+        noun = str(kind.model._meta.verbose_name)
+        batches.append((f"{kind.kind}.finished", f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} finished"))
+    named = {value for value, _ in batches}
+    return [*((str(v), str(label)) for v, label in Webhook.Kind.choices if v not in named), *batches]
+
+
 def register(owner: Any, url: str, secret: str, events: list[str]) -> Webhook:
     """A new webhook of `owner`'s (Refused, with why, for an address it may not reach)."""
     check_url(url)

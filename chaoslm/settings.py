@@ -120,6 +120,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The navigation's links to each kind of batch (templates/base.html).
+                "batches.context_processors.batch_kinds",
             ],
         },
     },
