@@ -506,7 +506,8 @@ class KindOut(Schema):
     plural: str
 
 
-KindName = Annotated[str, Field(max_length=40)]
+# Any text: a name no kind has is a 404 naming the kinds, whatever its length.
+KindName = str
 BATCHES = "batches"
 
 
