@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, Max, Min, QuerySet
 from django.utils import timezone
 
 from batches import schedule
@@ -76,6 +76,29 @@ def settings_of(batch: Any) -> schedule.Settings:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """What the ETA is made of: time since the batch's first debate started, calls made and still to make, whether
+    a debate has finished yet, and the seconds left at the pace so far (counted from the last call, so it runs
+    down as time passes: negative once the batch is late)."""
+
+    elapsed: float
+    calls_made: int
+    calls_left: int
+    any_finished: bool
+    seconds_left: float | None  # None before the first call: no pace yet
+
+
+def duration(seconds: float) -> str:
+    """A span of time for reading: "2 h 5 min", "3 min 10 s", "40 s"."""
+    seconds = max(round(seconds), 0)
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    if seconds >= 60:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds} s"
+
+
+@dataclass(frozen=True)
 class ProgressView:
     """The progress bar's figures: debates done, running, failed, of all; the percentages; an ETA."""
 
@@ -83,7 +106,7 @@ class ProgressView:
     done: int
     running: int
     failed: int
-    eta_seconds: float | None
+    estimate: Estimate | None = None
 
     @property
     def remaining(self) -> int:
@@ -105,15 +128,41 @@ class ProgressView:
         return self.percent(self.failed)
 
     @property
-    def eta_text(self) -> str:
-        if self.eta_seconds is None:
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the pace so far; None with no pace yet, or once that pace's end has passed."""
+        left = self.estimate.seconds_left if self.estimate else None
+        return left if left is not None and left > 0 else None
+
+    @property
+    def overdue(self) -> bool:
+        """Whether the batch runs past the time its pace so far said it would take."""
+        left = self.estimate.seconds_left if self.estimate else None
+        return left is not None and left <= 0
+
+    @property
+    def overdue_text(self) -> str:
+        """What the ETA says once its time has passed (the page switches to it on its own clock too)."""
+        e = self.estimate
+        if e is None:
             return ""
-        seconds = int(self.eta_seconds)
-        if seconds >= 3600:
-            return f"about {seconds // 3600} h {seconds % 3600 // 60} min left"
-        if seconds >= 60:
-            return f"about {seconds // 60} min {seconds % 60} s left"
-        return f"about {seconds} s left"
+        made = f"{e.calls_made} of {e.calls_made + e.calls_left} model calls"
+        return f"taking longer than estimated: {made} made in {duration(e.elapsed)}"
+
+    @property
+    def eta_text(self) -> str:
+        e = self.estimate
+        if e is None:
+            return ""
+        if e.seconds_left is None:
+            return f"estimating: no model call has finished yet, {duration(e.elapsed)} in"
+        if e.seconds_left <= 0:
+            return self.overdue_text
+        text = f"about {duration(e.seconds_left)} left"
+        if not e.any_finished:
+            # One debate's calls differ (a judge's verdict is longer than a plan): say how little it stands on.
+            made = f"{e.calls_made} of {e.calls_made + e.calls_left} model calls"
+            text += f" (estimated from {made}; no debate has finished yet)"
+        return text
 
 
 # Events that are no model call: the rest (plans, thoughts, statements, scores, verdict calls) are one call each.
@@ -127,43 +176,49 @@ def progress_view(
     planned_calls: Callable[[schedule.Job], int],
 ) -> ProgressView:
     """A batch's progress bar (a tournament's, an experiment's): done, running and failed debates from its jobs,
-    and while it runs, the ETA (`eta_seconds`) from `debates`, its debates, and the calls each job plans."""
+    and while it runs, the ETA from `debates`, its debates, and the calls each job plans."""
     figures = schedule.plan(settings, every_job).progress
-    eta = None
+    found = None
     if figures.remaining and settings.active:
-        eta = eta_seconds(debates, every_job, planned_calls)
-    return ProgressView(figures.total, figures.done, figures.running, figures.failed, eta)
+        found = estimate(debates, every_job, planned_calls)
+    return ProgressView(figures.total, figures.done, figures.running, figures.failed, found)
 
 
-def eta_seconds(
+def estimate(
     debates: QuerySet[Debate], every_job: Sequence[schedule.Job], planned_calls: Callable[[schedule.Job], int]
-) -> float | None:
-    """The time left at the pace of the calls made since the batch's first debate started, from the first call on.
+) -> Estimate | None:
+    """The time left at the pace of the calls made since the batch's first debate started (None before it starts).
 
     Counted in calls, not debates: a debate makes its calls one after another (a duel 4T+6, an evidence debate
     2R+3, a judge's replay a few) and finishes only at the end of its last, so a pace in finished debates shows
     no ETA for the whole first round and then one that grows as the debates in flight are not counted. A
     completed job made all its planned calls (`planned_calls(job)`); the calls of the others are their
-    debates' stored events (two queries, over the debates not completed: at most `concurrency` of them in
-    flight, plus the failed).
+    debates' stored events (over the debates not completed: at most `concurrency` of them in flight, plus the
+    failed). The pace is taken at the last call and the time left counted from it: between calls the estimate
+    runs down instead of standing still, and once it has run out the batch is known to be late.
     """
-    first = debates.filter(started_at__isnull=False).order_by("started_at").values_list("started_at", flat=True).first()
+    bounds = debates.aggregate(first=Min("started_at"), last_end=Max("finished_at"))
+    first = bounds["first"]
     if first is None:
         return None
-    made_by_status = dict(
-        Event.objects.filter(debate__in=debates.exclude(status=schedule.COMPLETED))
-        .exclude(kind__in=NOT_CALLS)
-        .values("debate__status")
-        .annotate(calls=Count("id"))
-        .values_list("debate__status", "calls")
+    open_events = Event.objects.filter(debate__in=debates.exclude(status=schedule.COMPLETED)).exclude(
+        kind__in=NOT_CALLS
     )
+    made_by_status = dict(
+        open_events.values("debate__status").annotate(calls=Count("id")).values_list("debate__status", "calls")
+    )
+    last_call = open_events.aggregate(at=Max("created_at"))["at"]
     finished = sum(planned_calls(job) for job in every_job if job.status == schedule.COMPLETED)
     made = finished + sum(made_by_status.values())
-    elapsed = (timezone.now() - first).total_seconds()
-    if not made or elapsed <= 0:
-        return None
+    now = timezone.now()
+    elapsed = (now - first).total_seconds()
     # Calls still to make: those of every job neither completed nor failed, less what the open ones made.
     open_jobs = [j for j in every_job if j.status != schedule.COMPLETED and j.status != schedule.ERROR]
     made_open = sum(calls for status, calls in made_by_status.items() if status != schedule.ERROR)
     left = max(sum(planned_calls(job) for job in open_jobs) - made_open, 0)
-    return left * elapsed / made
+    any_finished = any(job.status == schedule.COMPLETED for job in every_job)
+    last = max((t for t in (last_call, bounds["last_end"]) if t), default=None)
+    if not made or last is None or last <= first:
+        return Estimate(elapsed, made, left, any_finished, None)
+    pace = (last - first).total_seconds() / made
+    return Estimate(elapsed, made, left, any_finished, (last - now).total_seconds() + left * pace)

@@ -122,6 +122,9 @@ def wilson(hits: float, total: int, why: str) -> Interval:
     return Interval(Figure(hits / total), float(low), float(high))
 
 
+NEEDS_MORE = "needs more verdicts: every resample of the matches so far gives the same rating, so there is no interval"
+
+
 @dataclass(frozen=True)
 class Rating:
     name: str
@@ -210,8 +213,11 @@ def ratings(verdicts: Sequence[Verdict], debaters: Sequence[str], bootstrap: int
             # Starting every replicate at the point estimate saves about half the iterations.
             replicates = _fit_bt(mats, np.where(_mle_exists(mats), 0.0, RIDGE), start=theta)
             lo, hi = np.percentile(replicates, [2.5, 97.5], axis=0)
-            low = {name: float(lo[index[name]]) for name in rated}
-            high = {name: float(hi[index[name]]) for name in rated}
+            # Resampling the verdicts of one match (or of matches that all say the same of someone) draws the same
+            # rating every time: a zero-width interval would claim a certainty those few verdicts lack.
+            spread = {name for name in rated if hi[index[name]] - lo[index[name]] > 1e-9}
+            low = {name: float(lo[index[name]]) for name in spread}
+            high = {name: float(hi[index[name]]) for name in spread}
 
     ratings = []
     for name in debaters:
@@ -223,6 +229,8 @@ def ratings(verdicts: Sequence[Verdict], debaters: Sequence[str], bootstrap: int
             )
         elif bootstrap <= 0:
             why = "no bootstrap replicates were asked for, so there is no interval"
+        elif name not in low:
+            why = NEEDS_MORE
         ratings.append(
             Rating(
                 name=name,

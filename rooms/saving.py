@@ -47,14 +47,33 @@ def save_skip(room: Room, agent: RoomAgent, reason: str) -> RoomMessage:
     return save(room, RoomMessage.Kind.SYSTEM, q.skip_line(agent.label, reason), agent, active=False)
 
 
-def reply_fields(table: RoomTable, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
+def guarded(table: RoomTable, agent: RoomAgent, result: ChatResult) -> q.Guarded:
+    """The reply cut where it starts writing another participant's (an agent's or a person's) lines."""
     others = [a.name for a in table.agents if a.pk != agent.pk] + [m.author for m in table.messages if m.kind == "user"]
-    guarded = q.guard_speaker(result.text, agent.name, others)
+    return q.guard_speaker(result.text, agent.name, others)
+
+
+def skip_of(table: RoomTable, agent: RoomAgent, result: ChatResult) -> str | None:
+    """Why this answer is a skip, None if it is an answer: a SKIP, or nothing left of it to show. An answer that
+    was all another participant's lines is no message of the agent's (an empty card kept in the conversation
+    would be): the turn is skipped, its system line says why, and the next participant goes on."""
+    if (reason := q.skip_reason(result.text)) is not None:
+        return reason
+    kept = guarded(table, agent, result)
+    if kept.text.strip():
+        return None
+    if kept.cut_at:
+        return f"their answer was only other participants' lines (it began with {kept.cut_at}'s), so nothing was kept"
+    return "their answer was empty"
+
+
+def reply_fields(table: RoomTable, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
+    kept = guarded(table, agent, result)
     data: dict[str, Any] = {"model": result.model}
-    if guarded.cut_at:
-        data["speaker_guard"] = f"Cut where it began writing {guarded.cut_at}'s lines."
+    if kept.cut_at:
+        data["speaker_guard"] = f"Cut where it began writing {kept.cut_at}'s lines."
     return {
-        "content": guarded.text,
+        "content": kept.text,
         "data": data,
         "tokens_in": result.prompt_tokens,
         "tokens_out": result.completion_tokens,
@@ -96,7 +115,7 @@ def save_round(table: RoomTable, outcomes: Sequence[tuple[RoomAgent, ChatResult 
                 continue
             if isinstance(result, LLMError):
                 saved.append(failure(table, agent, result))
-            elif isinstance(result, ChatResult) and (reason := q.skip_reason(result.text)) is not None:
+            elif isinstance(result, ChatResult) and (reason := skip_of(table, agent, result)) is not None:
                 saved.append(save_skip(table.room, agent, reason))
             elif isinstance(result, ChatResult):
                 fields = reply_fields(table, agent, result)
@@ -119,7 +138,7 @@ def finish_turn(
         present = lock_present(agent for agent, _ in answers)
         answers = [(agent, result) for agent, result in answers if agent.pk in present]
         for agent, result in answers:
-            if (reason := q.skip_reason(result.text)) is not None:
+            if (reason := skip_of(table, agent, result)) is not None:
                 skipped.append(agent.pk)
                 saved.append(save_skip(room, agent, reason))
             else:

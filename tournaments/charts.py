@@ -57,7 +57,7 @@ def forest(ratings: Sequence[Any]) -> dict[str, Any]:
         if all(isinstance(v, int | float) for v in (r.rating, r.ci_low, r.ci_high)):
             interval = f"{r.rating:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
         else:
-            interval = f"{r.rating:.2f}" if isinstance(r.rating, int | float) else "undefined"
+            interval = f"{r.rating:.2f} [no interval yet]" if isinstance(r.rating, int | float) else "undefined"
         y = top + ROW * index
         shown = fit(r.name, WIDTH - text_width(interval) - FONT)
         rows.append(

@@ -27,6 +27,16 @@ def number(value: Any) -> str:
 
 
 @register.filter
+def interval(rating: Any, joiner: str = " \u2013 ") -> str:
+    """A rating's 95% interval for reading (a `batches.stats.Rating`): its ends joined by `joiner` (an en dash);
+    "undefined" with no rating; "needs more verdicts" when there is a rating but no interval yet (`why` says why)."""
+    low, high = rating.ci_low, rating.ci_high
+    if isinstance(low, int | float) and isinstance(high, int | float):
+        return f"{low:.2f}{joiner}{high:.2f}"
+    return "undefined" if rating.rating is None else "needs more verdicts"
+
+
+@register.filter
 def percent(value: Any) -> str:
     return f"{100 * value:.0f}%" if isinstance(value, int | float) else "undefined"
 

@@ -243,6 +243,19 @@ function startCountdowns() {
 document.addEventListener("DOMContentLoaded", startCountdowns);
 document.addEventListener("htmx:afterSettle", startCountdowns);
 
+// A batch's ETA (templates/batches/progress_line.html) says so once its time has passed, on this page's clock,
+// so a page that gets no push meanwhile never shows a time already overtaken.
+function watchEtas() {
+  document.querySelectorAll("[data-eta-seconds]:not([data-watching])").forEach((el) => {
+    el.dataset.watching = "1";
+    setTimeout(() => {
+      if (el.isConnected) el.textContent = el.dataset.overdue;
+    }, Number(el.dataset.etaSeconds) * 1000);
+  });
+}
+document.addEventListener("DOMContentLoaded", watchEtas);
+document.addEventListener("htmx:afterSettle", watchEtas);
+
 // A push that opens or closes a vote (debates/votes.py: poll_ping) reaches every open page at once: a page whose
 // box shows another state fetches its own box a random moment into the spread, so a crowd's fetches do not hit
 // the server in one instant.

@@ -551,3 +551,22 @@ def test_the_debate_command_has_the_poll_on_unless_told_no_poll(llm_server):
     call_command("debate", *duel, "--visibility", "public", stdout=StringIO())
     call_command("debate", *duel, "--visibility", "public", "--no-poll", stdout=StringIO())
     assert list(Debate.objects.order_by("pk").values_list("audience_poll", flat=True)) == [True, False]
+
+
+def test_a_finished_debate_with_an_open_vote_has_a_way_to_it_from_the_top(people):
+    """On a phone the vote sits under the whole transcript: a link near the top of the page goes to it."""
+    debate = poll_duel(people["owner"])
+    page = share_urls(debate)[0]
+    first_statement(debate)
+    finish(debate)
+    html = Client().get(page).content.decode()
+    jump = re.search(r'<p class="vote-jump"><a href="#([\w-]+)">Vote on this debate <span aria-hidden="true">', html)
+    assert jump and f'id="{jump[1]}"' in html and jump[1] == "poll-box"
+    assert html.index('class="vote-jump"') < html.index('id="transcript"') < html.index('id="poll-box"')
+    # Once the vote has closed the link still leads to its result; a debate with no vote has none.
+    owner = Client()
+    owner.force_login(people["owner"])
+    owner.post(reverse("debate_poll_close", args=[debate.pk]))
+    assert '<a href="#poll-box">The audience vote' in Client().get(page).content.decode()
+    Debate.objects.filter(pk=debate.pk).update(audience_poll=False)
+    assert "vote-jump" not in Client().get(page).content.decode()

@@ -98,10 +98,13 @@ def test_the_eta_shows_from_the_first_calls_at_their_pace_on_the_page_too(people
     client = Client()
     client.force_login(people["owner"])
     page = client.get(reverse("experiment_detail", args=[experiment.pk])).content.decode()
-    assert re.search(r"of <span class=\"t-total\">6</span> runs · about 16 min \d+ s left", page)
+    eta = r'<span class="eta" data-eta-seconds="\d+" data-overdue="[^"]+">'
+    assert re.search(r'of <span class="t-total">6</span> runs · ' + eta + r"about 16 min \d+ s left", page)
 
     # 200 seconds in, it finished (all 5 calls): 0.025 calls a second, 17 left.
-    Debate.objects.filter(pk=first.pk).update(status="completed", started_at=timezone.now() - timedelta(seconds=200))
+    Debate.objects.filter(pk=first.pk).update(
+        status="completed", started_at=timezone.now() - timedelta(seconds=200), finished_at=timezone.now()
+    )
     _calls(first, 3, start=3)
     assert selectors.progress(experiment).eta_seconds == pytest.approx(680, rel=0.01)
 

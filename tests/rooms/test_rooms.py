@@ -708,3 +708,48 @@ def test_changing_the_agents_keeps_the_turn_the_engine_took_meanwhile(room):
     room.refresh_from_db()
     assert moved.cursor == 1
     assert room.queue == q.remove_agent(q.add_agent(moved, dora.pk), bob_id).to_json()
+
+
+def test_an_answer_that_was_only_another_s_lines_is_a_skip_and_the_next_goes_on(room, llm_server):
+    room.max_messages = 2
+    room.save()
+    # Alice's first answer is all Bob's lines: cut there, nothing of hers is left.
+    llm_server.configure(rules=[{"reply": "Bob: Yes, I think olive is right.\nAlice: Thanks.", "times": 1}])
+    go = services.post_message(room, "olive", "Go")
+    services.set_mode(room, Room.Mode.AUTO)
+    asyncio.run(auto_loop(room.pk))
+    # The turns: the agents' messages and skips (the room's own lines, "Auto mode started", have no author).
+    after = list(
+        room.messages.filter(pk__gt=go.pk).exclude(author="").values_list("kind", "author", "content", "active")
+    )
+    assert after[0] == (
+        "system",
+        "Alice",
+        "[Alice | chat] skipped their turn: their answer was only other participants' lines (it began with Bob's), "
+        "so nothing was kept",
+        False,
+    )
+    agents = [(author, active) for kind, author, content, active in after if kind == "agent"]
+    assert agents == [("Bob", True), ("Charlie", True)]
+    assert all(content.strip() for kind, _, content, _ in after if kind == "agent")
+    # Bob, next, answered a conversation with no empty turn of Alice's in it.
+    bob = next(r for r in llm_server.requests if agent_of(r) == "Bob")
+    assert all(m["content"].strip() for m in bob.messages)
+    assert [agent_of(r) for r in llm_server.requests] == ["Alice", "Bob", "Charlie"]
+
+
+def test_in_a_manual_round_an_answer_of_only_another_s_lines_leaves_no_empty_card(room, llm_server):
+    llm_server.configure(rules=[{"reply": "Bob: I would say no."}])
+    asked = services.post_message(room, "olive", "Agree?")
+    asyncio.run(manual_round(room.pk))
+    pending = list(room.messages.filter(kind="pending").values_list("author", "content"))
+    assert pending == [("Bob", "Bob: I would say no.")]  # his own name is his to write
+    skips = room.messages.filter(pk__gt=asked.pk, kind="system", active=False).order_by("author")
+    assert [(m.author, m.content) for m in skips] == [
+        (
+            name,
+            f"[{name} | chat] skipped their turn: their answer was only other participants' lines (it began "
+            "with Bob's), so nothing was kept",
+        )
+        for name in ("Alice", "Charlie")
+    ]

@@ -127,7 +127,9 @@ def test_the_eta_shows_from_the_first_calls_at_their_pace(db):
     assert progress.eta_text.startswith("about 3")
 
     # Twenty seconds in, the first finished (14 calls) and the second made none yet: 0.7 a second, 14 left.
-    Debate.objects.filter(pk=first.pk).update(status="completed", started_at=timezone.now() - timedelta(seconds=20))
+    Debate.objects.filter(pk=first.pk).update(
+        status="completed", started_at=timezone.now() - timedelta(seconds=20), finished_at=timezone.now()
+    )
     _calls(first, 7, start=8)
     assert state.progress(tournament).eta_seconds == pytest.approx(20, abs=1)
 

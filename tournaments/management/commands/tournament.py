@@ -1,7 +1,7 @@
 from rich.console import Console
 
 from batches.command import BatchCommand, table
-from batches.templatetags.batch_tags import figure, number
+from batches.templatetags.batch_tags import figure, interval, number
 from debates.formats import FormatError
 from tournaments import design, exports, results, services
 from tournaments.models import Tournament
@@ -39,7 +39,7 @@ class Command(BatchCommand):
                 str(rank),
                 r.name,
                 number(r.rating),
-                f"{number(r.ci_low)} to {number(r.ci_high)}",
+                interval(r, " to "),
                 str(r.wins),
                 str(r.losses),
                 figure(r.win_rate_for, "percent"),
