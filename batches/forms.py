@@ -34,11 +34,15 @@ class BatchForm(forms.Form):
     concurrency = forms.IntegerField(min_value=1, max_value=100, initial=8, help_text="Debates at once.")
     visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.user = user  # whom it is filled in for: what they may use (a tournament's protocol cards)
         for name, role in ROLES.items():
             if name in self.fields:
                 self.fields[name].queryset = Persona.objects.filter(role=role)
+        for field in self.fields.values():
+            if isinstance(field, forms.BooleanField):
+                field.label_suffix = ""  # a checkbox's label follows it: no colon
         self.parsed_questions: list[Any] = []
 
     def estimate(self) -> Any:

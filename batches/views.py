@@ -151,7 +151,7 @@ def new_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
 
     @login_required
     def view(request: HttpRequest) -> HttpResponse:
-        form = form_class(request.POST or None, request.FILES or None)
+        form = form_class(request.POST or None, request.FILES or None, user=request.user)
         if request.method == "POST" and form.is_valid():
             try:
                 batch = form.create(request.user)
@@ -179,7 +179,7 @@ def estimate_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
     @login_required
     @require_POST
     def view(request: HttpRequest) -> HttpResponse:
-        form = form_class(request.POST, request.FILES or None)
+        form = form_class(request.POST, request.FILES or None, user=request.user)
         form.is_valid()
         # What is wrong with an uploaded question set shows at once, before the form is sent.
         file_errors = form.errors.get("questions_file") if request.FILES else None

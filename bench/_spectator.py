@@ -98,6 +98,7 @@ class Spectator(LivePage):
     writing: dict[int, Stream] = field(default_factory=dict)  # ordinal -> the card being written
     streamed: dict[int, str] = field(default_factory=dict)  # ordinal -> its text when the saved card came
     messages: int = 0
+    chars: int = 0  # of all the messages received
     card_pushes: int = 0
     cards_again: int = 0  # pushes of a card already shown saved: harmless, counted
     text_again: int = 0  # code points received twice and dropped by their offsets
@@ -112,6 +113,7 @@ class Spectator(LivePage):
 
     def apply(self, message: str, *, catch_up: bool = False) -> None:
         self.messages += 1
+        self.chars += len(message)
         now = time.time()
         for part in PART.finditer(message):
             if part["ordinal"] is not None:

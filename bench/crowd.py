@@ -222,7 +222,7 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
                 await until(lambda batch=batch: all(s.messages for s in batch), 120, "the spectators' catch-ups")
             await asyncio.sleep(2)
             rss_idle = rss_bytes(web_pids)
-            web_cpu, redis_cpu = cpu_seconds(web_pids), cpu_seconds([redis_pid])
+            web_cpu, redis_cpu, client_cpu = cpu_seconds(web_pids), cpu_seconds([redis_pid]), time.process_time()
             worker = stack.start("worker", WORKER)
             # The worker's start-up (Celery, Django, the LLM client: seconds of CPU) is not delivery: its CPU
             # counts from when it has taken the debate.
@@ -246,8 +246,15 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
                 "worker": cpu_seconds([worker.pid]) - worker_cpu,
                 "redis": cpu_seconds([redis_pid]) - redis_cpu,
             }
+            client = time.process_time() - client_cpu
             stack.stop(worker)
-            return {"rss_idle": rss_idle, "rss_peak": rss_peak, "cpu": sum(parts.values()), "parts": parts}
+            return {
+                "rss_idle": rss_idle,
+                "rss_peak": rss_peak,
+                "cpu": sum(parts.values()),
+                "parts": parts,
+                "client": client,
+            }
 
     measured = asyncio.run(watch())
     transcript = httpx.get(f"http://127.0.0.1:{web[1][1]}/debates/{debate_id}/export.json", timeout=30).json()
@@ -267,6 +274,7 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
             lost_tokens += max(0, len(STAMP.findall(event["content"])) - got)
     latencies = sorted(latency for s in spectators for latency in s.latencies)
     messages = sum(s.messages for s in spectators)
+    chars = sum(s.chars for s in spectators)
     for process in list(stack.processes):
         if process.pid in web_pids:
             stack.stop(process)
@@ -282,6 +290,8 @@ def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[
         "p50": statistics.median(latencies) if latencies else float("nan"),
         "p99": latencies[int(len(latencies) * 0.99)] if latencies else float("nan"),
         "messages": messages,
+        "chars": chars,
+        "client": measured["client"],
         "cpu": measured["cpu"],
         "parts": measured["parts"],
         "idle_per_spectator": (measured["rss_idle"] - rss_before) / len(spectators),
@@ -295,6 +305,7 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
     pids = [pid for pid, _ in web]
     received: list[list[float]] = [[] for _ in range(spectators)]
     counts = [0] * spectators
+    chars = [0] * spectators
 
     async def spectator(session: aiohttp.ClientSession, index: int, ready: asyncio.Event) -> None:
         port = web[index % 2][1]
@@ -303,6 +314,7 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
             async for message in ws:
                 now = time.time()
                 counts[index] += 1
+                chars[index] += len(message.data)
                 if "status-completed" in message.data:
                     return
                 received[index].extend(now - int(stamp) / 1e6 for stamp in STAMP.findall(message.data))
@@ -319,15 +331,16 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
                     await asyncio.wait_for(readies[i].wait(), 120)
             await asyncio.sleep(2)
             # The pusher is one of the two web processes: their CPU counts together.
-            before = {"web": cpu_seconds(pids), "redis": cpu_seconds([redis_pid])}
+            before = {"web": cpu_seconds(pids), "redis": cpu_seconds([redis_pid]), "client": time.process_time()}
             async with httpx.AsyncClient(timeout=600) as client:
                 query = f"tokens={tokens}&rate={rate}&spectators=0"
                 await client.get(f"http://127.0.0.1:{web[0][1]}/replay?{query}")
             await asyncio.wait_for(asyncio.gather(*tasks), 120)
-            after = {"web": cpu_seconds(pids), "redis": cpu_seconds([redis_pid])}
+            after = {"web": cpu_seconds(pids), "redis": cpu_seconds([redis_pid]), "client": time.process_time()}
             return {part: after[part] - before[part] for part in before}
 
     parts = asyncio.run(run())
+    client = parts.pop("client")
     latencies = sorted(latency for spectator in received for latency in spectator)
     return {
         "expected_tokens": tokens * spectators,
@@ -335,6 +348,8 @@ def floor_run(stack: Stack, spectators: int, tokens: int, rate: float, redis_pid
         "p50": statistics.median(latencies) if latencies else float("nan"),
         "p99": latencies[int(len(latencies) * 0.99)] if latencies else float("nan"),
         "messages": sum(counts),
+        "chars": sum(chars),
+        "client": client,
         "cpu": sum(parts.values()),
         "parts": parts,
     }
@@ -382,6 +397,16 @@ def main() -> None:
             ("CPU µs / message: web", per_message(ours, "web"), f"floor {per_message(floor, 'web')}"),
             ("CPU µs / message: worker", per_message(ours, "worker"), "the debate: LLM client, database, rendering"),
             ("CPU µs / message: Redis", per_message(ours, "redis"), f"floor {per_message(floor, 'redis')}"),
+            (
+                "CPU µs / message: spectators",
+                f"{ours['client'] / max(ours['messages'], 1) * 1e6:.0f}",
+                f"floor {floor['client'] / max(floor['messages'], 1) * 1e6:.0f}; this process, not counted above",
+            ),
+            (
+                "characters / message",
+                f"{ours['chars'] / max(ours['messages'], 1):.0f}",
+                f"floor {floor['chars'] / max(floor['messages'], 1):.0f}",
+            ),
             ("floor tokens delivered", f"{floor['received_tokens']}/{floor['expected_tokens']}", ""),
             ("KiB / idle spectator", f"{ours['idle_per_spectator'] / 1024:.0f}", "web processes' RSS"),
             ("KiB / watching spectator", f"{ours['watching_per_spectator'] / 1024:.0f}", "peak while it runs"),

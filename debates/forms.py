@@ -14,8 +14,9 @@ from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona
 from debates import estimates, format_cards, hold
 from debates.formats import DEFAULT_FORMAT, LISTED, Format, FormatError
-from debates.formats.base import OptionSpec
+from debates.formats.base import OptionSpec, SeatSpec
 from debates.models import Debate
+from debates.setup import repeated_names
 
 
 def option_field(spec: OptionSpec) -> forms.IntegerField:
@@ -84,11 +85,30 @@ class PersonaChoice(forms.ModelChoiceField):
         return f"{named} is not offered in the {self.format_name} format (its persona file lists its formats)."
 
 
+def seat_needed(fmt: Format, spec: SeatSpec) -> str:
+    """Why an empty required seat needs a persona, in the format's own terms: how many of its role the format
+    seats, and, where a person may take a seat, that theirs comes on top of these, not in place of one."""
+    same = [s for s in fmt.seat_specs if s.role == spec.role and not s.human_allowed]
+    required = [s for s in same if s.required]
+    person = any(s.human_allowed for s in fmt.seat_specs)
+    if len(required) > 1:
+        at_least = "at least " if len(same) > len(required) else ""
+        why = f"{fmt.title} needs {at_least}{len(required)} {spec.role}s played by personas"
+        if person:
+            why += ", and the seat you take yourself comes on top of them, not in place of one"
+    else:
+        why = f"{fmt.title} needs a persona as its {spec.label.lower()}"
+        if person:
+            why += ", a seat a person cannot take"
+    return f"Choose a persona, as {why}."
+
+
 class NewDebateForm(FormatOptions):
     format = forms.ChoiceField(initial=DEFAULT_FORMAT)
     topic = forms.CharField(
         max_length=500,
         strip=False,
+        error_messages={"required": "Write the topic the debate is about."},
         widget=forms.TextInput(attrs={"placeholder": "Should cities ban cars?", "autofocus": True}),
     )
     premise = forms.CharField(
@@ -163,6 +183,7 @@ class NewDebateForm(FormatOptions):
                 # person makes ("— no judge —"), not one the form makes for them. Optional participants and
                 # moderators change what the debate is, so they stay empty until chosen.
                 initial=same_role[0] if same_role and spec.role == "judge" else None,
+                error_messages={"required": seat_needed(self.fmt, spec)},
             )
             self.seat_roles[f"seat_{spec.key}"] = spec.role
             # Choosing a persona shows the exact system prompt it will get in this seat.
@@ -176,6 +197,9 @@ class NewDebateForm(FormatOptions):
             )
             self.fields[f"seat_{spec.key}"] = field
         self.add_options(self.fmt.option_specs)
+        if self.is_bound:
+            # A bound form on a page is a refused one: its error summary takes the focus, not the topic.
+            self.fields["topic"].widget.attrs.pop("autofocus", None)
         for field in self.fields.values():
             if isinstance(field, forms.BooleanField):
                 field.label_suffix = ""  # a checkbox's label follows it: "Take this seat yourself", no colon
@@ -200,6 +224,19 @@ class NewDebateForm(FormatOptions):
         if not topic:
             raise forms.ValidationError("The topic must have at least one non-whitespace character.")
         return topic
+
+    def clean(self) -> dict[str, Any]:
+        """The rules across seats, checked with every field's own in one pass: a refused form shows every problem
+        at once. The same persona in two seats is marked on the later seat, naming the earlier."""
+        data = super().clean()
+        chosen = {name: data[name] for name in self.seat_roles if isinstance(data.get(name), Persona)}
+        for name, first in repeated_names((name, persona.name) for name, persona in chosen.items()).items():
+            self.add_error(
+                name,
+                f"Choose another persona, as {chosen[name].name} already sits in {self.fields[first].label} and the "
+                "transcript tells speakers apart by name.",
+            )
+        return data
 
     def seat_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in self.fields if name.startswith("seat_")]

@@ -15,6 +15,7 @@ from debates.cards import cards_of
 from debates.engine import record_of
 from debates.formats import DebateConfig, FormatError, SeatInfo
 from debates.models import Debate, Event, Seat
+from debates.replay import judged_config
 from debates.status import activity, status_line
 
 SERIES_COLOURS = ("#1570ef", "#d92d20", "#12b76a", "#f79009")
@@ -65,6 +66,65 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
     return {"series": series, "width": width, "height": height, "grid": grid, "pad": pad}
 
 
+@dataclass(frozen=True)
+class RankedSide:
+    """One team of a finished debate whose judge ranks its teams, as its pages show it."""
+
+    place: int  # 1 for the best
+    index: int  # its place among its format's sides, in their order (the match's entrant of that side)
+    label: str  # "Closing Opposition"
+    seats: tuple[tuple[str, str], ...]  # (its seat's label, the speaker's name), in its format's seat order
+    teams: int  # how many teams the debate ranked
+
+    @property
+    def ordinal(self) -> str:
+        """Its place as people say it: 1st, 2nd, 3rd, 4th (... 11th, 21st)."""
+        place = self.place
+        suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+        return f"{place}{suffix}"
+
+    @property
+    def wins(self) -> int:
+        """The teams it ranked above: the pairwise results its ranking implies, won."""
+        return self.teams - self.place
+
+    @property
+    def losses(self) -> int:
+        return self.place - 1
+
+
+def ranked_sides(debate: Debate) -> list[RankedSide]:
+    """The teams of a finished debate whose judge ranks more than two, best first, as its verdict ranks them (its
+    format's `outcome`, read from the judge's events); [] for any other debate, or a ranking that names not every
+    team once. A team is named in a ranking by its label, its key or (a team of one seat) its speaker's name."""
+    fmt = debate.fmt
+    if not fmt.ranks_teams() or fmt.judge_seat is None or debate.status != Debate.Status.COMPLETED:
+        return []
+    config = judged_config(debate)
+    judge = config.seat(fmt.judge_seat)
+    events = debate.events.filter(seat__key=fmt.judge_seat) if judge is not None else Event.objects.none()
+    outcome = fmt.outcome(config, [record_of(e, fmt.judge_seat) for e in events.order_by("ordinal")])
+    named: dict[str, int] = {}
+    for index, side in enumerate(fmt.sides):
+        for name in (side.label, side.key, *(s.name for s in config.seats if s.key in side.seats)):
+            named.setdefault(name, index)
+    ranking = [named[n] for n in outcome.get("ranking") or [] if n in named]
+    if sorted(ranking) != list(range(len(fmt.sides))):
+        return []
+    labels = {s.key: s.label for s in fmt.seat_specs}
+    names = {s.key: s.name for s in config.seats}
+    return [
+        RankedSide(
+            place=place,
+            index=index,
+            label=fmt.sides[index].label,
+            seats=tuple((labels[k], names[k]) for k in fmt.sides[index].seats if k in names),
+            teams=len(ranking),
+        )
+        for place, index in enumerate(ranking, start=1)
+    ]
+
+
 def listed_mine(user: Any) -> QuerySet[Debate]:
     """The debates a person started themselves, newest first. A tournament's debates (hundreds of them) are
     listed on its own page, not with these."""
@@ -103,6 +163,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
         "chart": score_chart(seats, scores),
         "shows_scores": fmt.scores_turns and any(s.key == fmt.judge_seat for s in seats),
         "verdict_label": fmt.verdict_label,
+        "ranked": ranked_sides(debate),
         "human_seat": next((s for s in seats if s.is_human), None),
         "stage": stage_text,
         "status_line": status_line(debate, doing_now(debate, seats), stage_text),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,21 @@ class SeatChoice:
         if self.persona is not None:
             return self.persona.spec()
         return self.spec
+
+
+def repeated_names(seats: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each seat (its key) whose occupant's name an earlier seat's has, with that earlier seat's key.
+
+    Each seat needs a different persona: the transcript, and every prompt that quotes it, tells speakers apart by
+    name. `seats`: (key, name) in seating order."""
+    first: dict[str, str] = {}
+    repeats: dict[str, str] = {}
+    for key, name in seats:
+        if name in first:
+            repeats[key] = first[name]
+        else:
+            first[name] = key
+    return repeats
 
 
 def _llm_snapshot(choice: SeatChoice, spec: PersonaSpec) -> dict[str, Any]:
@@ -106,8 +122,7 @@ def create_debate(
                 )
             )
         infos.append(info)
-    names = [i.name for i in infos]
-    if len(set(names)) != len(names):
+    if repeated_names((i.key, i.name) for i in infos):
         raise FormatError("Each seat needs a different persona: the transcript tells speakers apart by name.")
     config = DebateConfig(format=fmt.name, topic=topic, premise=premise, options=options, seats=tuple(infos))
     fmt.validate(config)

@@ -62,12 +62,21 @@ class Seen:
         return not self.problems
 
 
+# The protocols whose debates a blind voter compares: two debaters, each arguing one of the answers.
+PROTOCOLS = tuple(p for p in design.PROTOCOLS if design.debated(p))
+
+
+def serves(experiment: Experiment) -> bool:
+    """Whether the experiment makes debates the arena may serve (its page then offers its owner the opt-in)."""
+    return any(p in PROTOCOLS for p in experiment.protocols)
+
+
 def debates() -> QuerySet[Run]:
     """Every debate in the evidence arena: a finished evidence debate's own run (not a replay), of an experiment
     whose owner opted in, on a question with a known correct answer."""
     return Run.objects.filter(
         experiment__arena=True,
-        protocol=design.DEBATE,
+        protocol__in=PROTOCOLS,
         source__isnull=True,
         question__correct__isnull=False,
         debate__status=Debate.Status.COMPLETED,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from debates.formats import get_format
 from debates.formats.evidence import ROUNDS, Blind, Consultancy, EvidenceDebate, Oracle
 
 # The protocols an experiment compares are the evidence formats, by their names.
@@ -46,12 +47,22 @@ class RunPlan:
         return (self.question, self.protocol, self.judge, self.first, self.second, self.assigned)
 
 
+def debated(protocol: str) -> bool:
+    """Whether two debaters argue its runs, each one of the two answers (its format's two sides)."""
+    return len(get_format(protocol).sides) == 2
+
+
+def consulted(protocol: str) -> bool:
+    """Whether one debater argues its runs, for an answer it is assigned (a consultancy)."""
+    return bool(get_format(protocol).assigned_answer_option)
+
+
 def speakers(protocol: str, debaters: int) -> list[tuple[int | None, int | None, int | None]]:
     """(first, second, assigned) for each arrangement of speakers a protocol makes from `debaters` debaters."""
-    if protocol == DEBATE:
+    if debated(protocol):
         # A debate needs two different debaters (a debate's seats are different personas).
         return [(i, j, None) for i in range(debaters) for j in range(debaters) if i != j]
-    if protocol == CONSULTANCY:
+    if consulted(protocol):
         return [(k, None, s) for k in range(debaters) for s in (0, 1)]
     return [(None, None, None)]
 
@@ -69,7 +80,7 @@ def runs(questions: int, protocols: list[str], debaters: int, judges: int) -> li
     ]
     held: dict[tuple[object, ...], int] = {}
     for index, plan in enumerate(plans):
-        if plan.protocol != DEBATE:
+        if not debated(plan.protocol):
             continue
         debate = (plan.question, plan.first, plan.second, plan.swapped)
         if plan.judge == 0:
@@ -111,9 +122,9 @@ def planned_calls(protocol: str, options: dict[str, int], replay: bool) -> int:
     if replay:
         return 1
     rounds = options.get("rounds", ROUNDS.default)
-    if protocol == DEBATE:
+    if debated(protocol):
         return 2 + 2 * rounds + 1
-    if protocol == CONSULTANCY:
+    if consulted(protocol):
         return 1 + rounds + (rounds - 1) + 1
     return 1
 
@@ -139,7 +150,7 @@ def estimate(questions: int, protocols: list[str], debaters: int, judges: int, o
     for protocol in protocols:
         arranged = questions * len(speakers(protocol, debaters)) * 2 * judges
         runs += arranged
-        if protocol == DEBATE and judges:
+        if debated(protocol) and judges:
             held = arranged // judges
             replays += arranged - held
             calls += held * planned_calls(protocol, options, replay=False) + (arranged - held)

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from debates.selectors import usage_json
-from experiments import arena, selectors
-from experiments.design import CONSULTANCY, DEBATE
+from experiments import arena, design, selectors
 from experiments.models import Experiment
 
 # The report's statistics (experiments/stats.py, batches/stats.py: a score of frozen dataclasses, each built at
@@ -64,9 +63,9 @@ def run_rows(judged: list[stats.Judged]) -> list[list[Any]]:
                 r.judge,
                 "B first" if r.swapped else "A first",
                 _cell(r.correct),
-                r.first if r.protocol == DEBATE else "",
+                r.first if design.debated(r.protocol) else "",
                 r.second or "",
-                f"{r.first}: {r.assigned}" if r.protocol == CONSULTANCY else "",
+                f"{r.first}: {r.assigned}" if design.consulted(r.protocol) else "",
                 r.probabilities[0] if r.probabilities else "unparsed",
                 r.probabilities[1] if r.probabilities else "unparsed",
                 _cell(r.choice),

@@ -124,7 +124,13 @@ def _speakers(run: Run) -> dict[str, str]:
 def report_context(experiment: Experiment, runs: list[stats.Judged] | None = None) -> dict[str, Any]:
     """What the report partial draws: the report over `runs` (by default, every run judged so far), its charts."""
     found = report(experiment, runs)
-    return {"report": found, "bars": charts.accuracy_bars(found), "reliability": charts.reliability(found)}
+    return {
+        "report": found,
+        "bars": charts.accuracy_bars(found),
+        "reliability": charts.reliability(found),
+        # Its report's columns on consultants, when one of its protocols has one.
+        "consulted": any(design.consulted(p) for p in experiment.protocols),
+    }
 
 
 def report(

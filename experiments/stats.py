@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 from batches.stats import Figure, Interval, Rating, Verdict, plain, ratings, wilson
-from experiments.design import BLIND, CONSULTANCY, DEBATE
+from experiments.design import BLIND, CONSULTANCY, DEBATE, consulted, debated
 
 BINS = 10
 BOOTSTRAP = 2000
@@ -322,9 +322,9 @@ def _judge(name: str, runs: Sequence[Judged], protocols: Sequence[str]) -> Judge
 # -- debaters -----------------------------------------------------------------------------------------
 def _sides(run: Judged) -> list[tuple[str, int]]:
     """(speaker, the answer it argued) for each speaker of the run."""
-    if run.protocol == DEBATE and run.first is not None and run.second is not None:
+    if debated(run.protocol) and run.first is not None and run.second is not None:
         return [(run.first, 0), (run.second, 1)]
-    if run.protocol == CONSULTANCY and run.first is not None and run.assigned is not None:
+    if consulted(run.protocol) and run.first is not None and run.assigned is not None:
         return [(run.first, run.assigned)]
     return []
 
@@ -339,7 +339,7 @@ def _wins(name: str, runs: Sequence[Judged], protocol: str, correct: bool) -> Fi
                 total += 1
                 hits += run.choice == answer
     side = "correct" if correct else "incorrect"
-    kind = "debate" if protocol == DEBATE else "consultancy"
+    kind = "debate" if debated(protocol) else "consultancy"
     # The row names the debater: the reason need not.
     return _rate(hits, total, f"no {kind} arguing the {side} answer with a decided verdict")
 
@@ -348,7 +348,7 @@ def _verdicts(runs: Sequence[Judged]) -> list[Verdict]:
     """The debates as the tournaments' verdicts, for their Bradley-Terry ratings: the side shown first is FOR."""
     out = []
     for run in runs:
-        if run.protocol != DEBATE or run.first is None or run.second is None:
+        if not debated(run.protocol) or run.first is None or run.second is None:
             continue
         shown_a, shown_b = (run.second, run.first) if run.swapped else (run.first, run.second)
         winner = None
@@ -496,7 +496,7 @@ def human_accuracy(votes: Sequence[HumanVote], runs: Sequence[Judged], judges: S
         scored = [
             r
             for r in runs
-            if r.judge == name and r.protocol == DEBATE and (r.source or r.run) in voted and r.score is not None
+            if r.judge == name and debated(r.protocol) and (r.source or r.run) in voted and r.score is not None
         ]
         rows.append(
             JudgeOnVoted(

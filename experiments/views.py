@@ -36,6 +36,7 @@ def page(request: HttpRequest, experiment: Experiment, common: dict[str, Any]) -
             "progress": selectors.progress(experiment),
             **selectors.report_context(experiment, judged),
             "human": arena.human_report(experiment, judged),
+            "in_arena": arena.serves(experiment),
             "run_page": run_page,
             "questions": experiment.questions.count(),
             "participants": list(experiment.participants.all()),

@@ -7,6 +7,11 @@ included (debates/redaction.py). They pick 1, 2 or a tie, and only then are told
 serving and voting are every arena's (batches/arena.py): one vote per match and voter, final once cast; a
 vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and left out of the report's
 human figures (tournaments/human.py), which say how many were.
+
+The arena takes matches of two sides only. A match of a format that ranks more teams (British Parliamentary's
+four) is never served: a vote picks one of two debaters, and a pick between two of four teams would be a partial
+ranking that the human figures (each vote a FOR or AGAINST result against the judges' verdicts) do not count.
+Asked for by its address, it is refused with a message that says so; the tournament's page says so too.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from batches.arena import Arena, identity
 from chaoslm.rendering import markdown_to_html
 from debates import redaction
 from debates.models import Debate, Event
+from debates.votes import PollError
 from tournaments import results
 from tournaments.models import ArenaVote, Match, Tournament
 
@@ -30,6 +36,10 @@ if TYPE_CHECKING:
     from tournaments import human
 
 LABELS = ("Debater 1", "Debater 2")
+RANKED = (
+    "That match ranks more than two teams, and the arena takes matches of two sides only (a vote picks one of two "
+    "debaters); nothing was counted."
+)
 RELATED = ("question", "debate", "debater_for__persona", "debater_against__persona")
 
 
@@ -59,8 +69,9 @@ class Seen:
 
 
 def matches() -> QuerySet[Match]:
-    """Every match in the arena: finished, of a tournament whose owner opted in."""
-    return Match.objects.filter(tournament__arena=True, debate__status=Debate.Status.COMPLETED)
+    """Every match in the arena: finished, of two sides (not a ranking of teams), of a tournament whose owner opted
+    in."""
+    return Match.objects.filter(tournament__arena=True, debate__status=Debate.Status.COMPLETED, sides=[])
 
 
 def seen(match: Match) -> Seen:
@@ -107,6 +118,17 @@ def seen(match: Match) -> Seen:
     )
 
 
+def left_out(tournament: Tournament) -> str:
+    """What the tournament's page says of its matches the arena never serves (those ranking more than two teams)."""
+    ranking = [f.title for f in map(tournament.format_of, tournament.formats) if f.ranks_teams()]
+    if not ranking:
+        return ""
+    return (
+        f"The arena takes matches of two sides only: its {' and '.join(ranking)} matches, which rank more teams, "
+        "stay out of it."
+    )
+
+
 class MatchArena(Arena[Match]):
     vote_model = ArenaVote
     item = "match"
@@ -119,6 +141,11 @@ class MatchArena(Arena[Match]):
 
     def items(self) -> QuerySet[Match]:
         return matches()
+
+    def in_arena(self, item_id: int | None) -> Match:
+        if item_id and Match.objects.filter(pk=item_id).exclude(sides=[]).exists():
+            raise PollError(RANKED, 404)
+        return super().in_arena(item_id)
 
     def seen(self, item: Match) -> Seen:
         return seen(item)

@@ -1,7 +1,11 @@
-"""The new-tournament form: duel options, debaters, judges, questions (typed or a CSV/JSONL file)."""
+"""The new-tournament form: its formats (the built-ins and protocol cards its owner's tournament may run), their
+options, debaters, judges, questions (typed or a CSV/JSONL file)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django import forms
@@ -9,24 +13,33 @@ from django import forms
 from batches.forms import BatchForm, PersonaChoices
 from batches.panel import Contestant, names_clash
 from chaoslm.personas.models import Persona
-from debates.formats import get_format
+from debates.estimates import seconds_per_call
+from debates.format_cards import Resolved
+from debates.formats import Format
+from debates.formats.base import OptionSpec
 from debates.forms import FormatOptions
 from tournaments import design, services
 from tournaments.models import Tournament
 from tournaments.questions import MAX_BYTES, QuestionsError, parse_file, parse_lines
 
 
-def format_choices() -> list[tuple[str, str]]:
-    """Every format a tournament runs, each with how its judges judge it."""
+def format_choices(offered: Mapping[str, Resolved]) -> list[tuple[str, str]]:
+    """Every format a tournament runs (`services.offered_formats`), each with how its judges judge it."""
     choices = []
-    for name in design.formats():
-        fmt = get_format(name)
+    for name, resolved in offered.items():
+        fmt = resolved.fmt
         notes = ["led by the moderator"] if services.needs_moderator(fmt) else []
-        notes.append(
-            "the first judge judges inside it" if fmt.judging == "in_debate" else "its judges read the transcript"
-        )
+        if fmt.ranks_teams():
+            notes.append(f"{len(fmt.sides)} teams, one debater each, ranked by the one judge inside it")
+        elif fmt.judging == "in_debate":
+            notes.append("the first judge judges inside it")
+        else:
+            notes.append("its judges read the transcript")
         choices.append((name, f"{fmt.title}: {fmt.description} ({'; '.join(notes)})"))
     return choices
+
+
+NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
 class NewTournamentForm(FormatOptions, BatchForm):
@@ -38,7 +51,8 @@ class NewTournamentForm(FormatOptions, BatchForm):
         queryset=Persona.objects.none(),
         widget=forms.CheckboxSelectMultiple,
         help_text=(
-            "One or more: the first judges inside each duel; the others (and repeats) judge the finished transcript."
+            "One or more: the first judges inside each debate of a format with a judge's seat; the others (and "
+            "repeats) judge the finished transcript."
         ),
     )
     questions = forms.CharField(
@@ -54,11 +68,13 @@ class NewTournamentForm(FormatOptions, BatchForm):
         help_text='CSV with a header row (topic, premise, correct) or JSONL ({"topic": ...} a line).',
     )
     formats = forms.MultipleChoiceField(
-        choices=format_choices,
         initial=[design.DEFAULT],
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="Each pairing debates once in each format ticked (none ticked: the duel); the report compares them.",
+        help_text=(
+            "Each pairing debates once in each format ticked (none ticked: the first); the report compares them. "
+            "Your protocol cards and the shared ones are listed after the built-ins."
+        ),
     )
     moderator = forms.ModelChoiceField(
         queryset=Persona.objects.none(),
@@ -77,12 +93,28 @@ class NewTournamentForm(FormatOptions, BatchForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Every format's options, each once (a word limit is everyone's); a tournament keeps its formats' own.
-        offered = [get_format(f) for f in design.formats()]
-        specs = {o.name: o for f in offered for o in f.option_specs}
+        # What this person's tournament may run: the same list, by the same rule, as the spec file and the API take.
+        self.offered = services.offered_formats(self.user)
+        self.fields["formats"].choices = format_choices(self.offered)
+        # Every format's options, each once (a word limit is everyone's) within the widest of their bounds: the
+        # tournament's creation checks a value against each chosen format's own.
+        offered = [r.fmt for r in self.offered.values()]
+        specs: dict[str, OptionSpec] = {}
+        defaults: dict[str, set[int]] = {}
+        for option in (o for f in offered for o in f.option_specs):
+            first = specs.setdefault(option.name, option)
+            specs[option.name] = replace(
+                first, minimum=min(first.minimum, option.minimum), maximum=max(first.maximum, option.maximum)
+            )
+            defaults.setdefault(option.name, set()).add(option.default)
         self.add_options(specs.values())
         for field in self.option_fields():
             field.field.required = False  # left empty: the format's default
+        for name, values in defaults.items():
+            if len(values) > 1:  # formats differ (a card's word limit): empty, each keeps its own unless one is typed
+                field = self.fields[f"option_{name}"]
+                field.initial = None
+                field.help_text = f"{field.help_text} Left empty: each format's own default.".strip()
         for name, spec in specs.items():
             # The least value at which every side of every format with this option speaks.
             having = [f for f in offered if any(o.name == name for o in f.option_specs)]
@@ -117,13 +149,13 @@ class NewTournamentForm(FormatOptions, BatchForm):
                 self.add_error("questions", error.problems)
         else:
             self.add_error("questions", "Type at least one question or upload a file.")
-        formats = data.get("formats") or [design.DEFAULT]
-        moderated = [f for f in formats if services.needs_moderator(get_format(f))]
+        formats = self.chosen()
+        moderated = [f.title for f in formats if services.needs_moderator(f)]
         if moderated and not data.get("moderator"):
             self.add_error("moderator", f"A {' or '.join(moderated)} debate needs a moderator.")
         chosen = {k.removeprefix("option_"): v for k, v in data.items() if k.startswith("option_") and v is not None}
-        for name in formats:
-            silent = design.silent_side(name, chosen)
+        for fmt in formats:
+            silent = design.silent_side(fmt, chosen)
             if silent:
                 self.add_error(None, silent)
         debaters, judges = data.get("debaters") or [], data.get("judges") or []
@@ -132,10 +164,14 @@ class NewTournamentForm(FormatOptions, BatchForm):
             self.add_error("judges", f"{', '.join(clash)} cannot both debate and judge.")
         return data
 
+    def chosen(self) -> list[Format]:
+        """The formats ticked so far (none: the first offered), as formats (a card's as its YAML says)."""
+        names = getattr(self, "cleaned_data", {}).get("formats") or [design.DEFAULT]
+        return [self.offered[name].fmt for name in names if name in self.offered]
+
     def options(self) -> dict[str, int]:
         """The options of the formats chosen."""
-        formats = self.cleaned_data.get("formats") or [design.DEFAULT]
-        known = {o.name for f in formats for o in get_format(f).option_specs}
+        known = {o.name for f in self.chosen() for o in f.option_specs}
         return {name: value for name, value in super().options().items() if name in known and value is not None}
 
     def create(self, owner: Any) -> Tournament:
@@ -161,5 +197,20 @@ class NewTournamentForm(FormatOptions, BatchForm):
             data.get("sides") or "both",
             data.get("repeats") or 1,
             options,
-            tuple(data.get("formats") or [design.DEFAULT]),
+            tuple(self.chosen()),
         )
+
+    def debaters_needed(self) -> str:
+        """How many debaters the formats ticked so far seat at least (one a team), in words, for the line that asks
+        for them: "two", "four"."""
+        needed = max([2, *(len(f.sides) for f in self.chosen())])
+        return NUMBERS.get(needed, str(needed))
+
+    def minutes(self) -> int | None:
+        """About how long the tournament as entered so far takes: its calls at the pace of this site's recent calls,
+        as many debates at once as its concurrency lets run (None before it has a debate)."""
+        size = self.estimate()
+        if not size.matches:
+            return None
+        at_once = max(1, min(getattr(self, "cleaned_data", {}).get("concurrency") or 1, size.debates))
+        return math.ceil(size.calls * seconds_per_call() / at_once / 60)

@@ -51,6 +51,11 @@ class Tournament(batch_models.BatchRecord):
             parts.append(f"{fmt.title} debates" + (f" ({', '.join(given)})" if given else ""))
         return " and ".join(parts)
 
+    @property
+    def ranks_teams(self) -> bool:
+        """Whether every one of its formats ranks more than two teams (its matches table then lists teams)."""
+        return all(self.format_of(name).ranks_teams() for name in self.formats)
+
     def format_of(self, name: str) -> Format:
         """One of its formats: a built-in, or a card as the tournament snapshotted it."""
         return get_format(name, self.cards.get(name, ""))

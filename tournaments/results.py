@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 
-from debates.engine import record_of
+from debates.formats import Format
 from debates.formats.duel import outscored_by
 from debates.models import Debate
-from debates.replay import judged_config
-from debates.selectors import PersonaUsage, usage_of
+from debates.selectors import PersonaUsage, ranked_sides, usage_of
 from tournaments.design import pairwise
 from tournaments.models import Entrant, Judgment, Match, Tournament
 
@@ -67,7 +66,8 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
         if sides:
             if not names:
                 names.update(Entrant.objects.filter(tournament=tournament).values_list("pk", "name"))
-            out += _pairwise_verdicts(tournament, debate, duel, question, judge, repeat, [names[s] for s in sides])
+            entrants = [names[s] for s in sides]
+            out += _pairwise_verdicts(debate, duel, question, judge, repeat, entrants, format_name)
             continue
         scores = scores or {}
         score_for, score_against = scores.get(name_for), scores.get(name_against)
@@ -91,26 +91,14 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
 
 
 def _pairwise_verdicts(
-    tournament: Tournament, debate_id: int, match: int, question: int, judge: str, repeat: int, entrants: list[str]
+    debate_id: int, match: int, question: int, judge: str, repeat: int, entrants: list[str], format_name: str
 ) -> list[Verdict]:
     """A ranking of N teams as the N(N-1)/2 pairwise results it implies: for each two sides, the better ranked
     one's entrant beats the other's (as FOR, the side first in the format's order; no scores, no known correct side).
-    The ranking is the verdict's own (its format's `outcome`), read from the debate's events."""
+    The ranking is the verdict's own (debates.selectors.ranked_sides)."""
     from tournaments.stats import Verdict
 
-    debate = Debate.objects.get(pk=debate_id)
-    fmt = debate.fmt
-    keys = {s.pk: s.key for s in debate.seats.all()}
-    config = judged_config(debate)
-    outcome = fmt.outcome(config, [record_of(e, keys.get(e.seat_id)) for e in debate.events.all()])
-    # A side is named in the ranking by its label, its key or (a side of one seat) its speaker's name.
-    named = {}
-    for index, side in enumerate(fmt.sides):
-        for name in (side.label, side.key, *(s.name for s in config.seats if s.key in side.seats)):
-            named.setdefault(name, index)
-    ranking = [named[n] for n in outcome.get("ranking") or [] if n in named]
-    if sorted(ranking) != list(range(len(fmt.sides))):
-        return []
+    ranking = [side.index for side in ranked_sides(Debate.objects.get(pk=debate_id))]
     return [
         Verdict(
             match=match,
@@ -121,9 +109,29 @@ def _pairwise_verdicts(
             debater_against=entrants[max(a, b)],
             winner="for" if a < b else "against",
             correct=None,
-            format=fmt.name,
+            format=format_name,
         )
         for a, b in pairwise(ranking)
+    ]
+
+
+def teams(match: Match, fmt: Format, names: dict[int, str]) -> list[dict[str, Any]]:
+    """A match of more than two teams: each team with its entrant and its seats, best first once its judge has
+    ranked them (its place, and the pairwise results its place implies: teams ranked below it won, above it lost),
+    else in its format's side order."""
+    labels = {s.key: s.label for s in fmt.seat_specs}
+    ranked = ranked_sides(match.debate) if match.debate is not None else []
+    order = [(r.index, r) for r in ranked] or [(i, None) for i in range(len(fmt.sides))]
+    return [
+        {
+            "place": r.ordinal if r else "",
+            "label": fmt.sides[index].label,
+            "entrant": names.get(match.sides[index], ""),
+            "seats": [labels[k] for k in fmt.sides[index].seats],
+            "wins": r.wins if r else None,
+            "losses": r.losses if r else None,
+        }
+        for index, r in order
     ]
 
 
@@ -201,8 +209,11 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
     ):
         judgments.setdefault(row["match_id"], []).append(row)
     out = []
+    names: dict[int, str] = {}
     for m in chosen.select_related("question", "debater_for", "debater_against", "debate").order_by("order"):
         name_for, name_against = m.debater_for.name, m.debater_against.name
+        if m.sides and not names:
+            names.update(Entrant.objects.filter(tournament=tournament).values_list("pk", "name"))
         rows = []
         for j in judgments.get(m.pk, []):
             scores = j["debate__scores"] or {}
@@ -235,6 +246,7 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
                 "status": m.debate.status if m.debate else "not started",
                 "attempts": m.attempts,
                 "judgments": rows,
+                "teams": teams(m, tournament.format_of(m.format), names) if m.sides else [],
             }
         )
     return out

@@ -27,6 +27,7 @@ def page(request: HttpRequest, tournament: Tournament, common: dict[str, Any]) -
             "questions": tournament.questions.count(),
             "entrants": list(tournament.entrants.all()),
             "human": arena.human_report(tournament),
+            "arena_note": arena.left_out(tournament),
         },
     )
 

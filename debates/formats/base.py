@@ -148,6 +148,8 @@ class Format:
     # Whether its judge scores each turn (the page's running-scores chart), and what its verdict names.
     scores_turns: ClassVar[bool] = True
     verdict_label: ClassVar[str] = "Winner"
+    # What a verdict's score (and a running score) is out of, as the pages write it: "7/10".
+    verdict_score_max: int = 10
     seat_specs: ClassVar[tuple[SeatSpec, ...]]
     option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
     # Offered in the new-debate form and the `debate` command; a judge replay is made from a duel instead.
@@ -177,6 +179,9 @@ class Format:
     side_answers_option: ClassVar[str] = ""
     # The option holding a text its speakers quote, whose quotes every export shows as checked against it.
     quotes_option: ClassVar[str] = ""
+    # The option naming which of the answers its one speaker is assigned to argue, when a lone speaker argues an
+    # answer it did not choose rather than a side (a consultancy): "" for a format without one.
+    assigned_answer_option: ClassVar[str] = ""
 
     def next_steps(self, config: DebateConfig, records: Sequence[Record]) -> Plan:
         raise NotImplementedError

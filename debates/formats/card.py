@@ -829,6 +829,9 @@ class CardFormat(Format):
         self.seat_specs = spec.seats
         self.option_specs = spec.options
         self.judge_spec: JudgeSpec | None = spec.judge
+        if spec.judge and spec.judge.rubric:
+            # A rubric's verdict score is its criteria summed (`_scores`), so it is out of their maxima summed.
+            self.verdict_score_max = sum(c.maximum for c in spec.judge.rubric)
         self.sides = tuple(
             Side(s.key, s.label, tuple(seat.key for seat in spec.seats if seat.side == s.key), s.stance)
             for s in spec.sides

@@ -104,11 +104,36 @@ def test_a_refused_form_keeps_what_was_typed(pages, site):
     page.select_option("#id_seat_a", label="Ada Sterling (debater)")
     page.select_option("#id_seat_b", label="Ada Sterling (debater)")
     page.click("button.primary")
-    page.wait_for_selector(".error-box")
-    assert "Each seat needs a different persona" in page.inner_text(".error-box")
+    page.wait_for_selector(".error-summary")
+    assert "Choose another persona, as Ada Sterling already sits in" in page.inner_text(".error-summary")
     assert page.input_value("#id_topic") == "Should homework be banned?"
     assert page.input_value("#id_premise") == "Homework should be banned"
     assert page.locator("#preview-a .prompt").inner_text().strip()  # the chosen persona's prompt, still shown
+
+
+def test_every_problem_at_once_in_a_summary_that_takes_focus_and_leads_to_each_field(pages, site):
+    page = pages.new("carol")
+    page.goto(site + "/debates/new/")
+    page.fill("#id_topic", "   ")
+    page.select_option("#id_seat_a", label="Ada Sterling (debater)")
+    page.select_option("#id_seat_b", label="Ada Sterling (debater)")
+    page.click("button.primary")
+    page.wait_for_selector(".error-summary")
+    # The summary has the focus: a keyboard or screen-reader user lands on it, and hears its heading and list.
+    assert page.evaluate("document.activeElement.id") == "error-summary"
+    links = page.locator(".error-summary a")
+    assert [links.nth(i).get_attribute("href") for i in range(links.count())] == ["#id_topic", "#id_seat_b"]
+    assert "The topic must have at least one non-whitespace character." in links.nth(0).inner_text()
+    # Tab, Enter: the first problem's link leads to its field, which takes the focus.
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.id === 'id_topic'")
+    page.focus("#id_seat_b")
+    screenshot(page, "new-debate-refused-1280")
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.focus("#error-summary")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(page, "new-debate-refused-390")
 
 
 def test_logging_in_from_the_login_page_lands_on_the_home_page(pages, site):

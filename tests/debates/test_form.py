@@ -51,7 +51,7 @@ def duel(personas, **changes):
     ("changes", "message"),
     [
         ({"topic": "   "}, "The topic must have at least one non-whitespace character."),
-        ({"seat_b": ""}, "This field is required."),
+        ({"seat_b": ""}, "Choose a persona, as Judged duel needs 2 debaters played by personas."),
         ({"option_turns": 99}, "Ensure this value is less than or equal to 40."),
         ({"option_turns": 0}, "Ensure this value is greater than or equal to 1."),
         ({"seat_judge": "Nobody"}, "There is no persona 'Nobody': seat 'judge' takes a persona's id."),
@@ -74,7 +74,7 @@ def test_a_persona_in_a_seat_of_another_role_is_refused_naming_the_rule(owner, p
 
 def test_the_same_persona_twice_is_refused(owner, personas):
     response = owner.post(reverse("debate_new"), duel(personas, seat_b=personas["Ann"]))
-    assert "Each seat needs a different persona" in response.content.decode()
+    assert "Choose another persona, as Ann already sits in Debater A (for)" in response.content.decode()
     assert not Debate.objects.exists()
 
 
@@ -143,7 +143,7 @@ def test_the_topic_has_focus_and_a_refused_form_keeps_what_was_typed_and_the_pre
     assert 'name="topic"' in html and "autofocus" in html.split('name="topic"')[1].split(">")[0]
     response = owner.post(reverse("debate_new"), duel(personas, premise="Tea wins", seat_b=personas["Ann"]))
     html = response.content.decode()
-    assert "Each seat needs a different persona" in html
+    assert "Choose another persona, as Ann already sits in Debater A (for)" in html
     assert 'value="Tea or coffee?"' in html and 'value="Tea wins"' in html
     for key, text in (
         ("a", "<p>Ann &lt;b&gt;argues&lt;/b&gt;.</p><p>For.</p>"),
@@ -218,4 +218,55 @@ def test_a_debate_whose_estimate_passes_the_budget_is_refused_keeping_the_text(o
     assert "This would cost about $0.224 to $11.20" in html
     assert "more than the $0.10 left of your monthly budget of $0.10" in html
     assert 'value="Tea or coffee?"' in html
+    assert not Debate.objects.exists()
+
+
+def summary_of(html: str) -> str:
+    assert html.count('class="error-summary"') == 1
+    return html.split('<div class="error-summary"')[1].split("</div>")[0]
+
+
+def test_every_problem_is_shown_at_once_in_a_summary_that_takes_focus_and_links_each_field(owner, personas):
+    data = duel(personas, topic="", premise="Tea wins", seat_b=personas["Ann"], option_turns=99)
+    html = owner.post(reverse("debate_new"), data).content.decode()
+    summary = summary_of(html)
+    # One submit: the blank topic, the persona seated twice and the option out of range, all together.
+    assert 'role="alert" tabindex="-1" autofocus aria-labelledby="error-summary-title"' in summary
+    assert '<h2 id="error-summary-title">What to fix</h2>' in summary
+    assert '<a href="#id_topic">Topic: Write the topic the debate is about.</a>' in summary
+    assert (
+        '<a href="#id_seat_b">Debater B (against): Choose another persona, as Ann already sits in Debater A (for) '
+        "and the transcript tells speakers apart by name.</a>"
+    ) in summary
+    assert '<a href="#id_option_turns">Turns: Ensure this value is less than or equal to 40.</a>' in summary
+    # Each message also stands by its field, which says it is invalid and points to it.
+    assert 'aria-invalid="true" aria-describedby="id_topic_error" id="id_topic"' in html
+    assert '<ul class="errorlist" id="id_seat_b_error"><li>Choose another persona, as Ann already sits' in html
+    # The summary, first in the form, is what takes focus: the topic no longer asks for it.
+    assert "autofocus" not in html.split('name="topic"')[1].split(">")[0]
+    # Nothing typed is lost.
+    assert 'name="premise" value="Tea wins"' in html and f'<option value="{personas["Ann"]}" selected>' in html
+    assert not Debate.objects.exists()
+    # A correct form shows no summary.
+    assert "error-summary" not in owner.get(reverse("debate_new")).content.decode()
+
+
+def test_a_human_seat_beside_one_participant_says_why_a_second_persona_is_needed(owner, personas):
+    data = {
+        "format": "standard",
+        "topic": "Tea or coffee?",
+        "visibility": "private",
+        "seat_p1": personas["Ann"],
+        "seat_human": "on",
+        "option_max_turns": 4,
+        "option_word_limit": 0,
+    }
+    html = owner.post(reverse("debate_new"), data).content.decode()
+    why = (
+        "Choose a persona, as Standard needs at least 2 debaters played by personas, and the seat you take yourself "
+        "comes on top of them, not in place of one."
+    )
+    assert f'<a href="#id_seat_p2">Participant 2: {why}</a>' in summary_of(html)
+    assert "This field is required." not in html
+    assert '<input type="checkbox" name="seat_human" id="id_seat_human" checked>' in html
     assert not Debate.objects.exists()

@@ -257,3 +257,30 @@ def test_the_form_says_how_many_debates_and_calls_before_it_starts(people):
     html = client.post("/experiments/estimate/", form_data(questions_file=bad)).content.decode()
     assert "mine.jsonl line 1: expected a JSON object" in html
     assert client.get("/experiments/estimate/").status_code == 405
+
+
+@pytest.mark.django_db
+def test_the_page_says_who_argues_what_by_each_protocols_speakers(people):
+    """The runs table, the consultant columns and the arena's opt-in follow what each protocol's format seats: two
+    debaters on the two answers, one consultant on an assigned answer, or the judge alone."""
+
+    def page(protocols):
+        experiment = services.create_experiment(
+            name="Seated",
+            questions=sample()[:1],
+            protocols=protocols,
+            debaters=[Contestant.of(debater("Ada")), Contestant.of(debater("Bob"))],
+            judges=[Contestant.of(judge("Judy"))],
+            owner=people["owner"],
+        )
+        return client_for(people["owner"]).get(f"/experiments/{experiment.pk}/").content.decode()
+
+    html = page(["evidence_debate", "consultancy", "blind"])
+    assert html.count("<td>Ada (answer 1) vs Bob (answer 2)</td>") == 2  # both answer orders
+    assert html.count("<td>Ada argues answer 1</td>") == 2 and html.count("<td>Bob argues answer 2</td>") == 2
+    assert html.count('<td><span class="muted">none</span></td>') == 2  # blind: the judge alone
+    assert "<th>As consultant, believed when correct</th>" in html and "Questions the consultant" in html
+    assert 'id="arena-setting"' in html
+
+    html = page(["blind"])
+    assert "argues answer" not in html and "As consultant" not in html and 'id="arena-setting"' not in html

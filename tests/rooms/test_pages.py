@@ -64,3 +64,17 @@ def test_a_mention_in_manual_mode_is_answered_by_every_agent_and_the_hint_says_s
         "mode runs. To ask only some agents, whisper to them." in page
     )
     assert 'aria-describedby="say-hint say-off"' in page
+
+
+def test_a_refused_new_room_sums_up_every_problem_linked_to_its_field():
+    owner = get_user_model().objects.create_user("olive", password="pw")
+    client = Client()
+    client.force_login(owner)
+    response = client.post("/rooms/", {"title": "", "visibility": "nowhere"})
+    assert response.status_code == 422
+    page = response.content.decode()
+    summary = page.split('<div class="error-summary"')[1].split("</div>")[0]
+    assert 'role="alert" tabindex="-1" autofocus aria-labelledby="error-summary-title"' in summary
+    assert '<a href="#id_title">Title: This field is required.</a>' in summary
+    assert '<a href="#id_personas_0">Personas: Choose at least one persona, or a template.</a>' in summary
+    assert '<a href="#id_visibility">Visibility: Select a valid choice. nowhere is not one of the' in summary

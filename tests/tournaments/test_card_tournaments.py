@@ -6,9 +6,12 @@ team, and its ranking counts as the pairwise results it implies."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from batches.panel import Contestant
 from chaoslm.runner import inline
@@ -17,7 +20,7 @@ from debates.formats.duel import EVALUATE
 from debates.models import Event
 from tests.batches.helpers import always_for, debater, judge, questions, run_to_end
 from tournaments import results, services
-from tournaments.models import Entrant, Judgment, Match
+from tournaments.models import Entrant, Judgment, Match, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,14 +90,15 @@ RANKING = ["Closing Opposition", "Opening Government", "Opening Opposition", "Cl
 
 
 def test_british_parliamentary_seats_four_entrants_and_its_ranking_counts_as_six_pairwise_results(
-    llm_server, runner_idle
+    people, llm_server, runner_idle
 ):
     ballot = {"ranking": RANKING, "scores": {t: {"argument": 7, "engagement": 7, "role": 7} for t in TEAMS}}
     llm_server.configure(rules=[{"match": "Now write your ranking as a JSON object", "reply": json.dumps(ballot)}])
     format_cards.save_card(BRITISH, owner=None)
     with pytest.raises(services.TournamentError, match="judged by its one judge inside it: give one judge"):
         make(["british-parliamentary"], debaters=("Ann", "Ben", "Cy", "Di"), options={})
-    tournament = make(["british-parliamentary"], debaters=("Ann", "Ben", "Cy", "Di"), judges=("Judge Una",), options={})
+    four = ("Ann", "Ben", "Cy", "Di")
+    tournament = make(["british-parliamentary"], people["owner"], ("Judge Una",), four, options={})
     match = Match.objects.get()
     names = dict(Entrant.objects.values_list("pk", "name"))
     assert [names[pk] for pk in match.sides] == ["Ann", "Ben", "Cy", "Di"]  # OG, OO, CG, CO
@@ -128,3 +132,116 @@ def test_british_parliamentary_seats_four_entrants_and_its_ranking_counts_as_six
         ("Ben", 1, 2),
         ("Cy", 0, 3),
     ]
+
+    # Its pages show every team, best first, with its seats' speakers and the pairwise results its place implies.
+    owner = Client()
+    owner.force_login(people["owner"])
+    page = owner.get(reverse("tournament_detail", args=[tournament.pk])).content.decode()
+    assert '<th colspan="2">Teams, best first once ranked</th>' in page and "<th>FOR</th>" not in page
+    row = page[page.index('<tr id="match-1">') :]
+    row = row[: row.index("</tr>")]
+    teams = row[row.index('<ol class="teams">') : row.index("</ol>")]
+    assert teams.split("<li>")[1:] == [
+        '<strong class="place">1st</strong> Closing Opposition: <strong>Di</strong> <span class="muted">(Member of the'
+        ' Opposition, Opposition Whip)</span> <span class="pairs">· 3 won, 0 lost</span></li>',
+        '<strong class="place">2nd</strong> Opening Government: <strong>Ann</strong> <span class="muted">(Prime '
+        'Minister, Deputy Prime Minister)</span> <span class="pairs">· 2 won, 1 lost</span></li>',
+        '<strong class="place">3rd</strong> Opening Opposition: <strong>Ben</strong> <span class="muted">(Leader of the'
+        ' Opposition, Deputy Leader of the Opposition)</span> <span class="pairs">· 1 won, 2 lost</span></li>',
+        '<strong class="place">4th</strong> Closing Government: <strong>Cy</strong> <span class="muted">(Member of the'
+        ' Government, Government Whip)</span> <span class="pairs">· 0 won, 3 lost</span></li>',
+    ]
+    assert "Judge Una: Closing Opposition first</a>" in row
+    assert "its British Parliamentary matches, which rank more teams, stay out of it." in page
+    # The match's own page: the verdict ranks the four teams, each with its two speakers.
+    debate_page = owner.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    ranking = debate_page[debate_page.index('<ol class="ranking">') :]
+    assert ranking[: ranking.index("</ol>")].split("<li>")[1:] == [
+        "<strong>1st</strong> Closing Opposition: Di (Member of the Opposition), Di (Opposition Whip)</li>",
+        "<strong>2nd</strong> Opening Government: Ann (Prime Minister), Ann (Deputy Prime Minister)</li>",
+        "<strong>3rd</strong> Opening Opposition: Ben (Leader of the Opposition), Ben (Deputy Leader of the"
+        " Opposition)</li>",
+        "<strong>4th</strong> Closing Government: Cy (Member of the Government), Cy (Government Whip)</li>",
+    ]
+    # Its scores are the rubric's three criteria summed, so each is out of 30, not a duel's 10.
+    scores = debate_page[debate_page.index("</ol>", debate_page.index('<ol class="ranking">')) :]
+    assert re.search(r"Closing Opposition <strong>\d+/30</strong>", scores), scores[:600]
+    assert "/10</strong>" not in scores[: scores.index("</section>")]
+    # The arena takes two-sided matches only: a four-team match is never served, and asked for, refused.
+    Tournament.objects.filter(pk=tournament.pk).update(arena=True)
+    assert "No match is in the arena yet" in owner.get(reverse("arena")).content.decode()
+    refused = owner.get(reverse("arena_match", args=[match.pk]))
+    assert refused.status_code == 404
+    assert "That match ranks more than two teams, and the arena takes matches of two sides only" in (
+        refused.content.decode()
+    )
+
+
+def form_data(personas, **extra):
+    data = {
+        "name": "Form cup",
+        "debaters": [p.pk for p in personas[:2]],
+        "judges": [personas[2].pk],
+        "questions": "Should cities ban cars?",
+        "sides": "once",
+        "repeats": 1,
+        "concurrency": 2,
+        "visibility": "private",
+    }
+    return data | extra
+
+
+def test_the_form_offers_a_users_own_card_runs_it_and_refuses_it_to_another(people, llm_server, runner_idle):
+    llm_server.configure(rules=always_for(["Alice", "Bob"]))
+    mine = CARD.replace("name: lincoln-douglas", "name: olives-ld").replace(
+        "title: Lincoln\u2013Douglas", "title: Olive LD"
+    )
+    format_cards.save_card(mine, owner=people["owner"])
+    format_cards.save_card(BRITISH, owner=None)  # shipped
+    personas = [debater("Alice"), debater("Bob"), judge("Judge Una")]
+    owner, other = Client(), Client()
+    owner.force_login(people["owner"])
+    other.force_login(people["other"])
+
+    form = owner.get(reverse("tournament_new")).content.decode()
+    assert 'value="olives-ld"' in form and "Olive LD: One-on-one value debate" in form
+    # Every format a tournament runs: the built-ins and the cards anyone may use, a four-team ranking card too.
+    assert 'value="duel"' in form and 'value="british-parliamentary"' in form
+    assert "4 teams, one debater each, ranked by the one judge inside it" in form
+    assert 'value="olives-ld"' not in other.get(reverse("tournament_new")).content.decode()
+
+    data = form_data(personas, formats=["olives-ld"], option_questions=1)
+    estimate = owner.post(reverse("tournament_estimate"), data).content.decode()
+    # One match (two debaters, sides once) of the card at one question per cross-examination, judged inside it, no
+    # replay: two preparations, two constructives, 2 x 2 cross-examination calls, three rebuttals and the judge's
+    # four calls (deliberation, confirmation, JSON verdict, announcement).
+    assert "1 olives-ld debate and 0 judge replays: 1 debate, 15 LLM calls." in estimate
+    assert 'It will take about <strong class="duration">1 minute</strong>' in estimate
+    # A four-team card seats four debaters a match: with two, the line asks for four.
+    two = owner.post(reverse("tournament_estimate"), form_data(personas, formats=["british-parliamentary"]))
+    assert "Choose four or more debaters, a judge and some questions" in two.content.decode()
+
+    refused = other.post(reverse("tournament_new"), data)
+    page = refused.content.decode()
+    assert (
+        refused.status_code == 200 and "Select a valid choice. olives-ld is not one of the available choices." in page
+    )
+    assert "Should cities ban cars?" in page and not Tournament.objects.exists()
+
+    response = owner.post(reverse("tournament_new"), data)
+    tournament = Tournament.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("tournament_detail", args=[tournament.pk])
+    assert (tournament.formats, tournament.cards, tournament.options) == (
+        ["olives-ld"],
+        {"olives-ld": mine},
+        {"questions": 1},
+    )
+    finished = run_to_end(tournament)
+    debate = Match.objects.get().debate
+    assert (finished.status, debate.format, debate.card_source, debate.status) == (
+        "completed",
+        "olives-ld",
+        mine,
+        "completed",
+    )
+    assert [(v.judge, v.winner) for v in results.verdicts(finished)] == [("Judge Una", "for")]

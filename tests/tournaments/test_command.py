@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from chaoslm.runner import inline
+from debates import format_cards
 from tests.batches.helpers import always_for, debater, judge, provider_for
 from tournaments.models import Tournament
 
@@ -120,3 +122,54 @@ def test_enqueue_on_the_inline_runner_is_refused(tmp_path):
     with pytest.raises(CommandError, match=r"^--enqueue needs CHAOSLM_RUNNER=celery"):
         run("run", str(small_spec(tmp_path)), "--enqueue")
     assert not Tournament.objects.exists()
+
+
+BRITISH = (Path(__file__).resolve().parents[2] / "cards" / "british-parliamentary.yaml").read_text()
+TEAMS = ("Opening Government", "Opening Opposition", "Closing Government", "Closing Opposition")
+
+
+def test_a_british_parliamentary_tournament_runs_from_a_spec_with_its_ratings(tmp_path, llm_server, runner_idle):
+    """Four-team debates from the command line: each set of four debaters seated once a question, the rotation
+    moving on (sides: once), the adjudicator's ranking of each counted as its six pairwise results."""
+    ballot = {
+        "ranking": ["Closing Opposition", "Opening Government", "Opening Opposition", "Closing Government"],
+        "scores": {t: {"argument": 7, "engagement": 7, "role": 7} for t in TEAMS},
+    }
+    llm_server.configure(rules=[{"match": "Now write your ranking as a JSON object", "reply": json.dumps(ballot)}])
+    format_cards.save_card(BRITISH, owner=None)  # shipped, as `make run` loads it
+    for name in ("Ann", "Ben", "Cy", "Di"):
+        debater(name)
+    judge("Judge Una")
+    spec = write_spec(
+        tmp_path,
+        "name: BP cup\nformat: british-parliamentary\noptions: {word_limit: 60}\ndebaters: [Ann, Ben, Cy, Di]\n"
+        'judges: [Judge Una]\nquestions: ["Should cities ban cars?", "Should homework be banned?"]\nsides: once\n',
+    )
+    size, _ = run("run", str(spec))
+    assert "BP cup: 2 british-parliamentary debates and 0 judge replays: 2 debates, " in size
+    tournament = Tournament.objects.get()
+    report = json.loads(run("report", str(tournament.pk), "--json")[0])
+    assert report["tournament"]["status"] == "completed" and report["tournament"]["format"] == "british-parliamentary"
+    assert report["progress"] == {"total": 2, "done": 2, "running": 0, "failed": 0}
+    # Question 1 seats Ann, Ben, Cy, Di as OG, OO, CG, CO; question 2 the next rotation: Ben, Cy, Di, Ann.
+    placed = [[(t["place"], t["label"], t["entrant"]) for t in m["teams"]] for m in report["matches"]]
+    assert placed == [
+        [
+            ("1st", "Closing Opposition", "Di"),
+            ("2nd", "Opening Government", "Ann"),
+            ("3rd", "Opening Opposition", "Ben"),
+            ("4th", "Closing Government", "Cy"),
+        ],
+        [
+            ("1st", "Closing Opposition", "Ann"),
+            ("2nd", "Opening Government", "Ben"),
+            ("3rd", "Opening Opposition", "Cy"),
+            ("4th", "Closing Government", "Di"),
+        ],
+    ]
+    # Two rankings, six pairwise results each: Ann 2-1 and 3-0, Ben 1-2 and 2-1, Cy 0-3 and 1-2, Di 3-0 and 0-3.
+    wins = {r["name"]: (r["wins"], r["losses"]) for r in report["ratings"]}
+    assert wins == {"Ann": (5, 1), "Ben": (3, 3), "Di": (3, 3), "Cy": (1, 5)}
+    assert report["ratings"][0]["name"] == "Ann" and report["ratings"][-1]["name"] == "Cy"
+    assert all({"rating", "ci_low", "ci_high"} <= set(r) for r in report["ratings"])
+    assert [j["verdicts"] for j in report["judges"]] == [12]

@@ -275,3 +275,22 @@ def test_a_serving_process_loads_the_report_libraries_after_its_first_request(pr
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == loaded
+
+
+def test_a_refused_form_sums_up_every_problem_linked_to_its_field_and_checkboxes_have_no_colon(people, personas):
+    client = client_for("owner", people)
+    page = client.get(reverse("tournament_new")).content.decode()
+    assert '<label for="id_arena">Put its finished matches in the arena</label>' in page
+    assert "error-summary" not in page
+    one = form_data(personas, name="Kept name", debaters=[personas["debaters"][0].pk], concurrency=0)
+    page = client.post(reverse("tournament_new"), one).content.decode()
+    summary = page.split('<div class="error-summary"')[1].split("</div>")[0]
+    assert 'role="alert" tabindex="-1" autofocus' in summary
+    for link in (
+        '<a href="#id_debaters_0">Debaters: Choose at least two debaters.</a>',
+        '<a href="#id_questions">Questions: Type at least one question or upload a file.</a>',
+        '<a href="#id_concurrency">Concurrency: Ensure this value is greater than or equal to 1.</a>',
+    ):
+        assert link in summary
+    assert 'value="Kept name"' in page
+    assert not Tournament.objects.exists()

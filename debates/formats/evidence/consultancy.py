@@ -36,6 +36,7 @@ class Consultancy(EvidenceFormat):
     )
     seat_specs = (SeatSpec("consultant", "consultant", "Consultant"), SeatSpec("judge", "judge", "Judge"))
     option_specs = (ROUNDS, WORD_LIMIT, CONSULTANT_ANSWER)
+    assigned_answer_option = CONSULTANT_ANSWER.name
 
     def statements(self, options: Mapping[str, Any]) -> int:
         """The consultant's speeches."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from debates.formats import FORMATS
+from debates.formats import registered
 from debates.formats.base import PUBLIC, DebateConfig, Format, Plan, Record, SeatSpec, Step, StepBuilder
 
 TOAST = "Propose a one-sentence toast on: {topic}"
@@ -42,9 +42,10 @@ class Toast(Format):
 
 
 @pytest.fixture
-def toast(monkeypatch):
-    # The registry line, for this test only: debates/formats/__init__.py lists a real format's instance here.
-    monkeypatch.setitem(FORMATS, Toast.name, Toast())
+def toast():
+    # The registry line, for this test only: debates/formats/__init__.py lists a real format's instance in FORMATS.
+    with registered(Toast()) as fmt:
+        yield fmt
 
 
 @pytest.mark.django_db(transaction=True)
