@@ -8,7 +8,7 @@ class ApiConfig(AppConfig):
 
     def ready(self) -> None:
         from api import batch_events, webhooks
-        from batches.kinds import KINDS
+        from batches import kinds
         from chaoslm import runner
         from debates.models import Debate
         from rooms.models import Room
@@ -20,7 +20,10 @@ class ApiConfig(AppConfig):
         post_save.connect(webhooks.on_debate_saved, sender=Debate, dispatch_uid="api-webhooks-debate")
         pre_save.connect(webhooks.on_room_saving, sender=Room, dispatch_uid="api-webhooks-room-saving")
         post_save.connect(webhooks.on_room_saved, sender=Room, dispatch_uid="api-webhooks-room")
-        # A batch's pass saves its completion; the kinds registered themselves in their apps' ready (listed first).
-        for kind in KINDS.values():
-            post_save.connect(webhooks.on_batch_saved, sender=kind.model, dispatch_uid=f"api-webhooks-{kind.kind}")
+        # A batch's pass saves its completion: of each kind registered so far (in its app's ready) and any later.
+        kinds.each_kind(
+            lambda kind: post_save.connect(
+                webhooks.on_batch_saved, sender=kind.model, dispatch_uid=f"api-webhooks-{kind.kind}"
+            )
+        )
         batch_events.connect_signals()

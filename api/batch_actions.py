@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from ninja import Body, Field, Router, Schema
 
-from api.batches import EXPERIMENTS, SOURCE, TOURNAMENTS, BatchOut, KindApi, _managed, _spec_body, batch_out
+from api.batches import EXPERIMENTS, SOURCE, TOURNAMENTS, BatchOut, KindApi, batch_out, managed, spec_body
 from api.batches import router as batch_router
 from api.problems import ApiError
 from api.refusals import refusals
@@ -105,7 +105,7 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
         description=f"The new-{kind.kind} form's running estimate: the spec `POST /{plural}` takes, read with the "
         "same checks (every problem at once, 422) and the create's own refusals, and how many debates and LLM calls "
         "it would make. Nothing starts.",
-        openapi_extra=_spec_body(api.spec_schema),
+        openapi_extra=spec_body(api.spec_schema),
     )
     def size(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
         try:
@@ -118,9 +118,9 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
         except (SpecError, BatchError) as error:
             raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
 
-    def sharing_managed(request: HttpRequest, batch_id: int) -> Any:
+    def sharingmanaged(request: HttpRequest, batch_id: int) -> Any:
         # The page's rule: staff manage any batch's sharing (one made on the command line may have no owner).
-        return _managed(kind, request, batch_id, lambda user, b: sharing.can_manage_sharing(user, b, staff=True))
+        return managed(kind, request, batch_id, lambda user, b: sharing.can_manage_sharing(user, b, staff=True))
 
     @batch_router.patch(
         f"/{plural}/{{id:batch_id}}",
@@ -131,7 +131,7 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
     )
     def change(request: HttpRequest, batch_id: int, body: VisibilityIn) -> Any:
         """`visibility`, its debates' with it; pages that may no longer see it close. Its owner or staff."""
-        batch = sharing_managed(request, batch_id)
+        batch = sharingmanaged(request, batch_id)
         kind.set_visibility(batch, body.visibility)
         return batch_out(request, kind, batch)
 
@@ -144,7 +144,7 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
     )
     def share_link(request: HttpRequest, batch_id: int) -> Any:
         """The old link stops working at once, and pages opened through it close. Its owner or staff."""
-        batch = sharing_managed(request, batch_id)
+        batch = sharingmanaged(request, batch_id)
         sharing.reset_share_link(batch)
         link = reverse(f"{model._meta.model_name}_share", args=[batch.share_token])
         return {"share_url": request.build_absolute_uri(link)}
@@ -160,7 +160,7 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
         """The owner's opt-in: its finished debates are served, without names, to anyone in the arena, and the
         votes show in its report; taken out, the votes already cast stay. `blind` is false, with a `warning`, when
         its named transcripts can be read (it is public or unlisted)."""
-        batch = _managed(kind, request, batch_id)
+        batch = managed(kind, request, batch_id)
         set_arena(batch, body.arena)
         warning = not_blind(batch) if batch.arena else ""
         return {

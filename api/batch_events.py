@@ -25,6 +25,7 @@ from django.db.models.signals import post_delete, post_save
 from api.models import BatchEvent, BatchEventCounter
 from api.sse import sse
 from api.tokens import still_active
+from batches import kinds
 from batches.kinds import COMPLETED, KINDS, RUNNING, BatchKind
 from chaoslm import sharing
 from debates.models import Debate
@@ -166,10 +167,13 @@ def resume_point(last_event_id: str, after: int | None) -> int | None:
 def connect_signals() -> None:
     """Store the ends of batches' debates (api/apps.py, once a process)."""
     post_save.connect(on_debate_saved, sender=Debate, dispatch_uid="api-batch-events-debate")
-    for kind in KINDS.values():
+
+    def forget_when_deleted(kind: BatchKind) -> None:
         post_delete.connect(
-            lambda sender, instance, kind=kind.kind, **_: forget(kind, instance.pk),
+            lambda sender, instance, name=kind.kind, **_: forget(name, instance.pk),
             sender=kind.model,
             dispatch_uid=f"api-batch-events-forget-{kind.kind}",
             weak=False,
         )
+
+    kinds.each_kind(forget_when_deleted)

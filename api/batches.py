@@ -16,7 +16,7 @@ from asgiref.sync import sync_to_async
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from ninja import Body, Field, Router, Schema
 from pydantic import ValidationError
 
@@ -25,7 +25,7 @@ from api.access import may_write, readable
 from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import KEY_ERRORS, Input, where
-from batches.kinds import PAUSED, RUNNING, BatchKind
+from batches.kinds import KINDS, PAUSED, RUNNING, BatchKind
 from batches.panel import BatchError, OverBudget
 from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, spec_arguments
 from chaoslm import sharing
@@ -152,7 +152,7 @@ class BatchSummary(Schema):
     owner: str | None
     created_at: datetime
     finished_at: datetime | None
-    url: str = Field(description="Its page")
+    url: str | None = Field(description="Its page (null for a kind of batch that has no pages)")
 
 
 class BatchOut(BatchSummary):
@@ -245,6 +245,14 @@ ACTIONS: dict[str, tuple[str, str, set[str], str]] = {
 }
 
 
+def _page(request: HttpRequest, url_name: str, key: Any) -> str | None:
+    """A page's absolute address, or None for a kind that has no such page (one with no urls.py)."""
+    try:
+        return request.build_absolute_uri(reverse(url_name, args=[key]))
+    except NoReverseMatch:
+        return None
+
+
 def _summary(request: HttpRequest, batch: Any) -> dict[str, Any]:
     name = batch._meta.model_name
     return {
@@ -255,15 +263,14 @@ def _summary(request: HttpRequest, batch: Any) -> dict[str, Any]:
         "owner": batch.owner.get_username() if batch.owner_id else None,
         "created_at": batch.created_at,
         "finished_at": batch.finished_at,
-        "url": request.build_absolute_uri(reverse(f"{name}_detail", args=[batch.pk])),
+        "url": _page(request, f"{name}_detail", batch.pk),
     }
 
 
 def batch_out(request: HttpRequest, kind: BatchKind, batch: Any) -> dict[str, Any]:
     share = None
     if sharing.can_manage_sharing(request.user, batch, staff=True):
-        link = reverse(f"{batch._meta.model_name}_share", args=[batch.share_token])
-        share = request.build_absolute_uri(link)
+        share = _page(request, f"{batch._meta.model_name}_share", batch.share_token)
     return {
         **_summary(request, batch),
         "progress": batch_events.progress_of(kind, batch),
@@ -272,7 +279,7 @@ def batch_out(request: HttpRequest, kind: BatchKind, batch: Any) -> dict[str, An
     }
 
 
-def _managed(
+def managed(
     kind: BatchKind,
     request: HttpRequest,
     pk: int,
@@ -288,27 +295,84 @@ def _managed(
     return batch
 
 
-def _spec_body(schema: type[Schema]) -> dict[str, Any]:
+def spec_body(schema: type[Schema]) -> dict[str, Any]:
     # The body is read as the command line reads its YAML (same checks, same messages); its schema documents it.
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema.json_schema()}}}}
 
 
-def _action(kind: BatchKind, action: str, done: str, allowed: set[str]) -> Callable[..., Any]:
-    noun = kind.model._meta.verbose_name
+# -- what every kind's endpoints do, given the kind: at /<kind>s/... (one operation per kind, its spec and exports
+# its own) and at /batches/{kind}/... (one operation for every kind, the kind read from the registry per request) ---
+EVENTS_DOC: dict[str, Any] = {
+    "responses": {
+        200: {
+            "description": "Events: `debate` (id: its number), `progress`, `status`, `end`, `closed`",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+    "parameters": [
+        {
+            "in": "header",
+            "name": "Last-Event-ID",
+            "required": False,
+            "schema": {"type": "integer"},
+            "description": "Resume after this event (what the stream last sent as `id`).",
+        }
+    ],
+}
+LIST_DOC = "Your own (`scope=mine`), or everyone else's public ones (`scope=public`), newest first, 50 a page."
+GET_DOC = "Its status, and its progress as its page's bar shows it: debates done, running, failed, and the ETA."
+DELETE_DOC = "Its owner or staff; with its debates, its run stopped first."
+EVENTS_TEXT = (
+    "Each of its debates' ends (completed, failed), numbered, then each new one; the progress and status as they "
+    "change; `end` once it settles. Resumes exactly with `Last-Event-ID` or `after`."
+)
 
-    def act(request: HttpRequest, batch_id: int) -> Any:
-        batch = _managed(kind, request, batch_id)
-        if batch.status not in allowed:
-            raise ApiError(409, f"A {batch.status} {noun} cannot be {done}.")
-        try:
-            getattr(kind, action)(batch)
-        except OverBudget as error:
-            raise ApiError(402, str(error)) from None
-        batch.refresh_from_db()
-        return 200, batch_out(request, kind, batch)
 
-    act.__name__ = f"{action}_{kind.kind}"
-    return act
+def listing(request: HttpRequest, kind: BatchKind, scope: str, page: int) -> dict[str, Any]:
+    model = kind.model
+    if scope == "mine":
+        found = model.objects.filter(owner=request.user)
+    else:
+        found = model.objects.filter(Q(visibility=Visibility.PUBLIC) & ~Q(owner=request.user))
+    paginator = Paginator(found.select_related("owner"), 50)
+    current = paginator.get_page(page)
+    results = [_summary(request, b) for b in current]
+    return {"count": paginator.count, "page": current.number, "pages": paginator.num_pages, "results": results}
+
+
+def status(request: HttpRequest, kind: BatchKind, batch_id: int) -> dict[str, Any]:
+    return batch_out(request, kind, readable(kind.model, request, batch_id))
+
+
+def act(request: HttpRequest, kind: BatchKind, action: str, batch_id: int) -> tuple[int, dict[str, Any]]:
+    """The owner's pause, resume or cancel (one of ACTIONS): 409 when its status does not allow it."""
+    _, done, allowed, _ = ACTIONS[action]
+    batch = managed(kind, request, batch_id)
+    if batch.status not in allowed:
+        raise ApiError(409, f"A {batch.status} {kind.model._meta.verbose_name} cannot be {done}.")
+    try:
+        getattr(kind, action)(batch)
+    except OverBudget as error:
+        raise ApiError(402, str(error)) from None
+    batch.refresh_from_db()
+    return 200, batch_out(request, kind, batch)
+
+
+def delete(request: HttpRequest, kind: BatchKind, batch_id: int) -> tuple[int, None]:
+    kind.delete(managed(kind, request, batch_id, sharing.can_delete, "delete it"))
+    return 204, None
+
+
+async def events(request: HttpRequest, kind: BatchKind, batch_id: int, after: int | None) -> StreamingHttpResponse:
+    await sync_to_async(readable)(kind.model, request, batch_id)
+    resume = batch_events.resume_point(request.headers.get("Last-Event-ID", ""), after)
+    response = StreamingHttpResponse(
+        batch_events.stream(kind, batch_id, request.user, request.auth.pk, resume),  # type: ignore[attr-defined]
+        content_type="text/event-stream",
+    )
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
 
 
 def add_kind(api: KindApi) -> None:
@@ -324,7 +388,7 @@ def add_kind(api: KindApi) -> None:
         operation_id=f"create_{kind.kind}",
         description=f"The keys of `manage.py {kind.kind} run`'s spec as JSON, with its checks and messages: every "
         "problem of the spec at once. Personas by name (no files are read).",
-        openapi_extra=_spec_body(api.spec_schema),
+        openapi_extra=spec_body(api.spec_schema),
     )
     def create(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
         may_write(request)
@@ -347,17 +411,10 @@ def add_kind(api: KindApi) -> None:
         summary=f"List {plural}",
         tags=[tag],
         operation_id=f"list_{kind.kind}s",
+        description=LIST_DOC,
     )
-    def listing(request: HttpRequest, scope: Literal["mine", "public"] = "mine", page: int = 1) -> Any:
-        """Your own (`scope=mine`), or everyone else's public ones (`scope=public`), newest first, 50 a page."""
-        if scope == "mine":
-            found = model.objects.filter(owner=request.user)
-        else:
-            found = model.objects.filter(Q(visibility=Visibility.PUBLIC) & ~Q(owner=request.user))
-        paginator = Paginator(found.select_related("owner"), 50)
-        current = paginator.get_page(page)
-        results = [_summary(request, b) for b in current]
-        return {"count": paginator.count, "page": current.number, "pages": paginator.num_pages, "results": results}
+    def list_kind(request: HttpRequest, scope: Literal["mine", "public"] = "mine", page: int = 1) -> Any:
+        return listing(request, kind, scope, page)
 
     @router.get(
         f"/{plural}/{{id:batch_id}}",
@@ -365,13 +422,17 @@ def add_kind(api: KindApi) -> None:
         summary=f"Get a {noun}'s status and progress",
         tags=[tag],
         operation_id=f"get_{kind.kind}",
+        description=GET_DOC,
     )
     def get(request: HttpRequest, batch_id: int) -> Any:
-        """Its status, and its progress as its page's bar shows it: debates done, running, failed, and the ETA."""
-        return batch_out(request, kind, readable(model, request, batch_id))
+        return status(request, kind, batch_id)
 
-    for action, (verb, done, allowed, description) in ACTIONS.items():
-        act = _action(kind, action, done, allowed)
+    for action, (verb, _, _, description) in ACTIONS.items():
+
+        def action_view(request: HttpRequest, batch_id: int, action: str = action) -> Any:
+            return act(request, kind, action, batch_id)
+
+        action_view.__name__ = f"{action}_{kind.kind}"
         router.post(
             f"/{plural}/{{id:batch_id}}/{action}",
             # A resume its owner's spent monthly budget refuses is a 402, as a create over budget is.
@@ -380,7 +441,7 @@ def add_kind(api: KindApi) -> None:
             tags=[tag],
             operation_id=f"{action}_{kind.kind}",
             description=description,
-        )(act)
+        )(action_view)
 
     @router.delete(
         f"/{plural}/{{id:batch_id}}",
@@ -388,11 +449,10 @@ def add_kind(api: KindApi) -> None:
         summary=f"Delete a {noun}",
         tags=[tag],
         operation_id=f"delete_{kind.kind}",
+        description=DELETE_DOC,
     )
-    def delete(request: HttpRequest, batch_id: int) -> Any:
-        """Its owner or staff; with its debates, its run stopped first."""
-        kind.delete(_managed(kind, request, batch_id, sharing.can_delete, "delete it"))
-        return 204, None
+    def delete_kind(request: HttpRequest, batch_id: int) -> Any:
+        return delete(request, kind, batch_id)
 
     @router.get(
         f"/{plural}/{{id:batch_id}}/report",
@@ -432,36 +492,112 @@ def add_kind(api: KindApi) -> None:
         summary=f"Follow a {noun}'s events (Server-Sent Events)",
         tags=[tag],
         operation_id=f"events_{kind.kind}",
-        openapi_extra={
-            "responses": {
-                200: {
-                    "description": "Events: `debate` (id: its number), `progress`, `status`, `end`, `closed`",
-                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
-                }
-            },
-            "parameters": [
-                {
-                    "in": "header",
-                    "name": "Last-Event-ID",
-                    "required": False,
-                    "schema": {"type": "integer"},
-                    "description": "Resume after this event (what the stream last sent as `id`).",
-                }
-            ],
-        },
+        description=EVENTS_TEXT,
+        openapi_extra=EVENTS_DOC,
     )
-    async def events(request: HttpRequest, batch_id: int, after: int | None = None) -> Any:
-        """Each of its debates' ends (completed, failed), numbered, then each new one; the progress and status as
-        they change; `end` once it settles. Resumes exactly with `Last-Event-ID` or `after`."""
-        await sync_to_async(readable)(model, request, batch_id)
-        resume = batch_events.resume_point(request.headers.get("Last-Event-ID", ""), after)
-        response = StreamingHttpResponse(
-            batch_events.stream(kind, batch_id, request.user, request.auth.pk, resume),  # type: ignore[attr-defined]
-            content_type="text/event-stream",
-        )
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
-        return response
+    async def events_kind(request: HttpRequest, batch_id: int, after: int | None = None) -> Any:
+        return await events(request, kind, batch_id, after)
+
+
+# -- /batches/{kind}/...: every registered kind, its name looked up per request ----------------------------------
+class KindOut(Schema):
+    kind: str = Field(description="Its name in /batches/{kind}/... (and, for a kind with its own, /{kind}s/...)")
+    noun: str
+    plural: str
+
+
+# Any text: a name no kind has is a 404 naming the kinds, whatever its length.
+KindName = str
+BATCHES = "batches"
+
+
+def kind_of(name: str) -> BatchKind:
+    """The registered kind called `name`, or a 404 naming those there are."""
+    found = KINDS.get(name)
+    if found is None:
+        raise ApiError(404, f"There is no kind of batch called {name!r}; the kinds are {', '.join(KINDS)}.")
+    return found
+
+
+@router.get(
+    "/batches",
+    response={200: list[KindOut], **refusals()},
+    summary="List the kinds of batch",
+    tags=[BATCHES],
+    operation_id="list_batch_kinds",
+)
+def batch_kinds(request: HttpRequest) -> Any:
+    """Every kind of batch this site runs (tournaments, experiments, ...): each one's batches are at
+    /batches/{kind}/, with the same status, owner's actions, delete and events as its own addresses."""
+    return [
+        {"kind": k.kind, "noun": str(k.model._meta.verbose_name), "plural": str(k.model._meta.verbose_name_plural)}
+        for k in KINDS.values()
+    ]
+
+
+@router.get(
+    "/batches/{kind}",
+    response={200: BatchPage, **refusals(404, 422)},
+    summary="List batches of a kind",
+    tags=[BATCHES],
+    operation_id="list_batches",
+    description=LIST_DOC,
+)
+def list_batches(request: HttpRequest, kind: KindName, scope: Literal["mine", "public"] = "mine", page: int = 1) -> Any:
+    return listing(request, kind_of(kind), scope, page)
+
+
+@router.get(
+    "/batches/{kind}/{id:batch_id}",
+    response={200: BatchOut, **refusals(404)},
+    summary="Get a batch's status and progress",
+    tags=[BATCHES],
+    operation_id="get_batch",
+    description=GET_DOC,
+)
+def get_batch(request: HttpRequest, kind: KindName, batch_id: int) -> Any:
+    return status(request, kind_of(kind), batch_id)
+
+
+for _action, (_verb, _, _, _description) in ACTIONS.items():
+
+    def _batch_action(request: HttpRequest, kind: KindName, batch_id: int, action: str = _action) -> Any:
+        return act(request, kind_of(kind), action, batch_id)
+
+    _batch_action.__name__ = f"{_action}_batch"
+    router.post(
+        f"/batches/{{kind}}/{{id:batch_id}}/{_action}",
+        response={200: BatchOut, **refusals(*((402,) if _action == "resume" else ()), 403, 404, 409)},
+        summary=f"{_verb} a batch",
+        tags=[BATCHES],
+        operation_id=f"{_action}_batch",
+        description=_description,
+    )(_batch_action)
+
+
+@router.delete(
+    "/batches/{kind}/{id:batch_id}",
+    response={204: None, **refusals(403, 404)},
+    summary="Delete a batch",
+    tags=[BATCHES],
+    operation_id="delete_batch",
+    description=DELETE_DOC,
+)
+def delete_batch(request: HttpRequest, kind: KindName, batch_id: int) -> Any:
+    return delete(request, kind_of(kind), batch_id)
+
+
+@router.get(
+    "/batches/{kind}/{id:batch_id}/events",
+    response={200: str, **refusals(404, 422)},
+    summary="Follow a batch's events (Server-Sent Events)",
+    tags=[BATCHES],
+    operation_id="events_batch",
+    description=EVENTS_TEXT,
+    openapi_extra=EVENTS_DOC,
+)
+async def batch_events_stream(request: HttpRequest, kind: KindName, batch_id: int, after: int | None = None) -> Any:
+    return await events(request, kind_of(kind), batch_id, after)
 
 
 for _kind in (TOURNAMENTS, EXPERIMENTS):

@@ -5,7 +5,7 @@ delivery."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
@@ -20,7 +20,14 @@ from api.schemas import Input
 
 router = Router(tags=["webhooks"])
 
-EventKind = Literal["debate.finished", "debate.failed", "room.stopped", "tournament.finished", "experiment.finished"]
+EventKind = Annotated[
+    str,
+    Field(
+        max_length=60,
+        description="debate.finished, debate.failed, room.stopped, tournament.finished, experiment.finished, or "
+        "`<kind>.finished` for any other kind of batch (`GET /batches` lists them)",
+    ),
+]
 
 
 class WebhookIn(Input):
@@ -62,6 +69,11 @@ def _delivery(d: Delivery) -> dict[str, Any]:
 def create_webhook(request: HttpRequest, body: WebhookIn) -> Any:
     """Its address must be public, also once its name is resolved (422 otherwise)."""
     may_write(request)
+    known = [value for value, _ in webhooks.event_kinds()]
+    unknown = [event for event in body.events if event not in known]
+    if unknown:
+        detail = f"There is no event {unknown[0]!r}; the events are {', '.join(known)}."
+        raise ApiError(422, detail, errors=[{"field": "events", "message": detail}])
     try:
         made = webhooks.register(request.user, body.url, body.secret, list(body.events))
     except webhooks.Refused as error:

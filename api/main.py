@@ -13,10 +13,8 @@ import logging
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
-from ninja import NinjaAPI, Swagger
+from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.openapi.docs import _csrf_needed
 from ninja.security import HttpBearer
 
 # room_actions and batch_actions also add operations to rooms' and batches' routers (on /rooms/{id} and
@@ -41,6 +39,7 @@ from api import (
 )
 from api.models import ApiToken
 from api.problems import ApiError, problem
+from api.reference import Reference
 from api.schemas import where
 from chaoslm import limits
 
@@ -63,18 +62,6 @@ class TokenAuth(HttpBearer):
         return found
 
 
-class LocalSwagger(Swagger):
-    """The docs page with Swagger UI's scripts and styles from our static files, as when `ninja` was in
-    INSTALLED_APPS. ninja serves them so only if that exact entry is there, and from a CDN (which the CSP
-    refuses) otherwise; the entry is gone because importing it brought ninja and pydantic into every command.
-    The settings put ninja's templates and static files in TEMPLATES' and STATICFILES' DIRS instead."""
-
-    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
-        self.settings["url"] = self.get_openapi_url(api, kwargs)
-        context = {"swagger_settings": json.dumps(self.settings, indent=1), "api": api, "add_csrf": _csrf_needed(api)}
-        return render(request, self.template, context)
-
-
 class ChaosApi(NinjaAPI):
     """Our API, whose OpenAPI document lists every problem each operation may answer (api/refusals.py)."""
 
@@ -90,7 +77,7 @@ api = ChaosApi(
     "make a token on your account's API tokens page.",
     auth=TokenAuth(),
     urls_namespace="api",
-    docs=LocalSwagger(),
+    docs=Reference(),
     docs_url="/docs",
     openapi_url="/openapi.json",
 )

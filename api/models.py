@@ -88,6 +88,7 @@ class Delivery(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["webhook", "key"], name="unique_delivery_key")]
+        verbose_name_plural = "deliveries"
 
     def __str__(self) -> str:
         return f"{self.kind} → {self.webhook_id} ({self.status})"

@@ -73,7 +73,12 @@ def _webhooks_page(request: HttpRequest, status: int = 200, **context: object) -
     listed = []
     for webhook in Webhook.objects.filter(owner=request.user):
         listed.append((webhook, list(webhook.deliveries.all()[:DELIVERIES_SHOWN])))
-    defaults = {"webhooks": listed, "kinds": Webhook.Kind.choices, "chosen": [str(Webhook.Kind.DEBATE_FINISHED)]}
+    defaults = {
+        "webhooks": listed,
+        "kinds": webhooks.event_kinds(),
+        "chosen": [str(Webhook.Kind.DEBATE_FINISHED)],
+        "allowed_networks": [str(network) for network in webhooks.allowed_networks()],
+    }
     context = defaults | context
     return render(request, "api/webhooks.html", context, status=status)
 
@@ -83,7 +88,7 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return _webhooks_page(request)
     url = request.POST.get("url", "").strip()
-    known = set(Webhook.Kind.values)
+    known = {value for value, _ in webhooks.event_kinds()}
     chosen = [kind for kind in request.POST.getlist("events") if kind in known]
 
     def create() -> dict[str, object]:

@@ -107,7 +107,8 @@ _V4 = tuple((ipaddress.ip_network(net), label) for net, label in REFUSED_V4)
 _V6 = tuple((ipaddress.ip_network(net), label) for net, label in REFUSED_V6)
 
 
-def _allowed_networks() -> list[Network]:
+def allowed_networks() -> list[Network]:
+    """The private, loopback or link-local networks this site lets webhooks reach (CHAOSLM_WEBHOOKS_ALLOW_NETWORKS)."""
     raw = settings.CHAOSLM_WEBHOOKS_ALLOW_NETWORKS
     return [ipaddress.ip_network(n.strip(), strict=False) for n in raw.split(",") if n.strip()]
 
@@ -140,7 +141,7 @@ def address_refused(address: str) -> str | None:
     too. CHAOSLM_WEBHOOKS_ALLOW_NETWORKS lets the networks it names through (a receiver on this machine)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     carried = embedded_v4(ip)
-    allowed = _allowed_networks()
+    allowed = allowed_networks()
     if any(ip in network or (carried and carried[0] in network) for network in allowed):
         return None
     for checked, form in ((ip, ""), *([(carried[0], carried[1])] if carried else [])):
@@ -148,7 +149,11 @@ def address_refused(address: str) -> str | None:
         if label is not None:
             what = label if label.startswith("not ") else f"is {label}"
             shown = f"{ip} ({form} form of {checked})" if form else str(ip)
-            return f"{shown} {what}: webhooks go to public addresses only."
+            network = f"{checked}/{checked.max_prefixlen}"
+            return (
+                f"{shown} {what}: webhooks go to public addresses only, or to networks the site's setting "
+                f"CHAOSLM_WEBHOOKS_ALLOW_NETWORKS names (add {network} to it to allow this one)."
+            )
     return None
 
 
@@ -196,6 +201,17 @@ def resolve(url: str) -> tuple[str, str, int, str]:
 def check_url(url: str) -> None:
     """Refused unless `url` may be registered."""
     resolve(url)
+
+
+def event_kinds() -> list[tuple[str, str]]:
+    """The events a webhook may be told of, each with its words: a debate's and a room's, then each registered kind
+    of batch's `<kind>.finished`, read from the registry when asked."""
+    batches = []
+    for kind in KINDS.values():
+        noun = str(kind.model._meta.verbose_name)
+        batches.append((f"{kind.kind}.finished", f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} finished"))
+    named = {value for value, _ in batches}
+    return [*((str(v), str(label)) for v, label in Webhook.Kind.choices if v not in named), *batches]
 
 
 def register(owner: Any, url: str, secret: str, events: list[str]) -> Webhook:

@@ -124,7 +124,7 @@ class BatchCommand(BaseCommand):
         if action == "run":
             owner, whose = cli.owner(options["owner"])
             batch = self.create(options["spec"], console, owner)
-            for line in (whose, *cli.addresses(batch)):
+            for line in (whose, *cli.addresses(batch, f"/api/v1/batches/{self.kind.kind}/{batch.pk}")):
                 console.print(line, highlight=False, soft_wrap=True)
         else:
             batch = self.kind.model.objects.filter(pk=options["id"]).first()

@@ -219,11 +219,22 @@ class BatchKind:
 
 
 KINDS: dict[str, BatchKind] = {}
+# What a layer above wants done with each kind (the API's webhooks and event log listen to its saves).
+_on_register: list[Callable[[BatchKind], None]] = []
+
+
+def each_kind(callback: Callable[[BatchKind], None]) -> None:
+    """Call `callback` with every kind registered, now and whenever one registers later."""
+    _on_register.append(callback)
+    for kind in list(KINDS.values()):
+        callback(kind)
 
 
 def register(kind: BatchKind) -> BatchKind:
     """Make `kind` known to the runner (its inline loop and its Celery task), the sweep and the debates' wake."""
     KINDS[kind.kind] = kind
+    for callback in _on_register:
+        callback(kind)
     # On Celery a batch goes by its tick chain (`submit`), never by the runner's task: none is given.
     runner.register(kind.kind, kind.run_inline, None)
     runner.register_sweep(kind.sweep)

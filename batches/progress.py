@@ -154,6 +154,9 @@ class ProgressView:
         if e is None:
             return ""
         if e.seconds_left is None:
+            if e.calls_made:  # calls stored in the same instant as the start: no pace to go by yet
+                made = f"{e.calls_made} of {e.calls_made + e.calls_left} model calls"
+                return f"estimating: {made} made, {duration(e.elapsed)} in"
             return f"estimating: no model call has finished yet, {duration(e.elapsed)} in"
         if e.seconds_left <= 0:
             return self.overdue_text

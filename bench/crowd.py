@@ -394,6 +394,11 @@ def main() -> None:
             ("messages delivered", str(ours["messages"]), f"floor {floor['messages']}"),
             ("CPU µs / message", f"{cpu_ours * 1e6:.0f}", f"floor {cpu_floor * 1e6:.0f}"),
             ("CPU / message / floor", f"{cpu_ours / cpu_floor:.2f}x", "goal <= 1.5x"),
+            (
+                "CPU µs / token delivered",
+                f"{ours['cpu'] / max(ours['received_tokens'], 1) * 1e6:.0f}",
+                f"floor {floor['cpu'] / max(floor['received_tokens'], 1) * 1e6:.0f}; the same work, however batched",
+            ),
             ("CPU µs / message: web", per_message(ours, "web"), f"floor {per_message(floor, 'web')}"),
             ("CPU µs / message: worker", per_message(ours, "worker"), "the debate: LLM client, database, rendering"),
             ("CPU µs / message: Redis", per_message(ours, "redis"), f"floor {per_message(floor, 'redis')}"),

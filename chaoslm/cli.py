@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 from django.db import models
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from chaoslm import runner
 from chaoslm.sharing import Visibility
@@ -54,12 +54,16 @@ def refuse_enqueue_inline() -> None:
         raise CommandError(ENQUEUE_NEEDS_CELERY)
 
 
-def addresses(thing: models.Model) -> list[str]:
+def addresses(thing: models.Model, api: str = "") -> list[str]:
     """The lines naming its page and, unless it is private, its share link (URL names `<model>_detail`,
-    `<model>_share`, as chaoslm/sharing.py's)."""
+    `<model>_share`, as chaoslm/sharing.py's); a kind of batch with no pages has neither, and the line says where
+    the API has it instead (`api`, its path)."""
     name = thing._meta.model_name
     base = settings.CHAOSLM_SITE_URL
-    lines = [f"Page: {base}{reverse(f'{name}_detail', args=[thing.pk])}"]
+    try:
+        lines = [f"Page: {base}{reverse(f'{name}_detail', args=[thing.pk])}"]
+    except NoReverseMatch:
+        return [f"Page: none (no page shows a {thing._meta.verbose_name}); the API has it at {base}{api}"]
     if thing.visibility != Visibility.PRIVATE:  # type: ignore[attr-defined]
         lines.append(f"Share link: {base}{reverse(f'{name}_share', args=[thing.share_token])}")  # type: ignore[attr-defined]
     return lines

@@ -124,22 +124,38 @@ class LiveConsumer(AsyncWebsocketConsumer):
         """Pages only listen; anything they send is ignored."""
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        if message["type"] == live.PUSH_TYPE:
-            # Pushes only forward HTML. Channels' dispatch would first close stale database connections
-            # in a worker thread: a thread hop per message per spectator, the biggest cost of a push.
-            if self.resyncing:
-                return
-            if self._skipped(message) or self._unsent() > self.backlog_limit:
-                self.resyncing = True
-                drop = self.scope.get("drop_connection")
-                if drop is not None:
-                    drop()
-                else:
-                    await self.close(code=RESYNC_CODE)
-                return
-            metrics.push_forwarded(message)
-            await self.send(text_data=message["html"])
+        if message["type"] != live.PUSH_TYPE:
+            await self._dispatch_other(message)
             return
+        # Pushes only forward HTML. Channels' dispatch would first close stale database connections
+        # in a worker thread: a thread hop per message per spectator, the biggest cost of a push.
+        # Those already here behind this one go out with it, as one message (live.arrived); others in order.
+        pushes = [message]
+        for later in live.arrived(self.channel_name):
+            if later["type"] == live.PUSH_TYPE:
+                pushes.append(later)
+                continue
+            await self._forward(pushes)
+            pushes = []
+            await self._dispatch_other(later)
+        await self._forward(pushes)
+
+    async def _forward(self, pushes: list[dict[str, Any]]) -> None:
+        if self.resyncing or not pushes:
+            return
+        if any(self._skipped(push) for push in pushes) or self._unsent() > self.backlog_limit:
+            self.resyncing = True
+            drop = self.scope.get("drop_connection")
+            if drop is not None:
+                drop()
+            else:
+                await self.close(code=RESYNC_CODE)
+            return
+        for push in pushes:
+            metrics.push_forwarded(push)
+        await self.send(text_data=pushes[0]["html"] if len(pushes) == 1 else "".join(p["html"] for p in pushes))
+
+    async def _dispatch_other(self, message: dict[str, Any]) -> None:
         if message["type"] == live.CLOSE_TYPE:
             await self.close(code=4403)  # the link it came through stopped working
             return

@@ -272,6 +272,30 @@ class Listener:
         return self.CLOSED if message.get("type") == CLOSE_TYPE else message.get("html", "")
 
 
+def arrived(channel_name: str) -> list[dict[str, Any]]:
+    """The messages already in this process for `channel_name`, taken without waiting, at most about
+    MAX_PUSH_CHARS of HTML; [] on a layer other than pubsub (the default with Redis).
+
+    A socket behind its pushes (a process short of CPU under a crowd) sends those already here as one message
+    (chaoslm/consumers.py): the websocket frame, the write and the page's handling, once for all of them rather
+    than once each, so a backlog shrinks instead of growing with every push. The pubsub layer keeps a queue per
+    channel of what Redis delivered and has no call to take from it without waiting; its receive is the same
+    `get` on the same queue."""
+    layer = get_channel_layer()
+    per_loop = getattr(layer, "_get_layer", None)
+    if per_loop is None:
+        return []
+    here = per_loop()
+    queue = here.channels.get(channel_name)
+    taken: list[dict[str, Any]] = []
+    size = 0
+    while queue is not None and not queue.empty() and size < MAX_PUSH_CHARS:
+        message = here.channel_layer.deserialize(queue.get_nowait())
+        size += len(message.get("html", ""))
+        taken.append(message)
+    return taken
+
+
 async def join(group: str, channel_name: str) -> None:
     """Put a socket (its channel) in `group`, and, on a layer shared between processes, say so (presence)."""
     await get_channel_layer().group_add(group, channel_name)

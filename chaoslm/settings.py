@@ -9,17 +9,12 @@ import os
 import tempfile
 import warnings
 from datetime import timedelta
-from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-# django-ninja's folder, found without importing it (find_spec does not run a top-level package): its templates
-# and static files serve the API's docs page. Listed in INSTALLED_APPS, `ninja` would be imported, and pydantic
-# with it, by every command.
-NINJA_DIR = Path(find_spec("ninja").origin).parent
 
 
 def env_str(name: str, default: str) -> str:
@@ -87,7 +82,8 @@ INSTALLED_APPS = [
     "batches",
     "tournaments",
     "experiments",
-    # The JSON API (/api/v1/), with django-ninja (NINJA_DIR).
+    # The JSON API (/api/v1/), with django-ninja (not itself an app here: listed, `ninja` and pydantic would be
+    # imported by every command).
     "api",
 ]
 
@@ -117,13 +113,15 @@ WSGI_APPLICATION = None
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The navigation's links to each kind of batch (templates/base.html).
+                "batches.context_processors.batch_kinds",
             ],
         },
     },
@@ -387,7 +385,7 @@ if CHAOSLM_BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static", NINJA_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # The largest request body the site accepts (bytes): a bigger one gets a 413 from its Content-Length before

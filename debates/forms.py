@@ -50,9 +50,39 @@ class FormatOptions(forms.Form):
 SHORT_WITH_EMBEDDED = {"turns": 2, "free_turns": 1, "max_rounds": 1}
 
 
+def _a(word: str) -> str:
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 class PersonaChoice(forms.ModelChoiceField):
+    """A seat's persona. A choice it does not offer is refused naming the rule it breaks (the persona's role, or
+    its formats), in the page's and the API's words alike, not Django's bare "Select a valid choice"."""
+
+    def __init__(self, *args: Any, role: str, seat: str, format_name: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.role, self.seat, self.format_name = role, seat, format_name
+
     def label_from_instance(self, obj: Persona) -> str:
         return f"{obj.name} ({obj.role})"
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return super().to_python(value)
+        except forms.ValidationError as error:
+            if error.code != "invalid_choice":
+                raise
+            raise forms.ValidationError(self.why_not(value), code="invalid_choice") from None
+
+    def why_not(self, value: Any) -> str:
+        pk = parse_id(str(value))
+        persona = Persona.objects.filter(pk=pk).first() if pk is not None else None
+        if persona is None:
+            shown = str(pk) if pk is not None else repr(str(value)[:20])
+            return f"There is no persona {shown}: seat '{self.seat}' takes a persona's id."
+        named = f"Persona {persona.pk} ({persona.name})"
+        if persona.role != self.role:
+            return f"{named} is {_a(persona.role)}; seat '{self.seat}' takes {_a(self.role)}."
+        return f"{named} is not offered in the {self.format_name} format (its persona file lists its formats)."
 
 
 def seat_needed(fmt: Format, spec: SeatSpec) -> str:
@@ -142,6 +172,9 @@ class NewDebateForm(FormatOptions):
             same_role = [p.pk for p in personas if p.role == spec.role]
             matching = same_role or [p.pk for p in personas]
             field = PersonaChoice(
+                role=spec.role,
+                seat=spec.key,
+                format_name=self.fmt.name,
                 queryset=Persona.objects.filter(pk__in=matching),
                 required=spec.required,
                 label=spec.label,

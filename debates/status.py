@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from django.utils import timezone
 from django.utils.text import capfirst
 
 from debates.formats import Format, Step
@@ -48,9 +47,9 @@ def status_line(debate: Debate, doing: Sequence[str] = (), stage: str = "", wait
         text = "Waiting for you: it is your turn to speak."
     elif debate.status == Debate.Status.ERROR:
         text = f"Stopped with an error: {debate.error_text}"
-    elif debate.held() and debate.starts_at is not None:
-        starts = timezone.localtime(debate.starts_at)
-        text = f"Held: it starts at {starts:%H:%M:%S %Z}, so an audience can gather."
+    elif debate.held():
+        # Its start time and countdown are the hold's box (debates/_hold.html): said once on the page.
+        text = "Held so an audience can gather: it has not started."
     else:
         text = f"{capfirst(debate.get_status_display())}."
         if debate.status == Debate.Status.COMPLETED and debate.is_ending:

@@ -162,7 +162,8 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
     lines = [f"# {data['topic']}", ""]
     if data["premise"]:
         lines += [f"**Premise:** {data['premise']}", ""]
-    lines.append(f"**Format:** {data['format']} · **Status:** {data['status']} · **Cost:** {data['cost']['text']}")
+    shown = fmt.title if fmt else data["format"]  # a card or format no longer known keeps its name
+    lines.append(f"**Format:** {shown} · **Status:** {data['status']} · **Cost:** {data['cost']['text']}")
     lines.append("")
     for seat in data["seats"]:
         side = f", {seat['side']}" if seat["side"] else ""

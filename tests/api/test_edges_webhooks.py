@@ -8,6 +8,7 @@ need none, and a connection anywhere but loopback fails the test (the guard of t
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 
 import pytest
@@ -89,7 +90,12 @@ REFUSED = {
 def test_every_address_that_is_not_global_unicast_is_refused_saying_why(address, says):
     reason = webhooks.address_refused(address)
     assert reason is not None and says in reason, reason
-    assert reason.endswith("webhooks go to public addresses only.")
+    # It names the setting that would allow it, and the network to add: the IPv4 address an IPv6 form carries.
+    assert (
+        "webhooks go to public addresses only, or to networks the site's setting CHAOSLM_WEBHOOKS_ALLOW_NETWORKS "
+        in (reason)
+    )
+    assert re.search(r"names \(add [0-9a-f.:]+/(32|128) to it to allow this one\)\.$", reason), reason
 
 
 @pytest.mark.parametrize(

@@ -197,7 +197,10 @@ def test_a_redirect_to_a_refused_address_is_not_followed(people, settings):
         delivery = _delivery(people["owner"], first.url)
         assert asyncio.run(webhooks.attempt(delivery.pk)) is False
         delivery.refresh_from_db()
-        assert delivery.last_error == "refused: 127.0.0.2 is a loopback address: webhooks go to public addresses only."
+        assert delivery.last_error == (
+            "refused: 127.0.0.2 is a loopback address: webhooks go to public addresses only, or to networks the "
+            "site's setting CHAOSLM_WEBHOOKS_ALLOW_NETWORKS names (add 127.0.0.2/32 to it to allow this one)."
+        )
         assert len(first.received) == 1 and elsewhere.received == []
     finally:
         first.close()

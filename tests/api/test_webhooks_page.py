@@ -10,13 +10,22 @@ from tests.api.test_webhooks import loopback_only
 
 __all__ = ["loopback_only"]  # the guard: no test here connects off this machine
 
-REFUSED = "10.0.0.1 is a private address: webhooks go to public addresses only."
+REFUSED = (
+    "10.0.0.1 is a private address: webhooks go to public addresses only, or to networks the site&#x27;s setting "
+    "CHAOSLM_WEBHOOKS_ALLOW_NETWORKS names (add 10.0.0.1/32 to it to allow this one)."
+)
 
 
 def test_the_webhooks_page_registers_refuses_and_keeps_others_out(server):
     with logged_in(server, "otto") as otto, logged_in(server, "olive") as olive:
         page = otto.get("/account/webhooks/")
         assert page.status_code == 200
+        # The server allows loopback (tests/api/conftest.py): the page says so, naming the setting.
+        assert (
+            "or one on the networks this\n      site allows besides (<code>CHAOSLM_WEBHOOKS_ALLOW_NETWORKS</code>: "
+            "127.0.0.1/32)" in page.text
+        )
+        assert "addresses on private,\n      loopback or link-local networks are refused" not in page.text
         # No CSRF token: refused, nothing made.
         assert otto.post("/account/webhooks/", data={"url": "http://127.0.0.1:9/x"}).status_code == 403
         csrf = csrf_of(page.text)

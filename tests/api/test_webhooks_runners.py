@@ -151,7 +151,8 @@ def test_a_delivery_left_pending_past_its_time_is_sent_by_the_sweep_that_recover
         # Never tried, its process gone; tried twice, its 20 s backoff long past; tried twice, backoff not yet over.
         Delivery.objects.filter(pk=made[0].pk).update(updated_at=ago)
         Delivery.objects.filter(pk=made[1].pk).update(updated_at=ago - timedelta(seconds=20))
-        Delivery.objects.filter(pk=made[2].pk).update(updated_at=ago + timedelta(seconds=10))
+        # (a minute short of due, so a slow machine's two sweeps stay before it)
+        Delivery.objects.filter(pk=made[2].pk).update(updated_at=ago + timedelta(seconds=60))
         runner.sweep()
         runner.inline.wait_idle()
         assert sorted(verified(r)["n"] for r in receiver.received) == [0, 1]

@@ -1,28 +1,55 @@
 """A new kind of batch is a short list of files (docs/adding-a-batch-kind.md): here, a "series" of duels on one topic
 between the same two personas, made of the two files that run it (its models, its `BatchKind`) and one line
 registering it. Everything else (one pass at a time under the owner's cap, the inline loop, the wake of a finished
-debate, pausing, the progress and its ETA, visibility, deleting) is batches/kinds.py's, unchanged."""
+debate, pausing, the progress and its ETA, visibility, deleting) is batches/kinds.py's, unchanged.
+
+Its faces, each from one more file of its own and no file of the product changed: its command (a `BatchCommand`),
+its pages (`batches.views.urlpatterns` in its urls.py, which the root URLconf includes: here this module is the
+root URLconf), with them its place in the navigation and its live page (batches/consumers.py serves its socket),
+and the API's /batches/{kind}/... (status, the owner's actions, delete, events), which read the registry."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
+from dataclasses import dataclass
+from io import StringIO
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from asgiref.sync import sync_to_async
+from channels.auth import AuthMiddlewareStack
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db import connection, models
 from django.db.models import F
+from django.http import HttpRequest, HttpResponse
+from django.template import engines
+from django.template.loader import render_to_string
 from django.test.utils import isolate_apps
+from rich.console import Console
 
+from api.tokens import create_token
 from batches import kinds, schedule
+from batches import views as batch_views
+from batches.command import BatchCommand
+from batches.forms import BatchForm
 from batches.kinds import BatchKind
 from batches.models import BatchRecord
 from batches.progress import ProgressView, jobs_from_rows, progress_view, settings_of
 from chaoslm import runner, sharing
+from chaoslm import urls as root_urls
+from chaoslm.routing import websocket_urlpatterns
 from chaoslm.runner import inline
 from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
+from tests.api.receiver import Receiver
 from tests.batches.helpers import debater, judge
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,6 +65,7 @@ with isolate_apps("batches") as registry:
 
         class Meta(BatchRecord.Meta):
             app_label = "batches"
+            verbose_name_plural = "series"
 
     class Bout(models.Model):  # noqa: DJ008 (a test's table)
         series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="bouts")
@@ -83,7 +111,10 @@ class SeriesKind(BatchKind):
         return f"series-{batch_id}"
 
     def live_html(self, batch_id: int) -> str:
-        return ""  # no page: nothing to push
+        """Its page's live part: the progress line every kind's page has."""
+        series = Series.objects.get(pk=batch_id)
+        context = {"batch": series, "progress": self.progress(series), "unit": "duels"}
+        return f'<div id="progress" hx-swap-oob="true">{render_to_string("batches/progress_line.html", context)}</div>'
 
 
 def _duel_calls(job: schedule.Job) -> int:
@@ -93,18 +124,76 @@ def _duel_calls(job: schedule.Job) -> int:
 SERIES = SeriesKind()
 
 
+# -- its command: <app>/management/commands/series.py ---------------------------------------------------------------
+@dataclass
+class SeriesSpec:
+    """A series's spec file: its fields are `create_series`'s arguments."""
+
+    name: str
+    topic: str
+    bouts: int
+
+
+def read_spec(path: Path) -> SeriesSpec:
+    return SeriesSpec(**yaml.safe_load(path.read_text()))
+
+
+def create_series(name: str, topic: str, bouts: int, owner: Any = None) -> Series:
+    series = Series.objects.create(name=name, topic=topic, concurrency=1, owner=owner)
+    Bout.objects.bulk_create([Bout(series=series, order=i) for i in range(bouts)])
+    return series
+
+
+class SeriesCommand(BatchCommand):
+    kind = SERIES
+    report_help = "print a series's progress"
+    read_spec = staticmethod(read_spec)
+    create_batch = staticmethod(create_series)
+    as_json = staticmethod(lambda series: {"name": series.name, "duels": series.bouts.count()})
+
+    def size(self, spec: SeriesSpec) -> str:
+        return f"{spec.bouts} duels on {spec.topic!r}"
+
+    def print_report(self, series: Series, console: Console) -> None:
+        self.print_heading(series, console, "duels")
+
+
+# -- its pages: <app>/views.py and <app>/urls.py, which the root URLconf includes ------------------------------------
+PAGE = engines["django"].from_string(
+    '{% extends "base.html" %}{% block content %}<h1>{{ batch.name }}</h1>'
+    '<div hx-ext="ws" ws-connect="{{ ws_url }}"><div id="progress"></div></div>{% endblock %}'
+)
+
+
+def page(request: HttpRequest, series: Series, common: dict[str, Any]) -> HttpResponse:
+    return HttpResponse(PAGE.render({"batch": series, **common}, request))
+
+
+EXPORTS = {"report.json": lambda series: json.dumps(SeriesCommand.as_json(series))}
+# This module stands for the root URLconf (chaoslm/urls.py) with the kind's urls.py included in it.
+urlpatterns = [
+    *batch_views.urlpatterns(
+        SERIES, share="sr", form=BatchForm, page=page, exports=EXPORTS, deleted="The series is deleted."
+    ),
+    *root_urls.urlpatterns,
+]
+
+
 @pytest.fixture
 def series_kind(monkeypatch):
     """The tables of the test's models, and its kind registered for this test only."""
     with connection.schema_editor() as editor:
         editor.create_model(Series)
         editor.create_model(Bout)
-    monkeypatch.setattr(kinds, "KINDS", dict(kinds.KINDS))
+    # The registry is one dict that every reader holds (the API, the navigation, the sockets): restored in place.
+    registered = dict(kinds.KINDS)
     monkeypatch.setattr(runner, "_work", dict(runner._work))
     monkeypatch.setattr(runner, "_sweeps", list(runner._sweeps))
     # -- the one line a new kind adds to its app's ready() --
     kinds.register(SERIES)
     yield SERIES
+    kinds.KINDS.clear()
+    kinds.KINDS.update(registered)
     with connection.schema_editor() as editor:
         editor.delete_model(Bout)
         editor.delete_model(Series)
@@ -151,3 +240,140 @@ def test_a_new_kind_pauses_shares_and_deletes_as_every_kind(llm_server, series_k
     assert set(Debate.objects.values_list("owner__username", flat=True)) == {"owner"}
     series_kind.delete(series)
     assert not Series.objects.exists() and not Debate.objects.exists()
+
+
+# -- its faces ---------------------------------------------------------------------------------------------------
+@pytest.fixture
+def with_pages(settings):
+    """The root URLconf with the kind's urls.py included (this module's `urlpatterns`)."""
+    settings.ROOT_URLCONF = __name__
+
+
+def _run(kind: BatchKind, series: Series) -> Series:
+    kind.start(series)
+    _wait_settled(kind, series)
+    series.refresh_from_db()
+    return series
+
+
+def test_a_new_kind_with_pages_is_in_the_navigation_and_its_page_is_live(
+    llm_server, series_kind, with_pages, people, client
+):
+    series = _run(series_kind, create_series("Best of two", "Tea is better than coffee", 2, owner=people["owner"]))
+    client.force_login(people["owner"])
+    nav = client.get("/").content.decode().split("<nav")[1].split("</nav>")[0]
+    links = [line.strip() for line in nav.splitlines() if line.strip().startswith('<a href="/')]
+    # The kinds in the order they registered, each by its plural, between the rooms and the spend.
+    assert links[links.index('<a href="/rooms/">Rooms</a>') + 1 :][:4] == [
+        '<a href="/tournaments/">Tournaments</a>',
+        '<a href="/experiments/">Experiments</a>',
+        '<a href="/batches/">Series</a>',
+        '<a href="/account/usage/">Spend</a>',
+    ]
+    listing = client.get("/batches/").content.decode()
+    assert "<h1>Series</h1>" in listing and f'<a href="/batches/{series.pk}/">Best of two</a>' in listing
+    detail = client.get(f"/batches/{series.pk}/").content.decode()
+    assert f'ws-connect="/ws/seriess/{series.pk}/"' in detail
+
+    async def watch() -> tuple[str, str, bool]:
+        application = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        socket = WebsocketCommunicator(application, f"/ws/seriess/{series.pk}/")
+        socket.scope["user"] = people["owner"]
+        connected, _ = await socket.connect()
+        assert connected
+        first = await socket.receive_from()
+        await sync_to_async(series_kind.push)(series.pk)
+        pushed = await socket.receive_from()
+        await socket.disconnect()
+        # A stranger may not open a private series's socket, as its page.
+        stranger = WebsocketCommunicator(application, f"/ws/seriess/{series.pk}/")
+        stranger.scope["user"] = people["other"]
+        let_in, _ = await stranger.connect()
+        return first, pushed, let_in
+
+    first, pushed, let_in = asyncio.run(watch())
+    assert "Completed" in first and '<span class="t-done">2</span> done' in first
+    assert pushed.startswith('<div id="progress" hx-swap-oob="true">') and "Completed" in pushed and not let_in
+
+
+def test_a_new_kinds_command_runs_a_spec_and_says_where_it_is(llm_server, series_kind, people, tmp_path, settings):
+    spec = tmp_path / "series.yaml"
+    spec.write_text("name: Best of two\ntopic: Tea is better than coffee\nbouts: 2\n")
+    out = StringIO()
+    call_command(SeriesCommand(), "run", str(spec), "--owner", "olive", stdout=out)
+    series = Series.objects.get()
+    assert series.status == "completed" and Debate.objects.filter(status="completed").count() == 2
+    text = out.getvalue()
+    assert "Best of two: 2 duels on 'Tea is better than coffee'" in text
+    # With no pages, the command says so, and where the API has it.
+    api = f"{settings.CHAOSLM_SITE_URL}/api/v1/batches/series/{series.pk}"
+    assert f"Page: none (no page shows a series); the API has it at {api}" in text
+    assert f"Best of two (#{series.pk}): completed, 2 of 2 duels done, 0 failed." in text
+    out = StringIO()
+    call_command(SeriesCommand(), "report", str(series.pk), "--json", stdout=out)
+    assert json.loads(out.getvalue()) == {"name": "Best of two", "duels": 2}
+
+
+def test_a_new_kind_is_served_by_the_apis_batch_routes(llm_server, series_kind, people, client):
+    _, raw = create_token(people["owner"], "series", read_only=False)
+    api = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+    def post(path: str) -> Any:
+        return client.post(path, content_type="application/json", **api)
+
+    kinds_listed = client.get("/api/v1/batches", **api).json()
+    assert {"kind": "series", "noun": "series", "plural": "series"} in kinds_listed
+    series = create_series("Best of two", "Tea is better than coffee", 2, owner=people["owner"])
+    base = f"/api/v1/batches/series/{series.pk}"
+
+    paused = post(f"{base}/pause")
+    assert paused.status_code == 200 and paused.json()["status"] == "paused"
+    assert paused.json()["url"] is None  # no pages
+    assert post(f"{base}/pause").json()["detail"] == "A paused series cannot be paused."
+    assert post(f"{base}/resume").json()["status"] in ("running", "completed")
+    _wait_settled(series_kind, series)
+    status = client.get(base, **api).json()
+    assert status["status"] == "completed"
+    assert (status["progress"]["total"], status["progress"]["done"]) == (2, 2)
+    assert client.get("/api/v1/batches/series", **api).json()["results"][0]["id"] == series.pk
+
+    # The page's rules: a stranger's token sees nothing of a private series; an unknown kind is named.
+    _, other = create_token(people["other"], "other", read_only=False)
+    assert client.get(base, HTTP_AUTHORIZATION=f"Bearer {other}").status_code == 404
+    unknown = client.get("/api/v1/batches/sprints/1", **api)
+    assert unknown.status_code == 404 and "There is no kind of batch called 'sprints'" in unknown.json()["detail"]
+
+    assert client.delete(base, **api).status_code == 204
+    assert not Series.objects.exists() and not Debate.objects.exists()
+
+
+def test_a_new_kinds_end_is_told_to_its_owners_webhooks(llm_server, series_kind, people, client, settings):
+    settings.CHAOSLM_WEBHOOKS_ALLOW_NETWORKS = "127.0.0.1/32"  # the receiver is on this machine
+    _, raw = create_token(people["owner"], "hooks", read_only=False)
+    api = {"HTTP_AUTHORIZATION": f"Bearer {raw}", "content_type": "application/json"}
+    receiver = Receiver()
+    try:
+        body = {"url": receiver.url, "secret": "s" * 16, "events": ["series.finished"]}
+        assert client.post("/api/v1/webhooks", body, **api).status_code == 201
+        refused = client.post("/api/v1/webhooks", {**body, "events": ["sprint.finished"]}, **api)
+        assert refused.status_code == 422 and "There is no event 'sprint.finished'" in refused.json()["detail"]
+        client.force_login(people["owner"])
+        assert 'value="series.finished"' in client.get("/account/webhooks/").content.decode()
+
+        series = _run(series_kind, create_series("Best of two", "Tea is better than coffee", 2, owner=people["owner"]))
+        deadline = time.monotonic() + 30
+        while not receiver.received:
+            assert time.monotonic() < deadline, "no delivery"
+            time.sleep(0.05)
+        told = json.loads(receiver.received[0].body)
+        assert (
+            told["type"] == "series.finished" and receiver.received[0].headers["X-ChaosLM-Event"] == "series.finished"
+        )
+        assert told["series"] == {
+            "id": series.pk,
+            "name": "Best of two",
+            "status": "completed",
+            "progress": {"total": 2, "done": 2, "failed": 0},
+        }
+    finally:
+        receiver.close()

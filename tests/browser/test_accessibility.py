@@ -104,6 +104,7 @@ def urls(browser, site, site_env, _llm_server_process):
         "tournament's share page": (tournament_share.removeprefix(site), None),
         "tournament form": ("/tournaments/new/", "carol"),
         "persona in the admin": ("/admin/personas/persona/1/change/", "admin"),
+        "API reference": ("/api/v1/docs", None),
     }
 
 
@@ -122,6 +123,7 @@ KINDS = [
     "tournament's share page",
     "tournament form",
     "persona in the admin",
+    "API reference",
 ]
 
 

@@ -66,7 +66,14 @@ def test_a_held_duel_counts_down_on_its_pages_and_starts_when_the_owner_says(pag
         assert re.search(r"The debate starts at \d\d:\d\d:\d\d UTC\.", text)
         assert re.fullmatch(r"in [01]:\d\d", page.inner_text(".hold-countdown"))
         assert page.get_attribute(".hold-countdown", "role") == "timer"
-        assert "Held: it starts at" in page.inner_text("#status")
+        assert page.inner_text("#status").strip() == "Held so an audience can gather: it has not started."
+        # The box sits in the transcript's column beside the side panel (at 1280 px), not over an empty column.
+        beside = page.evaluate(
+            "(() => { const box = document.querySelector('#hold-box').getBoundingClientRect();"
+            " const side = document.querySelector('.side-panel').getBoundingClientRect();"
+            " return [box.right <= side.left, Math.abs(box.top - side.top) < 2]; })()"
+        )
+        assert beside == ([True, True] if page is desk else [False, False]), beside
     assert "Start now" in desk.inner_text("#hold-box") and "Start now" not in phone.inner_text("#hold-box")
     # The owner cannot "End" what has not started; "Start now" is the control.
     assert not desk.is_visible("#controls button:has-text('End debate')")

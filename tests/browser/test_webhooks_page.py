@@ -27,6 +27,14 @@ def _axe_clean(page) -> None:
     assert results.violations_count == 0, results.generate_report()
 
 
+def band_above_heading(page) -> float:
+    """Pixels between the top of the panel that shows a new secret and the top of its heading."""
+    return page.evaluate(
+        "(() => { const panel = document.querySelector('.new-secret-panel');"
+        " return panel.querySelector('h2').getBoundingClientRect().top - panel.getBoundingClientRect().top; })()"
+    )
+
+
 def test_the_webhooks_page_by_keyboard_with_its_delivery_log(pages, site, llm):
     llm.configure(latency=0.0, reply_words=6)
     receiver = Receiver(script=[200])
@@ -45,9 +53,12 @@ def test_the_webhooks_page_by_keyboard_with_its_delivery_log(pages, site, llm):
         page.keyboard.press("Space")  # a debate failed, too
         page.click("button.primary")
         page.wait_for_selector("#webhook-error")
-        assert "127.0.0.2 is a loopback address: webhooks go to public addresses only." in page.inner_text(
-            "#webhook-error"
-        )
+        assert (
+            "127.0.0.2 is a loopback address: webhooks go to public addresses only, or to networks the site's "
+            "setting CHAOSLM_WEBHOOKS_ALLOW_NETWORKS names (add 127.0.0.2/32 to it to allow this one)."
+        ) in page.inner_text("#webhook-error")
+        # The help says what the server's setting allows (127.0.0.1/32 in tests/browser/conftest.py).
+        assert "CHAOSLM_WEBHOOKS_ALLOW_NETWORKS: 127.0.0.1/32" in page.inner_text("#url-help")
         assert page.input_value("#id_url") == "http://127.0.0.2:9/hook"
         assert page.is_checked("input[value='debate.failed']")
         _axe_clean(page)
@@ -58,6 +69,9 @@ def test_the_webhooks_page_by_keyboard_with_its_delivery_log(pages, site, llm):
         page.wait_for_selector(".new-secret")
         secret = page.input_value(".new-secret")
         assert len(secret) >= 24
+        # The panel with the secret has the focus, and no empty band above its heading.
+        assert page.evaluate("document.activeElement.classList.contains('new-secret-panel')")
+        assert band_above_heading(page) <= 16
         assert receiver.url in page.inner_text(".webhook-list")
         assert "debate.failed, debate.finished" in page.inner_text(".webhook-list")
         _axe_clean(page)

@@ -54,7 +54,7 @@ def duel(personas, **changes):
         ({"seat_b": ""}, "Choose a persona, as Judged duel needs 2 debaters played by personas."),
         ({"option_turns": 99}, "Ensure this value is less than or equal to 40."),
         ({"option_turns": 0}, "Ensure this value is greater than or equal to 1."),
-        ({"seat_judge": "Ann"}, "Select a valid choice."),
+        ({"seat_judge": "Nobody"}, "There is no persona 'Nobody': seat 'judge' takes a persona's id."),
     ],
 )
 def test_bad_input_is_shown_inline_and_nothing_is_created(owner, personas, changes, message):
@@ -62,6 +62,13 @@ def test_bad_input_is_shown_inline_and_nothing_is_created(owner, personas, chang
     response = owner.post(reverse("debate_new"), data)
     assert response.status_code == 200
     assert escape(message) in response.content.decode()
+    assert not Debate.objects.exists()
+
+
+def test_a_persona_in_a_seat_of_another_role_is_refused_naming_the_rule(owner, personas):
+    response = owner.post(reverse("debate_new"), duel(personas, seat_judge=personas["Ann"]))
+    message = f"Persona {personas['Ann']} (Ann) is a debater; seat 'judge' takes a judge."
+    assert response.status_code == 200 and escape(message) in response.content.decode()
     assert not Debate.objects.exists()
 
 

@@ -174,9 +174,14 @@ def test_the_page_and_the_share_page_count_down_and_the_before_vote_is_open(pers
     starts = timezone.localtime(debate.starts_at)
     # The start time as text (it stands without JS), the seconds left for the countdown, and the owner's button.
     assert f'<time datetime="{starts.isoformat()}">{starts:%H:%M:%S} UTC</time>' in page
-    assert 'role="timer"' in page and re.search(r'data-hold-seconds="(299|300)">[45]:[0-9]{2}</span>', page)
+    assert 'role="timer"' in page and re.search(r'data-hold-seconds="(29[0-9]|300)">[45]:[0-9]{2}</span>', page)
     assert "Start now" in page and reverse("debate_start_now", args=[debate.pk]) in page
-    assert f"Held: it starts at {starts:%H:%M:%S} UTC, so an audience can gather." in page
+    # The start is stated once, in the hold's box; the status line says only that it is held.
+    assert "Held so an audience can gather: it has not started." in page
+    assert page.count(f"{starts:%H:%M:%S} UTC") == 1
+    # The box heads the column the transcript will fill, beside the panel: no empty column.
+    column = page.split('<div class="main-column">')[1].split('<aside class="side-panel">')[0]
+    assert '<section id="hold-box"' in column and '<section id="transcript"' in column
     assert "status-held" in page  # the End button is hidden while held (static/css)
 
     stranger = Client()

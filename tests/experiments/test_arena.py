@@ -78,8 +78,10 @@ def test_the_arena_serves_a_redacted_debate_as_its_judge_read_it_and_reveals_the
     response = client.get(reverse("evidence_arena"))
     assert response.status_code == 200
     html = text(response)
+    # The CSRF tokens are random letters: now and then they spell "ada".
+    shown = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"|"X-CSRFToken": "[^"]*"', "", html)
     for name in ("ada", "sterling", "marcus", "vale", "test-model", "okafor", experiment.name.lower()):
-        assert name not in html.lower()
+        assert name not in shown.lower()
     run = Run.objects.select_related("question").get(pk=served_run(html))
     # The question and the answers in the run's order, as the judge was shown them; not the passage.
     shown = design.shown(run.question.answers, run.swapped)

@@ -206,6 +206,8 @@ def stack(_llm_server_process, _migrated_template, tmp_path):
         "DATABASE_URL": database_url,
         "REDIS_URL": f"{redis_url.rsplit('/', 1)[0]}/{redis_db}",
         "CHAOSLM_RUNNER": "celery",
+        # The default layer, whatever the shell running the tests exports: every scale-out test runs on it.
+        "CHAOSLM_CHANNEL_LAYER": "pubsub",
         "OPENAI_BASE_URL": _llm_server_process.url,
         "OPENAI_API_KEY": "scaleout",
         "CHAOSLM_DEFAULT_MODEL": "test-model",

@@ -239,7 +239,7 @@ def test_the_new_debate_page_offers_it_and_starts_it(people, llm_server, client)
 
     # The exports: each statement under its step's title.
     markdown = client.get(reverse("debate_export", args=[debate.pk, "md"])).content.decode()
-    assert "**Format:** point_counterpoint" in markdown
+    assert "**Format:** Point and counterpoint" in markdown
     assert "### Ada — The point\n\nTrains beat planes on short trips.\n\n### Ben — The counterpoint\n\n" in markdown
     assert "**Winner:** Ada" in markdown
     exported = json.loads(client.get(reverse("debate_export", args=[debate.pk, "json"])).content)
