@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django import forms
+from django.forms.models import ModelChoiceIterator
 from django.urls import reverse
 
 from chaoslm.http import parse_id
 from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona
+from chaoslm.personas.yaml_io import ROLES
 from debates import estimates, format_cards, hold
 from debates.formats import DEFAULT_FORMAT, LISTED, Format, FormatError
 from debates.formats.base import OptionSpec, SeatSpec
@@ -83,6 +85,37 @@ class PersonaChoice(forms.ModelChoiceField):
         if persona.role != self.role:
             return f"{named} is {_a(persona.role)}; seat '{self.seat}' takes {_a(self.role)}."
         return f"{named} is not offered in the {self.format_name} format (its persona file lists its formats)."
+
+
+# A seat a person may take and a persona may fill offers the person as its first choice; the API's `true` for a
+# seat is the same value.
+YOU = "on"
+
+
+class _PersonasAndYou(ModelChoiceIterator):
+    def __iter__(self) -> Iterator[Any]:
+        choices = super().__iter__()
+        if self.field.empty_label is not None:
+            yield next(choices)
+        yield (YOU, "You: take this seat yourself")
+        yield from choices
+
+    def __len__(self) -> int:
+        return super().__len__() + 1
+
+
+class PersonaOrYou(PersonaChoice):
+    """A seat a person may take, in a format whose personas may fill it too (a card's debater seat): the person
+    (`YOU`) or a persona."""
+
+    iterator = _PersonasAndYou
+
+    def to_python(self, value: Any) -> Any:
+        return YOU if value == YOU else super().to_python(value)
+
+    def validate(self, value: Any) -> None:
+        if value != YOU:
+            super().validate(value)
 
 
 def seat_needed(fmt: Format, spec: SeatSpec) -> str:
@@ -164,14 +197,15 @@ class NewDebateForm(FormatOptions):
         self.personas = {p.pk: p for p in personas}
         self.seat_roles: dict[str, str] = {}
         for spec in self.fmt.seat_specs:
-            if spec.human_allowed:
+            # A seat only a person takes (a built-in's extra seat, of a role no persona has) is a checkbox.
+            if spec.human_allowed and spec.role not in ROLES:
                 self.fields[f"seat_{spec.key}"] = forms.BooleanField(
                     label=f"{spec.label}: take this seat yourself", required=False
                 )
                 continue
             same_role = [p.pk for p in personas if p.role == spec.role]
             matching = same_role or [p.pk for p in personas]
-            field = PersonaChoice(
+            field = (PersonaOrYou if spec.human_allowed else PersonaChoice)(
                 role=spec.role,
                 seat=spec.key,
                 format_name=self.fmt.name,

@@ -14,7 +14,7 @@ from debates import limits as debate_limits
 from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers
 from debates.formats import FormatError
 from debates.formats.base import PERSON_STEP
-from debates.forms import NewDebateForm
+from debates.forms import YOU, NewDebateForm
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
 
@@ -82,10 +82,9 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
     seats: dict[str, SeatChoice] = {}
     for spec in form.fmt.seat_specs:
         value = data.get(f"seat_{spec.key}")
-        if spec.human_allowed:
-            if value:
-                seats[spec.key] = SeatChoice(human_name=user.get_username())
-        elif value is not None:
+        if spec.human_allowed and value in (True, YOU):  # a checkbox's True, or a persona seat's YOU
+            seats[spec.key] = SeatChoice(human_name=user.get_username())
+        elif isinstance(value, Persona):
             seats[spec.key] = SeatChoice(persona=value)
     with limits.starting(user):
         debate_limits.check_start(user)

@@ -9,6 +9,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -17,7 +18,7 @@ from django.utils.html import escape
 
 from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
-from debates import format_cards
+from debates import format_cards, services
 from debates.models import Debate, Event, FormatCard
 from tests.debates import card_samples
 
@@ -201,6 +202,41 @@ def test_a_card_debate_from_the_form_snapshots_the_card_and_runs_to_completion(c
     assert first.content in markdown
     exported = client.get(reverse("debate_export", args=[debate.pk, "json"])).json()
     assert next(e["prompt"] for e in exported["events"] if e["kind"] == "TURN") == first.prompt
+
+
+def test_a_seat_a_person_may_take_offers_the_person_and_the_personas(client, owner, personas, llm_server):
+    """Lincoln-Douglas's debaters may be people: each seat offers "You" and the debaters, on the page and the API."""
+    path = Path(settings.BASE_DIR) / "cards" / "lincoln-douglas.yaml"
+    format_cards.import_cards([(str(path), path.read_bytes())], owner=None)
+    fields = client.get(reverse("debate_new") + "?format=lincoln-douglas", HTTP_HX_REQUEST="true").content.decode()
+    aff = fields[fields.index('<select name="seat_aff"') :]
+    assert re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', aff[: aff.index("</select>")]) == [
+        ("", "— choose a persona —"),
+        ("on", "You: take this seat yourself"),
+        (str(personas["Ann"]), "Ann (debater)"),
+        (str(personas["Ben"]), "Ben (debater)"),
+    ]
+    data = {"format": "lincoln-douglas", "topic": "Tea or coffee?", "premise": "", "visibility": "private", "hold": 0}
+    data |= {"option_questions": 1, "option_word_limit": 0, "seat_judge": personas["Jo"]}
+    reply = client.post(reverse("debate_new"), data | {"seat_aff": personas["Ann"], "seat_neg": personas["Ben"]})
+    assert reply.status_code == 302, reply.content.decode()[:3000]
+    inline.wait_idle()
+    debate = Debate.objects.get()
+    assert debate.status == Debate.Status.COMPLETED, debate.error_text
+    assert [(s.key, s.name, s.is_human) for s in debate.seats.order_by("order")] == [
+        ("aff", "Ann", False),
+        ("neg", "Ben", False),
+        ("judge", "Jo", False),
+    ]
+    # The person takes the affirmative: a human seat under their name, the negative a persona.
+    reply = client.post(reverse("debate_new"), data | {"seat_aff": "on", "seat_neg": personas["Ben"]})
+    assert reply.status_code == 302, reply.content.decode()[:3000]
+    mine = Debate.objects.exclude(pk=debate.pk).get()
+    assert [(s.key, s.name, s.is_human) for s in mine.seats.order_by("order")][:2] == [
+        ("aff", "olive", True),
+        ("neg", "Ben", False),
+    ]
+    services.delete_debate(mine)
 
 
 def test_the_debate_command_runs_a_card_by_name(personas, llm_server):
