@@ -66,8 +66,10 @@ def test_a_room_socket_cut_mid_answer_catches_up_the_text_being_written(stack, _
     asyncio.run(asyncio.wait_for(watch(), 240))
 
     # The catch-up brought the answer being written: what the page had when cut, and more written meanwhile.
-    assert len(watcher.resumed) == cut["resumed"] + 1
-    resumed = watcher.resumed[-1]
+    # (Its first after the cut: a loaded machine may have dropped the socket again later, as a reader behind its
+    # pushes, and that reconnect catches up too.)
+    assert len(watcher.resumed) >= cut["resumed"] + 1
+    resumed = watcher.resumed[cut["resumed"]]
     assert resumed.startswith(cut["text"]) and len(resumed) > len(cut["text"])
     assert watcher.gaps == 0 and watcher.late == 0
     page = httpx.get(f"{base}/r/{token}/").text
