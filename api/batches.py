@@ -20,7 +20,7 @@ from django.urls import NoReverseMatch, reverse
 from ninja import Body, Field, Router, Schema
 from pydantic import ValidationError
 
-from api import batch_events
+from api import batch_events, events
 from api.access import may_write, readable
 from api.problems import ApiError
 from api.refusals import refusals
@@ -302,23 +302,7 @@ def spec_body(schema: type[Schema]) -> dict[str, Any]:
 
 # -- what every kind's endpoints do, given the kind: at /<kind>s/... (one operation per kind, its spec and exports
 # its own) and at /batches/{kind}/... (one operation for every kind, the kind read from the registry per request) ---
-EVENTS_DOC: dict[str, Any] = {
-    "responses": {
-        200: {
-            "description": "Events: `debate` (id: its number), `progress`, `status`, `end`, `closed`",
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
-        }
-    },
-    "parameters": [
-        {
-            "in": "header",
-            "name": "Last-Event-ID",
-            "required": False,
-            "schema": {"type": "integer"},
-            "description": "Resume after this event (what the stream last sent as `id`).",
-        }
-    ],
-}
+EVENTS_DOC = events.openapi("event", "`debate` (id: its number), `progress`, `status`, `end`, `closed`")
 LIST_DOC = "Your own (`scope=mine`), or everyone else's public ones (`scope=public`), newest first, 50 a page."
 GET_DOC = "Its status, and its progress as its page's bar shows it: debates done, running, failed, and the ETA."
 DELETE_DOC = "Its owner or staff; with its debates, its run stopped first."
