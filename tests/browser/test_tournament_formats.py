@@ -26,8 +26,9 @@ def test_a_structured_tournament_with_two_judges_from_the_form(pages, site, site
     owner.get_by_label("Marcus Vale").check()
     owner.get_by_label("Judge Ines Okafor").check()
     owner.get_by_label("Judge Vera Lind").check()
-    owner.get_by_label("Judged duel", exact=False).uncheck()
-    owner.get_by_label("Structured", exact=False).check()
+    # By value: other browser tests share this site and may have imported a card titled "Judged duel (card)".
+    owner.locator("input[name=formats][value=duel]").uncheck()
+    owner.locator("input[name=formats][value=structured]").check()
     owner.fill("#id_questions", "Is tea better than coffee? | Tea is better | for")
     owner.select_option("#id_sides", "once")
     owner.locator("#id_sides").dispatch_event("change")
