@@ -104,6 +104,11 @@ def _check(
             raise TournamentError(
                 f"A {fmt.name} debate is judged by its one judge inside it: give one judge and one repeat."
             )
+        bench = [s.label for s in bench_seats(fmt) if s.required]
+        if len(judges) < 1 + len(bench):
+            raise TournamentError(
+                f"A {fmt.name} debate seats {1 + len(bench)} judges (its own and {', '.join(bench)}): give as many."
+            )
         if len(debaters) < len(fmt.sides):
             raise TournamentError(f"A {fmt.name} debate seats {len(fmt.sides)} debaters, one a side: give as many.")
     size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, options, chosen)
@@ -247,10 +252,18 @@ class TournamentKind(BatchKind):
 TOURNAMENT = TournamentKind()
 
 
-def _seats(match: Match, fmt: Format, first_judge: Entrant, moderator: Entrant | None) -> dict[str, SeatChoice]:
+def bench_seats(fmt: Format) -> list[Any]:
+    """A card's judge seats besides the one that gives its verdict (a moot court's wing judges), in seat order: the
+    panel's second, third... judges sit in them."""
+    return [s for s in fmt.seat_specs if s.role == "judge" and s.key != fmt.judge_seat]
+
+
+def _seats(match: Match, fmt: Format, judges: Sequence[Entrant], moderator: Entrant | None) -> dict[str, SeatChoice]:
     """The match's seats, in its format's seat order: the FOR entrant fills every seat of the side arguing for
     (else the first side), the AGAINST entrant every seat of the other (with more sides, each entrant every seat of
-    its side); its judge's seat, if it has one, the first judge; a moderator's seat the tournament's moderator."""
+    its side); its judge's seat, if it has one, the first judge, and its other judge seats the next judges in turn
+    (those left over stay empty); a moderator's seat the tournament's moderator."""
+    first_judge = judges[0]
     if match.sides:
         by_id = {e.pk: e for e in Entrant.objects.filter(pk__in=match.sides)}
         entrant = {key: by_id[pk] for side, pk in zip(fmt.sides, match.sides, strict=True) for key in side.seats}
@@ -260,6 +273,7 @@ def _seats(match: Match, fmt: Format, first_judge: Entrant, moderator: Entrant |
         entrant = {k: match.debater_for for k in first.seats} | {k: match.debater_against for k in second.seats}
     if fmt.judge_seat:
         entrant[fmt.judge_seat] = first_judge
+    entrant.update(zip((s.key for s in bench_seats(fmt)), judges[1:], strict=False))
     # An entrant filling a team's several seats speaks in each under its name and the seat's ("Ann (Prime
     # Minister)"): the transcript tells speakers apart by name.
     teams = {key for side in fmt.sides if len(side.seats) > 1 for key in side.seats}
@@ -277,11 +291,11 @@ def _seats(match: Match, fmt: Format, first_judge: Entrant, moderator: Entrant |
 
 def _create_match_debate(tournament: Tournament, match_id: int, memo: dict[str, Any]) -> Debate:
     match = Match.objects.select_related("question", "debater_for", "debater_against").get(pk=match_id)
-    if "judge" not in memo:  # read once a pass
+    if "judges" not in memo:  # read once a pass
         entrants = tournament.entrants.order_by("order")
-        memo["judge"] = entrants.filter(role=Entrant.Role.JUDGE).first()
+        memo["judges"] = list(entrants.filter(role=Entrant.Role.JUDGE))
         memo["moderator"] = entrants.filter(role=Entrant.Role.MODERATOR).first()
-    assert memo["judge"] is not None
+    assert memo["judges"]
     fmt = tournament.format_of(match.format)
     known = {o.name for o in fmt.option_specs}
     return create_debate(
@@ -289,7 +303,7 @@ def _create_match_debate(tournament: Tournament, match_id: int, memo: dict[str, 
         card_source=tournament.cards.get(match.format, ""),
         topic=match.question.topic,
         premise=match.question.premise,
-        seats=_seats(match, fmt, memo["judge"], memo["moderator"]),
+        seats=_seats(match, fmt, memo["judges"], memo["moderator"]),
         options={k: v for k, v in tournament.options.items() if k in known},
         owner=tournament.owner,
         visibility=tournament.visibility,

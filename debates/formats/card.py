@@ -113,6 +113,7 @@ class Slot:
     verdict: str = ""  # "deliberate", "confirm", "decide" or "announce"
     barrier: bool = False  # waits for every earlier slot (the first of the closing lines, of the verdict)
     question: int | None = None  # an answer: its question
+    pair: tuple[str, str] | None = None  # a question or answer: the examination's asker and answerer
     earlier: tuple[tuple[int, int], ...] = ()  # a question: the exchanges of its examination before it
     shown: str = ""
     # Chains back to earlier slots, for finding what a slot reads when some slots do not run.
@@ -227,15 +228,26 @@ class _Builder:
             seat = stage.seats[(round_ - 1) % len(stage.seats)] if round_ else stage.seats[0]
             variant = self.variant(stage, seat, round_, rounds, repeat)
             self.speech(variant, seat, stage.sees, self.words(stage.word_limit), stage.shown, common)
-        elif isinstance(stage, CrossStage):
+        elif isinstance(stage, CrossStage) and stage.asker and stage.answerer:
             exchanges = _count(stage.exchanges, self.options)
+            turn = round_ - 1 if round_ else 0
+            asker, answerer = stage.asker[turn % len(stage.asker)], stage.answerer[turn % len(stage.answerer)]
             words = self.words(stage.word_limit)
             earlier: list[tuple[int, int]] = []
             for number in range(1, exchanges + 1):
                 question = self.turn(
-                    stage.question, stage.asker, stage.sees, words, common, number, earlier=tuple(earlier)
+                    stage.question,
+                    asker,
+                    stage.sees,
+                    words,
+                    common,
+                    number,
+                    earlier=tuple(earlier),
+                    pair=(asker, answerer),
                 )
-                answer = self.turn(stage.answer, stage.answerer, stage.sees, words, common, number, question=question)
+                answer = self.turn(
+                    stage.answer, answerer, stage.sees, words, common, number, question=question, pair=(asker, answerer)
+                )
                 earlier.append((question, answer))
 
     def variant(
@@ -245,6 +257,8 @@ class _Builder:
             return stage.base
         if round_ == 1 and stage.first is not None:
             return stage.first
+        if round_ == rounds and stage.last is not None:
+            return stage.last
         if stage.final is not None:
             # The seat's last speech in this stage of the repeat: no later round gives it this stage again.
             later = [r for r in range(round_ + 1, rounds + 1) if stage.seats[(r - 1) % len(stage.seats)] == seat]
@@ -684,6 +698,8 @@ class _Run:
         if slot.about is not None and slot.about in self.done:
             speech = self.done[slot.about]
             values.update(scored=self.name_of(speech.seat), speech=speech.content, turn=str(slot.turn))
+        if slot.pair is not None:
+            values["asker"], values["answerer"] = (self.name_of(seat) for seat in slot.pair)
         if slot.question is not None and slot.question in self.done:
             values["question"] = self.done[slot.question].content
         if slot.earlier:

@@ -7,6 +7,7 @@ bounds and checks what only the layout shows (a speech read before it is given, 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -45,7 +46,10 @@ COMMON = frozenset(
 )
 IN_REPEAT = frozenset({"round", "rounds"})
 REFERENCE_PREFIXES = ("own_", "team_", "opponent_", "last_")
-RESERVED_SEAT_KEYS = COMMON | IN_REPEAT | {"question", "exchanges", "scored", "speech", "names_or", "must_be", "turn"}
+CROSS_NAMES = frozenset({"asker", "answerer"})
+RESERVED_SEAT_KEYS = (
+    COMMON | IN_REPEAT | CROSS_NAMES | {"question", "exchanges", "scored", "speech", "names_or", "must_be", "turn"}
+)
 
 
 class CardProblem(NamedTuple):
@@ -176,6 +180,7 @@ class SpeechStage:
     base: SpeechVariant
     first: SpeechVariant | None
     final: SpeechVariant | None
+    last: SpeechVariant | None  # the repeat's last round, whoever speaks in it
     sees: str
     word_limit: Count | None
     shown: str
@@ -206,8 +211,8 @@ class SystemStage:
 
 @dataclass(frozen=True)
 class CrossStage:
-    asker: str
-    answerer: str
+    asker: tuple[str, ...]  # inside a repeat, round r's is the r-th of the list, in turn
+    answerer: tuple[str, ...]
     exchanges: Count
     question: Call
     answer: Call
@@ -402,6 +407,7 @@ SEAT_FIELDS = ("key", "role", "label", "side", "required", "human_allowed")
 SIDE_FIELDS = ("key", "label", "stance")
 CALL_FIELDS = ("step", "label", "prompt")
 VARIANT_FIELDS = ("step", "label", "prompt", "think", "system", "status")
+VARIANTS = ("first", "final", "last")
 SPEECH_FIELDS = ("speech", "seat", "label", "prompt", "sees", "word_limit", "think", "system", "status", "shown")
 PRIVATE_FIELDS = ("seat", "label", "prompt", "sees")
 SYSTEM_FIELDS = ("system", "seat", "step", "status", "shown")
@@ -596,28 +602,26 @@ class SpecReader:
         return RepeatStage(times=times, stages=stages, line=line, field=path)
 
     def speech(self, item: LMap, path: str, line: int, in_repeat: bool) -> SpeechStage:
-        reader = Reader(item, path, self.problems, line, (*SPEECH_FIELDS, "first", "final"))
+        reader = Reader(item, path, self.problems, line, (*SPEECH_FIELDS, *VARIANTS))
         seats = self.seats_of(reader, "seat", in_repeat)
         step = reader.slug("speech")
         self.speech_steps.add(step)
         base = self.variant(reader, step, in_repeat, None)
-        first = final = None
-        for key in ("first", "final"):
+        variants: dict[str, SpeechVariant] = {}
+        for key in VARIANTS:
             if reader.has(key):
                 if not in_repeat:
                     reader.problem(key, f"'{key}' only means something inside a repeat.")
                 sub = Reader(item[key], reader.field(key), self.problems, reader.line_of(key), VARIANT_FIELDS)
                 variant = self.variant(sub, sub.slug("step", step), in_repeat, base)
                 self.speech_steps.add(variant.speech.step)
-                if key == "first":
-                    first = variant
-                else:
-                    final = variant
+                variants[key] = variant
         return SpeechStage(
             seats=seats,
             base=base,
-            first=first,
-            final=final,
+            first=variants.get("first"),
+            final=variants.get("final"),
+            last=variants.get("last"),
             sees=reader.choice("sees", SEES, "own"),
             word_limit=self.count(reader, "word_limit", required=False),
             shown=reader.text("shown", "", limit=500),
@@ -670,10 +674,13 @@ class SpecReader:
         reader = Reader(item, path, self.problems, line, CROSS_FIELDS)
         step = reader.slug("cross")
         self.label(step, None, reader)
-        asker = self.seat_ref(reader, "asker")
-        answerer = self.seat_ref(reader, "answerer")
-        if asker and asker == answerer:
-            reader.problem("answerer", "A seat cannot answer its own questions.")
+        asker = self.seats_of(reader, "asker", in_repeat)
+        answerer = self.seats_of(reader, "answerer", in_repeat)
+        if asker and answerer:
+            # Round r pairs the r-th asker with the r-th answerer, each list taken in turn.
+            pairs = math.lcm(len(asker), len(answerer))
+            if any(asker[r % len(asker)] == answerer[r % len(answerer)] for r in range(pairs)):
+                reader.problem("answerer", "A seat cannot answer its own questions.")
         question = self.call(
             reader.data.get("question"),
             reader.field("question"),
@@ -816,8 +823,15 @@ class SpecReader:
         if known is None:
             self.labels[step] = (label, reader.line_of("label"), reader.field("label"))
         elif reader.has("label") and known[0] != label:
+            variant = reader.path.rsplit(".", 1)[-1]
+            # A first, final or last round without a step of its own is the speech's step, so it keeps its label.
+            own = (
+                f", or give this '{variant}' a step of its own"
+                if variant in VARIANTS and not reader.has("step")
+                else ""
+            )
             reader.problem(
-                "label", f"The step {step!r} is labelled {known[0]!r} on line {known[1]}; give it one label."
+                "label", f"The step {step!r} is labelled {known[0]!r} on line {known[1]}; give it one label{own}."
             )
         return label
 
@@ -916,8 +930,8 @@ class SpecReader:
 
 CONTEXT_NAMES = {
     "call": frozenset(),
-    "question": frozenset({"exchanges"}),
-    "answer": frozenset({"question"}),
+    "question": frozenset({"exchanges"}) | CROSS_NAMES,
+    "answer": frozenset({"question"}) | CROSS_NAMES,
     "score": frozenset({"scored", "speech", "turn"}),
     "verdict": frozenset({"names_or"}),
     "decide": frozenset({"names_or", "must_be"}),

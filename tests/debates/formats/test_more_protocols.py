@@ -38,7 +38,8 @@ from tournaments.models import Judgment, Match
 
 FOLDER = Path(__file__).resolve().parent / "protocol_cards"
 NAMES = sorted(p.stem for p in FOLDER.glob("*.yaml"))
-TWO_SIDED = [n for n in NAMES if n != "one-consultant"]  # consultancy's other answer has no seat: no entrant fills it
+# Consultancy's other answer has no seat (no entrant fills it); Congress ranks four legislators.
+TWO_SIDED = [n for n in NAMES if n not in ("one-consultant", "congress")]
 
 
 def text_of(name: str) -> str:
@@ -191,6 +192,92 @@ EXPECTED = {
         ("judge", "confirm_winner", "Who won? 'A-name' or 'B-name'"),
         ("judge", "verdict_json", '{"winner": "A-name", "scores": {"A-name": 6, "B-name": 5}} must be \'A-name\' or \'B-name\''),
     ],
+    "australs": [
+        ('aff1', 'aff_first', 'You open for the Affirmative on: School uniforms. Define the motion, outline the team split and give your arguments.'),
+        ('judge', 'score', 'Mark Aff1-name\'s speech (1) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('neg1', 'neg_substantive', 'You are speaker 1 of 3 for the Negative. Answer Aff1-name: <aff1 aff_first 3>'),
+        ('judge', 'score', 'Mark Neg1-name\'s speech (2) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('aff2', 'aff_substantive', 'You are speaker 2 of 3 for the Affirmative on: School uniforms. Your team argues that Uniforms help. Give your substantive speech.'),
+        ('judge', 'score', 'Mark Aff2-name\'s speech (3) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('neg2', 'neg_substantive', 'You are speaker 2 of 3 for the Negative. Answer Aff2-name: <aff2 aff_substantive 9>'),
+        ('judge', 'score', 'Mark Neg2-name\'s speech (4) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('aff3', 'aff_third', "You are the third Affirmative. No new arguments: rebut the Negative's case: <neg2 neg_substantive 12>"),
+        ('judge', 'score', 'Mark Aff3-name\'s speech (5) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('neg3', 'neg_third', 'You are the third Negative, the last substantive speech. No new arguments: rebut Aff3-name: <aff3 aff_third 15>'),
+        ('judge', 'score', 'Mark Neg3-name\'s speech (6) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('neg1', 'neg_reply', "Give the Negative's reply: a biased adjudication of the debate's clashes. No new arguments."),
+        ('judge', 'score', 'Mark Neg1-name\'s speech (7) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('aff1', 'aff_reply', "Give the Affirmative's reply, the last speech: why the Affirmative won each clash. Neg1-name replied: <neg1 neg_reply 21>"),
+        ('judge', 'score', 'Mark Aff1-name\'s speech (8) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'confirm_winner', "Which team won the debate? Reply with exactly one of 'Affirmative' or 'Negative'."),
+        ('judge', 'verdict_json', 'Write the ballot: {"winner": "Affirmative", "scores": {"Affirmative": {"matter": 30, "manner": 29, "method": 14}, "Negative": {"matter": 29, "manner": 29, "method": 13}}}\nThe "winner" must be \'Affirmative\' or \'Negative\'.'),
+        ('judge', 'announce', 'Give your adjudication to the room in a short paragraph.'),
+    ],
+    "canadian": [
+        ('pm', 'prep', 'Resolved: School uniforms. You are Pm-name for the Government. Prepare privately.'),
+        ('mc', 'prep', 'Resolved: School uniforms. You are Mc-name for the Government. Prepare privately.'),
+        ('mo', 'prep', 'Resolved: School uniforms. You are Mo-name for the Opposition. Prepare privately.'),
+        ('lo', 'prep', 'Resolved: School uniforms. You are Lo-name for the Opposition. Prepare privately.'),
+        ('pm', 'pm_constructive', "Your notes: <pm prep 1>. Define the resolution and make the Government's case."),
+        ('mo', 'poi_to_pm_1', 'Rise on a point of information to Pm-name.'),
+        ('pm', 'pm_takes_poi_1', 'Mo-name rises: <mo poi_to_pm_1 7> Answer in a sentence.'),
+        ('mo', 'mo_constructive', 'Your notes: <mo prep 3>. Clash with the Prime Minister: <pm pm_constructive 6>'),
+        ('mc', 'poi_to_mo_1', 'Rise on a point of information to Mo-name.'),
+        ('mo', 'mo_takes_poi_1', 'Mc-name rises: <mc poi_to_mo_1 10> Answer in a sentence.'),
+        ('mc', 'mc_constructive', "Your notes: <mc prep 2>. Your partner opened with: <pm pm_constructive 6>. Rebuild and extend the Government's case."),
+        ('lo', 'poi_to_mc_1', 'Rise on a point of information to Mc-name.'),
+        ('mc', 'mc_takes_poi_1', 'Lo-name rises: <lo poi_to_mc_1 13> Answer in a sentence.'),
+        ('lo', 'lo_speech', 'Your notes: <lo prep 4>. Your partner said: <mo mo_constructive 9>. Give the Opposition block: rebut the Government and summarise why the Opposition wins.'),
+        ('pm', 'think', 'Privately list what the Leader of the Opposition left standing: <lo lo_speech 15>'),
+        ('pm', 'pm_rebuttal', "Give the Prime Minister's rebuttal, the last speech. No new arguments."),
+        ('judge', 'deliberate', 'Weigh the round privately.'),
+        ('judge', 'confirm_winner', "Which side won? One of 'Government' or 'Opposition'."),
+        ('judge', 'verdict_json', '{"winner": "Government", "scores": {"Government": 26, "Opposition": 25}} The "winner" must be \'Government\' or \'Opposition\'.'),
+    ],
+    "congress": [
+        ('a', 'authorship', 'Give the authorship speech for the bill: School uniforms.'),
+        ('d', 'question_1', 'Question A-name on their speech.'),
+        ('a', 'answer_1', 'D-name asks you: <d question_1 4>'),
+        ('b', 'legislation_speech', 'Speech 2 of 4 on the bill. Speak for it if your number is odd, against it if even, and answer the chamber so far.'),
+        ('a', 'question_1', 'Question B-name on their speech.'),
+        ('b', 'answer_1', 'A-name asks you: <a question_1 8>'),
+        ('c', 'legislation_speech', 'Speech 3 of 4 on the bill. Speak for it if your number is odd, against it if even, and answer the chamber so far.'),
+        ('b', 'question_1', 'Question C-name on their speech.'),
+        ('c', 'answer_1', 'B-name asks you: <b question_1 12>'),
+        ('d', 'legislation_speech', 'Speech 4 of 4 on the bill. Speak for it if your number is odd, against it if even, and answer the chamber so far.'),
+        ('c', 'question_1', 'Question D-name on their speech.'),
+        ('d', 'answer_1', 'C-name asks you: <c question_1 16>'),
+        ('parliamentarian', 'deliberate', "Weigh each legislator's speech and questioning privately."),
+        ('parliamentarian', 'verdict_json', '{"ranking": ["A-name", "B-name", "C-name", "D-name"], "scores": {"A-name": 6, "B-name": 5, "C-name": 4, "D-name": 3}} Rank them all, best first: \'A-name\', \'B-name\', \'C-name\' or \'D-name\'.'),
+        ('parliamentarian', 'announce', 'Announce the ranking.'),
+    ],
+    "moot-court": [
+        ('app1', 'app1_submission', "May it please the Court. The question before the Court: School uniforms. Present the Applicant's first submissions."),
+        ('president', 'evaluate', "Consider privately App1-name's submissions: <app1 app1_submission 1>"),
+        ('wing', 'bench_asks_app1_1', 'Put one question to App1-name on: <app1 app1_submission 1>'),
+        ('president', 'oralist_score', 'Score App1-name\'s oral argument: {"score": 7, "reasoning": "..."}'),
+        ('app1', 'app1_answers_1', 'The Court asks: <wing bench_asks_app1_1 4>'),
+        ('app2', 'app2_submission', "Your co-agent submitted: <app1 app1_submission 1>. Present the Applicant's remaining submissions."),
+        ('president', 'evaluate', "Consider privately App2-name's submissions: <app2 app2_submission 6>"),
+        ('president', 'oralist_score', 'Score App2-name\'s oral argument: {"score": 7, "reasoning": "..."}'),
+        ('president', 'president_asks_app2_1', 'Put one question to App2-name on: <app2 app2_submission 6>'),
+        ('app2', 'app2_answers_1', 'The President asks: <president president_asks_app2_1 9>'),
+        ('res1', 'res1_submission', "The Applicant argued: <app1 app1_submission 1> and <app2 app2_submission 6>. Present the Respondent's first submissions."),
+        ('president', 'evaluate', "Consider privately Res1-name's submissions: <res1 res1_submission 11>"),
+        ('wing', 'bench_asks_res1_1', 'Put one question to Res1-name on: <res1 res1_submission 11>'),
+        ('president', 'oralist_score', 'Score Res1-name\'s oral argument: {"score": 7, "reasoning": "..."}'),
+        ('res1', 'res1_answers_1', 'The Court asks: <wing bench_asks_res1_1 14>'),
+        ('res2', 'res2_submission', "Your co-agent submitted: <res1 res1_submission 11>. Present the Respondent's remaining submissions."),
+        ('president', 'evaluate', "Consider privately Res2-name's submissions: <res2 res2_submission 16>"),
+        ('president', 'oralist_score', 'Score Res2-name\'s oral argument: {"score": 7, "reasoning": "..."}'),
+        ('president', 'president_asks_res2_1', 'Put one question to Res2-name on: <res2 res2_submission 16>'),
+        ('res2', 'res2_answers_1', 'The President asks: <president president_asks_res2_1 19>'),
+        ('app1', 'rebuttal', 'Rebuttal for the Applicant: answer the Respondent only.'),
+        ('res1', 'surrebuttal', 'Surrebuttal for the Respondent: answer only the rebuttal.'),
+        ('president', 'confirm_winner', "Which side argued better? One of 'Applicant' or 'Respondent'."),
+        ('president', 'verdict_json', '{"winner": "Applicant", "scores": {"Applicant": 7, "Respondent": 6}} must be \'Applicant\' or \'Respondent\''),
+        ('president', 'announce', "The President gives the Court's ruling on the oral round."),
+    ],
 }  # fmt: skip
 
 
@@ -212,7 +299,8 @@ def test_each_seat_is_asked_the_cards_templates_filled_in(name):
     assert sum(1 for s in steps if s.kind == "TURN" and s.seat in debaters) == card.statements(defaults(card))
     # Its outcome names one of its sides, and the premise is upheld by the FOR side's win.
     outcome = card.outcome(config, records)
-    assert outcome["winner"] in outcome["scores"] and outcome["premise_upheld"] is True
+    assert outcome["winner"] in outcome["scores"]
+    assert outcome["premise_upheld"] is (None if card.ranks_teams() else True)  # a ranking upholds nothing
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -263,7 +351,7 @@ def label_of_steps(data: dict) -> dict[str, str]:
                 walk(stage["stages"])
             elif "speech" in stage:
                 labels.setdefault(stage["speech"], stage.get("label", stage["speech"].replace("_", " ")))
-                for variant in (stage.get("first"), stage.get("final")):
+                for variant in (stage.get("first"), stage.get("final"), stage.get("last")):
                     if variant and "step" in variant:
                         labels[variant["step"]] = variant.get("label", variant["step"].replace("_", " "))
             elif "cross" in stage:
@@ -290,27 +378,45 @@ def templates_of(data: dict) -> dict[str, list[str]]:
                 for part in ("question", "answer"):
                     found.setdefault(stage[part]["step"], []).append(stage[part]["prompt"])
                 continue
-            found.setdefault(stage[kind], []).append(stage["prompt"])
-            for variant in (stage.get("first"), stage.get("final")):
+            if kind == "system":
+                continue
+            found.setdefault(stage[kind], []).append(stage.get("prompt") or stage["system"])
+            think = stage.get("think")
+            if kind == "speech" and think:
+                found.setdefault(think.get("step", "think") if isinstance(think, dict) else "think", []).append(
+                    think["prompt"] if isinstance(think, dict) else think
+                )
+            for variant in (stage.get("first"), stage.get("final"), stage.get("last")):
                 if variant:
-                    found.setdefault(variant.get("step", stage[kind]), []).append(variant["prompt"])
+                    found.setdefault(variant.get("step", stage[kind]), []).append(
+                        variant.get("prompt") or stage.get("prompt") or stage["system"]
+                    )
 
     walk(data["stages"])
     judging = data.get("judge", {})
     verdict = judging.get("verdict", {})
-    for step, key in (("confirm_winner", "confirm"), ("verdict_json", "decide"), ("announce", "announce")):
+    for step, key in (
+        ("deliberate", "deliberate"),
+        ("confirm_winner", "confirm"),
+        ("verdict_json", "decide"),
+        ("announce", "announce"),
+    ):
         if key in verdict:
             found[step] = [verdict[key]]
     if "score" in judging:
         found[judging["score"].get("step", "score")] = [judging["score"]["prompt"]]
+        if "evaluate" in judging["score"]:
+            found["evaluate"] = [judging["score"]["evaluate"]]
     return found
 
 
 def template_pattern(template: str, known: dict[str, str]) -> re.Pattern[str]:
     """The template as a pattern: its literal text exactly, a known placeholder as its value, any other as text."""
-    parts = re.split(r"(\{\{|\}\}|\{[a-z0-9_]+\})", template)
+    parts = re.split(r"(\{\{|\}\}|\{if [a-z0-9_]+\}|\{end\}|\{[a-z0-9_]+\})", template)
     pattern = ""
     for part in parts:
+        if part.startswith("{if ") or part == "{end}":
+            continue  # a section's text is kept: the placeholders it tests are all filled in here
         if part in ("{{", "}}"):
             pattern += re.escape(part[0])
         elif part.startswith("{") and part.endswith("}"):
@@ -421,6 +527,11 @@ def test_each_card_runs_from_the_command_line_asking_what_its_card_says(name, ll
     poll = votes.poll_of(debate)
     if not fmt.poll:
         assert name == "one-consultant" and poll is None  # one side has no speaker to vote for
+        return
+    if fmt.poll == "people":  # a people's choice among the debaters (Congress's legislators), by name
+        assert poll.peoples and poll.judge_choice is None
+        debaters = [s.key for s in fmt.seat_specs if s.role == "debater"]
+        assert list(poll.options) == [(key, f"Speaker {key}") for key in debaters]
         return
     assert fmt.poll == "sides"
     teams = {side.seats[0]: side.label for side in fmt.sides if len(side.seats) > 1}
