@@ -69,6 +69,9 @@ class VerdictOut(Schema):
     scores: dict[str, Any]
     premise_upheld: bool | None
     announcement: str
+    ranking: list[str] = Field(
+        default_factory=list, description="A judge's ranking of more than two sides, best first; [] for any other"
+    )
 
 
 class EventOut(Schema):

@@ -34,6 +34,7 @@ from chaoslm.llm import (
 from debates import transcripts
 from debates.formats import DebateConfig, Format, FormatError, Plan, Record, SeatInfo, Step
 from debates.models import Debate, Event, Seat
+from debates.records import record_of
 
 logger = logging.getLogger("chaoslm.engine")
 
@@ -100,19 +101,6 @@ class _Table:
         return DebateConfig(
             format=d.format, topic=d.topic, premise=d.premise, options=d.options, seats=self.infos, is_ending=is_ending
         )
-
-
-def record_of(event: Event, seat_key: str | None) -> Record:
-    return Record(
-        ordinal=event.ordinal,
-        kind=event.kind,
-        seat=seat_key,
-        step=event.step,
-        prompt=event.prompt,
-        content=event.content,
-        data=event.data,
-        visibility=event.visibility,
-    )
 
 
 def _load(debate_id: int) -> _Table:

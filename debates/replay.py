@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from debates.engine import record_of
 from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
 from debates.formats.sides_judge import SidesJudge
 from debates.models import Debate, Event
+from debates.records import record_of
 from debates.setup import SeatChoice, create_debate
 
 

@@ -12,9 +12,9 @@ from django.utils.safestring import mark_safe
 
 from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from debates.cards import cards_of
-from debates.engine import record_of
 from debates.formats import DebateConfig, FormatError, SeatInfo
 from debates.models import Debate, Event, Seat
+from debates.records import record_of
 from debates.replay import judged_config
 from debates.status import activity, status_line
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from chaoslm import costs
-from debates import votes
+from debates import selectors, votes
 from debates.formats import Format, FormatError
 from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
 from debates.models import Debate, Event
@@ -121,6 +121,7 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
             "scores": debate.scores,
             "premise_upheld": debate.premise_upheld,
             "announcement": debate.announcement,
+            "ranking": ranking_of(debate),
         }
         if debate.announcement or debate.winner
         else None,
@@ -129,6 +130,15 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
         # Counts only, of the phases that have closed (debates/votes.py); None for a debate without a poll.
         "audience_poll": votes.export(debate),
     }
+
+
+def ranking_of(debate: Debate) -> list[str]:
+    """A debate whose judge ranks more than two sides: every side, best first, by the name its verdict gives it (a
+    team's label, a side of one seat its speaker's name); [] for any other, or one of a format no longer known."""
+    fmt = _format(debate)
+    if fmt is None or not fmt.ranks_teams():
+        return []
+    return [ranked.seats[0][1] if len(ranked.seats) == 1 else ranked.label for ranked in selectors.ranked_sides(debate)]
 
 
 def cost_of(debate: Debate) -> dict[str, Any]:
@@ -203,7 +213,9 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
     if verdict and verdict["winner"]:
         scores = ", ".join(f"{name} {score}" for name, score in verdict["scores"].items())
         label = fmt.verdict_label if fmt else "Winner"
-        lines.append(f"**{label}:** {verdict['winner']}" + (f" ({scores})" if scores else ""))
+        # A ranking names every side in its place, not only the first.
+        shown = ", ".join(f"{place}. {name}" for place, name in enumerate(verdict["ranking"], 1)) or verdict["winner"]
+        lines.append(f"**{label}:** {shown}" + (f" ({scores})" if scores else ""))
         if verdict["premise_upheld"] is not None:
             lines.append(f"**Premise:** {'upheld' if verdict['premise_upheld'] else 'rejected'}")
     lines += votes.export_markdown(data["audience_poll"])

@@ -8,10 +8,10 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from debates.broadcast import DebateBroadcaster
-from debates.engine import record_of
 from debates.formats import get_format
 from debates.formats.duel import announcement_text
 from debates.models import Debate, Event, Seat
+from debates.records import record_of
 from debates.selectors import doing_now
 from debates.status import activity
 from tests.debates.formats.test_duel import config, run

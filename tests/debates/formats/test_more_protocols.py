@@ -26,7 +26,7 @@ from api.tokens import create_token
 from batches.panel import Contestant
 from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
-from debates import format_cards, transcripts, votes
+from debates import format_cards, selectors, transcripts, votes
 from debates.formats.card import CardError, parse_card
 from debates.models import Debate, Event, FormatCard
 from debates.status import activity
@@ -666,3 +666,204 @@ def test_the_shipped_policy_card_runs_the_nsda_order_of_speeches():
         "Answer directly and briefly. Give only the answer."
     )
     assert plan.finished and card.calls({"questions": 1}) == 4 + 16 + 4
+
+
+# --- what the four newer cards needed of the language (Australs, Canadian parliamentary, Congress, moot court) -----
+
+
+def test_a_cross_examination_in_a_repeat_takes_its_askers_and_answerers_in_turn():
+    """Congress: each legislator's speech is questioned by the one who spoke before (the first by the last); the
+    question names its answerer and the answer its asker, as {answerer} and {asker}."""
+    card = card_of("congress")
+    steps, _, _, _ = run(card, config_for(card, options={"questions": 2}), reply=reply)
+    asked = [(s.seat, s.step, s.prompt) for s in steps if s.step.startswith(("question", "answer"))]
+    assert asked[:4] == [
+        ("d", "question_1", "Question A-name on their speech."),
+        ("a", "answer_1", "D-name asks you: <d question_1 4>"),
+        ("d", "question_2", 'Question A-name on their speech.\nEarlier you asked: "<d question_1 4>"\nThey answered: "<a answer_1 5>"\n'),
+        ("a", "answer_2", "D-name asks you: <d question_2 6>"),
+    ]  # fmt: skip
+    assert [(s.seat, s.step) for s in steps if s.step.startswith(("question", "answer"))][4:] == [
+        ("a", "question_1"), ("b", "answer_1"), ("a", "question_2"), ("b", "answer_2"),
+        ("b", "question_1"), ("c", "answer_1"), ("b", "question_2"), ("c", "answer_2"),
+        ("c", "question_1"), ("d", "answer_1"), ("c", "question_2"), ("d", "answer_2"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        # A list outside a repeat has no rounds to take turns with.
+        (
+            (
+                "  - repeat: 4\n    stages:\n",
+                "  - repeat: 4\n    stages:\n      - cross: early\n        asker: [a, b]\n        answerer: c\n        question: {step: early_q, prompt: Ask.}\n        answer: {step: early_a, prompt: Answer.}\n",
+            ),
+            "stages[2].stages[1].asker",
+            None,
+        ),
+        # Round 2 would pair Baker with Baker.
+        (
+            ("asker: [d, a, b, c]", "asker: [d, b]"),
+            "stages[2].stages[2].answerer",
+            "A seat cannot answer its own questions.",
+        ),
+        # {asker} names the examination's other end: a speech has none.
+        (
+            ('prompt: "Give the authorship speech for the bill: {topic}."', 'prompt: "Answer {asker}."'),
+            "stages[2].stages[1].first.prompt",
+            "Unknown placeholder {asker}.",
+        ),
+    ],
+)
+def test_the_turns_of_a_cross_examination_are_checked(change, field, message):
+    text = text_of("congress").replace(*change)
+    assert text != text_of("congress")
+    if field == "stages[2].stages[1].asker":  # the cross moved outside the repeat
+        text = text_of("congress").replace(
+            "  - repeat: 4\n",
+            "  - cross: early\n    asker: [a, b]\n    answerer: c\n    question: {step: early_q, prompt: Ask.}\n"
+            "    answer: {step: early_a, prompt: Answer.}\n  - repeat: 4\n",
+        )
+        field, message = "stages[2].asker", "Several seats take turns only inside a repeat; outside one, give one seat."
+    with pytest.raises(CardError) as refused:
+        parse_card(text)
+    found = [(p.field, p.message) for p in refused.value.problems]
+    assert any(f == field and m.startswith(message) for f, m in found), found
+
+
+def test_last_is_the_repeats_last_round_and_final_each_seats_last_speech():
+    """Australs' six speakers take turns in a repeat of three: `last` gives the third speakers their own prompt;
+    `final` would have been every seat's only speech, hence every round after the first."""
+    card = card_of("australs")
+    steps, _, _, _ = run(card, config_for(card), reply=reply)
+    assert [(s.seat, s.step) for s in steps if s.kind == "TURN"][:6] == [
+        ("aff1", "aff_first"), ("neg1", "neg_substantive"), ("aff2", "aff_substantive"),
+        ("neg2", "neg_substantive"), ("aff3", "aff_third"), ("neg3", "neg_third"),
+    ]  # fmt: skip
+    as_final = text_of("australs").replace("        last: {step: aff_third,", "        final: {step: aff_third,")
+    steps, _, _, _ = run(parse_card(as_final), config_for(card), reply=reply)
+    assert [(s.seat, s.step) for s in steps if s.kind == "TURN" and s.seat.startswith("aff")][:3] == [
+        ("aff1", "aff_first"), ("aff2", "aff_third"), ("aff3", "aff_third"),
+    ]  # fmt: skip
+    with pytest.raises(CardError) as refused:
+        parse_card(text_of("australs").replace("first: {step: aff_first, ", "first: {"))
+    assert refused.value.problems[0].message == (
+        "The step 'aff_substantive' is labelled 'Affirmative substantive' on line 34; give it one label, or give this"
+        " 'first' a step of its own."
+    )
+
+
+def test_what_each_seat_saw_a_point_of_information_the_bench_and_the_chair():
+    card = card_of("canadian")
+    steps, _, _, _ = run(card, config_for(card), reply=reply)
+    by_step = {s.step: s for s in steps}
+    # A point of information (sees: last) reads only the speech it interrupts, then its prompt.
+    assert by_step["poi_to_pm_1"].messages == (
+        {"role": "system", "content": "mo persona"},
+        {"role": "user", "content": "Pm-name: <pm pm_constructive 6>\n\nRise on a point of information to Pm-name."},
+    )
+    # The Prime Minister's rebuttal thinks first, privately, on the Leader of the Opposition's speech.
+    assert (by_step["think"].seat, by_step["think"].visibility, by_step["think"].prompt) == (
+        "pm", "private", "Privately list what the Leader of the Opposition left standing: <lo lo_speech 15>",
+    )  # fmt: skip
+    card = card_of("moot-court")
+    steps, _, _, _ = run(card, config_for(card), reply=reply)
+    by_step = {s.step: s for s in steps}
+    # The wing judge asks from its own chat; the surrebuttal (sees: last) reads the rebuttal alone.
+    assert by_step["bench_asks_res1_1"].messages == (
+        {"role": "system", "content": "wing persona"},
+        {"role": "user", "content": "Put one question to App1-name on: <app1 app1_submission 1>"},
+        {"role": "assistant", "content": "<wing bench_asks_app1_1 4>"},
+        {"role": "user", "content": "Put one question to Res1-name on: <res1 res1_submission 11>"},
+    )
+    assert by_step["surrebuttal"].messages[1:] == (
+        {"role": "user", "content": "App1-name: <app1 rebuttal 21>\n\nSurrebuttal for the Respondent: answer only the rebuttal."},
+    )  # fmt: skip
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["australs", "canadian", "congress", "moot-court"])
+def test_each_newer_cards_page_shows_its_plan(name, client):
+    format_cards.save_card(text_of(name), owner=None)
+    page = client.get(reverse("format_detail", args=[name]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    card = card_of(name)
+    assert f"exactly {card.calls(defaults(card))} LLM calls" in html
+    for planned in card.plan(defaults(card)):
+        assert escape(planned.label) in html, planned.label
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_moot_courts_bench_seats_the_panels_next_judge_and_needs_as_many(llm_server, runner_idle):
+    format_cards.save_card(text_of("moot-court"), owner=None)
+
+    def make(judges: tuple[str, ...]):
+        return services.create_tournament(
+            name="Moot",
+            debaters=[Contestant.of(debater(n)) for n in ("Alice", "Bob")],
+            judges=[Contestant.of(judge(n)) for n in judges],
+            questions=questions(1),
+            options={},
+            sides="once",
+            formats=["moot-court"],
+            owner=None,
+        )
+
+    with pytest.raises(services.TournamentError) as refused:
+        make(("Judge Una",))
+    assert str(refused.value) == "A moot-court debate seats 2 judges (its own and Judge): give as many."
+    finished = run_to_end(make(("Judge Una", "Judge Vic")))
+    debate = Match.objects.get().debate
+    assert (finished.status, debate.status) == ("completed", "completed"), debate.error_text
+    assert dict(debate.seats.filter(role="judge").values_list("key", "name")) == {
+        "president": "Judge Una",
+        "wing": "Judge Vic",
+    }
+    assert list(debate.events.filter(seat__key="wing").values_list("step", flat=True)) == [
+        "bench_asks_app1_1",
+        "bench_asks_res1_1",
+    ]
+    assert [v.judge for v in results.verdicts(finished)] == ["Judge Una", "Judge Vic"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_congress_ranks_four_entrants_in_a_tournament_presided_by_its_moderator(llm_server, runner_idle):
+    """Each legislator is a side of one seat, named by its speaker: the parliamentarian's ranking names the
+    entrants, and counts as the six pairwise results it implies."""
+    ballot = {"ranking": ["Cy", "Ann", "Di", "Ben"], "scores": {"Cy": 6, "Ann": 5, "Di": 4, "Ben": 3}}
+    llm_server.configure(rules=[{"match": "Rank them all, best first", "reply": json.dumps(ballot)}])
+    format_cards.save_card(text_of("congress"), owner=None)
+    tournament = services.create_tournament(
+        name="Congress",
+        debaters=[Contestant.of(debater(n)) for n in ("Ann", "Ben", "Cy", "Di")],
+        judges=[Contestant.of(judge("Judge Una"))],
+        questions=questions(1),
+        options={},
+        sides="once",
+        formats=["congress"],
+        moderator=Contestant.of(judge("Chair Po")),
+        owner=None,
+    )
+    finished = run_to_end(tournament)
+    debate = Match.objects.get().debate
+    assert (finished.status, debate.status) == ("completed", "completed"), debate.error_text
+    seats = dict(debate.seats.values_list("key", "name"))
+    assert seats == {"po": "Chair Po", "a": "Ann", "b": "Ben", "c": "Cy", "d": "Di", "parliamentarian": "Judge Una"}
+    assert [(r.place, r.seats) for r in selectors.ranked_sides(debate)] == [
+        (1, (("Representative Clark", "Cy"),)),
+        (2, (("Representative Adams", "Ann"),)),
+        (3, (("Representative Diaz", "Di"),)),
+        (4, (("Representative Baker", "Ben"),)),
+    ]
+    report = results.report(finished)
+    assert [(r.name, r.wins, r.losses) for r in report.ratings] == [
+        ("Cy", 3, 0),
+        ("Ann", 2, 1),
+        ("Di", 1, 2),
+        ("Ben", 0, 3),
+    ]
+    # The exports name every place of the ranking, not only the first.
+    assert json.loads(transcripts.as_json(debate))["verdict"]["ranking"] == ["Cy", "Ann", "Di", "Ben"]
+    assert "**Ranking:** 1. Cy, 2. Ann, 3. Di, 4. Ben (Ann 5, Ben 3, Cy 6, Di 4)" in transcripts.as_markdown(debate)
