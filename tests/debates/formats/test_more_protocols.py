@@ -1,7 +1,10 @@
 # ruff: noqa: E501  (the expected prompts are one per line, as the card fills them in)
 """Protocols the project does not ship, written as cards from their published rules using docs/cards.md alone
 (tests/debates/formats/protocol_cards/): Policy, Karl Popper, SPAR, Asian Parliamentary, consultancy, a judge who
-questions the debaters between rounds, and a multi-round debate with first and final round prompts. Each is read
+questions the debaters between rounds, a multi-round debate with first and final round prompts, Australs (a chair's
+lines, a `last` round, every speaker scored), Canadian parliamentary (points of information, a think before the
+rebuttal), Congress (four legislators ranked, each questioned in turn by another) and a moot court (a bench of two
+judges who question, one who decides). Each is read
 prompt for prompt against its card (the pure driver, no database), then saved by `import_formats` and over the
 API, run from the `debate` command against the test server, its every request read against the card's templates,
 its exports, status line and audience poll checked for the card's labels, and the two-sided ones run in a
