@@ -86,8 +86,15 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
         "Each text as the card holds it; placeholders in braces are filled in (docs/cards.md).",
     ]
     seen: set[tuple[str, str]] = set()
-    for slot in card.layout(options).slots:
-        for what, template in (("", slot.template), (" (status line)", slot.status)):
+    slots = card.layout(options).slots
+    # A speech with both a moderator's line and a prompt has two texts under its step's name: say which is which.
+    lines_before = {s.instruction for s in slots if s.instruction is not None and not s.prompt_is_instruction}
+    for slot in slots:
+        line = " (system line)" if slot.index in lines_before else ""
+        for what, template in (
+            (line, slot.template),
+            (f"{line} (status line)" if line else " (status line)", slot.status),
+        ):
             if not template.source or (slot.ref + what, template.source) in seen:
                 continue
             seen.add((slot.ref + what, template.source))

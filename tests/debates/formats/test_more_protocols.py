@@ -31,6 +31,7 @@ from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates import format_cards, selectors, transcripts, votes
 from debates.formats.card import CardError, parse_card
+from debates.formats.card_doc import protocol_markdown
 from debates.models import Debate, Event, FormatCard
 from debates.status import activity
 from tests.batches.helpers import debater, judge, questions, run_to_end
@@ -870,3 +871,13 @@ def test_congress_ranks_four_entrants_in_a_tournament_presided_by_its_moderator(
     # The exports name every place of the ranking, not only the first.
     assert json.loads(transcripts.as_json(debate))["verdict"]["ranking"] == ["Cy", "Ann", "Di", "Ben"]
     assert "**Ranking:** 1. Cy, 2. Ann, 3. Di, 4. Ben (Ann 5, Ben 3, Cy 6, Di 4)" in transcripts.as_markdown(debate)
+
+
+def test_the_protocol_page_tells_a_speechs_moderator_line_from_its_prompt():
+    """Congress's chair recognises each speaker before the speech's prompt: both texts are the step's, so the
+    page heads the line as the system line."""
+    page = protocol_markdown(card_of("congress"))
+    assert (
+        "### authorship (system line)\n\n```text\n[PRESIDING OFFICER]: The chair recognises {speaker} for speech"
+        " {round} of {rounds}.\n```\n\n### authorship\n\n```text\nGive the authorship speech for the bill: {topic}.\n```"
+    ) in page
