@@ -113,8 +113,14 @@ class TerminalObserver(Observer):
             target = self.seats.get(event.data.get("for", ""), ("?", ""))[0]
             score = event.data.get("score")
             reason = event.data.get("reasoning", "no valid score was given")
+            marks = event.data.get("marks")
+            # A card's judge may mark each speaker on a rubric as well: "(matter 30, manner 29, method 14)".
+            shown = f" ({', '.join(f'{k} {v}' for k, v in marks.items())})" if isinstance(marks, dict) and marks else ""
             self.console.print(
-                Text(f"  ⚖ score for {target}: {score if score is not None else '—'}/10 · {reason}", style="magenta")
+                Text(
+                    f"  ⚖ score for {target}: {score if score is not None else '—'}/10{shown} · {reason}",
+                    style="magenta",
+                )
             )
         elif kind == "ERROR":
             self.console.print(Text(f"\nError: {event.content}", style="bold red"))

@@ -132,6 +132,14 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
     }
 
 
+def _marks(data: dict[str, Any]) -> str:
+    """A score's marks by criterion (a card whose judge marks each speaker on a rubric), as " (matter 30, ...)"."""
+    marks = data.get("marks")
+    if not isinstance(marks, dict) or not marks:
+        return ""
+    return " (" + ", ".join(f"{key} {value}" for key, value in marks.items()) + ")"
+
+
 def ranking_of(debate: Debate) -> list[str]:
     """A debate whose judge ranks more than two sides: every side, best first, by the name its verdict gives it (a
     team's label, a side of one seat its speaker's name); [] for any other, or one of a format no longer known."""
@@ -186,7 +194,8 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
         if kind == "SCORE":
             score = event["data"].get("score", "—")
             target = next((s["name"] for s in data["seats"] if s["key"] == event["data"].get("for")), "")
-            lines += [f"> **Score for {target}: {score}/10** — {event['data'].get('reasoning', '')}", ""]
+            marks = _marks(event["data"])
+            lines += [f"> **Score for {target}: {score}/10**{marks} — {event['data'].get('reasoning', '')}", ""]
         elif kind in ("PLAN", "THINK", "INTERNAL"):
             lines += [
                 f"<details><summary>{speaker} · {kind.lower()} (private)</summary>",

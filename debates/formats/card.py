@@ -660,7 +660,7 @@ class _Run:
         elif slot.kind == "SCORE":
             speaker = self.seats[self.layout.slots[slot.about or 0].seat or ""]
             extra.update(
-                json_schema=SCORE_SCHEMA,
+                json_schema=self.card.score_schema,
                 json_fallback=True,
                 data={"for": speaker.key, "for_name": speaker.name, "turn": slot.turn},
             )
@@ -868,6 +868,23 @@ class CardFormat(Format):
         self.ranking_verdict = judge is not None and judge.ranking
         self.verdict_label = "Ranking" if self.ranking_verdict else "Winner"
         self.plain_steps = frozenset(step for step, label in spec.labels.items() if not label)
+        # A score is the duel's 0-10 (what pages chart); with a rubric under `score`, the judge also marks the
+        # speaker on each criterion, as `marks`.
+        marks = judge.score_rubric if judge is not None else ()
+        self.score_schema: Mapping[str, Any] = SCORE_SCHEMA
+        if marks:
+            self.score_schema = {
+                **SCORE_SCHEMA,
+                "properties": {
+                    **SCORE_SCHEMA["properties"],
+                    "marks": {
+                        "type": "object",
+                        "properties": {c.key: {"type": "integer", "minimum": 0, "maximum": c.maximum} for c in marks},
+                        "required": [c.key for c in marks],
+                    },
+                },
+                "required": [*SCORE_SCHEMA["required"], "marks"],
+            }
         self._layouts: dict[tuple[int, ...], Layout] = {}
         self._values: dict[tuple[Any, ...], Mapping[str, str]] = {}
         # The last options asked for and their layout: a debate asks with the same options at every step.

@@ -255,6 +255,7 @@ class JudgeSpec:
     ranking: bool
     rubric: tuple[Criterion, ...]
     line: int
+    score_rubric: tuple[Criterion, ...] = ()  # a speaker's marks by criterion, given with each score
 
 
 @dataclass(frozen=True)
@@ -413,8 +414,9 @@ PRIVATE_FIELDS = ("seat", "label", "prompt", "sees")
 SYSTEM_FIELDS = ("system", "seat", "step", "status", "shown")
 CROSS_FIELDS = ("cross", "asker", "answerer", "exchanges", "label", "question", "answer", "sees", "word_limit")
 JUDGE_FIELDS = ("seat", "sees", "score", "verdict", "rubric")
-SCORE_FIELDS = ("after", "evaluate", "step", "label", "prompt", "first")
+SCORE_FIELDS = ("after", "evaluate", "step", "label", "prompt", "first", "rubric")
 VERDICT_FIELDS = ("kind", "deliberate", "confirm", "decide", "announce")
+CRITERION = ("key", "label", "max")
 
 
 class SpecReader:
@@ -711,6 +713,7 @@ class SpecReader:
         seat = self.seat_ref(reader, "seat")
         sees = reader.choice("sees", SEES, "own")
         evaluate = score = score_first = None
+        score_rubric: tuple[Criterion, ...] = ()
         after: frozenset[str] | None = None
         if reader.has("score"):
             sub = Reader(reader.data["score"], "judge.score", self.problems, reader.line_of("score"), SCORE_FIELDS)
@@ -739,6 +742,7 @@ class SpecReader:
                     sub.data["first"], sub.field("first"), sub.line_of("first"), step, "score", False
                 )
             self.after = (after, sub)
+            score_rubric = self.rubric(sub)
         deliberate = confirm = decide = announce = None
         ranking = len(sides) > 2
         if reader.has("verdict"):
@@ -782,13 +786,14 @@ class SpecReader:
             ranking=ranking,
             rubric=self.rubric(reader),
             line=line,
+            score_rubric=score_rubric,
         )
 
     def rubric(self, reader: Reader) -> tuple[Criterion, ...]:
         found: list[Criterion] = []
         items = reader.listing("rubric")
         for index, item in enumerate(items):
-            sub = Reader(item, f"judge.rubric[{index + 1}]", self.problems, items.lines[index], ("key", "label", "max"))
+            sub = Reader(item, f"{reader.field('rubric')}[{index + 1}]", self.problems, items.lines[index], CRITERION)
             key = sub.slug("key")
             maximum = sub.integer("max", 10) or 0
             if not 1 <= maximum <= 100:

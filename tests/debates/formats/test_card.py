@@ -50,6 +50,8 @@ def reply(step):
         return f"<{step.seat} {step.step} {step.ordinal}>", {}
     if "score" in schema["properties"]:
         data = {"score": 6, "reasoning": "fine"}
+        if "marks" in schema["properties"]:  # a speaker marked on a rubric too
+            data["marks"] = {k: 1 for k in schema["properties"]["marks"]["properties"]}
     else:
         scores = schema["properties"]["scores"]["properties"]
         score = lambda s: {k: 5 for k in s["properties"]} if s["type"] == "object" else 5  # noqa: E731

@@ -198,21 +198,21 @@ EXPECTED = {
     ],
     "australs": [
         ('aff1', 'aff_first', 'You open for the Affirmative on: School uniforms. Define the motion, outline the team split and give your arguments.'),
-        ('judge', 'score', 'Mark Aff1-name\'s speech (1) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Aff1-name\'s speech (1) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('neg1', 'neg_substantive', 'You are speaker 1 of 3 for the Negative. Answer Aff1-name: <aff1 aff_first 3>'),
-        ('judge', 'score', 'Mark Neg1-name\'s speech (2) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Neg1-name\'s speech (2) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('aff2', 'aff_substantive', 'You are speaker 2 of 3 for the Affirmative on: School uniforms. Your team argues that Uniforms help. Give your substantive speech.'),
-        ('judge', 'score', 'Mark Aff2-name\'s speech (3) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Aff2-name\'s speech (3) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('neg2', 'neg_substantive', 'You are speaker 2 of 3 for the Negative. Answer Aff2-name: <aff2 aff_substantive 9>'),
-        ('judge', 'score', 'Mark Neg2-name\'s speech (4) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Neg2-name\'s speech (4) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('aff3', 'aff_third', "You are the third Affirmative. No new arguments: rebut the Negative's case: <neg2 neg_substantive 12>"),
-        ('judge', 'score', 'Mark Aff3-name\'s speech (5) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Aff3-name\'s speech (5) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('neg3', 'neg_third', 'You are the third Negative, the last substantive speech. No new arguments: rebut Aff3-name: <aff3 aff_third 15>'),
-        ('judge', 'score', 'Mark Neg3-name\'s speech (6) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Neg3-name\'s speech (6) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('neg1', 'neg_reply', "Give the Negative's reply: a biased adjudication of the debate's clashes. No new arguments."),
-        ('judge', 'score', 'Mark Neg1-name\'s speech (7) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Neg1-name\'s speech (7) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('aff1', 'aff_reply', "Give the Affirmative's reply, the last speech: why the Affirmative won each clash. Neg1-name replied: <neg1 neg_reply 21>"),
-        ('judge', 'score', 'Mark Aff1-name\'s speech (8) out of 10 for matter, manner and method together: {"score": 7, "reasoning": "..."}'),
+        ('judge', 'score', 'Mark Aff1-name\'s speech (8) on matter (of 40), manner (of 40) and method (of 20), and overall out of 10: {"score": 7, "marks": {"matter": 30, "manner": 29, "method": 14}, "reasoning": "..."}'),
         ('judge', 'confirm_winner', "Which team won the debate? Reply with exactly one of 'Affirmative' or 'Negative'."),
         ('judge', 'verdict_json', 'Write the ballot: {"winner": "Affirmative", "scores": {"Affirmative": {"matter": 30, "manner": 29, "method": 14}, "Negative": {"matter": 29, "manner": 29, "method": 13}}}\nThe "winner" must be \'Affirmative\' or \'Negative\'.'),
         ('judge', 'announce', 'Give your adjudication to the room in a short paragraph.'),
@@ -517,12 +517,27 @@ def test_each_card_runs_from_the_command_line_asking_what_its_card_says(name, ll
     assert [(e["step"], e["prompt"]) for e in exported["events"] if e["kind"] == "TURN"] == [
         (e.step, e.prompt) for e in turns
     ]
+    # A judge that marks each speaker on a rubric (Australs) gives every criterion within its maximum, and the
+    # export shows the marks by the score.
+    rubric = {c.key: c.maximum for c in fmt.judge_spec.score_rubric} if fmt.judge_spec else {}
+    for score in debate.events.filter(kind="SCORE").select_related("seat"):
+        if not rubric:
+            assert "marks" not in score.data
+            continue
+        marks = score.data["marks"]
+        assert set(marks) == set(rubric) and all(0 <= marks[k] <= rubric[k] for k in rubric), marks
+        shown = ", ".join(f"{k} {v}" for k, v in marks.items())
+        assert f"/10** ({shown}) — {score.data['reasoning']}" in markdown
     staff = Client()
     staff.force_login(get_user_model().objects.create_user("stella", is_staff=True, is_superuser=True))
     page = staff.get(reverse("debate_detail", args=[debate.pk]))
     assert page.status_code == 200
     for event in turns:
         assert f'<span class="muted">· {escape(fmt.step_label(event.step))}</span>' in page.content.decode(), event.step
+    for score in debate.events.filter(kind="SCORE"):
+        if rubric:  # the page shows a speaker's marks by the score, as the export does
+            shown = ", ".join(f"{k} {v}" for k, v in score.data["marks"].items())
+            assert f'</strong> <span class="muted">({shown})</span>' in page.content.decode()
     printed = out.getvalue()
     assert all(f"· {fmt.step_label(e.step)}" in printed for e in turns)
 
@@ -881,3 +896,38 @@ def test_the_protocol_page_tells_a_speechs_moderator_line_from_its_prompt():
         "### authorship (system line)\n\n```text\n[PRESIDING OFFICER]: The chair recognises {speaker} for speech"
         " {round} of {rounds}.\n```\n\n### authorship\n\n```text\nGive the authorship speech for the bill: {topic}.\n```"
     ) in page
+
+
+def test_a_judge_may_mark_each_speaker_on_a_rubric_with_each_score():
+    """Australs' adjudicator marks every speaker on matter, manner and method: the score's JSON must carry each
+    criterion from 0 to its maximum, besides the 0-10 score the pages chart."""
+    card = card_of("australs")
+    steps, _, _, _ = run(card, config_for(card), reply=reply)
+    score = next(s for s in steps if s.kind == "SCORE")
+    assert score.json_schema["required"] == ["score", "reasoning", "marks"]
+    assert score.json_schema["properties"]["marks"] == {
+        "type": "object",
+        "properties": {
+            "matter": {"type": "integer", "minimum": 0, "maximum": 40},
+            "manner": {"type": "integer", "minimum": 0, "maximum": 40},
+            "method": {"type": "integer", "minimum": 0, "maximum": 20},
+        },
+        "required": ["matter", "manner", "method"],
+    }
+    # Without a rubric under `score`, a score is the duel's.
+    plain = card_of("multi-round")
+    steps, _, _, _ = run(plain, config_for(plain), reply=reply)
+    assert "marks" not in next(s for s in steps if s.kind == "SCORE").json_schema["properties"]
+    with pytest.raises(CardError) as refused:
+        parse_card(
+            text_of("australs")
+            .replace(
+                "- {key: method, label: Method, max: 20}\n  verdict",
+                "- {key: method, label: Method, max: 0}\n  verdict",
+                0,
+            )
+            .replace("      - {key: method, label: Method, max: 20}", "      - {key: method, label: Method, max: 0}")
+        )
+    assert [(p.field, p.message) for p in refused.value.problems] == [
+        ("judge.score.rubric[3].max", "A criterion's maximum must be from 1 to 100.")
+    ]
