@@ -79,6 +79,7 @@ class NewTournamentForm(FormatOptions, BatchForm):
     moderator = forms.ModelChoiceField(
         queryset=Persona.objects.none(),
         required=False,
+        empty_label="— no moderator —",
         help_text="Leads each debate of a format with a moderator (only then).",
     )
     sides = forms.ChoiceField(choices=Tournament.Sides.choices, initial=Tournament.Sides.BOTH)
