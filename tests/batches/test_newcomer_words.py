@@ -3,6 +3,7 @@ fresh walk through the site found them."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -56,3 +57,12 @@ def test_a_rooms_memory_choices_are_in_plain_words():
         "summarize": "summarise at 80 % (fold the oldest messages)",
         "stop": "stop auto mode at 95 % (no summary)",
     }
+
+
+def test_a_tournament_option_left_empty_says_each_format_keeps_its_own_default(owner_client):
+    # The shipped cards' word limits differ from the built-ins' (0: none), so the form leaves the box empty.
+    call_command("import_formats", "cards/", verbosity=0)
+    html = owner_client.get(reverse("tournament_new")).content.decode()
+    word_limit = html.split('name="option_word_limit"')[1].split("</div>")[0]
+    assert 'value="' not in word_limit.split(">")[0]
+    assert "Left empty: each format&#x27;s own default." in word_limit
