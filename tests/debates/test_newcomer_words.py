@@ -29,3 +29,9 @@ def test_a_seat_chip_names_a_persons_side_and_says_a_side_once(client):
     assert '<strong>olive</strong> <span class="muted">a person · aff</span>' in html
     assert '<strong>Marcus Vale</strong> <span class="muted">neg</span>' in html
     assert '<strong>Ada Sterling</strong> <span class="muted">a · for</span>' in html
+
+
+def test_home_names_the_default_endpoints_model_in_words(llm_server, client):
+    html = client.get(reverse("home")).content.decode()
+    assert "Models: <strong>test-model</strong>, from the site's default endpoint." in html
+    assert "<strong>default</strong>" not in html
