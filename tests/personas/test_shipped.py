@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from debates.format_cards import formats_for
 from debates.forms import NewDebateForm
+from experiments.spec import from_mapping as experiment_spec
 from tournaments.spec import from_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,3 +55,13 @@ def test_the_user_guides_tournament_example_reads_as_written(shipped):
     assert [c.spec.name for c in spec.debaters] == ["Ada Sterling", "Marcus Vale", "Priya Raman"]
     assert [c.spec.name for c in spec.judges] == ["Judge Ines Okafor"]
     assert len(spec.questions) == 2
+
+
+def test_the_user_guides_experiment_example_reads_as_written(shipped):
+    guide = (ROOT / "docs" / "user-guide.md").read_text()
+    block = next(b for b in guide.split("```yaml\n")[1:] if b.startswith("name: Does debate help?")).split("```")[0]
+
+    spec = experiment_spec(yaml.safe_load(block), ROOT, "docs/user-guide.md")
+
+    assert [c.spec.name for c in spec.debaters] == ["Ada Sterling", "Marcus Vale"]
+    assert len(spec.questions) == 12
