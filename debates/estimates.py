@@ -28,5 +28,6 @@ def seconds_per_call() -> float:
 def describe(calls: int) -> str:
     """ "N calls, about M minutes" at the current pace."""
     seconds = calls * seconds_per_call()
-    said = "under a minute" if seconds < 60 else f"about {math.ceil(seconds / 60)} minutes"
+    minutes = math.ceil(seconds / 60)
+    said = "under a minute" if seconds < 60 else f"about {minutes} minute{'' if minutes == 1 else 's'}"
     return f"{calls} call{'' if calls == 1 else 's'}, {said}"

@@ -43,6 +43,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "endpoint": endpoint,
             "local_model": local_model.chosen() if is_local_model else None,
             "local_model_trouble": local_model.trouble() if is_local_model else None,
+            "signup_open": settings.CHAOSLM_SIGNUP,
         },
     )
 
@@ -58,6 +59,9 @@ class LoginView(auth_views.LoginView):
         url = super().get_redirect_url()
         return "" if url and urlsplit(url).path == reverse("login") else url
 
+    def get_context_data(self, **kwargs: object) -> dict:
+        return {**super().get_context_data(**kwargs), "signup_open": settings.CHAOSLM_SIGNUP}
+
 
 def signup(request: HttpRequest) -> HttpResponse:
     if not settings.CHAOSLM_SIGNUP:
@@ -65,7 +69,8 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
-        login(request, user)
+        # Two backends are configured (axes' and Django's), so login() must be told which one vouched for the user.
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("home")
     return render(request, "registration/signup.html", {"form": form})
 

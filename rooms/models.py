@@ -69,7 +69,7 @@ class Room(models.Model):
 
     class Memory(models.TextChoices):
         SUMMARIZE = "summarize", "summarise at 80 % (fold the oldest messages)"
-        STOP = "stop", "stop auto mode at 95 % (the spec's)"
+        STOP = "stop", "stop auto mode at 95 % (no summary)"
 
     memory = models.CharField(max_length=20, choices=Memory.choices, default=Memory.SUMMARIZE)
     summarizer = models.ForeignKey(

@@ -79,6 +79,7 @@ class NewTournamentForm(FormatOptions, BatchForm):
     moderator = forms.ModelChoiceField(
         queryset=Persona.objects.none(),
         required=False,
+        empty_label="— no moderator —",
         help_text="Leads each debate of a format with a moderator (only then).",
     )
     sides = forms.ChoiceField(choices=Tournament.Sides.choices, initial=Tournament.Sides.BOTH)
@@ -108,8 +109,11 @@ class NewTournamentForm(FormatOptions, BatchForm):
             )
             defaults.setdefault(option.name, set()).add(option.default)
         self.add_options(specs.values())
-        for field in self.option_fields():
-            field.field.required = False  # left empty: the format's default
+        # On the fields, not through option_fields(): a bound field made now would keep its help text as it is now,
+        # before the note below is added to it.
+        for name in self.fields:
+            if name.startswith("option_"):
+                self.fields[name].required = False  # left empty: the format's default
         for name, values in defaults.items():
             if len(values) > 1:  # formats differ (a card's word limit): empty, each keeps its own unless one is typed
                 field = self.fields[f"option_{name}"]

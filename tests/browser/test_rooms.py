@@ -386,7 +386,7 @@ def test_each_side_panel_saves_in_place_keeping_the_focus_and_the_memory_choice_
     before = page.evaluate("scrollY")
     page.click("#save-memory")
     page.wait_for_selector("#panel-memory .panel-note")
-    assert page.inner_text("#panel-memory .panel-note") == "Memory: stop auto mode at 95 % (the spec's)."
+    assert page.inner_text("#panel-memory .panel-note") == "Memory: stop auto mode at 95 % (no summary)."
     assert page.evaluate("window.sameDocument") is True  # no reload
     assert page.evaluate("document.activeElement.id") == "save-memory"
     assert abs(page.evaluate("scrollY") - before) < 5

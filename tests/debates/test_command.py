@@ -122,7 +122,10 @@ def test_an_embedded_model_that_cannot_start_keeps_the_debate_and_says_how_to_re
     [
         (("duel", "--topic", "x", "--a", "Nobody", "--b", "Marcus Vale"), "no persona is named 'Nobody' (known: "),
         (("duel", "--topic", "   ", "--a", "Ada Sterling", "--b", "Marcus Vale"), "at least one non-whitespace"),
-        (("duel", "--topic", "x", "--a", "Ada Sterling"), "The Debater B (against) seat is empty."),
+        (
+            ("duel", "--topic", "x", "--a", "Ada Sterling"),
+            "The Debater B (against) seat is empty: fill it with --b PERSONA.",
+        ),
         (("duel", "--topic", "x", "--a", "Ada Sterling", "--b", "Ada Sterling"), "Each seat needs a different persona"),
         (("duel", "--topic", "x", "--a", "Ada Sterling", "--b", "Marcus Vale", "--turns", "0"), "Turns must be from 1"),
         (("duel", "--topic", "x", "--a", "missing.yaml", "--b", "Marcus Vale"), "missing.yaml: no such persona file"),
@@ -137,6 +140,13 @@ def test_an_embedded_model_that_cannot_start_keeps_the_debate_and_says_how_to_re
 def test_bad_input_gets_a_message_not_a_traceback(args, message):
     with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
         run(*args)
+    assert not Debate.objects.exists()
+
+
+def test_a_cards_empty_seat_names_the_flag_that_fills_it():
+    call_command("import_formats", "cards/", verbosity=0)
+    with pytest.raises(CommandError, match=r"^The Negative seat is empty: fill it with --seat neg=PERSONA\.$"):
+        run("lincoln-douglas", "--topic", "Cars?", "--seat", "aff=Ada Sterling")
     assert not Debate.objects.exists()
 
 

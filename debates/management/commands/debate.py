@@ -218,6 +218,11 @@ class Command(BaseCommand):
                 options[key] = int(value)
             except ValueError:
                 raise CommandError(f"option {key} must be a whole number, not {value!r}") from None
+        # The format would say only "The Negative seat is empty."; here the person also needs the flag that fills it.
+        for spec in fmt.seat_specs:
+            if spec.required and spec.key not in seats:
+                flag = f"--{spec.key} PERSONA" if fmt.name == "duel" else f"--seat {spec.key}=PERSONA"
+                raise CommandError(f"The {spec.label} seat is empty: fill it with {flag}.")
         order = [s.key for s in fmt.seat_specs]
         seats = dict(sorted(seats.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
         try:

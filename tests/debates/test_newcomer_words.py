@@ -1,0 +1,37 @@
+"""Words a newcomer reads on the debate pages, as a fresh walk through the site found them."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from debates.estimates import describe
+from debates.models import Debate, Seat
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_estimate_of_one_minute_says_minute(llm_server):
+    # No call timed yet, on a hosted endpoint: 4 s a call, so 15 calls take exactly a minute.
+    assert describe(15) == "15 calls, about 1 minute"
+    assert describe(16) == "16 calls, about 2 minutes"
+
+
+def test_a_seat_chip_names_a_persons_side_and_says_a_side_once(client):
+    owner = get_user_model().objects.create_user("olive", password="pw-olive-123")
+    client.force_login(owner)
+    debate = Debate.objects.create(topic="Cars?", premise="Ban cars", format="standard", owner=owner)
+    Seat.objects.create(debate=debate, key="aff", role="debater", side="aff", name="olive", is_human=True, order=0)
+    Seat.objects.create(debate=debate, key="neg", role="debater", side="neg", name="Marcus Vale", order=1)
+    Seat.objects.create(debate=debate, key="a", role="debater", side="for", name="Ada Sterling", order=2)
+
+    html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+
+    assert '<strong>olive</strong> <span class="muted">a person · aff</span>' in html
+    assert '<strong>Marcus Vale</strong> <span class="muted">neg</span>' in html
+    assert '<strong>Ada Sterling</strong> <span class="muted">a · for</span>' in html
+
+
+def test_home_names_the_default_endpoints_model_in_words(llm_server, client):
+    html = client.get(reverse("home")).content.decode()
+    assert "Models: <strong>test-model</strong>, from the site's default endpoint." in html
+    assert "<strong>default</strong>" not in html
