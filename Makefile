@@ -24,7 +24,7 @@ test: install
 	@# Four workers on two cores: most tests wait on sockets, servers and subprocesses, not the CPU.
 	@# loadfile keeps each test file in one process, so a module-scoped fixture (SmolLM2, a Chromium, the
 	@# bench runs) starts once.
-	$(UV) run pytest -n $(TEST_WORKERS) --dist loadfile --durations=15 -m "not starves_cpu"
+	$(UV) run pytest -n $(TEST_WORKERS) --dist loadfile --durations=30 -m "not starves_cpu"
 	@# The CPU-starved duel holds both cores with busy loops for minutes: alone, so no other test is starved.
 	$(UV) run pytest -q -m starves_cpu tests/llm
 	@# The engine and room suites again, on PostgreSQL, the engine's runs as tasks on a Celery worker

@@ -23,6 +23,9 @@ SMOLLM2_FILES = {
     "tests/llm/test_local_model_supervision.py",
     "tests/llm/test_local_model_together.py",
 }
+# Its tests share no fixture, and run together (all sixteen benches) they were a single unit of work of nine
+# minutes on CI: the suite's tail.
+BENCH_FILE = "tests/core/test_benches.py"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -36,10 +39,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
         return None
 
     class OneModelAtATime(LoadFileScheduling):
-        """`--dist loadfile`, except that the embedded model's files are one unit of work."""
+        """`--dist loadfile`, except that the embedded model's files are one unit of work, and each bench one."""
 
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
+            if scope == BENCH_FILE:
+                return nodeid  # each bench is a subprocess of its own: spread them over the workers
             return "embedded-model" if scope in SMOLLM2_FILES else scope
 
     return OneModelAtATime(config, log)

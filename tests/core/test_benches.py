@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -32,21 +31,13 @@ def smoke(name: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def smoke_runs() -> dict[str, subprocess.CompletedProcess[str]]:
-    # Two at a time: each bench spends much of its time starting processes and waiting on sockets, but all
-    # of them at once on a two-core machine starve each other past the timeout.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(BENCHES, pool.map(smoke, BENCHES), strict=True))
-
-
 def test_the_benches_are_found():
     assert {"concurrency.py", "crowd.py", "duel_critical_path.py", "live_latency.py", "votes.py"} <= set(BENCHES)
 
 
 @pytest.mark.parametrize("name", BENCHES)
-def test_the_bench_runs_at_smoke_size_and_prints_its_table(name, smoke_runs):
-    run = smoke_runs[name]
+def test_the_bench_runs_at_smoke_size_and_prints_its_table(name):
+    run = smoke(name)
     assert run.returncode == 0, f"bench/{name} --smoke exited {run.returncode}:\n{run.stdout}\n{run.stderr[-4000:]}"
     lines = run.stdout.splitlines()
     header = next((i for i, line in enumerate(lines) if line.split()[:2] == ["figure", "value"]), None)
