@@ -12,7 +12,7 @@ from django.utils.safestring import mark_safe
 
 from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from debates.cards import cards_of
-from debates.formats import DebateConfig, FormatError, SeatInfo
+from debates.formats import DebateConfig, FormatError, Plan, SeatInfo
 from debates.models import Debate, Event, Seat
 from debates.records import record_of
 from debates.replay import judged_config
@@ -185,7 +185,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
         "ranked": ranked_sides(debate),
         "human_seat": next((s for s in seats if s.is_human), None),
         "stage": stage_text,
-        "status_line": status_line(debate, doing_now(debate, seats), stage_text),
+        "status_line": status_line(debate, doing_now(debate, seats), stage_text, awaited=awaited(debate, seats)),
         **usage(debate, seats),
     }
 
@@ -198,6 +198,31 @@ def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
     """
     if debate.status != Debate.Status.RUNNING:
         return []
+    plan = _plan(debate, seats)
+    if plan is None:
+        return []
+    fmt = debate.fmt
+    names = {s.key: s.name for s in seats}
+    return [
+        activity(names.get(step.seat, step.seat), step, fmt, debate.options)
+        for step in plan.steps
+        if step.calls_llm and step.seat
+    ]
+
+
+def awaited(debate: Debate, seats: Sequence[Seat]) -> str:
+    """The step a debate waiting for a person wants from them, by its label ("Negative rebuttal"); "" if none.
+
+    Found as `doing_now` finds its steps: from the stored events, so a card's person knows which of their
+    speeches (a constructive, an answer, a rebuttal) is asked for."""
+    if debate.status != Debate.Status.WAITING:
+        return ""
+    plan = _plan(debate, seats)
+    return plan.awaited if plan is not None else ""
+
+
+def _plan(debate: Debate, seats: Sequence[Seat]) -> Plan | None:
+    """What the format plans next on the stored events; None if they do not fit it."""
     keys = {s.pk: s.key for s in seats}
     records = [record_of(e, keys.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
     infos = tuple(
@@ -212,17 +237,10 @@ def doing_now(debate: Debate, seats: Sequence[Seat]) -> list[str]:
         seats=infos,
         is_ending=debate.is_ending,
     )
-    fmt = debate.fmt
     try:
-        plan = fmt.next_steps(config, records)
+        return debate.fmt.next_steps(config, records)
     except FormatError:
-        return []
-    names = {s.key: s.name for s in seats}
-    return [
-        activity(names.get(step.seat, step.seat), step, fmt, debate.options)
-        for step in plan.steps
-        if step.calls_llm and step.seat
-    ]
+        return None
 
 
 @dataclass

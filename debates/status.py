@@ -32,11 +32,14 @@ class StatusLine:
     details: tuple[str, ...] = field(default_factory=tuple)
 
 
-def status_line(debate: Debate, doing: Sequence[str] = (), stage: str = "", waiting: str = "") -> StatusLine:
+def status_line(
+    debate: Debate, doing: Sequence[str] = (), stage: str = "", waiting: str = "", awaited: str = ""
+) -> StatusLine:
     """The debate's status line.
 
     `doing`: the activities in flight (`activity`); `stage`: the last stage the format announced ("Round 2 of
-    3"); `waiting`: a wait the gateway is sitting out ("Rate limited: trying again in 5s").
+    3"); `waiting`: a wait the gateway is sitting out ("Rate limited: trying again in 5s"); `awaited`: the step a
+    person's message gives, when the debate waits for it ("Negative rebuttal").
     """
     details: list[str] = []
     if debate.status == Debate.Status.RUNNING:
@@ -44,7 +47,11 @@ def status_line(debate: Debate, doing: Sequence[str] = (), stage: str = "", wait
         if debate.is_ending:
             details.append("ending")
     elif debate.status == Debate.Status.WAITING:
-        text = "Waiting for you: it is your turn to speak."
+        text = (
+            f"Waiting for you: it is your turn to give the {awaited}."
+            if awaited
+            else "Waiting for you: it is your turn to speak."
+        )
     elif debate.status == Debate.Status.ERROR:
         text = f"Stopped with an error: {debate.error_text}"
     elif debate.held():

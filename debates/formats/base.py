@@ -84,6 +84,7 @@ class Plan:
     steps: tuple[Step, ...] = ()
     finished: bool = False
     waiting_for: str | None = None  # a human seat's key, when the debate waits for their message
+    awaited: str = ""  # the step that message gives, by its label ("Negative rebuttal"), where the format has one
 
 
 class FormatError(ValueError):

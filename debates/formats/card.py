@@ -608,7 +608,7 @@ class _Run:
         steps: list[Step] = []
         if not self.has_header:
             steps.append(self.card.header(self.config))
-        waiting = None
+        waiting, awaited = None, ""
         done, slots = self.done, self.layout.slots
         order = self.running()
         first = next((p for p, index in enumerate(order) if index not in done), None)
@@ -626,12 +626,12 @@ class _Run:
                 continue
             seat = self.seats.get(slot.seat or "")
             if slot.kind == "TURN" and seat is not None and seat.is_human:
-                waiting = seat.key
+                waiting, awaited = seat.key, slot.label
                 break  # nothing after a person's turn starts before it
             steps.append(self.step(slot))
         if steps:
             return Plan(steps=tuple(steps))
-        return Plan(waiting_for=waiting)
+        return Plan(waiting_for=waiting, awaited=awaited)
 
     # -- building a step -----------------------------------------------------------------------------------------
     def step(self, slot: Slot) -> Step:

@@ -1,11 +1,17 @@
 """Words a newcomer reads on the debate pages, as a fresh walk through the site found them."""
 
+import re
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from chaoslm.personas.models import Persona
 from debates.estimates import describe
 from debates.models import Debate, Seat
+from debates.services import post_message
+from debates.setup import SeatChoice, create_debate
 
 pytestmark = pytest.mark.django_db
 
@@ -35,3 +41,33 @@ def test_home_names_the_default_endpoints_model_in_words(llm_server, client):
     html = client.get(reverse("home")).content.decode()
     assert "Models: <strong>test-model</strong>, from the site's default endpoint." in html
     assert "<strong>default</strong>" not in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_person_in_a_cards_seat_is_told_which_of_their_speeches_is_asked_for(client, llm_server, run_to_rest):
+    # A Lincoln-Douglas Affirmative gives a constructive, answers questions, asks some and gives two rebuttals:
+    # "it is your turn to speak" alone left them guessing which.
+    owner = get_user_model().objects.create_user("olive", password="pw-olive-123")
+    client.force_login(owner)
+    neg = Persona.objects.create(name="Marcus Vale", role="debater", personality="Marcus argues.")
+    debate = create_debate(
+        format_name="lincoln-douglas",
+        topic="Should voting be compulsory?",
+        premise="Voting should be compulsory",
+        seats={"aff": SeatChoice(human_name="olive"), "neg": SeatChoice(neg)},
+        options={"questions": 1},
+        owner=owner,
+        card_source=Path("cards/lincoln-douglas.yaml").read_text(),
+    )
+    said = []
+    for _ in range(3):
+        debate = run_to_rest(debate.pk)
+        assert debate.status == Debate.Status.WAITING
+        html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+        said.append(re.search(r"Waiting for you: [^<]*", html).group(0).strip())
+        post_message(debate.pk, f"My {len(said)}.")
+    assert said == [
+        "Waiting for you: it is your turn to give the affirmative constructive (1AC).",
+        "Waiting for you: it is your turn to give the affirmative answer 1.",
+        "Waiting for you: it is your turn to give the affirmative question 1.",
+    ]
