@@ -196,11 +196,15 @@ def _persist(
 
 def _finish(table: _Table, config: DebateConfig) -> None:
     debate = table.debate
-    for name, value in table.fmt.outcome(config, table.records).items():
+    outcome = table.fmt.outcome(config, table.records)
+    for name, value in outcome.items():
         setattr(debate, name, value)
     debate.status = Debate.Status.COMPLETED
     debate.finished_at = timezone.now()
-    debate.save()
+    # Named fields: a plain save() of a debate deleted under its run (a batch deleted while its worker finishes
+    # the debate) finds no row to update and inserts it again; this raises instead, and the run stops as deleted.
+    stored = [f.attname for f in Debate._meta.concrete_fields if f.attname in outcome]  # a ranking is not a column
+    debate.save(update_fields=[*stored, "status", "finished_at", "updated_at"])
 
 
 def _load_running(debate_id: int) -> _Table:
