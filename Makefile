@@ -21,7 +21,7 @@ run: install
 
 test: install
 	$(UV) run ruff check .
-	@# Four workers on two cores: most tests wait on sockets, servers and subprocesses, not the CPU.
+	@# Three workers on two cores: most tests wait on sockets, servers and subprocesses, not the CPU.
 	@# loadfile keeps each test file in one process, so a module-scoped fixture (SmolLM2, a Chromium, the
 	@# bench runs) starts once.
 	$(UV) run pytest -n $(TEST_WORKERS) --dist loadfile --durations=30 -m "not starves_cpu"

@@ -1,5 +1,6 @@
 """The sharing rules (chaoslm/sharing.py) as the API answers them: 404 for what the caller may not see, 403
-for what it may see but not change, and a read-only token changes nothing."""
+for what it may see but not change. A read-only token changes nothing: api/main.py's `TokenAuth` refuses its
+every write before the operation runs."""
 
 from __future__ import annotations
 
@@ -19,15 +20,9 @@ def readable(model: type[M], request: HttpRequest, pk: int) -> M:
     return sharing.visible_or_404(model, request.user, pk=pk)
 
 
-def may_write(request: HttpRequest) -> None:
-    if request.auth.read_only:  # type: ignore[attr-defined]
-        raise ApiError(403, "This token is read-only; make a read-write token to change things.")
-
-
 def owned(model: type[M], request: HttpRequest, pk: int) -> M:
     """The thing for a change only its owner may make (`sharing.owner_action`'s rule)."""
     thing = readable(model, request, pk)
-    may_write(request)
     if not sharing.is_owner(request.user, thing):  # type: ignore[arg-type]
         raise ApiError(403, f"Only the {model._meta.verbose_name}'s owner can do that.")
     return thing
@@ -36,7 +31,6 @@ def owned(model: type[M], request: HttpRequest, pk: int) -> M:
 def deletable(model: type[M], request: HttpRequest, pk: int) -> M:
     """The thing for a delete: its owner or staff (`sharing.can_delete`)."""
     thing = readable(model, request, pk)
-    may_write(request)
     if not sharing.can_delete(request.user, thing):  # type: ignore[arg-type]
         raise ApiError(403, f"Only the {model._meta.verbose_name}'s owner can delete it.")
     return thing

@@ -17,29 +17,63 @@ from django.http import HttpRequest
 from django.urls import reverse
 from ninja import Body, Field, Router, Schema
 
-from api.batches import EXPERIMENTS, SOURCE, TOURNAMENTS, BatchOut, KindApi, batch_out, managed, spec_body
+from api.batches import (
+    COMPARISONS,
+    EXPERIMENTS,
+    TOURNAMENTS,
+    BatchOut,
+    KindApi,
+    batch_out,
+    managed,
+    spec_body,
+    spec_problems,
+)
 from api.batches import router as batch_router
 from api.problems import ApiError
 from api.refusals import refusals
 from batches.arena import Arena, not_blind, set_arena
-from batches.panel import BatchError
-from batches.spec import SpecError, SpecErrors
-from chaoslm import sharing
-from experiments import design as experiment_design
+from batches.panel import cost_sentence
+from chaoslm import costs, sharing
+from comparisons import services as comparison_services
 from experiments import services as experiment_services
-from experiments import spec as experiment_spec
 from experiments.arena import ARENA as EVIDENCE_ARENA
 from tournaments import services as tournament_services
-from tournaments import spec as tournament_spec
 from tournaments.arena import ARENA as MATCH_ARENA
 
 router = Router()
+
+
+class CostOut(Schema):
+    low_usd: str = Field(description="The low end, in dollars (exact decimal)")
+    high_usd: str = Field(description="The high end, in dollars (exact decimal)")
+    unknown_price: bool = Field(description="Some of its models have no known price (not in the range)")
+    sentence: str = Field(description="What the new form says of its cost")
 
 
 class EstimateOut(Schema):
     debates: int = Field(description="Debates it would run (a tournament's judge replays and an experiment's runs)")
     calls: int = Field(description="The LLM calls they plan")
     sentence: str = Field(description="What the new form says of it")
+    cost: CostOut = Field(description="What its calls would cost, low to high, as the new form says")
+
+
+class TimeOut(Schema):
+    low_seconds: float = Field(description="At the fewest calls (every stop condition holding at its first round)")
+    high_seconds: float = Field(description="At the most calls")
+    text: str = Field(description="The time in minutes, as the new form says it: 'about 1 to 2 minutes'")
+    seconds_per_call: float = Field(description="The pace: this site's recent calls, else the guess for its model")
+    measured: bool = Field(description="Whether the pace is measured on this site's calls (else a guess)")
+    calls_at_once: int = Field(description="Calls answered together: concurrency, within the embedded model's slots")
+    basis: str = Field(description="How the time was reckoned, in the form's words")
+
+
+class ComparisonEstimateOut(EstimateOut):
+    fewest_calls: int = Field(description="The fewest LLM calls: every stop condition holding at its first round")
+    time: TimeOut = Field(description="How long its calls take (the same figures as the form and the command line)")
+
+
+def _cost(cost: costs.CostRange) -> dict[str, Any]:
+    return {**cost.as_json(), "sentence": cost_sentence(cost)}
 
 
 class VisibilityIn(Schema):
@@ -61,44 +95,52 @@ class ArenaOut(Schema):
     warning: str | None = Field(description="Why its debates are not blind in the arena, when they are not")
 
 
-def _tournament_estimate(body: dict[str, Any], owner: Any) -> dict[str, Any]:
-    spec = tournament_spec.from_mapping(body, None, SOURCE)
-    # The checks `create_tournament` makes before anything is saved, which size the tournament as they go.
-    size = tournament_services.size_tournament(
-        spec.debaters,
-        spec.judges,
-        spec.questions,
-        spec.sides,
-        spec.repeats,
-        spec.concurrency,
-        spec.visibility,
-        spec.options,
-        spec.formats,
-        spec.moderator,
-        owner,
-    )
-    return {"debates": size.debates, "calls": size.calls, "sentence": size.sentence()}
+def _tournament_estimate(found: tournament_services.Checked) -> dict[str, Any]:
+    size = found.size
+    return {"debates": size.debates, "calls": size.calls, "sentence": size.sentence(), "cost": _cost(found.cost)}
 
 
-def _experiment_estimate(body: dict[str, Any], owner: Any) -> dict[str, Any]:
-    spec = experiment_spec.from_mapping(body, None, SOURCE)
-    counts = (len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))
-    # The checks `create_experiment` makes before anything is saved.
-    experiment_services._check(
-        spec.questions, spec.protocols, spec.debaters, spec.judges, spec.options, spec.concurrency, spec.visibility
-    )
-    size = experiment_design.estimate(*counts, spec.options)
-    return {"debates": size.runs, "calls": size.calls, "sentence": size.sentence()}
+def _experiment_estimate(found: experiment_services.Checked) -> dict[str, Any]:
+    size = found.size
+    return {"debates": size.runs, "calls": size.calls, "sentence": size.sentence(), "cost": _cost(found.cost)}
 
 
-def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, Any]], arena: Arena[Any]) -> None:
-    """The endpoints of one kind of batch beside api/batches.py's."""
+def _comparison_estimate(found: comparison_services.Checked) -> dict[str, Any]:
+    size = found.size
+    low, high = size.seconds
+    time = {
+        "low_seconds": round(low, 1),
+        "high_seconds": round(high, 1),
+        "text": size.minutes,
+        "seconds_per_call": round(size.pace.seconds, 3),
+        "measured": size.pace.measured,
+        "calls_at_once": size.at_once,
+        "basis": size.basis,
+    }
+    return {
+        "debates": size.runs,
+        "calls": size.calls,
+        "fewest_calls": size.fewest_calls,
+        "sentence": size.sentence(),
+        "cost": _cost(found.cost),
+        "time": time,
+    }
+
+
+def add_kind(
+    api: KindApi,
+    estimate: Callable[[Any], dict[str, Any]],
+    arena: Arena[Any] | None = None,
+    schema: type[EstimateOut] = EstimateOut,
+) -> None:
+    """The endpoints of one kind of batch beside api/batches.py's (its arena's opt-in when it has one; `schema`,
+    its estimate's answer)."""
     kind, noun, plural, tag = api.kind, api.noun, api.plural, f"{api.kind.kind}s"
     model = kind.model
 
     @router.post(
         f"/{plural}/estimate",
-        response={200: EstimateOut, **refusals(422)},
+        response={200: schema, **refusals(422)},
         summary=f"Estimate a {noun}'s size",
         tags=[tag],
         operation_id=f"estimate_{kind.kind}",
@@ -108,15 +150,10 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
         openapi_extra=spec_body(api.spec_schema),
     )
     def size(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
-        try:
-            return estimate(body, request.user)
-        except SpecErrors as error:
-            errors = [{"field": field, "message": message} for field, message in error.problems]
-            raise ApiError(
-                422, f"The {noun} cannot be sized; each problem is listed in `errors`.", errors=errors
-            ) from None
-        except (SpecError, BatchError) as error:
-            raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
+        _, found, problems = spec_problems(api, body, request.user)
+        if problems:
+            raise ApiError(422, f"The {noun} cannot start; each problem is listed in `errors`.", errors=problems)
+        return estimate(found)
 
     def sharingmanaged(request: HttpRequest, batch_id: int) -> Any:
         # The page's rule: staff manage any batch's sharing (one made on the command line may have no owner).
@@ -149,6 +186,10 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
         link = reverse(f"{model._meta.model_name}_share", args=[batch.share_token])
         return {"share_url": request.build_absolute_uri(link)}
 
+    if arena is None:
+        return
+    served: Arena[Any] = arena
+
     @router.put(
         f"/{plural}/{{id:batch_id}}/arena",
         response={200: ArenaOut, **refusals(403, 404, 422)},
@@ -166,10 +207,11 @@ def add_kind(api: KindApi, estimate: Callable[[dict[str, Any], Any], dict[str, A
         return {
             "arena": batch.arena,
             "blind": not not_blind(batch),
-            "message": arena.opted_in if batch.arena else arena.opted_out,
+            "message": served.opted_in if batch.arena else served.opted_out,
             "warning": warning or None,
         }
 
 
 add_kind(TOURNAMENTS, _tournament_estimate, MATCH_ARENA)
 add_kind(EXPERIMENTS, _experiment_estimate, EVIDENCE_ARENA)
+add_kind(COMPARISONS, _comparison_estimate, schema=ComparisonEstimateOut)

@@ -21,16 +21,22 @@ from ninja import Body, Field, Router, Schema
 from pydantic import ValidationError
 
 from api import batch_events, events
-from api.access import may_write, readable
+from api.access import readable
 from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import KEY_ERRORS, Input, where
 from batches.kinds import KINDS, PAUSED, RUNNING, BatchKind
 from batches.panel import BatchError, OverBudget
-from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, spec_arguments
+from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, checked, spec_arguments
 from chaoslm import sharing
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
+from comparisons import exports as comparison_exports
+from comparisons import question_sets as comparison_question_sets
+from comparisons import services as comparison_services
+from comparisons import spec as comparison_spec
+from comparisons import views as comparison_views
+from comparisons.kind import COMPARISON
 from debates.formats.evidence.prompts import MAX_ANSWER, MAX_PASSAGE, MAX_QUESTION
 from debates.selectors import usage_json
 from experiments import exports as experiment_exports
@@ -130,6 +136,44 @@ class ExperimentSpecIn(Input):
     arena: bool = Field(False, description="Its finished evidence debates go, without names, to the blind arena")
 
 
+class ArmIn(Input):
+    format: str = Field(description="A card or format whose outcome carries an answer (single-agent, mad, ...)")
+    name: str = Field("", description="The arm's name in the report (default: its format's)")
+    persona: PersonaName | None = Field(None, description="The persona in its every seat (default: the spec's)")
+    agents: int | None = Field(None, description="How many agents sit (its required seats, up to all)")
+    personas: dict[str, PersonaName] = Field(default_factory=dict, description="A persona for particular seats")
+    options: Options = Field(default_factory=dict, description="The format's options (rounds ...)")
+
+
+class GoldQuestionIn(Input):
+    id: str | int | None = None
+    question: str
+    choices: list[str] | None = None
+    answer: str | int | float
+    material: str | None = None
+
+
+class ComparisonSpecIn(Input):
+    """The keys of `manage.py comparison run`'s YAML spec, as JSON; persona names only, questions inline or a
+    sample's."""
+
+    name: Name | None = None
+    title: Name | None = Field(None, description="Another word for `name`")
+    questions: Annotated[list[GoldQuestionIn], Field(max_length=comparison_question_sets.MAX_QUESTIONS)] | None = Field(
+        None, description="Each as a line of a question set: question, choices, answer, material (and id)"
+    )
+    sample: Literal["arithmetic", "multiple-choice"] | None = Field(
+        None, description="A shipped question set instead of `questions`"
+    )
+    count: int = Field(100, description="The arithmetic sample's size")
+    difficulty: Literal[1, 2, 3] = 3
+    seed: int = 0
+    persona: PersonaName | None = Field(None, description="The persona in every seat of every arm")
+    arms: Annotated[list[ArmIn], Field(min_length=1)]
+    concurrency: int = 8
+    visibility: Literal["private", "unlisted", "public"] = "private"
+
+
 class ProgressOut(Schema):
     total: int = Field(description="Debates in all")
     done: int
@@ -178,6 +222,7 @@ class KindApi:
     kind: BatchKind
     spec_schema: type[Schema]
     read: Callable[[dict[str, Any]], Any]  # the body as the command line reads its spec file; SpecError
+    check: Callable[..., Any]  # the spec's arguments and the owner -> its size, nothing saved; BatchError
     create_batch: Callable[..., Any]  # the spec's arguments and the owner -> the batch; BatchError
     report: Callable[[Any], dict[str, Any]]  # the report.json export
     files: Mapping[str, Callable[[Any], str]]  # the page's exports (views.EXPORTS): a file's name, its text
@@ -196,34 +241,43 @@ def _reader(from_mapping: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]
     return lambda body: from_mapping(body, None, SOURCE)
 
 
-def spec_problems(api: KindApi, body: dict[str, Any]) -> tuple[Any, list[dict[str, str]]]:
-    """The spec read from `body`, and every problem of it at once: the command line's, in its words (an unknown
-    or missing key, a persona that does not exist), then each wrong type or bound the schema finds in a key the
-    command line let through (`{"topic": 5}`, which it would read as the topic "5")."""
-    spec = None
+def batch_problems(error: BatchError) -> list[dict[str, str]]:
+    """A kind's refusal as the API lists problems: each on the spec key it is about."""
+    return [{"field": problem.keys[0], "message": problem.message} for problem in error.problems]
+
+
+def spec_problems(api: KindApi, body: dict[str, Any], owner: Any) -> tuple[Any, Any, list[dict[str, str]]]:
+    """The spec read from `body`, what its kind's checks find of it (`api.check`: the size), and every problem of
+    it at once: the command line's, in its words (an unknown or missing key, a persona that does not exist, a rule
+    its create would refuse), then each wrong type or bound the schema finds in a key the command line let through
+    (`{"topic": 5}`, which it would read as the topic "5")."""
+    spec = found = None
     try:
-        spec = api.read(body)
-        checked: list[tuple[str, str]] = []
+        spec, found = checked(lambda: api.read(body), lambda read: api.check(**spec_arguments(read), owner=owner))
+        told: list[tuple[str, str]] = []
     except SpecErrors as error:
-        checked = error.problems
+        told = error.problems
     except SpecError as error:
-        checked = [("body", str(error))]
-    problems = [{"field": field, "message": message} for field, message in checked]
-    told = {field.split(".", 1)[0] for field, _ in checked}
+        told = [("body", str(error))]
+    except BatchError as error:
+        told = [(problem["field"], problem["message"]) for problem in batch_problems(error)]
+    problems = [{"field": field, "message": message} for field, message in told]
+    keys = {field.split(".", 1)[0] for field, _ in told}
     try:
         api.spec_schema.model_validate(body)
     except ValidationError as error:
         for e in error.errors():
             field = where(e["loc"], body, e["type"])
-            if e["type"] not in KEY_ERRORS and field.split(".", 1)[0] not in told:
+            if e["type"] not in KEY_ERRORS and field.split(".", 1)[0] not in keys:
                 problems.append({"field": field, "message": str(e["msg"])})
-    return spec, problems
+    return spec, found, problems
 
 
 TOURNAMENTS = KindApi(
     kind=tournament_services.TOURNAMENT,
     spec_schema=TournamentSpecIn,
     read=_reader(tournament_spec.from_mapping),
+    check=tournament_services.check_tournament,
     create_batch=tournament_services.create_tournament,
     report=tournament_exports.as_json,
     files=tournament_views.EXPORTS,
@@ -232,9 +286,20 @@ EXPERIMENTS = KindApi(
     kind=EXPERIMENT,
     spec_schema=ExperimentSpecIn,
     read=_reader(experiment_spec.from_mapping),
+    check=experiment_services.check_experiment,
     create_batch=experiment_services.create_experiment,
     report=experiment_exports.as_json,
     files=experiment_views.EXPORTS,
+)
+
+COMPARISONS = KindApi(
+    kind=COMPARISON,
+    spec_schema=ComparisonSpecIn,
+    read=_reader(comparison_spec.from_mapping),
+    check=comparison_services.check_comparison,
+    create_batch=comparison_services.create_comparison,
+    report=comparison_exports.as_json,
+    files=comparison_views.EXPORTS,
 )
 
 # Which statuses each owner's action applies to (the kinds' own methods do nothing otherwise).
@@ -289,7 +354,6 @@ def managed(
     """The batch for an owner's action: the page's rule (`sharing.owner_action`'s for pause/resume/cancel,
     `sharing.can_delete` for delete), with a 404 for a batch the caller may not see before any 403."""
     batch = readable(kind.model, request, pk)
-    may_write(request)
     if not may(request.user, batch):
         raise ApiError(403, f"Only the {kind.model._meta.verbose_name}'s owner can {what}.")
     return batch
@@ -359,6 +423,17 @@ async def events(request: HttpRequest, kind: BatchKind, batch_id: int, after: in
     return response
 
 
+def _action_view(kind: BatchKind, action: str) -> Callable[..., Any]:
+    """The view of one owner's action at /<kind>s/{id}/<action>. The action is the view's own, not a parameter:
+    ninja would read a parameter with a default from the query string (`?action=x` overrode the path's)."""
+
+    def view(request: HttpRequest, batch_id: int) -> Any:
+        return act(request, kind, action, batch_id)
+
+    view.__name__ = f"{action}_{kind.kind}"
+    return view
+
+
 def add_kind(api: KindApi) -> None:
     """The endpoints of one kind of batch, under /<kind>s/."""
     kind, noun, plural, tag = api.kind, api.noun, api.plural, f"{api.kind.kind}s"
@@ -375,8 +450,7 @@ def add_kind(api: KindApi) -> None:
         openapi_extra=spec_body(api.spec_schema),
     )
     def create(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
-        may_write(request)
-        spec, problems = spec_problems(api, body)
+        spec, _, problems = spec_problems(api, body, request.user)
         if problems:
             detail = f"The {noun} cannot start; each problem is listed in `errors`."
             raise ApiError(422, detail, errors=problems)
@@ -385,7 +459,7 @@ def add_kind(api: KindApi) -> None:
         except OverBudget as error:
             raise ApiError(402, str(error)) from None
         except BatchError as error:
-            raise ApiError(422, str(error), errors=[{"field": "body", "message": str(error)}]) from None
+            raise ApiError(422, str(error), errors=batch_problems(error)) from None
         kind.start(batch)
         return 201, batch_out(request, kind, batch)
 
@@ -412,11 +486,6 @@ def add_kind(api: KindApi) -> None:
         return status(request, kind, batch_id)
 
     for action, (verb, _, _, description) in ACTIONS.items():
-
-        def action_view(request: HttpRequest, batch_id: int, action: str = action) -> Any:
-            return act(request, kind, action, batch_id)
-
-        action_view.__name__ = f"{action}_{kind.kind}"
         router.post(
             f"/{plural}/{{id:batch_id}}/{action}",
             # A resume its owner's spent monthly budget refuses is a 402, as a create over budget is.
@@ -425,7 +494,7 @@ def add_kind(api: KindApi) -> None:
             tags=[tag],
             operation_id=f"{action}_{kind.kind}",
             description=description,
-        )(action_view)
+        )(_action_view(kind, action))
 
     @router.delete(
         f"/{plural}/{{id:batch_id}}",
@@ -543,12 +612,17 @@ def get_batch(request: HttpRequest, kind: KindName, batch_id: int) -> Any:
     return status(request, kind_of(kind), batch_id)
 
 
-for _action, (_verb, _, _, _description) in ACTIONS.items():
+def _batch_action(action: str) -> Callable[..., Any]:
+    """The view of one owner's action at /batches/{kind}/{id}/<action>, the kind read from the path."""
 
-    def _batch_action(request: HttpRequest, kind: KindName, batch_id: int, action: str = _action) -> Any:
+    def view(request: HttpRequest, kind: KindName, batch_id: int) -> Any:
         return act(request, kind_of(kind), action, batch_id)
 
-    _batch_action.__name__ = f"{_action}_batch"
+    view.__name__ = f"{action}_batch"
+    return view
+
+
+for _action, (_verb, _, _, _description) in ACTIONS.items():
     router.post(
         f"/batches/{{kind}}/{{id:batch_id}}/{_action}",
         response={200: BatchOut, **refusals(*((402,) if _action == "resume" else ()), 403, 404, 409)},
@@ -556,7 +630,7 @@ for _action, (_verb, _, _, _description) in ACTIONS.items():
         tags=[BATCHES],
         operation_id=f"{_action}_batch",
         description=_description,
-    )(_batch_action)
+    )(_batch_action(_action))
 
 
 @router.delete(
@@ -584,5 +658,5 @@ async def batch_events_stream(request: HttpRequest, kind: KindName, batch_id: in
     return await events(request, kind_of(kind), batch_id, after)
 
 
-for _kind in (TOURNAMENTS, EXPERIMENTS):
+for _kind in (TOURNAMENTS, EXPERIMENTS, COMPARISONS):
     add_kind(_kind)

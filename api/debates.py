@@ -12,15 +12,16 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Field, Router, Schema
 
-from api.access import deletable, may_write, owned, readable
+from api.access import deletable, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from api.schemas import Id, Input
+from api.schemas import Id, Input, Material
 from chaoslm import costs, sharing, spending
 from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, FormatError
 from debates.forms import NewDebateForm
+from debates.hold import OFFERED as HOLDS
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public
 
@@ -45,6 +46,7 @@ class DebateIn(Input):
     )
     topic: Topic
     premise: Topic = ""
+    material: Material = ""
     seats: dict[Key, Id | bool] = Field(
         default_factory=dict,
         max_length=20,
@@ -53,6 +55,18 @@ class DebateIn(Input):
     options: dict[Key, int] = Field(default_factory=dict, max_length=20)
     visibility: Literal["private", "unlisted", "public"] = "private"
     show_thinking: bool = Field(True, description="Viewers other than you and staff see the private thinking.")
+    audience_poll: bool = Field(
+        True,
+        description="The audience votes before and after (once the debate is public or unlisted), as the form's "
+        "box: `GET /debates/{id}/poll`.",
+    )
+    hold: int = Field(
+        0,
+        ge=0,
+        le=max(HOLDS),
+        description="Minutes to hold the start, so an audience can gather and vote before it: one of the form's "
+        f"holds ({', '.join(map(str, HOLDS))}) up to CHAOSLM_HOLD_MAX_MINUTES; 0, no hold.",
+    )
 
 
 class SeatOut(Schema):
@@ -62,6 +76,11 @@ class SeatOut(Schema):
     side: str
     human: bool
     model: str
+    embedded_model: str | None = Field(
+        None,
+        description="The embedded model its replies were written by (SmolLM2-135M), as its calls recorded; null "
+        "for another model or a person",
+    )
 
 
 class VerdictOut(Schema):
@@ -70,20 +89,54 @@ class VerdictOut(Schema):
     premise_upheld: bool | None
     announcement: str
     ranking: list[str] = Field(
-        default_factory=list, description="A judge's ranking of more than two sides, best first; [] for any other"
+        default_factory=list,
+        description="A judge's ranking of more than two sides, best first, of those that spoke; [] for any other",
     )
+    words: str = Field(
+        "", description='What the protocol calls the outcome, where its winning side has a word for it ("Not guilty")'
+    )
+    unranked: list[str] = Field(
+        default_factory=list,
+        description="Sides the debate ended before they spoke, in seat order: not placed in the ranking",
+    )
+    fallback: str | None = Field(
+        None, description="Why the verdict is not the judge's own (its verdict JSON stayed invalid); null when it is"
+    )
+
+    marks: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="A judge's rubric marks by criterion behind each side's score (the score is their sum), by side "
+        'name: {"Affirmative": {"framework": 9, ...}}; {} for a verdict without a rubric',
+    )
+
+
+class DecisionOut(Schema):
+    rule: str = Field(description="plurality, majority, unanimity, approval, borda, mean or judge")
+    answer: Any = Field(description="The answer decided; null: no decision")
+    split: list[list[Any]] = Field(description="Each answer with its votes (points for Borda, the mean for mean)")
+    voters: int
+    reason: str
+    line: str = Field(description="The line the debate's transcript shows")
 
 
 class EventOut(Schema):
     ordinal: int
     kind: str = Field(description="HEADER, PLAN, THINK, TURN, SCORE, VERDICT, SYSTEM, USER, ERROR, INTERNAL")
     step: str
+    label: str = Field(
+        description="The step as the format names it (a card's own label, such as negative question 1); empty for "
+        "the format's ordinary turns and a person's message"
+    )
     seat: str | None
     speaker: str | None
     visibility: str
     prompt: str | None = Field(None, description="The exact prompt: for the owner and staff only.")
     content: str
-    data: dict[str, Any]
+    data: dict[str, Any] = Field(
+        description="The step's own fields (a score's score and reasoning, a decision's answer ...), and how a reply "
+        "was cut: `truncated_from_words` (its words before the word limit cut it), `cut_at_tokens` (the tokens it had "
+        "when the model's token limit, max_tokens, cut it off mid-reply)"
+    )
     tokens_in: int
     tokens_out: int
     tokens_cached: int = Field(0, description="Of tokens_in, those the provider read from its prompt cache.")
@@ -108,13 +161,23 @@ class DebateSummary(Schema):
 
 class DebateOut(DebateSummary):
     premise: str
+    material: str = Field(description="What the debate carries beyond its topic (empty for none).")
     options: dict[str, Any]
     error: str
+    written_by_embedded: str | None = Field(
+        None,
+        description="What the debate's page says when the embedded model (for trying ChaosLM offline) wrote its "
+        'replies, all or some: "Written by the embedded SmolLM2-135M model (for trying ChaosLM offline)."; null '
+        "when it wrote none",
+    )
     is_ending: bool
     show_thinking: bool
+    audience_poll: bool = Field(description="Whether its audience votes (`GET /debates/{id}/poll`)")
+    starts_at: datetime | None = Field(None, description="Held until then; null for a debate that starts at once")
     share_url: str | None = Field(None, description="The share link: shown to the owner only.")
     seats: list[SeatOut]
     verdict: VerdictOut | None
+    decision: DecisionOut | None = Field(None, description="A card's decision over its seats' answers, or null")
     events: list[EventOut]
     cost: dict[str, Any] = Field(
         description="What its calls cost: `usd` (exact decimal), `unknown_price_calls` (calls whose price is unknown, "
@@ -159,15 +222,19 @@ def _share_url(request: HttpRequest, debate: Debate) -> str:
     return request.build_absolute_uri(reverse("debate_share", args=[debate.share_token]))
 
 
-def debate_out(request: HttpRequest, debate: Debate) -> dict[str, Any]:
-    """The debate as its page shows it to the caller: the JSON export's events under the page's privacy rule."""
-    data = transcripts.as_dict(debate, access=privacy.access(request.user, debate))
+def debate_out(request: HttpRequest, debate: Debate, *, via_share: bool = False) -> dict[str, Any]:
+    """The debate as its page (or its share page: `via_share`) shows it to the caller: the JSON export's events under
+    the page's privacy rule."""
+    data = transcripts.as_dict(debate, access=privacy.access(request.user, debate, via_share=via_share))
     owner = sharing.is_owner(request.user, debate)
     return {
         **data,
         **_summary(request, debate),
         "is_ending": debate.is_ending,
         "show_thinking": debate.show_thinking,
+        # The owner's choice (the JSON export's `audience_poll` is the poll's counts instead).
+        "audience_poll": debate.audience_poll,
+        "starts_at": debate.starts_at,
         "share_url": _share_url(request, debate) if owner else None,
     }
 
@@ -206,10 +273,14 @@ def _form_data(body: DebateIn, form_fields: set[str]) -> tuple[dict[str, Any], l
         "format": body.format,
         "topic": body.topic,
         "premise": body.premise,
+        "material": body.material,
         "visibility": body.visibility,
     }
     if body.show_thinking:
         data["show_thinking"] = "on"
+    if body.audience_poll:
+        data["audience_poll"] = "on"
+    data["hold"] = str(body.hold)
     unknown = []
     for key, value in body.seats.items():
         if f"seat_{key}" not in form_fields:
@@ -244,7 +315,6 @@ def _field(name: str) -> str:
 def create_debate(request: HttpRequest, body: DebateIn) -> Any:
     """The new-debate form's rules and messages: the same validation, the same start limits. Options left out
     take the format's defaults; a seat left out stays empty where the format allows it."""
-    may_write(request)
     blank = NewDebateForm(format_name=body.format, user=request.user)
     fields = set(blank.fields)
     data, unknown = _form_data(body, fields)

@@ -34,7 +34,10 @@ class PlanStepOut(Schema):
 class PlanOut(Schema):
     options: dict[str, int] = Field(description="The options the plan is for: those given, else the defaults")
     calls: int = Field(description="The LLM calls a debate makes at those options")
-    seconds_per_call: float | None = Field(description="This site's recent pace; none before its first calls")
+    seconds_per_call: float | None = Field(
+        description="This site's recent pace, else the embedded model's speed measured on this machine; none before "
+        "either"
+    )
     minutes: float | None = Field(description="How long the calls take at that pace")
     steps: list[PlanStepOut] = Field(description="A card's every call in order (a built-in format lists none)")
 

@@ -12,7 +12,6 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema
 
 from api import webhooks
-from api.access import may_write
 from api.models import Delivery, Webhook
 from api.problems import ApiError
 from api.refusals import refusals
@@ -68,7 +67,6 @@ def _delivery(d: Delivery) -> dict[str, Any]:
 @router.post("/webhooks", response={201: WebhookOut, **refusals(403, 422)}, summary="Register a webhook")
 def create_webhook(request: HttpRequest, body: WebhookIn) -> Any:
     """Its address must be public, also once its name is resolved (422 otherwise)."""
-    may_write(request)
     known = [value for value, _ in webhooks.event_kinds()]
     unknown = [event for event in body.events if event not in known]
     if unknown:
@@ -90,7 +88,6 @@ def list_webhooks(request: HttpRequest) -> Any:
 def delete_webhook(request: HttpRequest, webhook_id: int) -> Any:
     # Another person's webhook is the same 404 as none at all.
     webhook = get_object_or_404(Webhook, pk=webhook_id, owner=request.user)
-    may_write(request)
     webhook.delete()
     return 204, None
 
@@ -114,7 +111,6 @@ def list_deliveries(request: HttpRequest, webhook_id: int) -> Any:
 def redeliver(request: HttpRequest, delivery_id: int) -> Any:
     """A fresh round of attempts, with the same body."""
     delivery = get_object_or_404(Delivery, pk=delivery_id, webhook__owner=request.user)
-    may_write(request)
     webhooks.redeliver(delivery)
     delivery.refresh_from_db()
     return 202, _delivery(delivery)

@@ -47,7 +47,8 @@ logger = logging.getLogger("chaoslm.api")
 
 
 class TokenAuth(HttpBearer):
-    """A personal API token; the request then acts as its user, for the sharing rules."""
+    """A personal API token; the request then acts as its user, for the sharing rules. A read-only token is refused
+    every write here, in one place, so that no operation's validation or lookup answers it first."""
 
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         found = tokens.authenticate(token)
@@ -58,6 +59,9 @@ class TokenAuth(HttpBearer):
             raise ApiError(
                 429, f"This token made too many calls; try again in {wait} seconds.", headers={"Retry-After": str(wait)}
             )
+        # Refused as it is authenticated, before any body is read or anything looked up.
+        if found.read_only and request.method in refusals.WRITES:
+            raise ApiError(403, "This token is read-only; make a read-write token to change things.")
         request.user = found.user
         return found
 

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema
 
-from api.access import may_write, owned, readable
+from api.access import owned, readable
 from api.debates import DebateOut, debate_out
 from api.problems import ApiError
 from api.refusals import refusals
@@ -109,7 +109,6 @@ def vote(request: HttpRequest, debate_id: int, body: VoteIn) -> Any:
 
 def cast_vote(request: HttpRequest, debate: Debate, body: VoteIn, *, via_share: bool = False) -> dict[str, Any]:
     """The caller's vote in the debate's poll, as the page's (at its own address or its share link) counts it."""
-    may_write(request)
     wait = poll_views.vote_wait(request)
     if wait is not None:
         raise ApiError(429, poll_views.too_many_votes(wait), headers={"Retry-After": str(wait)})

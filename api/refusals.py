@@ -13,6 +13,9 @@ from ninja import Field, Schema
 
 from api.problems import CONTENT_TYPE, TITLES
 
+# The methods that change something: a read-only token is refused them all (api/main.py's TokenAuth).
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
 
 class FieldError(Schema):
     field: str
@@ -50,10 +53,13 @@ WHY = {
 RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again", "schema": {"type": "integer"}}}
 
 
-def _implied(operation: dict[str, Any]) -> set[int]:
-    """The refusals an operation gets from its shape: a token (401) and its rate (429) always; with parameters or
-    a body, invalid input (422); with a path parameter, 404; with a body, 400, 413 and 415."""
+def _implied(method: str, operation: dict[str, Any]) -> set[int]:
+    """The refusals an operation gets from its shape: a token (401) and its rate (429) always; a write, a read-only
+    token (403); with parameters or a body, invalid input (422); with a path parameter, 404; with a body, 400, 413
+    and 415."""
     codes = {401, 429}
+    if method.upper() in WRITES:
+        codes.add(403)
     parameters = operation.get("parameters", [])
     if parameters or "requestBody" in operation:
         codes.add(422)
@@ -69,9 +75,9 @@ def document(schema: dict[str, Any]) -> dict[str, Any]:
     schema.setdefault("components", {}).setdefault("schemas", {})
     schema["components"]["schemas"].setdefault("Problem", Problem.json_schema())
     for operations in schema.get("paths", {}).values():
-        for operation in operations.values():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
-            for code in _implied(operation):
+            for code in _implied(method, operation):
                 responses.setdefault(code, {})
             for code in list(responses):
                 if int(code) < 400:

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Field, Router, Schema
 
-from api.access import may_write, owned, readable
+from api.access import owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import Id, Input
@@ -62,6 +62,10 @@ class RoomMessageOut(Schema):
     interrupted: bool = Field(False, description="An answer cut off when the owner took the floor.")
     summarised_in: int | None = Field(None, description="The summary this message is folded into.")
     folds: int | None = Field(None, description="A summary: how many earlier messages it folds.")
+    cut_at_tokens: int | None = Field(
+        None, description="A reply the model's token limit cut off (it may end mid-word): the tokens it had."
+    )
+    embedded_model: str | None = Field(None, description="The embedded model that wrote it (it runs offline).")
 
 
 class RoomSummary(Schema):
@@ -170,7 +174,6 @@ def room_out(request: HttpRequest, room: Room) -> dict[str, Any]:
 @router.post("/rooms", response={201: RoomOut, **refusals(403, 422)}, summary="Create a room")
 def create_room(request: HttpRequest, body: RoomIn) -> Any:
     """The new-room form's rules and messages: personas (in the order they answer) or a template."""
-    may_write(request)
     data: dict[str, Any] = {
         "title": body.title,
         "visibility": body.visibility,

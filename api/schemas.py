@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from django.conf import settings
 from ninja import Field, Schema
 from ninja.schema import DjangoGetter
 from pydantic import ConfigDict, model_validator
@@ -36,6 +37,17 @@ class Input(Schema):
 
 # An id in a body, in the range ids have (a path's are checked by its converter, chaoslm/http.py).
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+
+
+# A debate's material beyond its topic, at the bound the form and the command line hold (debates/setup.py).
+Material = Annotated[
+    str,
+    Field(
+        max_length=settings.CHAOSLM_MAX_MATERIAL,
+        description="What the debate carries beyond its topic (a passage, a question with its candidate answers, "
+        "a case file); a card's prompts quote it.",
+    ),
+]
 
 
 # pydantic's error types about a key itself, the last part of their `loc`.

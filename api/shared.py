@@ -13,7 +13,7 @@ from typing import Any, Literal
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router
 
-from api.batches import EXPERIMENTS, EXPORT_FILE, TOURNAMENTS, BatchOut, KindApi, batch_out
+from api.batches import COMPARISONS, EXPERIMENTS, EXPORT_FILE, TOURNAMENTS, BatchOut, KindApi, batch_out
 from api.debates import DebateOut, debate_out
 from api.polls import PollOut, VoteIn, cast_vote, poll_out
 from api.problems import ApiError
@@ -55,9 +55,7 @@ def _debate(request: HttpRequest, token: str) -> Debate:
 )
 def shared_debate(request: HttpRequest, token: str = Token) -> Any:
     """As its share page shows it to you: the private thinking only where that page shows it."""
-    debate = _debate(request, token)
-    shown = transcripts.as_dict(debate, access=privacy.access(request.user, debate, via_share=True))
-    return {**debate_out(request, debate), **shown}
+    return debate_out(request, _debate(request, token), via_share=True)
 
 
 @router.get(
@@ -151,3 +149,4 @@ def add_kind(api: KindApi) -> None:
 
 add_kind(TOURNAMENTS)
 add_kind(EXPERIMENTS)
+add_kind(COMPARISONS)

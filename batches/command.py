@@ -5,19 +5,20 @@ progress bar, resume one, print its report. Each command says how to create and 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from batches.kinds import BatchKind
-from batches.panel import BatchError
-from batches.spec import SpecError, spec_arguments
+from batches.kinds import PAUSED, RUNNING, BatchKind
+from batches.panel import BatchError, cost_sentence
+from batches.spec import SpecError, checked, spec_arguments
 from chaoslm import cli
 from chaoslm.llm import local_model
 
@@ -45,6 +46,9 @@ class BatchCommand(BaseCommand):
     report_help: str
     # The spec at a path: a dataclass whose fields are the arguments of `create_batch` (SpecError if it cannot).
     read_spec: Callable[[Path], Any]
+    # The kind's checks of its create function's arguments, nothing saved (BatchError with every problem), which
+    # size it and price it (`.cost`); a kind with none is checked by its create alone.
+    check_batch: Callable[..., Any] | None = None
     # The kind's create function (BatchError if it refuses).
     create_batch: Callable[..., Any]
 
@@ -59,15 +63,23 @@ class BatchCommand(BaseCommand):
     def _a_noun(self) -> str:
         return f"{'an' if self.noun[0] in 'aeiou' else 'a'} {self.noun}"
 
-    def size(self, spec: Any) -> str:
-        """How large the batch of this spec is, in a few words."""
+    def size(self, spec: Any, checked: Any) -> str:
+        """How large the batch of this spec is, in a few words; `checked` is what `check_batch` found of it, for
+        its owner (the cards they may use), or None for a kind with no checks."""
         raise NotImplementedError
 
     def create(self, path: Path, console: Console, owner: Any) -> Any:
         """The batch from the spec at `path`, belonging to `owner` (CommandError with what is wrong)."""
         try:
-            spec = self.read_spec(path)
-            console.print(f"[bold]{spec.name}[/]: {self.size(spec)}", highlight=False)
+            # Every problem of the file and of what it asks for at once, before anything is printed or saved.
+            check = self.check_batch
+            spec, found = checked(
+                lambda: self.read_spec(path),
+                lambda read: check(**spec_arguments(read), owner=owner) if check is not None else None,
+            )
+            # Its size and its cost range, as the new form says them.
+            cost = f" {cost_sentence(found.cost)}" if found is not None else ""
+            console.print(f"[bold]{spec.name}[/]: {self.size(spec, found)}{cost}", highlight=False)
             return self.create_batch(**spec_arguments(spec), owner=owner)
         except (SpecError, BatchError) as error:
             raise CommandError(str(error)) from None
@@ -138,9 +150,16 @@ class BatchCommand(BaseCommand):
             try:
                 # Before the start: the inline runner's first calls go out at once.
                 with local_model.running(lambda line: console.print(line, highlight=False, soft_wrap=True)):
-                    self.go(action, batch, options)
-                    self._watch(batch, console)
+                    try:
+                        self.go(action, batch, options)
+                        self._watch(batch, console)
+                    except KeyboardInterrupt:
+                        # Here, while the model it runs on still answers: what it started stops with it.
+                        self.kind.pause_here(batch)
+                        raise
                 cli.settle(lambda line: console.print(line, highlight=False, soft_wrap=True))
+            except KeyboardInterrupt as stop:
+                self.stopped(batch, stop)
             except local_model.LocalModelMissing as error:
                 raise CommandError(
                     f"{error}\n{self.noun.capitalize()} {batch.pk} is saved: once a model answers, run it with "
@@ -151,6 +170,20 @@ class BatchCommand(BaseCommand):
             self.stdout.write(json.dumps(self.as_json(batch), indent=2))
         else:
             self.print_report(batch, console)
+
+    def stopped(self, batch: Any, stop: KeyboardInterrupt) -> NoReturn:
+        """Ctrl-C or SIGTERM: one plain line saying what stopped and how to go on, and the shell's status for it."""
+        batch.refresh_from_db()
+        how = cli.signal_name(stop)
+        if batch.status == PAUSED:
+            line = (
+                f"Stopped ({how}): {self.noun} {batch.pk} is paused: its debates in flight stop, nothing more "
+                f"runs. Go on with: uv run python manage.py {self.noun} resume {batch.pk}"
+            )
+        else:
+            line = f"Stopped ({how}): {self.noun} {batch.pk} is {batch.get_status_display()}."
+        self.stderr.write(line)
+        sys.exit(cli.exit_status(stop))
 
     def go(self, action: str, batch: Any, options: dict[str, Any]) -> None:
         """Set a new batch going, or a stopped one going on."""
@@ -163,7 +196,7 @@ class BatchCommand(BaseCommand):
             raise CommandError(str(error)) from None
 
     def _watch(self, batch: Any, console: Console) -> None:
-        """The live progress bar, until the batch settles (Ctrl-C leaves it resumable)."""
+        """The live progress bar, until the batch settles."""
         columns = (
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -171,20 +204,16 @@ class BatchCommand(BaseCommand):
             TextColumn("{task.fields[detail]}"),
             TimeElapsedColumn(),
         )
-        try:
-            with Progress(*columns, console=console, transient=False) as bar:
-                task = bar.add_task(batch.name, total=None, detail="")
-                while True:
-                    batch.refresh_from_db()
-                    figures = self.kind.progress(batch)
-                    detail = f"{figures.running} running · {figures.failed} failed"
-                    if figures.eta_text:
-                        detail += f" · {figures.eta_text}"
-                    bar.update(task, total=figures.total, completed=figures.done + figures.failed, detail=detail)
-                    if self.kind.is_settled(batch.pk):
-                        break
-                    time.sleep(0.3)
-        except KeyboardInterrupt:
-            raise CommandError(
-                f"stopped; the {self.noun} goes on with `uv run python manage.py {self.noun} resume {batch.pk}`"
-            ) from None
+        with Progress(*columns, console=console, transient=False) as bar:
+            task = bar.add_task(batch.name, total=None, detail="")
+            while True:
+                batch.refresh_from_db()
+                figures = self.kind.progress(batch)
+                doing = "running" if batch.status == RUNNING or not figures.running else "stopping"
+                detail = f"{figures.running} {doing} · {figures.failed} failed"
+                if figures.eta_text:
+                    detail += f" · {figures.eta_text}"
+                bar.update(task, total=figures.total, completed=figures.done + figures.failed, detail=detail)
+                if self.kind.is_settled(batch.pk):
+                    break
+                time.sleep(0.3)

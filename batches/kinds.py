@@ -147,8 +147,13 @@ class BatchKind:
         submit(self, batch.pk)
 
     def pause(self, batch: Any) -> None:
-        """Start nothing new; the debates in flight finish."""
-        self.model.objects.filter(pk=batch.pk, status=RUNNING).update(status=PAUSED, updated_at=timezone.now())
+        """Start nothing new, and stop the debates in flight at their next call boundary (the calls they are in
+        land; none starts after): they wait, interrupted, for `resume`."""
+        with transaction.atomic():
+            # Waits for a pass holding the batch's row lock: no pass after it starts a debate, and every debate a
+            # pass before it made is among those stopped.
+            if self.model.objects.filter(pk=batch.pk, status=RUNNING).update(status=PAUSED, updated_at=timezone.now()):
+                stop_debates(self.debates(batch))
         transaction.on_commit(lambda: self.push(batch.pk))
 
     def resume(self, batch: Any, *, stalled_after: float | None = None) -> None:
@@ -158,17 +163,23 @@ class BatchKind:
         reason = costs.refusal(batch.owner) if batch.owner_id else None
         if reason is not None:
             raise OverBudget(reason)
-        self.model.objects.filter(pk=batch.pk, status=PAUSED).update(status=RUNNING, updated_at=timezone.now())
+        with transaction.atomic():
+            if self.model.objects.filter(pk=batch.pk, status=PAUSED).update(status=RUNNING, updated_at=timezone.now()):
+                # Those not yet stopped go on; the pass resumes those that were.
+                self.debates(batch).filter(stop_requested=True).update(stop_requested=False)
         if stalled_after is not None:
             self.advance(batch.pk, stalled_after=stalled_after)
         submit(self, batch.pk)
 
     def cancel(self, batch: Any) -> None:
-        """Start nothing more, for good; the debates in flight finish and count."""
+        """Start nothing more, for good, and stop the debates in flight at their next call boundary (the calls they
+        are in land; none starts after): they stay interrupted, what they said kept."""
         now = timezone.now()
-        self.model.objects.filter(pk=batch.pk, status__in=[RUNNING, PAUSED]).update(
-            status=CANCELLED, finished_at=now, updated_at=now
-        )
+        with transaction.atomic():
+            if self.model.objects.filter(pk=batch.pk, status__in=[RUNNING, PAUSED]).update(
+                status=CANCELLED, finished_at=now, updated_at=now
+            ):
+                stop_debates(self.debates(batch))
         transaction.on_commit(lambda: self.push(batch.pk))
 
     def delete(self, batch: Any) -> None:
@@ -183,6 +194,20 @@ class BatchKind:
         for debate_id in debate_ids:
             runner.cancel("debate", debate_id)
         runner.delete_under_work(self.model.objects.filter(pk=batch.pk), Debate.objects.filter(pk__in=debate_ids))
+
+    def pause_here(self, batch: Any) -> None:
+        """A command running the batch in its own process is stopped (Ctrl-C, SIGTERM): the batch is paused, so
+        that no sweep of a running server takes it up, and this process's runs of it stop now (their calls in
+        flight dropped, each debate left interrupted with what landed), for `resume` to go on with. A batch on
+        Celery workers stops there at its debates' next call boundary."""
+        self.pause(batch)
+        runner.cancel(self.kind, batch.pk)
+        debate_ids = list(self.debates(batch).values_list("pk", flat=True))
+        for debate_id in debate_ids:
+            runner.cancel("debate", debate_id)
+        # Cancelled together, then waited for: each marks its debate interrupted before the process exits.
+        for debate_id in debate_ids:
+            runner.cancel("debate", debate_id, wait=True)
 
     def set_visibility(self, batch: Any, value: str) -> None:
         """The batch's visibility (ValueError if unknown), and its debates' with it: each is seen where its batch
@@ -216,6 +241,17 @@ class BatchKind:
         for batch_id in ids:
             submit(self, batch_id)
         return ids
+
+
+def stop_debates(debates: QuerySet[Debate]) -> None:
+    """Ask the debates in flight to stop at their next call boundary (debates/engine.py reads the flag as each call
+    lands, and as a run starts). One whose run's process has ended has no run to read it: it is interrupted here,
+    so that a stopped batch does not count it running."""
+    in_flight = debates.filter(status__in=schedule.IN_FLIGHT)
+    in_flight.update(stop_requested=True)
+    orphaned = [d.pk for d in in_flight.filter(status=Debate.Status.RUNNING).only("runner") if runner.gone(d.runner)]
+    if orphaned:
+        Debate.objects.filter(pk__in=orphaned).update(status=Debate.Status.INTERRUPTED, updated_at=timezone.now())
 
 
 KINDS: dict[str, BatchKind] = {}
@@ -260,10 +296,11 @@ def _pass_locked(
 ) -> tuple[schedule.Decision, bool]:
     batch_id = batch.pk
     if batch.status == RUNNING and _over_budget(batch):
-        # Paused like the owner's pause: nothing new starts, the debates in flight finish and count, and the
-        # owner resumes it once the budget allows (`resume` refuses before).
+        # Paused like the owner's pause: nothing new starts, the debates in flight stop at their next call
+        # boundary, and the owner resumes it once the budget allows (`resume` refuses before).
         batch.status = PAUSED
         batch.save(update_fields=["status", "updated_at"])
+        stop_debates(kind.debates(batch))
         logger.info("%s %s paused: its owner's monthly budget is spent", kind.kind, batch_id)
     jobs = kind.jobs(batch, stalled_after, open_only=True)
     decision = schedule.plan(within_owner_cap(batch.owner, settings_of(batch), jobs), jobs)

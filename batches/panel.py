@@ -19,8 +19,38 @@ from debates.formats.base import OptionSpec
 MAX_CONCURRENCY = 100
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One reason a batch cannot be made: its message, and the keys of the spec it is about (the first is the field
+    the API names; a problem about a key the spec's reading already refused is not told again, batches/spec.py)."""
+
+    message: str
+    keys: tuple[str, ...] = ("body",)
+
+
 class BatchError(ValueError):
-    """A batch that cannot be made as asked; the message is for the user. Each kind has its own subclass."""
+    """A batch that cannot be made as asked; the message is for the user. Each kind has its own subclass. Its
+    `problems` are every reason at once (a kind's checks go on past the first); the message is them all."""
+
+    def __init__(self, message: str = "", *, problems: Sequence[Problem] = ()) -> None:
+        self.problems = list(problems) or [Problem(message)]
+        super().__init__(message or " ".join(p.message for p in self.problems))
+
+
+class Checks:
+    """A kind's checks of a batch, each problem kept and the checks going on, so that all are told at once."""
+
+    def __init__(self, error: type[BatchError]) -> None:
+        self.error = error
+        self.found: list[Problem] = []
+
+    def fail(self, message: str, *keys: str) -> None:
+        self.found.append(Problem(message, keys or ("body",)))
+
+    def done(self) -> None:
+        """Raise the kind's error with every problem found, if there is one."""
+        if self.found:
+            raise self.error(problems=self.found)
 
 
 class OverBudget(BatchError, costs.OverBudget):
@@ -53,12 +83,20 @@ def cost_estimate(calls: int, people: Sequence[Contestant]) -> costs.CostRange:
     return costs.estimate(calls, [e for e in (c.endpoint() for c in people) if e is not None])
 
 
-def check_budget(owner: Any, calls: int, people: Sequence[Contestant]) -> None:
+def cost_sentence(cost: costs.CostRange) -> str:
+    """The cost line the new-batch form shows (batches/cost_line.html), for the command line and the API."""
+    if cost.unknown and not cost.high:
+        return "Its cost is unknown: none of its models has a known price."
+    unknown = "; some of its models have no known price" if cost.unknown else ""
+    return f"It will cost about {cost.text()} (at {cost.basis()}{unknown})."
+
+
+def check_budget(owner: Any, cost: costs.CostRange) -> None:
     """Raise OverBudget when the owner's budget is spent, or the batch's estimate would pass what is left."""
     if costs.monthly_budget(owner) is None:
         return
     try:
-        costs.check(owner, cost_estimate(calls, people))
+        costs.check(owner, cost)
     except costs.OverBudget as error:
         raise OverBudget(str(error)) from None
 
@@ -95,14 +133,15 @@ class Rules:
     min_debaters: int = 0
     debaters_do: str = "debate"
     max_concurrency: int = MAX_CONCURRENCY
-    error: type[BatchError] = BatchError  # what `check` raises: the kind's own (TournamentError, ExperimentError)
+    error: type[BatchError] = BatchError  # what its checks raise: the kind's own (TournamentError, ExperimentError)
 
 
-def named(rules: Rules, name: str) -> str:
-    """A batch's name as it is stored: stripped, at most 200 characters (`rules.error` if nothing is left)."""
+def named(found: Checks, rules: Rules, name: str) -> str:
+    """A batch's name as it is stored: stripped, at most 200 characters (a problem for `found` if nothing is
+    left)."""
     name = name.strip()
     if not name:
-        raise rules.error(f"The {rules.noun.split(' ', 1)[1]} needs a name.")
+        found.fail(f"The {rules.noun.split(' ', 1)[1]} needs a name.", "name")
     return name[:200]
 
 
@@ -112,6 +151,7 @@ def given(options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def check(
+    found: Checks,
     rules: Rules,
     debaters: Sequence[Contestant],
     judges: Sequence[Contestant],
@@ -120,33 +160,36 @@ def check(
     concurrency: int,
     visibility: str,
 ) -> None:
-    """`rules.error` naming the first problem with the panel, the options (each a whole number within its bounds, and
-    not a boolean, as a format's own check says), the concurrency or the visibility."""
+    """Every problem with the panel, the options (each a whole number within its bounds, and not a boolean, as a
+    format's own check says), the concurrency and the visibility, told to `found`."""
     if len(debaters) < rules.min_debaters:
-        raise rules.error(f"{rules.noun} needs at least {_count(rules.min_debaters)} debaters.")
+        found.fail(f"{rules.noun} needs at least {_count(rules.min_debaters)} debaters.", "debaters")
     if len(debaters) > rules.max_debaters:
-        raise rules.error(f"{rules.noun} takes at most {rules.max_debaters} debaters.")
+        found.fail(f"{rules.noun} takes at most {rules.max_debaters} debaters.", "debaters")
     if not judges:
-        raise rules.error(f"{rules.noun} needs at least one judge.")
+        found.fail(f"{rules.noun} needs at least one judge.", "judges")
     if len(judges) > rules.max_judges:
-        raise rules.error(f"{rules.noun} takes at most {rules.max_judges} judges.")
-    for group, label in ((debaters, "debater"), (judges, "judge")):
+        found.fail(f"{rules.noun} takes at most {rules.max_judges} judges.", "judges")
+    for group, key, label in ((debaters, "debaters", "debater"), (judges, "judges", "judge")):
         names = [c.spec.name for c in group]
         if len(set(names)) != len(names):
-            raise rules.error(f"Each {label} must be a different persona.")
+            found.fail(f"Each {label} must be a different persona.", key)
     clash = names_clash([c.spec.name for c in debaters], [c.spec.name for c in judges])
     if clash:
-        raise rules.error(f"{', '.join(clash)} cannot both {rules.debaters_do} and judge.")
+        found.fail(f"{', '.join(clash)} cannot both {rules.debaters_do} and judge.", "judges", "debaters")
     for name, value in options.items():
         spec = known.get(name)
         if spec is None:
-            raise rules.error(f"There is no option {name!r}; the options are {', '.join(known)}.")
-        if isinstance(value, bool) or not isinstance(value, int) or not spec.minimum <= value <= spec.maximum:
-            raise rules.error(f"{spec.label} must be a whole number from {spec.minimum} to {spec.maximum}.")
+            # The options known are the formats' (a tournament's): about the formats as much as the options.
+            found.fail(f"There is no option {name!r}; the options are {', '.join(known)}.", "options", "format")
+        elif isinstance(value, bool) or not isinstance(value, int) or not spec.minimum <= value <= spec.maximum:
+            found.fail(
+                f"{spec.label} must be a whole number from {spec.minimum} to {spec.maximum}.", "options", "format"
+            )
     if not 1 <= concurrency <= rules.max_concurrency:
-        raise rules.error(f"Concurrency must be between 1 and {rules.max_concurrency}.")
+        found.fail(f"Concurrency must be between 1 and {rules.max_concurrency}.", "concurrency")
     if visibility not in Visibility.values:
-        raise rules.error("Visibility must be private, unlisted or public.")
+        found.fail("Visibility must be private, unlisted or public.", "visibility")
 
 
 def names_clash(debaters: Sequence[str], judges: Sequence[str]) -> list[str]:

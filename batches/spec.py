@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import yaml
 
 from batches.models import BatchRecord
-from batches.panel import Contestant
+from batches.panel import BatchError, Contestant
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 
@@ -24,11 +24,14 @@ class SpecError(ValueError):
 
 
 class SpecErrors(SpecError):
-    """Every problem of a spec at once, each as (the key it is about, its message): the API lists them all."""
+    """Every problem of a spec at once, each as (the key it is about, its message): the API lists them all.
+    `partial`: what could be read of it, each refused key's value its default (or the part of it that reads), for
+    the kind's own checks of the rest (`checked`)."""
 
-    def __init__(self, problems: list[tuple[str, str]]) -> None:
+    def __init__(self, problems: list[tuple[str, str]], partial: Any = None) -> None:
         super().__init__("; ".join(message for _, message in problems))
         self.problems = problems
+        self.partial = partial
 
 
 class Problems:
@@ -42,13 +45,39 @@ class Problems:
             return reader()
         except SpecErrors as errors:
             self.found += errors.problems
+            if errors.partial is not None:
+                return errors.partial  # type: ignore[no-any-return]
         except SpecError as error:
             self.found.append((key, str(error)))
         return default
 
-    def done(self) -> None:
+    def done(self, partial: Any = None) -> None:
         if self.found:
-            raise SpecErrors(self.found)
+            raise SpecErrors(self.found, partial)
+
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+def checked(read: Callable[[], S], check: Callable[[S], R]) -> tuple[S, R]:
+    """The spec `read` makes, and what its kind's checks (`check`: those its create makes, nothing saved) find of
+    it, every problem of both told at once (SpecErrors; the kind's BatchError when only its checks refuse it). A
+    check's problem about a key whose reading was refused is left out: it would be about the stand-in, not what
+    was written (two debaters left of three, one misspelt, are not 'too few debaters')."""
+    try:
+        spec = read()
+    except SpecErrors as errors:
+        if errors.partial is None:
+            raise
+        told = {key for key, _ in errors.problems}
+        try:
+            check(errors.partial)
+        except BatchError as refused:
+            more = [(p.keys[0], p.message) for p in refused.problems if not told & set(p.keys)]
+            raise SpecErrors(errors.problems + more) from None
+        raise
+    return spec, check(spec)
 
 
 def contestant(value: Any, base: Path | None, where: str) -> Contestant:
@@ -135,21 +164,20 @@ def check_mapping(data: Any, keys: set[str], hint: str, source: str) -> None:
 
 def people(data: dict[str, Any], base: Path | None, source: str) -> dict[str, list[Contestant]]:
     """The spec's `debaters` and `judges`, each a list of persona names or YAML paths (relative to the spec);
-    every wrong one is told (SpecErrors)."""
-    out: dict[str, list[Contestant]] = {}
+    every wrong one is told (SpecErrors, with those that read as its `partial`)."""
+    out: dict[str, list[Contestant]] = {"debaters": [], "judges": []}
     problems = Problems()
-    for key in ("debaters", "judges"):
+    for key in out:
         values = data.get(key, [])
         if not isinstance(values, list):
             problems.found.append((key, f"{source}: {key}: expected a list of persona names or YAML paths"))
             continue
-        out[key] = []
         for i, value in enumerate(values, start=1):
             try:
                 out[key].append(contestant(value, base, f"{source}: {key}[{i}]"))
             except SpecError as error:
                 problems.found.append((key, str(error)))
-    problems.done()
+    problems.done(out)
     return out
 
 

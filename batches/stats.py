@@ -77,6 +77,9 @@ class Verdict:
     score_against: float | None = None
     contradicts: bool = False  # its JSON scores name the other side than its confirmed winner
     format: str = DEFAULT_FORMAT  # the judged debate's format
+    # A panel's decision (its referees inside the debate, each naming a side, a rule over them): one verdict, which
+    # the ratings count once, and each referee's own vote, which that judge's figures and the panel's agreement read.
+    ballots: tuple[Verdict, ...] = ()
 
     @property
     def winning_debater(self) -> str | None:
@@ -89,6 +92,12 @@ class Verdict:
         if self.winner is None:
             return None
         return self.debater_against if self.winner == "for" else self.debater_for
+
+
+def judges_own(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """Each judge's own verdicts: a panel's decision stands for its referees' ballots, any other verdict for
+    itself."""
+    return [ballot for v in verdicts for ballot in (v.ballots or (v,))]
 
 
 @dataclass(frozen=True)

@@ -156,7 +156,7 @@ def new_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
             try:
                 batch = form.create(request.user)
             except BatchError as error:
-                form.add_error(None, str(error))
+                form.add_error(None, [problem.message for problem in error.problems])
             else:
                 kind.start(batch)
                 return redirect(f"{name}_detail", batch.pk)

@@ -47,8 +47,9 @@ def reply(step):
     return f"Statement {step.ordinal}: " + "words " * 120, {}
 
 
-def drive(fmt, config) -> tuple[float, int]:
-    """CPU seconds spent in `next_steps` over one whole debate, and the LLM calls it made."""
+def drive(fmt, config, answer=reply) -> tuple[float, int]:
+    """CPU seconds spent in `next_steps` over one whole debate, and the LLM calls it made (`answer` gives each
+    call's reply and data)."""
     records: list[Record] = []
     cpu, calls = 0.0, 0
     while True:
@@ -58,7 +59,7 @@ def drive(fmt, config) -> tuple[float, int]:
         if not plan.steps:
             return cpu, calls
         for step in plan.steps:
-            content, data = reply(step) if step.calls_llm else (step.content, {})
+            content, data = answer(step) if step.calls_llm else (step.content, {})
             calls += step.calls_llm
             records.append(
                 Record(step.ordinal, step.kind, step.seat, step.step, step.prompt, content, {**step.data, **data})

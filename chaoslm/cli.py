@@ -85,9 +85,29 @@ def settle(write: Callable[[str], Any]) -> None:
         )
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, `timeout`, a closed terminal), raised where Ctrl-C's KeyboardInterrupt would be: every
+    command stops the same way on either, and exits with the signal's own status (`exit_status`)."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def stop_on_sigterm() -> None:
-    """SIGTERM (`kill`, `timeout`, a closed terminal) stops the command as Ctrl-C does: the work is left resumable,
-    and the command says how to resume it. Without this the process would die at once, its debate still saying
-    "running" until a sweep found its process gone."""
+    """SIGTERM stops the command as Ctrl-C does: the work is left resumable, and the command says how to resume it.
+    Without this the process would die at once, its debate still saying "running" until a sweep found its process
+    gone. Raised here, not passed on as SIGINT: a command started where SIGINT is ignored (`cmd &` in a script,
+    nohup) would then ignore `kill` too."""
     if threading.current_thread() is threading.main_thread():  # only there may a handler be set (a test's thread)
-        signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def signal_name(stop: KeyboardInterrupt) -> str:
+    """How the person stopped the command, in the words of its stop line."""
+    return "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+
+
+def exit_status(stop: KeyboardInterrupt) -> int:
+    """The shell's status for a command stopped by a signal: 128 + the signal (130 Ctrl-C, 143 SIGTERM)."""
+    return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)

@@ -118,19 +118,21 @@ def _model_sync() -> None:
     from urllib.error import HTTPError
     from urllib.request import ProxyHandler, Request, build_opener
 
+    from chaoslm.llm.proxies import proxy_for
     from chaoslm.personas.models import default_endpoint
 
     endpoint = default_endpoint()
     headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
     where = _where(endpoint.base_url)
     # urllib: a probe's one GET needs no pool, and the standard library's client is imported in milliseconds.
-    # No proxies from the environment, as the gateway's client uses none.
+    # Through the proxy the gateway's calls go through (HTTP(S)_PROXY, NO_PROXY), or none if they go direct.
     parts = urlsplit(endpoint.base_url)
     if parts.scheme not in ("http", "https"):
         raise CheckFailed(f"the model endpoint's address is not http or https ({parts.scheme or 'none'})")
     netloc = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else str(parts.hostname)
     url = parts._replace(netloc=netloc + (f":{parts.port}" if parts.port else "")).geturl().rstrip("/") + "/models"
-    opener = build_opener(ProxyHandler({}))
+    proxy = proxy_for(parts.scheme, parts.hostname or "")
+    opener = build_opener(ProxyHandler({parts.scheme: proxy} if proxy else {}))
     try:
         with opener.open(Request(url, headers=headers), timeout=_seconds()):  # noqa: S310 (http/https only)
             pass

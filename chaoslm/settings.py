@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "batches",
     "tournaments",
     "experiments",
+    "comparisons",
     # The JSON API (/api/v1/), with django-ninja (not itself an app here: listed, `ninja` and pydantic would be
     # imported by every command).
     "api",
@@ -263,6 +264,9 @@ CHAOSLM_POLL_VOTES_PER_MINUTE = int(env_number("CHAOSLM_POLL_VOTES_PER_MINUTE", 
 CHAOSLM_POLL_COOKIE_DAYS = env_number("CHAOSLM_POLL_COOKIE_DAYS", 30.0)
 # The longest an owner may hold a debate's start so an audience can gather (debates/hold.py), in minutes.
 CHAOSLM_HOLD_MAX_MINUTES = int(env_number("CHAOSLM_HOLD_MAX_MINUTES", 60, int))
+# The most characters of material (a passage, a question and its answers, a case file) a debate may carry beyond
+# its topic (debates/setup.py): the form, the API and the command line refuse more.
+CHAOSLM_MAX_MATERIAL = int(env_number("CHAOSLM_MAX_MATERIAL", 50_000, int))
 CELERY_BEAT_SCHEDULE = {
     "recover-stalled-debates": {"task": "debates.tasks.recover_stalled", "schedule": 60.0},
     "sweep-batches": {"task": "batches.tasks.sweep_batches", "schedule": 60.0},
@@ -291,6 +295,12 @@ CHAOSLM_LOCAL_MODEL_PORT = int(env_number("CHAOSLM_LOCAL_MODEL_PORT", 8081, int)
 # 0: chosen by chaoslm/llm/local_model.py (`LocalModel.threads`): one for the shipped model, half the cores for another.
 CHAOSLM_LOCAL_MODEL_THREADS = int(env_number("CHAOSLM_LOCAL_MODEL_THREADS", 0, int))
 CHAOSLM_LOCAL_MODEL_CONTEXT = int(env_number("CHAOSLM_LOCAL_MODEL_CONTEXT", 8192, int))
+# How many calls the embedded model answers at once. 0: chosen by local_model.py (`LocalModel.slots`): one a core
+# for the shipped model, one for another.
+CHAOSLM_LOCAL_SLOTS = int(env_number("CHAOSLM_LOCAL_SLOTS", 0, int))
+# The most tokens a reply of the embedded model may have (0: the persona's max_tokens): the shipped personas ask
+# for 400, which on two busy cores made the default duel take eight minutes.
+CHAOSLM_LOCAL_MAX_TOKENS = int(env_number("CHAOSLM_LOCAL_MAX_TOKENS", 160, int))
 
 # Gateway policy.
 CHAOSLM_LLM_TIMEOUT = env_number("CHAOSLM_LLM_TIMEOUT", 60.0)

@@ -20,5 +20,6 @@ urlpatterns = [
     path("", include("rooms.urls")),
     path("", include("tournaments.urls")),
     path("", include("experiments.urls")),
+    path("", include("comparisons.urls")),
     path("", include("api.urls")),
 ]

@@ -46,11 +46,12 @@ class DebateAdmin(admin.ModelAdmin):
     list_filter = ["format", "status", "visibility"]
     search_fields = ["topic", "premise"]
     inlines = [SeatInline]
-    # A debate's format and options are fixed when it starts (its transcript is its state, and the form
-    # bounded each option); the admin shows them but does not change them.
+    # A debate's format, options and material are fixed when it starts (its transcript is its state, its prompts
+    # quote the material, and the form bounded each); the admin shows them but does not change them.
     readonly_fields = [
         "format",
         "options",
+        "material",
         "share_token",
         "started_at",
         "finished_at",

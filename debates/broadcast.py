@@ -31,7 +31,7 @@ from debates.engine import Observer
 from debates.formats import Step
 from debates.models import Debate, Event, Seat
 from debates.selectors import SeatUsage, page_state, score_chart, usage_context
-from debates.status import activity, status_line
+from debates.status import activity, answer_rows, status_line, tally_of
 
 
 def _seat_names(debate: Debate) -> dict[str, str]:
@@ -42,8 +42,10 @@ def card_push(event: Event) -> str:
     return live.upsert(card_html(event), "#transcript")
 
 
-def status_html(debate: Debate, doing: Sequence[str] = (), waiting: str = "", stage: str = "") -> str:
-    line = status_line(debate, doing, stage, waiting)
+def status_html(
+    debate: Debate, doing: Sequence[str] = (), waiting: str = "", stage: str = "", tally: str | None = None
+) -> str:
+    line = status_line(debate, doing, stage, waiting, tally=tally)
     return render_to_string("partials/status.html", {"debate": debate, "status_line": line, "oob": True})
 
 
@@ -144,6 +146,10 @@ class DebateBroadcaster(Observer):
         self.scores: list[Event] = []
         self.usage: dict[tuple[int, str], SeatUsage] = {}  # (seat id, model) -> its calls' tokens and cost
         self.stage = ""
+        # The status line's answers so far, kept from the events told (seat key, name, data of each answering
+        # speech): the engine's hooks run in its event loop, where the status line may not read the database.
+        self.answers: list[tuple[str, str, dict[str, Any]]] = []
+        self.tally = ""
         self.loaded = False
         # Until then (time.monotonic()), the page of whoever started the debate may be opening: set as a run
         # starts, for a debate with an owner that is not a tournament's match.
@@ -170,6 +176,8 @@ class DebateBroadcaster(Observer):
             self.seat_names = {s.key: s.name for s in state["seats"]}
             self.scores = state["scores"]
             self.usage = {(row.seat.pk, row.model): row for row in state["seat_usage"] if row.model}
+            self.answers = answer_rows(debate)
+            self.tally = tally_of(self.answers)
             self.loaded = True
         return live_parts_html(debate, state=state)
 
@@ -209,7 +217,7 @@ class DebateBroadcaster(Observer):
                     "partials/writing_card.html", {"step": step, "name": self._name(step), "streamed": False}
                 )
             self.viewers.begin(target, card)
-        self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
+        self._send(status_html(debate, self._thinking(debate), self._note(), self.stage, self.tally))
 
     def _drawn_as_it_runs(self) -> bool:
         # A debate no page watches (a tournament's match, a command-line run, a page closed) is neither
@@ -244,7 +252,7 @@ class DebateBroadcaster(Observer):
     def waiting(self, debate: Debate, step: Step, seconds: float, reason: str) -> None:
         if self._watched():
             waiting = f"{reason}: trying again in {seconds:.0f}s"
-            self._send(status_html(debate, self._thinking(debate), waiting, self.stage))
+            self._send(status_html(debate, self._thinking(debate), waiting, self.stage, self.tally))
 
     def queued(self, debate: Debate, step: Step, ahead: int) -> None:
         if ahead:
@@ -252,13 +260,13 @@ class DebateBroadcaster(Observer):
         else:
             self.ahead.pop(step.ordinal, None)
         if self._watched():
-            self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
+            self._send(status_html(debate, self._thinking(debate), self._note(), self.stage, self.tally))
 
     def pace(self, debate: Debate, step: Step, tokens_per_second: float) -> None:
         before = self._pace_note()
         self.paces[step.seat or ""] = tokens_per_second
         if self._watched() and self._pace_note() != before:
-            self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
+            self._send(status_html(debate, self._thinking(debate), self._note(), self.stage, self.tally))
 
     def _note(self) -> str:
         return self._queue_note() or self._pace_note()
@@ -302,6 +310,10 @@ class DebateBroadcaster(Observer):
                     seats = list(self.seats.values())
                     context = {"chart": score_chart(seats, self.scores), "shows_scores": True, "oob": True}
                     self._send(render_to_string("partials/score_chart.html", context))
+            seat = self.seats.get(event.seat_id)
+            if event.kind == Event.Kind.TURN and seat is not None and "answer_kind" in event.data:
+                self.answers.append((seat.key, seat.name, event.data))
+                self.tally = tally_of(self.answers)
             if watched and event.tokens_out and event.kind != Event.Kind.INTERNAL:
                 self._send(self._usage_html())
         if event.kind == Event.Kind.INTERNAL or not watched:
@@ -313,7 +325,7 @@ class DebateBroadcaster(Observer):
         if event.visibility == Event.Visibility.PRIVATE and not await sync_to_async(self._shows_thinking)():
             card = live.upsert(hidden_card(event, event.seat), "#transcript")
         self.viewers.html(card)
-        self._send(status_html(debate, self._thinking(debate), self._note(), self.stage))
+        self._send(status_html(debate, self._thinking(debate), self._note(), self.stage, self.tally))
         debater_spoke = event.kind == Event.Kind.TURN and event.seat is not None and bool(event.seat.side)
         if debater_spoke and not self.debater_spoke and votes.has_poll(debate):
             self._send(votes.poll_ping(votes.WAITING))  # the first debater's statement closes the vote before

@@ -29,6 +29,7 @@ from chaoslm.llm import (
     LLMError,
     Policy,
     chat,
+    marks,
     own_connections,
 )
 from debates import transcripts
@@ -99,7 +100,13 @@ class _Table:
     def config(self, is_ending: bool) -> DebateConfig:
         d = self.debate
         return DebateConfig(
-            format=d.format, topic=d.topic, premise=d.premise, options=d.options, seats=self.infos, is_ending=is_ending
+            format=d.format,
+            topic=d.topic,
+            premise=d.premise,
+            material=d.material,
+            options=d.options,
+            seats=self.infos,
+            is_ending=is_ending,
         )
 
 
@@ -176,6 +183,8 @@ def _persist(
             data.update(result.data)
         if result.words_before_truncation is not None:
             data["truncated_from_words"] = result.words_before_truncation
+        # The reply stopped at its token cap and ends where it was cut: its card and exports say so.
+        data.update(marks.cut_mark(result))
     try:
         # One INSERT is atomic by itself; a transaction around it would add two round trips (BEGIN, COMMIT).
         with transaction.atomic() if replaces_error else contextlib.nullcontext():
@@ -185,12 +194,17 @@ def _persist(
             event.save(force_insert=True, card=card)
     except IntegrityError:
         event = Event.objects.get(debate=debate, ordinal=step.ordinal)
-    # The web or the command line may set is_ending at any time; it matters when the next steps are chosen.
-    # Read once an event, so in SQL: building the ORM query cost more than running it.
+    # The web or the command line may set is_ending (End) or stop_requested (its batch paused or cancelled) at any
+    # time; they matter when the next steps are chosen. Read once an event, so in SQL: building the ORM query
+    # cost more than running it.
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT is_ending FROM {Debate._meta.db_table} WHERE id = %s", [debate.pk])  # noqa: S608
+        cursor.execute(
+            f"SELECT is_ending, stop_requested FROM {Debate._meta.db_table} WHERE id = %s",  # noqa: S608
+            [debate.pk],
+        )
         row = cursor.fetchone()
     debate.is_ending = bool(row and row[0])
+    debate.stop_requested = bool(row and row[1])
     return event
 
 
@@ -208,10 +222,15 @@ def _finish(table: _Table, config: DebateConfig) -> None:
 
 
 def _load_running(debate_id: int) -> _Table:
-    """`_load`, then `_mark_running` unless the debate is over or held: one trip to the database thread, not two."""
+    """`_load`, then `_mark_running` unless the debate is over or held: one trip to the database thread, not two.
+    A debate asked to stop is left interrupted instead: its run makes no call."""
     table = _load(debate_id)
-    if table.debate.status != Debate.Status.COMPLETED and not table.debate.held():
-        _mark_running(table.debate)
+    debate = table.debate
+    if debate.status != Debate.Status.COMPLETED and not debate.held():
+        if debate.stop_requested:
+            _set_status(debate, Debate.Status.INTERRUPTED)
+        else:
+            _mark_running(debate)
     return table
 
 
@@ -282,7 +301,12 @@ async def _call(
     seat = table.seats[step.seat]
     debate = table.debate
     options = seat.llm_settings.options(
-        json_schema=dict(step.json_schema) if step.json_schema is not None else None, word_limit=step.word_limit
+        json_schema=dict(step.json_schema) if step.json_schema is not None else None,
+        word_limit=step.word_limit,
+        # What a judge says is read as the debate's outcome: its prompt given back is no reply. Its JSON, and its
+        # announcement; not a reply of one name (a winner confirmed, an answer chosen), which the prompt offered.
+        reject_echo=(step.json_schema is not None and step.kind in ("SCORE", "INTERNAL", "VERDICT"))
+        or (step.kind == "VERDICT" and step.step == "announce"),
     )
     callbacks = Callbacks(
         on_delta=(lambda text: observer.delta(debate, step, text)) if observer.wants_deltas(step) else None,
@@ -291,17 +315,27 @@ async def _call(
         on_queued=lambda ahead: observer.queued(debate, step, ahead),
         on_pace=lambda rate: observer.pace(debate, step, rate),
     )
+    endpoint = table.endpoints[step.seat]
+    # The reply names the embedded model that wrote it, as the call found it: the debate's pages and exports say so
+    # from this (selectors.embedded_line), whatever the settings are by the time they are read.
+    made_by = marks.made_by(endpoint)
     observer.step_started(debate, step)
     try:
         where = {"chaoslm.debate.id": debate.pk, "chaoslm.step": step.step, "chaoslm.seat": step.seat}
         with tracing.span(f"step {step.step}", **where):
-            endpoint = table.endpoints[step.seat]
-            return await chat(endpoint, step.messages, options, policy=policy, callbacks=callbacks), {}
+            return await chat(endpoint, step.messages, options, policy=policy, callbacks=callbacks), made_by
     except LLMBadResponse as error:
-        if not step.json_fallback:
+        if not step.json_fallback and not error.echoed:
             raise
-        # judged-duel.md: after three invalid JSON replies, fall back gracefully rather than fail.
-        return ChatResult(text=error.last_text), {"fallback": True, "error": str(error)}
+        if error.echoed and step.json_schema is None:
+            # A judge's announcement that only gave its prompt back: the verdict stands, and nobody reads the
+            # prompt as its words (the card says why it is empty).
+            return ChatResult(text=""), {**made_by, "echoed": True, "error": str(error)}
+        # After three invalid replies, fall back gracefully rather than fail: the format reads what it can.
+        data: dict[str, Any] = {**made_by, "fallback": True, "error": str(error)}
+        if error.echoed:
+            data["echoed"] = True
+        return ChatResult(text=error.last_text), data
 
 
 @dataclass
@@ -346,6 +380,9 @@ async def _run_loaded(
     if debate.status == Debate.Status.COMPLETED or debate.held():
         return debate
     await observer.debate_changed(debate)
+    if debate.stop_requested:
+        logger.info("debate %s was asked to stop before it started; it stays interrupted", debate_id)
+        return debate
     run = _Run(table, observer, policy, stats)
     try:
         while not await run.advance():
@@ -391,6 +428,14 @@ class _Run:
 
     async def advance(self) -> bool:
         """Start what is ready, then land what finishes first; True once the run is over."""
+        if self.debate.stop_requested:
+            # Asked to stop (its batch paused or cancelled): no call starts; those in flight land, then it rests.
+            if self.running:
+                return await self._land_finished()
+            logger.info("debate %s stopped as asked; it can be resumed", self.debate.pk)
+            await sync_to_async(_set_status)(self.debate, Debate.Status.INTERRUPTED)
+            await self.observer.debate_changed(self.debate)
+            return True
         is_ending = self.debate.is_ending
         # When ending, let the steps in flight land first, so the format decides on a settled transcript.
         if not (is_ending and self.running):
@@ -412,6 +457,8 @@ class _Run:
         """Start a task for every ready step not already running; store steps with no call at once."""
         progressed = False
         for step in plan.steps:
+            if self.debate.stop_requested:
+                break  # read as a step with no call landed: the calls after it are not started
             if step.ordinal in self.running or step.ordinal in self.done_ordinals:
                 continue
             if step.calls_llm:

@@ -1,5 +1,5 @@
 """Protocol cards as people keep them: who may use, see and change a card, and saving, importing and exporting
-cards checked by the card language (debates/formats/card.py). The admin, the pages, the API and the commands
+cards checked by the card language (the package debates/formats/card/). The admin, the pages, the API and the commands
 all come here, so a rule lives once.
 
 A card is usable by everyone when it is shipped (no owner) or public, and by its owner; staff see every card

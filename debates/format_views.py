@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from debates import format_cards
+from debates import estimates, format_cards
 from debates.formats import LISTED, Format
 from debates.forms import FormatOptions
 from debates.selectors import seconds_per_call
@@ -45,6 +45,7 @@ class TimelineRow:
     judged_by: str
     calls_llm: bool
     phase: str
+    when: str = ""  # given only on an earlier answer: which ("only if ... answered 'offer'")
 
 
 def timeline(fmt: Format, options: dict[str, int]) -> list[TimelineRow]:
@@ -64,6 +65,7 @@ def timeline(fmt: Format, options: dict[str, int]) -> list[TimelineRow]:
             judged_by=labels.get(call.judged_by or "", call.judged_by or ""),
             calls_llm=call.calls_llm,
             phase=call.phase,
+            when=call.when,
         )
         for call in fmt.plan(options)
     ]
@@ -74,11 +76,16 @@ def plan_context(fmt: Format, options: dict[str, int]) -> dict[str, Any]:
     this site's recent calls (none when it has made none yet)."""
     rows = timeline(fmt, options)
     count = fmt.calls(options) if hasattr(fmt, "calls") else sum(r.calls_llm for r in rows)
-    pace = seconds_per_call()
+    pace, pace_from = seconds_per_call(), "this site's recent pace"
+    if pace is None:
+        pace, pace_from = estimates.measured_pace(), "the embedded model's speed measured on this machine"
     return {
         "rows": rows,
         "call_count": count,
+        # A debate that may stop early, or skip a speech given only on an answer, makes fewer.
+        "fewest_calls": min(fmt.fewest_calls(options), count),
         "pace": pace,
+        "pace_from": pace_from,
         "minutes": round(count * pace / 60, 1) if pace is not None else None,
     }
 

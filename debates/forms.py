@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.forms.models import ModelChoiceIterator
 from django.urls import reverse
 
@@ -18,7 +20,7 @@ from debates import estimates, format_cards, hold
 from debates.formats import DEFAULT_FORMAT, LISTED, Format, FormatError
 from debates.formats.base import OptionSpec, SeatSpec
 from debates.models import Debate
-from debates.setup import repeated_names
+from debates.setup import clean_material, material_refusal, repeated_names
 
 
 def option_field(spec: OptionSpec) -> forms.IntegerField:
@@ -48,8 +50,10 @@ class FormatOptions(forms.Form):
 
 
 # While the embedded model serves (a small model on this machine's CPU, a call every few seconds), a new debate
-# starts short: a first debate's verdict comes in minutes, not half an hour. The person may lengthen it.
-SHORT_WITH_EMBEDDED = {"turns": 2, "free_turns": 1, "max_rounds": 1}
+# starts short: a first debate's verdict comes in minutes, not half an hour. The person may lengthen it. Each
+# field says that it is the embedded model's default.
+SHORT_WITH_EMBEDDED = {"turns": 2, "free_turns": 1, "max_rounds": 1, "word_limit": 60}
+EMBEDDED_DEFAULT = "{value}: the embedded model's default, for a first debate in about three minutes."
 
 
 def _a(word: str) -> str:
@@ -136,6 +140,24 @@ def seat_needed(fmt: Format, spec: SeatSpec) -> str:
     return f"Choose a persona, as {why}."
 
 
+# The files the form reads material from: text, read as UTF-8.
+MATERIAL_FILE_TYPES = (".txt", ".md")
+
+
+def material_from_file(upload: UploadedFile) -> str:
+    """An uploaded file's text, for a debate's material. Raises ValidationError naming the file when it is not a .txt
+    or .md file, or not UTF-8 text."""
+    name = upload.name or "the file"
+    if not name.lower().endswith(MATERIAL_FILE_TYPES):
+        raise forms.ValidationError(f"Choose a .txt or .md file: {name} is neither.")
+    try:
+        return upload.read().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise forms.ValidationError(
+            f"{name} is not UTF-8 text (byte {error.start + 1} is not UTF-8): save it as UTF-8 and choose it again."
+        ) from None
+
+
 class NewDebateForm(FormatOptions):
     format = forms.ChoiceField(initial=DEFAULT_FORMAT)
     topic = forms.CharField(
@@ -146,6 +168,21 @@ class NewDebateForm(FormatOptions):
     )
     premise = forms.CharField(
         max_length=500, required=False, help_text="Optional: the claim the first side argues for."
+    )
+    material = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=(
+            f"Optional: what the debate carries beyond its topic (a passage, a question with its candidate answers, a "
+            f"case file), up to {settings.CHAOSLM_MAX_MATERIAL:,} characters. A protocol card's prompts can quote it."
+        ),
+    )
+    material_file = forms.FileField(
+        label="Or the material from a file",
+        required=False,
+        widget=forms.FileInput(attrs={"accept": ",".join(MATERIAL_FILE_TYPES)}),
+        help_text="A .txt or .md file, in UTF-8.",
     )
     visibility = forms.ChoiceField(choices=Debate.Visibility.choices, initial=Debate.Visibility.PRIVATE)
     show_thinking = forms.BooleanField(
@@ -242,6 +279,7 @@ class NewDebateForm(FormatOptions):
                 field = self.fields.get(f"option_{name}")
                 if field is not None:
                     field.initial = max(value, field.min_value or 0)
+                    field.help_text = f"{field.help_text} {EMBEDDED_DEFAULT.format(value=field.initial)}".strip()
 
     def estimate(self) -> str:
         """How long the debate will take at the options shown: "14 calls, about 2 minutes"."""
@@ -251,7 +289,7 @@ class NewDebateForm(FormatOptions):
                 options[bound.name.removeprefix("option_")] = int(bound.value())
             except (TypeError, ValueError):
                 continue  # a value being typed: the option's default counts
-        return estimates.describe(self.fmt.calls(options))
+        return estimates.describe(self.fmt.calls(options), self.fmt.fewest_calls(options))
 
     def clean_topic(self) -> str:
         topic = self.cleaned_data["topic"].strip()
@@ -259,10 +297,30 @@ class NewDebateForm(FormatOptions):
             raise forms.ValidationError("The topic must have at least one non-whitespace character.")
         return topic
 
+    def clean_material(self) -> str:
+        material = clean_material(self.cleaned_data["material"])
+        if refusal := material_refusal(material):
+            raise forms.ValidationError(refusal)
+        return material
+
     def clean(self) -> dict[str, Any]:
         """The rules across seats, checked with every field's own in one pass: a refused form shows every problem
-        at once. The same persona in two seats is marked on the later seat, naming the earlier."""
+        at once. The same persona in two seats is marked on the later seat, naming the earlier. Material from a file
+        takes the place of the box's, which must then be empty."""
         data = super().clean()
+        upload = data.get("material_file")
+        if upload and data.get("material"):
+            self.add_error("material_file", "Give the material in the box or as a file, not both.")
+        elif upload:
+            try:
+                material = clean_material(material_from_file(upload))
+            except forms.ValidationError as error:
+                self.add_error("material_file", error)
+            else:
+                if refusal := material_refusal(material):
+                    self.add_error("material_file", refusal)
+                else:
+                    data["material"] = material
         chosen = {name: data[name] for name in self.seat_roles if isinstance(data.get(name), Persona)}
         for name, first in repeated_names((name, persona.name) for name, persona in chosen.items()).items():
             self.add_error(

@@ -14,7 +14,11 @@ from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
 from debates import cards
 from debates.formats import Format, get_format
+from debates.formats.card import decide as card_decide
 from debates.formats.duel import announcement_text, outscored_by
+
+# What a verdict card says in place of an announcement that, asked three times, only gave its prompt back.
+ECHOED = "(Asked three times, the judge only gave its instructions back: no announcement of its own to show.)"
 
 
 class Debate(models.Model):
@@ -30,6 +34,9 @@ class Debate(models.Model):
 
     topic = models.CharField(max_length=500)
     premise = models.CharField(max_length=500, blank=True)
+    # What the debate carries beyond its topic (a passage, a question with its candidate answers, a case file),
+    # up to CHAOSLM_MAX_MATERIAL characters (debates/setup.py); a card's prompts read it as a placeholder.
+    material = models.TextField(blank=True)
     format = models.CharField(max_length=100, db_index=True)
     options = models.JSONField(default=dict, blank=True)
     # A debate made from a protocol card keeps the card's YAML as it was at creation: editing or deleting the
@@ -37,6 +44,10 @@ class Debate(models.Model):
     card_source = models.TextField(blank=True, editable=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     is_ending = models.BooleanField(default=False)
+    # Asked to stop (its batch paused or cancelled): the run starts no call more, lets the calls in flight land,
+    # and leaves it interrupted; a run that starts finds it set and makes no call (debates/engine.py). Cleared by
+    # whatever sets it going again (a batch's resume, the owner's retry or end).
+    stop_requested = models.BooleanField(default=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
     visibility = models.CharField(max_length=20, choices=Visibility.choices, default=Visibility.PRIVATE)
     share_token = models.CharField(max_length=64, unique=True, default=new_share_token)
@@ -217,13 +228,16 @@ class Event(models.Model):
 
     @property
     def text_shown(self) -> str:
-        """The text its card shows: a verdict announcement the model wrote as JSON is read for its text, and a
-        SYSTEM instruction is worded for people by its format."""
+        """The text its card shows: a verdict announcement the model wrote as JSON is read for its text, a
+        SYSTEM instruction is worded for people by its format, and a speech that gives an answer in JSON reads
+        as its reasoning, then its answer."""
         if self.kind == self.Kind.VERDICT:
+            if self.data.get("echoed") and not self.content:
+                return ECHOED
             return announcement_text(self.content)
         if self.kind == self.Kind.SYSTEM:
             return self.debate.fmt.system_line(self.content)
-        return self.content
+        return card_decide.spoken(self.content, self.data)
 
 
 class PollVote(models.Model):

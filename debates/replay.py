@@ -20,7 +20,12 @@ def judged_config(judged: Debate) -> DebateConfig:
         for s in sorted(judged.seats.all(), key=lambda s: order.get(s.key, len(order)))
     )
     return DebateConfig(
-        format=judged.format, topic=judged.topic, premise=judged.premise, options=judged.options, seats=seats
+        format=judged.format,
+        topic=judged.topic,
+        premise=judged.premise,
+        material=judged.material,
+        options=judged.options,
+        seats=seats,
     )
 
 
@@ -32,9 +37,9 @@ def create_replay(
     visibility: str = Debate.Visibility.PRIVATE,
     in_batch: bool = False,
 ) -> Debate:
-    """A new judge-only debate (pending) over `judged`'s public turns, with its topic and premise: its format's own
-    replay (`replayed_by`: a `judge` replay of a duel, an `evidence_judge` replay of an evidence debate), else for
-    any debate of two sides a `sides_judge` replay."""
+    """A new judge-only debate (pending) over `judged`'s public turns, with its topic, premise and material: its
+    format's own replay (`replayed_by`: a `judge` replay of a duel, an `evidence_judge` replay of an evidence
+    debate), else for any debate of two sides a `sides_judge` replay."""
     if judged.status != Debate.Status.COMPLETED:
         raise FormatError("Only a completed debate can be judged again.")
     fmt = judged.fmt
@@ -51,6 +56,7 @@ def create_replay(
         format_name=replay.name,
         topic=judged.topic,
         premise=judged.premise,
+        material=judged.material,
         seats={"judge": judge},
         options=options,
         owner=owner,

@@ -12,7 +12,8 @@ from django.utils.safestring import mark_safe
 
 from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from debates.cards import cards_of
-from debates.formats import DebateConfig, FormatError, Plan, SeatInfo
+from debates.formats import DebateConfig, FormatError, Plan, SeatInfo, Side
+from debates.formats.card import CardFormat
 from debates.models import Debate, Event, Seat
 from debates.records import record_of
 from debates.replay import judged_config
@@ -28,11 +29,21 @@ class Series:
     points: str  # SVG polyline points
     dots: tuple[tuple[float, float, int], ...]
     last: int
+    # A chart of one scored turn a side (each side spoke once) has no line to draw: each score is a stem from 0 up
+    # to its dot, read as a bar. A lone dot beside other sides' lines has its score written above it.
+    stem: tuple[float, float, float] | None = None  # x, the baseline's y, the dot's y
+    lone: bool = False
+
+
+# The score chart's box in SVG units: its plot inside margins for the axes' numbers and names.
+CHART_WIDTH, CHART_HEIGHT = 320, 176
+CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 40, 14, 14, 40
 
 
 def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any]:
-    """The running scores as SVG-ready series: x is the turn, y the score out of 10."""
-    width, height, pad = 320, 150, 24
+    """The running scores as SVG-ready series: x is the turn, y the score out of 10, each axis numbered and named."""
+    width, height = CHART_WIDTH, CHART_HEIGHT
+    left, right, top, bottom = CHART_LEFT, width - CHART_RIGHT, CHART_TOP, height - CHART_BOTTOM
     by_key = {s.key: s for s in seats}
     scores: dict[str, list[tuple[int, int]]] = {}
     # A judge replay scores debaters who have no seat in it: their names come with the scores.
@@ -41,15 +52,19 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
         if event.kind == Event.Kind.SCORE and isinstance(event.data.get("score"), int):
             scores.setdefault(event.data.get("for", ""), []).append((event.data.get("turn", 0), event.data["score"]))
             named.setdefault(event.data.get("for", ""), str(event.data.get("for_name", "")))
-    turns = max((t for series in scores.values() for t, _ in series), default=1)
+    turned = [t for series in scores.values() for t, _ in series]
+    first, turns = min(turned, default=1), max(turned, default=1)
 
     def x(turn: int) -> float:
-        return pad + (width - 2 * pad) * (turn - 1) / max(turns - 1, 1)
+        # Each turn in the middle of its own band: the first and last clear of the plot's edges (a bar on the score
+        # axis would hide in it), a single turn in the middle.
+        return left + (right - left) * (turn - first + 0.5) / (turns - first + 1)
 
     def y(score: int) -> float:
-        return height - pad - (height - 2 * pad) * score / 10
+        return bottom - (bottom - top) * score / 10
 
     series = []
+    bars = all(len(points) == 1 for points in scores.values())
     for index, (key, points) in enumerate(sorted(scores.items())):
         seat = by_key.get(key)
         coords = tuple((round(x(t), 1), round(y(s), 1), s) for t, s in points)
@@ -60,10 +75,56 @@ def score_chart(seats: Sequence[Seat], events: Iterable[Event]) -> dict[str, Any
                 points=" ".join(f"{cx},{cy}" for cx, cy, _ in coords),
                 dots=coords,
                 last=points[-1][1],
+                stem=(coords[0][0], round(y(0), 1), coords[0][1]) if bars else None,
+                lone=len(coords) == 1,
             )
         )
     grid = [{"y": round(y(s), 1), "label": s} for s in (0, 5, 10)]
-    return {"series": series, "width": width, "height": height, "grid": grid, "pad": pad}
+    # Every turn numbered, or every few of a long debate's (about ten numbers fit), its last always.
+    every = max(1, -(-(turns - first + 1) // 10))
+    numbered = sorted({*range(first, turns + 1, every), turns})
+    ticks = [{"x": round(x(t), 1), "label": t} for t in numbered] if scores else []
+    return {
+        "series": series,
+        "width": width,
+        "height": height,
+        "grid": grid,
+        "ticks": ticks,
+        "left": left,
+        "right": right,
+        "bottom": bottom,
+        "middle": round((left + right) / 2, 1),
+        "plot_middle": round((top + bottom) / 2, 1),
+    }
+
+
+@dataclass(frozen=True)
+class SeatChip:
+    """A seat as the debate's header lists it: who sits there, and the seat and side in the format's words."""
+
+    name: str
+    side: str  # its side's key (the chip's colour), or ""
+    says: str  # "Prime Minister · Opening Government", "a person · Affirmative"
+
+
+def seat_chips(debate: Debate, seats: Sequence[Seat]) -> list[SeatChip]:
+    """The header's seats, each by its label and its side's label (not their keys: "pm · og"); a person's seat
+    says it is a person's, and a side already in the seat's label ("Debater A (for)") is not said twice."""
+    fmt = debate.fmt
+    labels = {spec.key: spec.label for spec in fmt.seat_specs}
+    sides = {side.key: side.label for side in fmt.sides_for(debate.options)}
+    chips = []
+    for seat in seats:
+        label = labels.get(seat.key, seat.key)
+        # A human seat's own label speaks to the person filling the form ("You (a human seat)").
+        words = ["a person"] if seat.is_human else []
+        if not (seat.is_human and label.lower().startswith("you")):
+            words.append(label)
+        side = sides.get(seat.side, seat.side)
+        if side and side.lower() not in label.lower():
+            words.append(side)
+        chips.append(SeatChip(seat.name, seat.side, " · ".join(words)))
+    return chips
 
 
 @dataclass(frozen=True)
@@ -75,6 +136,7 @@ class RankedSide:
     label: str  # "Closing Opposition"
     seats: tuple[tuple[str, str], ...]  # (its seat's label, the speaker's name), in its format's seat order
     teams: int  # how many teams the debate ranked
+    spoke: bool = True  # False: the debate ended before any of its speakers, so it is last, not judged
 
     @property
     def ordinal(self) -> str:
@@ -105,11 +167,117 @@ def winner_stance(debate: Debate) -> str:
         for entry in named.values():
             if isinstance(entry, dict) and entry.get("name") == winner:
                 return str(entry.get("side", ""))
+    side = winning_side(debate)
+    return side.stance if side is not None else ""
+
+
+def winning_side(debate: Debate) -> Side | None:
+    """The side of its format a finished debate's verdict named (by its label, key or one of its seats' names)."""
+    if not debate.winner:
+        return None
+    try:
+        sides = debate.fmt.sides
+    except FormatError:
+        return None
     seats = dict(debate.seats.values_list("key", "name"))
-    for side in debate.fmt.sides:
-        if winner in {side.label, side.key, *(seats.get(key) for key in side.seats)}:
-            return side.stance
-    return ""
+    return next((s for s in sides if debate.winner in {s.label, s.key, *(seats.get(k) for k in s.seats)}), None)
+
+
+def verdict_words(debate: Debate) -> str:
+    """What the protocol calls the verdict's outcome ("Not guilty": its winning side's `verdict`), or ""."""
+    side = winning_side(debate)
+    return side.verdict if side is not None else ""
+
+
+def decision(debate: Debate) -> dict[str, Any] | None:
+    """The debate's decision over its seats' answers (a card's `decision`: rule, answer, split, voters, reason)
+    with the line that announced it, or None: from its stored line, the one event a decision writes."""
+    events = debate.events.filter(kind=Event.Kind.SYSTEM, step="decision")
+    try:
+        fmt = debate.fmt
+    except FormatError:  # a format this version no longer has decides nothing it can read
+        return None
+    found = fmt.decision([record_of(e, None) for e in events])
+    if found is None:
+        return None
+    return {**found, "line": events[0].content}
+
+
+@dataclass(frozen=True)
+class RefereeVote:
+    referee: str  # the referee's name
+    answer: str | None  # the side it named, by the name the verdict gives it; None: it gave no valid answer
+    stance: str  # that side's stance ("for", "against"), or ""
+
+
+def referee_votes(debate: Debate) -> list[RefereeVote]:
+    """A finished debate its referees decide (judging "referees"): each referee's vote, the latest answer its
+    decision counted, in seat order; [] for any other debate."""
+    try:
+        fmt = debate.fmt
+    except FormatError:
+        return []
+    if not isinstance(fmt, CardFormat) or fmt.judging != "referees" or debate.status != Debate.Status.COMPLETED:
+        return []
+    events = debate.events.filter(kind=Event.Kind.TURN, seat__key__in=fmt.referee_seats).select_related("seat")
+    config = judged_config(debate)
+    names = fmt.verdict_names(config)
+    votes = {v.seat: v for v in fmt.votes(config, [record_of(e, e.seat.key) for e in events])}
+    out = []
+    for key in fmt.referee_seats:
+        if key in votes:
+            answer = votes[key].answer if votes[key].answer in names else None
+            stance = fmt.sides[names.index(answer)].stance if answer is not None else ""
+            out.append(RefereeVote(votes[key].name, answer, stance))
+    return out
+
+
+def verdict_fallback(debate: Debate) -> str:
+    """Why a finished debate's verdict is not its judge's own ("" when it is): its format's `verdict_fallback`
+    over the judge's verdict events."""
+    try:
+        fmt = debate.fmt
+    except FormatError:  # a format this version no longer has: its verdict stands as stored
+        return ""
+    if debate.status != Debate.Status.COMPLETED or fmt.judge_seat is None:
+        return ""
+    events = debate.events.filter(kind__in=(Event.Kind.INTERNAL, Event.Kind.VERDICT), seat__key=fmt.judge_seat)
+    return fmt.verdict_fallback(judged_config(debate), [record_of(e, fmt.judge_seat) for e in events])
+
+
+@dataclass(frozen=True)
+class MadeBy:
+    """Which seats' replies the embedded model wrote, as their calls recorded it (`data.embedded_model`,
+    debates/engine.py): not today's settings, which may have changed since."""
+
+    embedded: dict[int, str]  # seat id -> the embedded model it called (SmolLM2-135M)
+    others: frozenset[int]  # seats whose replies (some of them) another model wrote
+
+    def line(self, seats: Sequence[Seat]) -> str:
+        """What the debate's pages and exports say of it: "Written by the embedded SmolLM2-135M model (for trying
+        ChaosLM offline)." when it wrote every reply, else which seats' replies it wrote; "" when it wrote none."""
+        models = list(dict.fromkeys(self.embedded[s.pk] for s in seats if s.pk in self.embedded))
+        if len(models) == 1 and not self.others and not any(s.is_human for s in seats):
+            return f"Written by the embedded {models[0]} model (for trying ChaosLM offline)."
+        lines = []
+        for model in models:
+            names = [s.name for s in seats if self.embedded.get(s.pk) == model]
+            listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+            lines.append(f"{listed}: written by the embedded {model} model (for trying ChaosLM offline).")
+        return " ".join(lines)
+
+
+def made_by(debate: Debate) -> MadeBy:
+    """Which model wrote each seat's replies, from the calls stored with the debate. One query."""
+    calls = debate.events.exclude(model="").exclude(seat=None)
+    embedded: dict[int, str] = {}
+    others: set[int] = set()
+    for seat_id, model in calls.values_list("seat_id", "data__embedded_model").distinct().order_by("seat_id"):
+        if model:
+            embedded.setdefault(seat_id, model)
+        else:
+            others.add(seat_id)
+    return MadeBy(embedded, frozenset(others))
 
 
 def ranked_sides(debate: Debate) -> list[RankedSide]:
@@ -120,9 +288,12 @@ def ranked_sides(debate: Debate) -> list[RankedSide]:
     if not fmt.ranks_teams() or fmt.judge_seat is None or debate.status != Debate.Status.COMPLETED:
         return []
     config = judged_config(debate)
-    judge = config.seat(fmt.judge_seat)
-    events = debate.events.filter(seat__key=fmt.judge_seat) if judge is not None else Event.objects.none()
-    outcome = fmt.outcome(config, [record_of(e, fmt.judge_seat) for e in events.order_by("ordinal")])
+    if config.seat(fmt.judge_seat) is None:
+        return []
+    # Every seat's events, not only the judge's: who spoke decides which teams the ranking may place.
+    events = debate.events.select_related("seat").order_by("ordinal")
+    outcome = fmt.outcome(config, [record_of(e, e.seat.key if e.seat else None) for e in events])
+    unspoken = set(outcome.get("unspoken") or ())
     named: dict[str, int] = {}
     for index, side in enumerate(fmt.sides):
         for name in (side.label, side.key, *(s.name for s in config.seats if s.key in side.seats)):
@@ -139,9 +310,69 @@ def ranked_sides(debate: Debate) -> list[RankedSide]:
             label=fmt.sides[index].label,
             seats=tuple((labels[k], names[k]) for k in fmt.sides[index].seats if k in names),
             teams=len(ranking),
+            spoke=not unspoken.intersection((fmt.sides[index].label, *(names.get(k) for k in fmt.sides[index].seats))),
         )
         for place, index in enumerate(ranking, start=1)
     ]
+
+
+@dataclass(frozen=True)
+class VerdictScore:
+    """One side's score in a finished debate's verdict, and what it is out of."""
+
+    name: str  # the name the verdict gives the side
+    score: Any
+    out_of: int
+    marks: tuple[tuple[str, int], ...] = ()  # a rubric's marks by criterion, whose sum the score is
+
+    @property
+    def marks_text(self) -> str:
+        """The marks as the pages write them: "framework 9, argument 8, clash 8"."""
+        return ", ".join(f"{criterion} {mark}" for criterion, mark in self.marks)
+
+
+# What a running score, and a verdict without a rubric, is out of (the duel's 0-10).
+RUNNING_SCORE_MAX = 10
+
+
+def rubric_marks(debate: Debate) -> dict[str, dict[str, int]]:
+    """The marks by criterion behind a verdict's scores, by side name, when its judge scored on a rubric: read from
+    the judge's verdict call (private where the judge announces the verdict separately), and only where they sum to
+    the scores the verdict kept. {} for any other verdict, or one that fell back to the running scores."""
+    scores = debate.scores if isinstance(debate.scores, dict) else {}
+    if not scores:
+        return {}
+    calls = debate.events.filter(kind__in=(Event.Kind.VERDICT, Event.Kind.INTERNAL)).order_by("-ordinal")
+    for data in calls.values_list("data", flat=True):
+        given = data.get("scores") if isinstance(data, dict) else None
+        if isinstance(given, dict) and all(_sums_to(given.get(name), score) for name, score in scores.items()):
+            return {name: dict(given[name]) for name in scores}
+    return {}
+
+
+def _sums_to(marks: Any, score: Any) -> bool:
+    return (
+        isinstance(marks, dict)
+        and bool(marks)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in marks.values())
+        and sum(marks.values()) == score
+    )
+
+
+def verdict_scores(debate: Debate) -> list[VerdictScore]:
+    """A finished debate's verdict scores as its verdict box (and the terminal's) shows them, each out of what it is
+    out of: a rubric's sum out of the rubric's total (`Format.verdict_score_max`), any other score out of 10 (the
+    running scores a rubric's verdict falls back to among them)."""
+    scores = debate.scores if isinstance(debate.scores, dict) else {}
+    if not scores:
+        return []
+    marks = rubric_marks(debate)
+    try:
+        rubric_max = debate.fmt.verdict_score_max
+    except FormatError:  # a format this version no longer has
+        rubric_max = RUNNING_SCORE_MAX
+    out_of = rubric_max if marks else RUNNING_SCORE_MAX
+    return [VerdictScore(name, score, out_of, tuple(marks.get(name, {}).items())) for name, score in scores.items()]
 
 
 def listed_mine(user: Any) -> QuerySet[Debate]:
@@ -174,6 +405,7 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
     return {
         "debate": debate,
         "seats": seats,
+        "seat_chips": seat_chips(debate, seats),
         "events": events,
         "scores": scores,
         # The stored cards, concatenated: escaped and sanitized as they were rendered.
@@ -182,7 +414,12 @@ def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
         "chart": score_chart(seats, scores),
         "shows_scores": fmt.scores_turns and any(s.key == fmt.judge_seat for s in seats),
         "verdict_label": fmt.verdict_label,
+        "verdict_words": verdict_words(debate),
+        "verdict_scores": verdict_scores(debate),
         "ranked": ranked_sides(debate),
+        "decision": decision(debate) if debate.status == Debate.Status.COMPLETED else None,
+        "verdict_fallback": verdict_fallback(debate),
+        "embedded_line": made_by(debate).line(seats),
         "human_seat": next((s for s in seats if s.is_human), None),
         "stage": stage_text,
         "status_line": status_line(debate, doing_now(debate, seats), stage_text, awaited=awaited(debate, seats)),
@@ -233,6 +470,7 @@ def _plan(debate: Debate, seats: Sequence[Seat]) -> Plan | None:
         format=debate.format,
         topic=debate.topic,
         premise=debate.premise,
+        material=debate.material,
         options=debate.options,
         seats=infos,
         is_ending=debate.is_ending,

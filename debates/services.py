@@ -55,9 +55,15 @@ def post_message(debate_id: int, text: str) -> Event:
 
 
 def end_debate(debate_id: int) -> Debate:
-    """Ask the debate to end: its format brings it to a close (a summary, a verdict) at its next step."""
-    Debate.objects.filter(pk=debate_id).update(is_ending=True)
+    """Ask the debate to end: its format brings it to a close (a summary, a verdict) at its next step, though its
+    batch had stopped it."""
+    Debate.objects.filter(pk=debate_id).update(is_ending=True, stop_requested=False)
     return Debate.objects.get(pk=debate_id)
+
+
+def let_run(debate_id: int) -> None:
+    """The owner runs it again (a retry, `debate --resume`), though its batch had stopped it (`stop_requested`)."""
+    Debate.objects.filter(pk=debate_id, stop_requested=True).update(stop_requested=False)
 
 
 def set_show_thinking(debate: Debate, show: bool) -> None:
@@ -94,6 +100,7 @@ def start_debate(user: Any, form: NewDebateForm) -> Debate:
             format_name=form.fmt.name,
             topic=data["topic"],
             premise=data["premise"],
+            material=data["material"],
             seats=seats,
             options=form.options(),
             owner=user,
@@ -159,6 +166,7 @@ def retry(user: Any, debate: Debate) -> bool:
     with limits.starting(user):
         debate_limits.check_start(user)
         costs.check(debate.owner)
+        let_run(debate.pk)
         runner.submit("debate", debate.pk)
     return True
 

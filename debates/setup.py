@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from chaoslm.personas.calls import LLMSettings, UnknownProvider
@@ -51,6 +52,21 @@ def repeated_names(seats: Iterable[tuple[str, str]]) -> dict[str, str]:
     return repeats
 
 
+def clean_material(text: str) -> str:
+    """A debate's material as it is stored: its line ends as "\n" (a browser's textarea sends "\r\n"), and no blank
+    lines or spaces around it."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def material_refusal(text: str) -> str:
+    """Why `text` (cleaned) cannot be a debate's material, or "": the one bound the form, the API and the command
+    line share (CHAOSLM_MAX_MATERIAL)."""
+    limit = settings.CHAOSLM_MAX_MATERIAL
+    if len(text) > limit:
+        return f"The material may be at most {limit:,} characters; this is {len(text):,}."
+    return ""
+
+
 def _llm_snapshot(choice: SeatChoice, spec: PersonaSpec) -> dict[str, Any]:
     provider_id = choice.persona.provider_id if choice.persona is not None else None
     try:
@@ -64,6 +80,7 @@ def create_debate(
     format_name: str,
     topic: str,
     premise: str = "",
+    material: str = "",
     seats: dict[str, SeatChoice],
     options: dict[str, Any] | None = None,
     owner: Any = None,
@@ -78,7 +95,8 @@ def create_debate(
 
     `audience_poll`: whether the audience votes before and after (debates/votes.py); by default on, but for a
     batch's (a tournament's) matches. `hold_minutes`: the owner's hold of the start (debates/hold.py).
-    `card_source`: the YAML of the card the debate is made from, kept with it as it is now."""
+    `card_source`: the YAML of the card the debate is made from, kept with it as it is now. `material`: what the
+    debate carries beyond its topic (a passage, a question and its answers), up to CHAOSLM_MAX_MATERIAL characters."""
     fmt = get_format(format_name, card_source)
     try:
         starts_at = hold.starts_at(hold_minutes)
@@ -91,6 +109,9 @@ def create_debate(
         limit = Debate._meta.get_field(field).max_length
         if len(text) > limit:
             raise FormatError(f"The {label} may be at most {limit} characters; this one is {len(text)}.")
+    material = clean_material(material)
+    if refusal := material_refusal(material):
+        raise FormatError(refusal)
     specs = {spec.key: spec for spec in fmt.seat_specs}
     infos: list[SeatInfo] = []
     rows: list[Seat] = []
@@ -124,12 +145,15 @@ def create_debate(
         infos.append(info)
     if repeated_names((i.key, i.name) for i in infos):
         raise FormatError("Each seat needs a different persona: the transcript tells speakers apart by name.")
-    config = DebateConfig(format=fmt.name, topic=topic, premise=premise, options=options, seats=tuple(infos))
+    config = DebateConfig(
+        format=fmt.name, topic=topic, premise=premise, material=material, options=options, seats=tuple(infos)
+    )
     fmt.validate(config)
     with transaction.atomic():
         debate = Debate.objects.create(
             topic=topic,
             premise=premise,
+            material=material,
             format=fmt.name,
             card_source=card_source,
             options=options,

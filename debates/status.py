@@ -7,13 +7,15 @@ alike, so a new kind of status (a wait, a queue) is added here once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.utils.text import capfirst
 
-from debates.formats import Format, Step
+from debates.formats import Format, FormatError, Step
 from debates.formats.base import PRIVATE
+from debates.formats.card import decide
 from debates.models import Debate, Event
 
 
@@ -33,13 +35,19 @@ class StatusLine:
 
 
 def status_line(
-    debate: Debate, doing: Sequence[str] = (), stage: str = "", waiting: str = "", awaited: str = ""
+    debate: Debate,
+    doing: Sequence[str] = (),
+    stage: str = "",
+    waiting: str = "",
+    awaited: str = "",
+    tally: str | None = None,
 ) -> StatusLine:
     """The debate's status line.
 
     `doing`: the activities in flight (`activity`); `stage`: the last stage the format announced ("Round 2 of
     3"); `waiting`: a wait the gateway is sitting out ("Rate limited: trying again in 5s"); `awaited`: the step a
-    person's message gives, when the debate waits for it ("Negative rebuttal").
+    person's message gives, when the debate waits for it ("Negative rebuttal"); `tally`: the answers so far as
+    `answers_so_far` says them, when the caller keeps them (None: read from the database here).
     """
     details: list[str] = []
     if debate.status == Debate.Status.RUNNING:
@@ -65,6 +73,44 @@ def status_line(
             details.extend([note] if note else [])
     if stage and debate.status in (Debate.Status.RUNNING, Debate.Status.WAITING):
         details.append(stage)
+    if debate.status in (Debate.Status.RUNNING, Debate.Status.WAITING, Debate.Status.INTERRUPTED):
+        tally = answers_so_far(debate) if tally is None else tally
+        if tally:
+            details.append(tally)
     if waiting:
         details.append(waiting)
     return StatusLine(text=text, details=tuple(details))
+
+
+def answers_so_far(debate: Debate) -> str:
+    """Each seat's latest answer, the same answers together, most given first: "Answers so far: 42 (Ada, Bob),
+    41 (Cy)"; "" for a debate whose format gives none, or before the first (an abstention is left out)."""
+    return tally_of(answer_rows(debate))
+
+
+def answer_rows(debate: Debate) -> list[tuple[str, str, dict[str, Any]]]:
+    """The debate's answering speeches as `tally_of` reads them, in order; none for a format that gives none."""
+    try:
+        if not debate.fmt.gives_answers():
+            return []
+    except FormatError:
+        return []
+    rows = debate.events.filter(kind=Event.Kind.TURN, data__has_key="answer_kind").order_by("ordinal")
+    return list(rows.values_list("seat__key", "seat__name", "data"))
+
+
+def tally_of(rows: Iterable[tuple[str, str, dict[str, Any]]]) -> str:
+    """`answers_so_far` of the answering speeches `rows` (seat key, seat name, data), in the order given."""
+    latest: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for seat, name, data in rows:
+        answer = decide.given(data)
+        if answer is not None:
+            latest[seat], names[seat] = answer, name
+    groups: dict[Any, tuple[str, list[str]]] = {}
+    for seat, answer in latest.items():
+        groups.setdefault(decide.key(answer), (decide.shown(answer), []))[1].append(names[seat])
+    if not groups:
+        return ""
+    ranked = sorted(groups.values(), key=lambda group: -len(group[1]))  # stable: the first given first in a tie
+    return "Answers so far: " + ", ".join(f"{shown} ({', '.join(who)})" for shown, who in ranked)

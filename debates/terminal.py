@@ -9,9 +9,12 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from debates import selectors
 from debates.engine import Observer
 from debates.formats import Format, Step
+from debates.formats.card.decide import shown, spoken
 from debates.models import Debate, Event
+from debates.selectors import verdict_scores
 
 SIDE_STYLE = {"for": "bold blue", "against": "bold red"}
 
@@ -132,7 +135,7 @@ class TerminalObserver(Observer):
             self.console.print()
             self.console.print(self._label(kind, seat_key, event.step))
             self.console.print(
-                event.content,
+                spoken(event.content, event.data),
                 style="dim" if event.visibility == "private" else None,
                 markup=False,
                 highlight=False,
@@ -150,12 +153,23 @@ class TerminalObserver(Observer):
 
 
 def print_verdict(console: Console, debate: Debate) -> None:
+    decided = selectors.decision(debate)
+    if decided is not None:
+        answer = "none" if decided["answer"] is None else shown(decided["answer"])
+        body = Text(f"Answer: {answer}\n", style="bold green")
+        body.append(decided["line"])
+        console.print(Panel(body, title="Decision", expand=False, border_style="green"))
+        if not debate.winner:
+            return
     if not debate.announcement and not debate.winner:
         return
     body = Text()
     body.append(f"Winner: {debate.winner or 'undecided'}\n", style="bold green")
     if debate.scores:
-        body.append("Scores: " + ", ".join(f"{n} {s}/10" for n, s in debate.scores.items()) + "\n")
+        each = (
+            f"{s.name} {s.score}/{s.out_of}" + (f" ({s.marks_text})" if s.marks else "") for s in verdict_scores(debate)
+        )
+        body.append("Scores: " + ", ".join(each) + "\n")
     if debate.contradicts:
         body.append(f"Scores contradict the verdict: {debate.outscored_by} scored higher\n", style="bold yellow")
     if debate.premise_upheld is not None:

@@ -9,6 +9,7 @@ prompt, since a prompt may quote its seat's private notes (a structured opening 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,10 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from chaoslm import costs
+from chaoslm.llm import marks
 from debates import selectors, votes
 from debates.formats import Format, FormatError
+from debates.formats.card.decide import spoken
 from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
 from debates.models import Debate, Event
 from debates.privacy import EVERYTHING, Access
@@ -73,6 +76,9 @@ def event_rows(
                     "ordinal": event.ordinal,
                     "kind": event.kind,
                     "step": event.step,
+                    # The step as the event's card names it (a card's label, "negative question 1"): the step alone
+                    # is a name for code (`neg_question_1`). "" for a format's ordinary turns and a person's message.
+                    "label": fmt.step_label(event.step) if fmt else "",
                     "seat": seat.key if seat else None,
                     "speaker": seat.name if seat else None,
                     "visibility": event.visibility,
@@ -97,14 +103,19 @@ def event_rows(
 def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
     seats = {s.pk: s for s in debate.seats.all()}
     events = [row for _, row in event_rows(debate, debate.events.all(), access=access)]
+    made_by = selectors.made_by(debate)
+    ranking, unranked = ranking_of(debate)
     return {
         "id": debate.pk,
         "topic": debate.topic,
         "premise": debate.premise,
+        "material": debate.material,
         "format": debate.format,
         "options": debate.options,
         "status": debate.status,
         "error": debate.error_text,
+        # The line the debate's pages show when the embedded model wrote its replies (all or some), or None.
+        "written_by_embedded": made_by.line(list(seats.values())) or None,
         "seats": [
             {
                 "key": s.key,
@@ -113,6 +124,8 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
                 "side": s.side,
                 "human": s.is_human,
                 "model": s.llm.get("model", ""),
+                # The embedded model its calls were made to (SmolLM2-135M), or None.
+                "embedded_model": made_by.embedded.get(s.pk),
             }
             for s in seats.values()
         ],
@@ -121,10 +134,20 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
             "scores": debate.scores,
             "premise_upheld": debate.premise_upheld,
             "announcement": debate.announcement,
-            "ranking": ranking_of(debate),
+            "ranking": ranking,
+            # What the protocol calls the outcome ("Not guilty"), where its winning side has a word for it.
+            "words": selectors.verdict_words(debate),
+            # Sides the debate ended before they spoke: below the ranking, not placed in it as if judged.
+            "unranked": unranked,
+            # Why the verdict is not the judge's own (its verdict JSON stayed invalid), or None.
+            "fallback": selectors.verdict_fallback(debate) or None,
+            # A rubric's marks by criterion behind each score, by side name ({} for a verdict without them).
+            "marks": selectors.rubric_marks(debate),
         }
         if debate.announcement or debate.winner
         else None,
+        # A card's decision over its seats' answers (rule, answer, split, voters, reason); None if it decides none.
+        "decision": selectors.decision(debate),
         "events": events,
         "cost": cost_of(debate),
         # Counts only, of the phases that have closed (debates/votes.py); None for a debate without a poll.
@@ -132,21 +155,51 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
     }
 
 
+def _verbatim(text: str) -> str:
+    """`text` as a fenced block, which a Markdown reader shows as it is (no markup, no HTML): its fence is longer than
+    any run of backticks in it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _listed(marks: dict[str, Any]) -> str:
+    """Marks by criterion as the exports write them: "matter 30, manner 29"."""
+    return ", ".join(f"{key} {value}" for key, value in marks.items())
+
+
 def _marks(data: dict[str, Any]) -> str:
     """A score's marks by criterion (a card whose judge marks each speaker on a rubric), as " (matter 30, ...)"."""
     marks = data.get("marks")
     if not isinstance(marks, dict) or not marks:
         return ""
-    return " (" + ", ".join(f"{key} {value}" for key, value in marks.items()) + ")"
+    return f" ({_listed(marks)})"
 
 
-def ranking_of(debate: Debate) -> list[str]:
-    """A debate whose judge ranks more than two sides: every side, best first, by the name its verdict gives it (a
-    team's label, a side of one seat its speaker's name); [] for any other, or one of a format no longer known."""
+def _cuts(data: dict[str, Any]) -> list[str]:
+    """The line saying a reply was cut, as its card says it: at the word limit, or by the model's token limit
+    mid-reply; [] for a reply given whole."""
+    cuts = []
+    if data.get("truncated_from_words"):
+        cuts.append(f"cut from {data['truncated_from_words']} words to the word limit")
+    if data.get("cut_at_tokens"):
+        cuts.append(marks.cut_words(data["cut_at_tokens"]))
+    return [f"*({'; '.join(cuts)})*", ""] if cuts else []
+
+
+def ranking_of(debate: Debate) -> tuple[list[str], list[str]]:
+    """A debate whose judge ranks more than two sides: every side that spoke, best first, then those the debate
+    ended before, in seat order, each by the name its verdict gives it (a team's label, a side of one seat its
+    speaker's name). ([], []) for any other debate, or one of a format no longer known."""
     fmt = _format(debate)
     if fmt is None or not fmt.ranks_teams():
-        return []
-    return [ranked.seats[0][1] if len(ranked.seats) == 1 else ranked.label for ranked in selectors.ranked_sides(debate)]
+        return [], []
+    ranked = selectors.ranked_sides(debate)  # one read of the events: both lists come from it
+    return [_side_name(s) for s in ranked if s.spoke], [_side_name(s) for s in ranked if not s.spoke]
+
+
+def _side_name(side: selectors.RankedSide) -> str:
+    return side.seats[0][1] if len(side.seats) == 1 else side.label
 
 
 def cost_of(debate: Debate) -> dict[str, Any]:
@@ -180,9 +233,13 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
     lines = [f"# {data['topic']}", ""]
     if data["premise"]:
         lines += [f"**Premise:** {data['premise']}", ""]
+    if data["material"]:
+        lines += ["<details><summary>Material</summary>", "", _verbatim(data["material"]), "", "</details>", ""]
     shown = fmt.title if fmt else data["format"]  # a card or format no longer known keeps its name
     lines.append(f"**Format:** {shown} · **Status:** {data['status']} · **Cost:** {data['cost']['text']}")
     lines.append("")
+    if data["written_by_embedded"]:
+        lines += [f"*{data['written_by_embedded']}*", ""]
     for seat in data["seats"]:
         side = f", {seat['side']}" if seat["side"] else ""
         lines.append(f"- **{seat['name']}** ({seat['key']}{side})")
@@ -197,11 +254,14 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
             marks = _marks(event["data"])
             lines += [f"> **Score for {target}: {score}/10**{marks} — {event['data'].get('reasoning', '')}", ""]
         elif kind in ("PLAN", "THINK", "INTERNAL"):
+            # Named as its card names it ("preparation", "deliberation"); by its kind where the format names none.
+            named = event["label"] or kind.lower()
             lines += [
-                f"<details><summary>{speaker} · {kind.lower()} (private)</summary>",
+                f"<details><summary>{speaker} · {named} (private)</summary>",
                 "",
                 content,
                 "",
+                *_cuts(event["data"]),
                 "</details>",
                 "",
             ]
@@ -210,23 +270,34 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
         elif kind == "ERROR":
             lines += [f"**Error:** {content}", ""]
         elif kind == "VERDICT":
-            lines += [f"## Verdict — {speaker}", "", content, ""]
+            lines += [f"## Verdict — {speaker}", "", content, "", *_cuts(event["data"])]
         elif "as_judged" in event:
             counts = sum(q["verified"] for q in event["quotes"]), len(event["quotes"])
-            lines += [heading(event), "", _as_judged_markdown(event["as_judged"]), ""]
+            lines += [heading(event), "", _as_judged_markdown(event["as_judged"]), "", *_cuts(event["data"])]
             if counts[1]:
                 lines += [f"*{counts[1]} quote{'s' if counts[1] != 1 else ''}: {counts[0]} verified*", ""]
         else:
-            lines += [heading(event), "", content, ""]
+            lines += [heading(event), "", spoken(content, event["data"]), "", *_cuts(event["data"])]
     verdict = data["verdict"]
     if verdict and verdict["winner"]:
         scores = ", ".join(f"{name} {score}" for name, score in verdict["scores"].items())
         label = fmt.verdict_label if fmt else "Winner"
         # A ranking names every side in its place, not only the first.
         shown = ", ".join(f"{place}. {name}" for place, name in enumerate(verdict["ranking"], 1)) or verdict["winner"]
+        if verdict["words"]:
+            shown, label = f"{verdict['words']} ({verdict['winner']})", "Verdict"
         lines.append(f"**{label}:** {shown}" + (f" ({scores})" if scores else ""))
-        if verdict["premise_upheld"] is not None:
+        if verdict["unranked"]:
+            lines.append(f"**Not ranked** (the debate ended before they spoke): {', '.join(verdict['unranked'])}")
+        if verdict["marks"]:
+            by_side = verdict["marks"].items()
+            lines.append("**Marks:** " + " · ".join(f"{name}: {_listed(marks)}" for name, marks in by_side))
+        if verdict["premise_upheld"] is not None and not verdict["words"]:
             lines.append(f"**Premise:** {'upheld' if verdict['premise_upheld'] else 'rejected'}")
+    if verdict and verdict["fallback"]:
+        lines.append(f"**Not the judge's own verdict:** {verdict['fallback']}")
+    if data["decision"]:
+        lines.append(f"**Decision:** {data['decision']['line']}")
     lines += votes.export_markdown(data["audience_poll"])
     if data["error"]:
         lines += ["", f"**This debate stopped with an error:** {data['error']}"]

@@ -21,6 +21,7 @@ register_converter(ExportKind, "export")
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("local-model/status/", views.local_model_status, name="local_model_status"),
     path("accounts/login/", views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", views.signup, name="signup"),

@@ -48,6 +48,18 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+def local_model_status(request: HttpRequest) -> HttpResponse:
+    """The home page's word on the embedded model, polled while it starts: how far along, and then that it is
+    ready (or why not)."""
+    if not local_model.in_use():
+        raise Http404("No embedded model is in use.")
+    return render(
+        request,
+        "local_model_status.html",
+        {"local_model_trouble": local_model.trouble(), "ready": True, "took": local_model.last_start()},
+    )
+
+
 class LoginView(auth_views.LoginView):
     """Django's, except that a `next` leading back to the login form itself goes home instead.
 
@@ -65,7 +77,8 @@ class LoginView(auth_views.LoginView):
 
 def signup(request: HttpRequest) -> HttpResponse:
     if not settings.CHAOSLM_SIGNUP:
-        raise Http404("Sign-up is turned off on this site.")
+        # Not the 404 page, whose words are about private things: this address is known, and closed.
+        return render(request, "registration/signup_closed.html", status=404)
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
@@ -78,7 +91,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 @login_required
 def new_debate(request: HttpRequest) -> HttpResponse:
     format_name = request.POST.get("format") or request.GET.get("format") or DEFAULT_FORMAT
-    form = NewDebateForm(request.POST or None, format_name=format_name, user=request.user)
+    form = NewDebateForm(request.POST or None, request.FILES or None, format_name=format_name, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             debate = services.start_debate(request.user, form)

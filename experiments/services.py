@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
-from batches.panel import BatchError, Contestant, Rules, check, check_budget, given, named, save_snapshots
+from batches.panel import (
+    BatchError,
+    Checks,
+    Contestant,
+    Rules,
+    check,
+    check_budget,
+    cost_estimate,
+    given,
+    named,
+    save_snapshots,
+)
+from chaoslm import costs
 from chaoslm.sharing import Visibility
 from debates.formats.evidence import ROUNDS, SIMULTANEOUS, WORD_LIMIT
 from experiments import design
@@ -29,33 +42,58 @@ RULES = Rules(
 )
 
 
-def _check(
+@dataclass(frozen=True)
+class Checked:
+    """An experiment as `check_experiment` found it: its name and options as stored, and its size."""
+
+    name: str
+    options: dict[str, Any]
+    size: design.Estimate
+    cost: costs.CostRange  # what its calls would cost, low to high, as the new form says
+
+
+def check_experiment(
+    *,
+    name: str,
     questions: Sequence[EvidenceQuestion],
     protocols: Sequence[str],
     debaters: Sequence[Contestant],
     judges: Sequence[Contestant],
-    options: dict[str, Any],
-    concurrency: int,
-    visibility: str,
-) -> int:
+    options: dict[str, Any] | None = None,
+    concurrency: int = 8,
+    owner: Any = None,
+    visibility: str = Visibility.PRIVATE,
+    arena: bool = False,
+) -> Checked:
+    """The checks `create_experiment` makes before anything is saved (its arguments; the owner and the arena
+    change none), and the size they find: ExperimentError with every problem at once."""
+    found = Checks(ExperimentError)
+    name = named(found, RULES, name)
+    options = given(options)
     if not questions:
-        raise ExperimentError("An experiment needs at least one question.")
+        found.fail("An experiment needs at least one question.", "questions")
     if not protocols:
-        raise ExperimentError("An experiment needs at least one protocol.")
+        found.fail("An experiment needs at least one protocol.", "protocols")
     unknown = [p for p in protocols if p not in design.PROTOCOLS]
     if unknown:
-        raise ExperimentError(f"There is no protocol {unknown[0]!r}; the protocols are {', '.join(design.PROTOCOLS)}.")
+        found.fail(
+            f"There is no protocol {unknown[0]!r}; the protocols are {', '.join(design.PROTOCOLS)}.", "protocols"
+        )
     if len(set(protocols)) != len(protocols):
-        raise ExperimentError("Each protocol may be named once.")
+        found.fail("Each protocol may be named once.", "protocols")
     if design.NEEDS_DEBATERS & set(protocols) and not debaters:
-        raise ExperimentError("A debate or a consultancy needs at least one debater.")
-    if design.DEBATE in protocols and len(debaters) < 2:
-        raise ExperimentError("An evidence debate needs two debaters: a persona does not argue against itself.")
-    check(RULES, debaters, judges, options, OPTIONS, concurrency, visibility)
-    size = design.count(len(questions), list(protocols), len(debaters), len(judges))
-    if size > MAX_RUNS:
-        raise ExperimentError(f"That is {size} runs; an experiment makes at most {MAX_RUNS}.")
-    return size
+        found.fail("A debate or a consultancy needs at least one debater.", "debaters", "protocols")
+    elif design.DEBATE in protocols and len(debaters) < 2:
+        found.fail(
+            "An evidence debate needs two debaters: a persona does not argue against itself.", "debaters", "protocols"
+        )
+    check(found, RULES, debaters, judges, options, OPTIONS, concurrency, visibility)
+    found.done()
+    runs = design.count(len(questions), list(protocols), len(debaters), len(judges))
+    if runs > MAX_RUNS:
+        raise ExperimentError(f"That is {runs} runs; an experiment makes at most {MAX_RUNS}.")
+    size = design.estimate(len(questions), list(protocols), len(debaters), len(judges), options)
+    return Checked(name, options, size, cost_estimate(size.calls, [*debaters, *judges]))
 
 
 def create_experiment(
@@ -72,12 +110,19 @@ def create_experiment(
     arena: bool = False,
 ) -> Experiment:
     """Store an experiment with all its runs (nothing runs yet: see `work.EXPERIMENT.start`)."""
-    name = named(RULES, name)
-    options = given(options)
     protocols = list(protocols)
-    _check(questions, protocols, debaters, judges, options, concurrency, visibility)
-    size = design.estimate(len(questions), protocols, len(debaters), len(judges), options)
-    check_budget(owner, size.calls, [*debaters, *judges])
+    checked = check_experiment(
+        name=name,
+        questions=questions,
+        protocols=protocols,
+        debaters=debaters,
+        judges=judges,
+        options=options,
+        concurrency=concurrency,
+        visibility=visibility,
+    )
+    name, options = checked.name, checked.options
+    check_budget(owner, checked.cost)
     if design.NEEDS_DEBATERS.isdisjoint(protocols):
         debaters = []  # nobody argues: no debaters to keep
     with transaction.atomic():

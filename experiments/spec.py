@@ -90,13 +90,12 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     problems = Problems()
     options = problems.read("options", lambda: _options(data, source), {})
     protocols = problems.read("protocols", lambda: _protocols(data, source), [])
-    seated = problems.read("debaters", lambda: people(data, base, source), {})
+    seated = problems.read("debaters", lambda: people(data, base, source), {"debaters": [], "judges": []})
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
     concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
     name = problems.read("name", lambda: batch_name(data, default_name, source), "")
     arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
-    problems.done()
-    return ExperimentSpec(
+    spec = ExperimentSpec(
         name=name,
         questions=questions,
         protocols=protocols,
@@ -107,6 +106,8 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
         visibility=str(data.get("visibility", Visibility.PRIVATE)),
         arena=arena,
     )
+    problems.done(spec)
+    return spec
 
 
 def _options(data: dict[str, Any], source: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from chaoslm.llm import Callbacks, ChatResult, LLMError, LLMRateLimited, Policy, chat
+from chaoslm.llm import Callbacks, ChatResult, LLMError, LLMRateLimited, Policy, chat, marks
 from rooms import queue as q
 from rooms.context import history
 from rooms.hold import holding
@@ -51,7 +51,7 @@ async def _answer(table: RoomTable, agent: RoomAgent, observer: RoomObserver) ->
         )
     except asyncio.CancelledError:
         # Stopped. If the owner took the floor (an interrupt), what was written is kept, inactive and marked.
-        partial = await sync_to_async(keep_interrupted)(room, agent, "".join(written))
+        partial = await sync_to_async(keep_interrupted)(room, agent, "".join(written), marks.made_by(endpoint))
         if partial is not None:
             await observer.message_saved(room, partial)
         raise

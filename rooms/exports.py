@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from chaoslm import costs
+from chaoslm.llm import marks
 from rooms.models import Room, RoomMessage
 
 
@@ -29,6 +30,10 @@ def message_entry(message: RoomMessage) -> dict[str, Any]:
         entry["summarised_in"] = message.folded_into_id
     if message.data.get("interrupted"):
         entry["interrupted"] = True
+    if message.data.get("cut_at_tokens"):
+        entry["cut_at_tokens"] = message.data["cut_at_tokens"]
+    if message.data.get("embedded_model"):
+        entry["embedded_model"] = message.data["embedded_model"]
     if message.kind == RoomMessage.Kind.SUMMARY:
         entry["folds"] = message.data.get("folded", 0)
     return entry
@@ -98,6 +103,10 @@ def _line(message: dict[str, Any]) -> str:
         notes.append("interrupted")
     if "summarised_in" in message:
         notes.append("summarised")
+    if "cut_at_tokens" in message:
+        notes.append(marks.cut_words(message["cut_at_tokens"]))
+    if "embedded_model" in message:
+        notes.append(f"written by the embedded {message['embedded_model']} model")
     if message["kind"] == RoomMessage.Kind.SUMMARY:
         head = f"**Summary** of {message['folds']} earlier messages"
     else:

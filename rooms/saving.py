@@ -11,13 +11,13 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
-from chaoslm.llm import ChatResult, LLMError, LLMRateLimited
+from chaoslm.llm import ChatResult, LLMError, LLMRateLimited, marks
 from rooms import queue as q
 from rooms.models import Room, RoomAgent, RoomMessage
 from rooms.table import RoomObserver, RoomTable
 
 
-def keep_interrupted(room: Room, agent: RoomAgent, text: str) -> RoomMessage | None:
+def keep_interrupted(room: Room, agent: RoomAgent, text: str, made_by: dict[str, str]) -> RoomMessage | None:
     # The owner changed the room under the engine: the status pushed with the partial is drawn from this object,
     # and a stale "auto" pushed after the owner's "manual" would close the input the interrupt has just opened.
     room.refresh_from_db(fields=["mode", "interrupted", "pause_reason", "retry_at"])
@@ -26,7 +26,7 @@ def keep_interrupted(room: Room, agent: RoomAgent, text: str) -> RoomMessage | N
     with transaction.atomic():
         if not lock_present([agent]):
             return None
-        return save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True})
+        return save(room, RoomMessage.Kind.AGENT, text, agent, active=False, data={"interrupted": True, **made_by})
 
 
 def lock_present(agents: Iterable[RoomAgent]) -> set[int]:
@@ -69,7 +69,12 @@ def skip_of(table: RoomTable, agent: RoomAgent, result: ChatResult) -> str | Non
 
 def reply_fields(table: RoomTable, agent: RoomAgent, result: ChatResult) -> dict[str, Any]:
     kept = guarded(table, agent, result)
-    data: dict[str, Any] = {"model": result.model}
+    # Who wrote it and whether its token limit cut it, as a debate's events keep them: its card and exports say so.
+    data: dict[str, Any] = {
+        "model": result.model,
+        **marks.made_by(table.endpoints[agent.pk]),
+        **marks.cut_mark(result),
+    }
     if kept.cut_at:
         data["speaker_guard"] = f"Cut where it began writing {kept.cut_at}'s lines."
     return {

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
-from chaoslm.llm import ChatResult, LLMError, Policy, chat
+from chaoslm.llm import ChatResult, LLMError, Policy, chat, marks
 from rooms import queue as q
 from rooms.context import in_history, in_order
 from rooms.models import Room, RoomMessage
@@ -16,7 +16,9 @@ from rooms.saving import pause, save
 from rooms.table import RoomObserver, RoomTable
 
 
-def _save_summary(room: Room, fold: Sequence[RoomMessage], text: str, result: ChatResult) -> RoomMessage:
+def _save_summary(
+    room: Room, fold: Sequence[RoomMessage], text: str, result: ChatResult, made_by: dict[str, str]
+) -> RoomMessage:
     # A summary reads where the oldest message under it was (`in_order`), even when it folds an earlier summary.
     first = min(m.data.get("first", m.pk) if m.kind == RoomMessage.Kind.SUMMARY else m.pk for m in fold)
     with transaction.atomic():
@@ -25,7 +27,7 @@ def _save_summary(room: Room, fold: Sequence[RoomMessage], text: str, result: Ch
             RoomMessage.Kind.SUMMARY,
             text,
             author="Summary",
-            data={"first": first, "folded": len(fold), "model": result.model},
+            data={"first": first, "folded": len(fold), "model": result.model, **made_by, **marks.cut_mark(result)},
             tokens_in=result.prompt_tokens,
             tokens_out=result.completion_tokens,
             tokens_cached=result.cached_tokens,
@@ -60,7 +62,7 @@ async def fold_oldest(table: RoomTable, observer: RoomObserver) -> bool | None:
     except LLMError as error:
         await pause(table, observer, f"the summarizer failed: {error}")
         return None
-    summary = await sync_to_async(_save_summary)(room, fold, result.text.strip(), result)
+    summary = await sync_to_async(_save_summary)(room, fold, result.text.strip(), result, marks.made_by(endpoint))
     await observer.message_saved(room, summary)
     agents = {a.pk: a for a in table.agents}
     for message in fold:

@@ -26,10 +26,48 @@ SMOLLM2_FILES = {
 # Its tests share no fixture, and run together (all sixteen benches) they were a single unit of work of nine
 # minutes on CI: the suite's tail.
 BENCH_FILE = "tests/core/test_benches.py"
+# The units of work that take minutes each (servers, workers and browsers started and killed), in this order, are
+# handed out before the many files of quick tests. Handed out by size, as xdist does by default, the files of one
+# slow test came last, and the run waited minutes at its end for one of them on one worker.
+SLOW_FIRST = ("embedded-model", "tests/scaleout/", BENCH_FILE, "tests/browser/", "tests/llm/")
+
+
+def unit_of_work(nodeid: str) -> str:
+    """The unit a test is scheduled in: its file, except that each bench is one, and the embedded model's files one."""
+    path = nodeid.split("::", 1)[0]
+    if path == BENCH_FILE:
+        return nodeid  # each bench is a subprocess of its own: spread them over the workers
+    return "embedded-model" if path in SMOLLM2_FILES else path
+
+
+def _slowness(unit: str) -> int:
+    return next((rank for rank, prefix in enumerate(SLOW_FIRST) if unit.startswith(prefix)), len(SLOW_FIRST))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in SMOLLM2_FILES)
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(unit_of_work(item.nodeid), []).append(item)
+    slow = sorted((unit for unit in units if _slowness(unit) < len(SLOW_FIRST)), key=_slowness)
+    quick = sorted((unit for unit in units if _slowness(unit) == len(SLOW_FIRST)), key=lambda u: -len(units[u]))
+    # xdist sends a worker its next unit while it holds two tests or fewer (a test starts only once the one after it
+    # is there). A slow unit of one or two tests would have the next slow unit queued behind it on the same worker:
+    # it is followed by a short file of three or more instead, which fills that place.
+    fillers = [unit for unit in reversed(quick) if len(units[unit]) >= 3]
+    order = []
+    for unit in slow:
+        order.append(unit)
+        if len(units[unit]) <= 2 and fillers:
+            filler = fillers.pop(0)
+            quick.remove(filler)
+            order.append(filler)
+    # Within a unit, file by file: a module's fixtures (a model server, a browser) start once, not at each return.
+    files = {path: index for index, path in enumerate(dict.fromkeys(item.nodeid.split("::", 1)[0] for item in items))}
+    items[:] = [
+        item
+        for unit in order + quick
+        for item in sorted(units[unit], key=lambda item: files[item.nodeid.split("::", 1)[0]])
+    ]
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
@@ -37,15 +75,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
     if config.getoption("dist") != "loadfile":
         return None
+    # In the order the collection above gives, not re-sorted by each unit's number of tests.
+    config.option.loadscopereorder = False
 
     class OneModelAtATime(LoadFileScheduling):
         """`--dist loadfile`, except that the embedded model's files are one unit of work, and each bench one."""
 
         def _split_scope(self, nodeid: str) -> str:
-            scope = super()._split_scope(nodeid)
-            if scope == BENCH_FILE:
-                return nodeid  # each bench is a subprocess of its own: spread them over the workers
-            return "embedded-model" if scope in SMOLLM2_FILES else scope
+            return unit_of_work(nodeid)
 
     return OneModelAtATime(config, log)
 
@@ -68,6 +105,23 @@ def llm_server(_llm_server_process, settings, tmp_path):
     settings.CHAOSLM_LLM_BACKOFF = 0.01
     settings.CHAOSLM_TRANSCRIPTS_DIR = tmp_path / "transcripts"
     return server
+
+
+@pytest.fixture
+def embedded(llm_server, settings, monkeypatch):
+    """No endpoint configured: the embedded model's, answered by the test server at its host and port."""
+    # Here: a model module cannot be imported before pytest-django has set Django up.
+    from chaoslm.llm import pace
+    from chaoslm.personas.models import default_endpoint
+
+    monkeypatch.setattr(pace, "_prompt_rates", {})
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_MODEL = ""
+    settings.CHAOSLM_LOCAL_MODEL_HOST = "127.0.0.1"
+    settings.CHAOSLM_LOCAL_MODEL_PORT = llm_server.port
+    assert default_endpoint().base_url == llm_server.url
+    return settings
 
 
 def require(condition: bool, what: str) -> None:

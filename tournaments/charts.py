@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from batches.templatetags.batch_tags import NO_FIGURE
 from chaoslm.charts import FONT, WIDTH, fit, text_width
 
 ROW = 46  # a forest row: the name and its figures on a line, the interval beneath
@@ -57,7 +58,7 @@ def forest(ratings: Sequence[Any]) -> dict[str, Any]:
         if all(isinstance(v, int | float) for v in (r.rating, r.ci_low, r.ci_high)):
             interval = f"{r.rating:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
         else:
-            interval = f"{r.rating:.2f} [no interval yet]" if isinstance(r.rating, int | float) else "undefined"
+            interval = f"{r.rating:.2f} [no interval yet]" if isinstance(r.rating, int | float) else NO_FIGURE
         y = top + ROW * index
         shown = fit(r.name, WIDTH - text_width(interval) - FONT)
         rows.append(

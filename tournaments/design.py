@@ -110,8 +110,15 @@ def replay_calls(fmt: Format | str, options: Mapping[str, Any]) -> int:
 
 
 def judged_in_debate(fmt: Format | str) -> bool:
-    """Whether the first judge sits in the match's debate (a duel's judge); else every judgment is a replay."""
-    return _format(fmt).judging == "in_debate"
+    """Whether the first judge sits in the match's debate (a duel's judge, a panel's first referee); else every
+    judgment is a replay."""
+    return _format(fmt).judging in ("in_debate", "referees")
+
+
+def refereed(fmt: Format | str) -> bool:
+    """Whether the match's debate is decided by the panel's judges sitting in it as referees, each naming a side:
+    their decision is the match's one verdict (no replays)."""
+    return _format(fmt).judging == "referees"
 
 
 @dataclass(frozen=True)
@@ -152,8 +159,10 @@ def estimate(
     matches = replays = calls = 0
     for fmt in chosen:
         pairings_count = questions * matches_per_question(fmt, debaters, sides)
-        # A ranking of teams has no replay: its one judge sits inside (tournaments/services.py refuses more).
-        own = 0 if fmt.ranks_teams() else max(judges * repeats - (1 if judged_in_debate(fmt) else 0), 0)
+        # A ranking of teams has no replay: its one judge sits inside (tournaments/services.py refuses more); nor
+        # has a debate its referees decide: every judge sits inside.
+        inside = fmt.ranks_teams() or refereed(fmt)
+        own = 0 if inside else max(judges * repeats - (1 if judged_in_debate(fmt) else 0), 0)
         matches += pairings_count
         replays += pairings_count * own
         calls += pairings_count * (debate_calls(fmt, options) + own * replay_calls(fmt, options))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from batches.templatetags.batch_tags import stated
 from debates.selectors import usage_json
 from tournaments import arena, results, state
 from tournaments.models import Tournament
@@ -25,6 +26,8 @@ MATCH_COLUMNS = [
     "score_for",
     "score_against",
     "contradicts",
+    "decision",  # a debate its referees decided: the decision's rule and reason
+    "referees",  # and each referee's vote, "Ann: for; Ben: against"
 ]
 RATING_COLUMNS = [
     "rank",
@@ -61,10 +64,17 @@ HUMAN_JUDGE_COLUMNS = [
 
 
 def _cell(value: Any) -> Any:
-    """A Figure as its number, or "undefined" (its reason is in the JSON export)."""
+    """A Figure as its number, or "—" and why there is none, as the page and `tournament report` say it."""
     if hasattr(value, "why"):
-        return "undefined" if value.value is None else value.value
+        return stated(value) if value.value is None else value.value
     return "" if value is None else value
+
+
+def decision_words(decided: dict[str, Any] | None) -> str:
+    """A referees' decision as its matches row gives it: "majority vote: 2 of 3 votes, more than half"."""
+    if not decided:
+        return ""
+    return f"{decided['rule_words']}: {decided['reason']}"
 
 
 def match_rows(tournament: Tournament) -> list[list[Any]]:
@@ -90,6 +100,8 @@ def match_rows(tournament: Tournament) -> list[list[Any]]:
                     _cell(j["score_for"]),
                     _cell(j["score_against"]),
                     j["contradicts"],
+                    decision_words(j["decision"]),
+                    "; ".join(f"{r['judge']}: {r['winner'] or 'no answer'}" for r in j["referees"]),
                 ]
             )
     return rows

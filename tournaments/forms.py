@@ -31,6 +31,8 @@ def format_choices(offered: Mapping[str, Resolved]) -> list[tuple[str, str]]:
         notes = ["led by the moderator"] if services.needs_moderator(fmt) else []
         if fmt.ranks_teams():
             notes.append(f"{len(fmt.sides)} teams, one debater each, ranked by the one judge inside it")
+        elif fmt.judging == "referees":
+            notes.append(f"decided inside it by {len(fmt.referee_seats)} referees, the judges, as one verdict")
         elif fmt.judging == "in_debate":
             notes.append("the first judge judges inside it")
         else:

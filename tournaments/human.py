@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from batches.stats import SIDES, Figure, Interval, Rating, Verdict, plain, ratings, wilson
+from batches.stats import SIDES, Figure, Interval, Rating, Verdict, judges_own, plain, ratings, wilson
 
 TIE = "tie"
 CHOICES = (*SIDES, TIE)
@@ -100,12 +100,13 @@ def kappa(pairs: Sequence[tuple[str, str]], judge: str) -> Interval:
         result = cohens_kappa(table)
         value, low, high = float(result.kappa), float(result.kappa_low), float(result.kappa_upp)
     if not math.isfinite(value):
-        why = f"{' and '.join(constant) or 'they'} picked one side every time: agreement beyond chance is undefined"
+        who = " and ".join(constant) or "they"
+        why = f"{who} picked one side every time, so there is no agreement beyond chance to measure"
         return Interval(Figure(None, why), None, None)
     if constant or caught or not (math.isfinite(low) and math.isfinite(high)) or low == high:
         why = (
-            f"{' and '.join(constant) or 'a rater'} picked the same side every time: kappa's standard error comes out "
-            "as zero, so the interval is undefined"
+            f"no interval: {' and '.join(constant) or 'a rater'} picked the same side every time, so kappa's standard "
+            "error comes out as zero"
         )
         return Interval(Figure(value, why), None, None)
     return Interval(Figure(value), low, high)
@@ -139,7 +140,7 @@ def build(
     tallies: dict[int, Counter[str]] = defaultdict(Counter)
     for v in counted:
         tallies[v.match][v.choice] += 1
-    first = {(v.match, v.judge): v.winner for v in verdicts if v.repeat == 0}
+    first = {(v.match, v.judge): v.winner for v in judges_own(verdicts) if v.repeat == 0}
     per_match = [
         MatchMajority(
             match=m,

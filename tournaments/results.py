@@ -11,9 +11,11 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 
 from debates.formats import Format
+from debates.formats.card.decide import RULE_WORDS
 from debates.formats.duel import outscored_by
 from debates.models import Debate
-from debates.selectors import PersonaUsage, ranked_sides, usage_of, winner_stance
+from debates.selectors import PersonaUsage, decision, ranked_sides, referee_votes, usage_of, winner_stance
+from tournaments import design
 from tournaments.design import pairwise
 from tournaments.models import Entrant, Judgment, Match, Tournament
 
@@ -63,6 +65,7 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
     )
     out = []
     names: dict[int, str] = {}
+    refereed = {name: design.refereed(tournament.format_of(name)) for name in tournament.formats}
     for row in rows:
         *verdict, sides, debate = row
         duel, question, correct, judge, repeat, name_for, name_against, winner, scores, format_name = verdict
@@ -88,9 +91,35 @@ def verdicts(tournament: Tournament) -> list[Verdict]:
                 score_against=float(score_against) if isinstance(score_against, int | float) else None,
                 contradicts=contradicts(winner, scores),
                 format=format_name,
+                ballots=_ballots(debate, duel, question, correct, name_for, name_against, format_name)
+                if refereed.get(format_name)
+                else (),
             )
         )
     return out
+
+
+def _ballots(
+    debate_id: int, match: int, question: int, correct: str, name_for: str, name_against: str, format_name: str
+) -> tuple[Verdict, ...]:
+    """A debate its referees decided: each referee's vote as that judge's own verdict (no scores)."""
+    # Here, not at the top: the statistics load numpy and scipy, which no page or command needs at startup.
+    from tournaments.stats import SIDES, Verdict
+
+    return tuple(
+        Verdict(
+            match=match,
+            question=question,
+            judge=vote.referee,
+            repeat=0,
+            debater_for=name_for,
+            debater_against=name_against,
+            winner=vote.stance if vote.stance in SIDES else None,
+            correct=correct or None,
+            format=format_name,
+        )
+        for vote in referee_votes(Debate.objects.get(pk=debate_id))
+    )
 
 
 def _pairwise_verdicts(
@@ -213,10 +242,19 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
         judgments.setdefault(row["match_id"], []).append(row)
     out = []
     names: dict[int, str] = {}
+    refereed = {name: design.refereed(tournament.format_of(name)) for name in tournament.formats}
     for m in chosen.select_related("question", "debater_for", "debater_against", "debate").order_by("order"):
         name_for, name_against = m.debater_for.name, m.debater_against.name
         if m.sides and not names:
             names.update(Entrant.objects.filter(tournament=tournament).values_list("pk", "name"))
+        # A debate its referees decided: its one verdict is their decision, each referee's vote beside it.
+        panel, decided = [], None
+        if refereed.get(m.format) and m.debate is not None and m.debate.status == Debate.Status.COMPLETED:
+            panel = [
+                {"judge": v.referee, "winner": v.stance or None, "answer": v.answer} for v in referee_votes(m.debate)
+            ]
+            found = decision(m.debate)
+            decided = {**found, "rule_words": RULE_WORDS.get(found["rule"], found["rule"])} if found else None
         rows = []
         for j in judgments.get(m.pk, []):
             scores = j["debate__scores"] or {}
@@ -233,6 +271,8 @@ def matches(tournament: Tournament, only: Collection[int] | None = None) -> list
                     "score_for": scores.get(name_for) if completed else None,
                     "score_against": scores.get(name_against) if completed else None,
                     "contradicts": completed and contradicts(j["debate__winner"], scores),
+                    "decision": decided if j["in_debate"] else None,  # rule (and in words), answer, split, reason...
+                    "referees": panel if j["in_debate"] else [],
                 }
             )
         out.append(

@@ -4,7 +4,7 @@ chain, the sweep and the owner's actions are batches/kinds.py's, shared with exp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -12,8 +12,19 @@ from django.db.models import QuerySet
 
 from batches import schedule
 from batches.kinds import BatchKind
-from batches.panel import BatchError, Contestant, Rules, check, check_budget, given, named, save_snapshots
-from chaoslm import live
+from batches.panel import (
+    BatchError,
+    Checks,
+    Contestant,
+    Rules,
+    check,
+    check_budget,
+    cost_estimate,
+    given,
+    named,
+    save_snapshots,
+)
+from chaoslm import costs, live
 from chaoslm.sharing import Visibility
 from debates import format_cards
 from debates.format_cards import Resolved
@@ -56,65 +67,104 @@ def needs_moderator(fmt: Format) -> bool:
     return any(s.role == "moderator" and s.required for s in fmt.seat_specs)
 
 
-def size_tournament(*args: Any) -> design.Estimate:
-    """The checks `create_tournament` makes before anything is saved (its arguments, in `_check`'s order), and the
-    size they find: what the API's estimate answers."""
-    return _check(*args)[0]
+@dataclass(frozen=True)
+class Checked:
+    """A tournament as `check_tournament` found it: its name and options as stored, its size, and the YAML of each
+    card among its formats, by name."""
+
+    name: str
+    options: dict[str, Any]
+    size: design.Estimate
+    cards: dict[str, str]
+    cost: costs.CostRange  # what its calls would cost, low to high, as the new form says
 
 
-def _check(
+def check_tournament(
+    *,
+    name: str,
     debaters: Sequence[Contestant],
     judges: Sequence[Contestant],
     questions: Sequence[QuestionSpec],
-    sides: str,
-    repeats: int,
-    concurrency: int,
-    visibility: str,
-    options: dict[str, Any],
+    options: dict[str, Any] | None = None,
+    sides: str = Tournament.Sides.BOTH,
+    repeats: int = 1,
+    concurrency: int = 8,
+    owner: Any = None,
+    visibility: str = Visibility.PRIVATE,
     formats: Sequence[str] = (design.DEFAULT,),
     moderator: Contestant | None = None,
-    owner: Any = None,
-) -> tuple[design.Estimate, dict[str, str]]:
-    """The tournament's size, and the YAML of each card among its formats, by name."""
+    arena: bool = False,
+) -> Checked:
+    """The checks `create_tournament` makes before anything is saved (its arguments; the arena changes none), and
+    the size they find: what the API's estimate answers. TournamentError with every problem at once."""
+    found = Checks(TournamentError)
+    name = named(found, RULES, name)
+    options = given(options)
     offered = offered_formats(owner)
     unknown = [f for f in formats if f not in offered]
     if not formats or unknown or len(set(formats)) != len(formats):
-        raise TournamentError(f"A tournament's formats are one or more of {', '.join(offered)}, each once.")
-    chosen = [offered[f].fmt for f in formats]
+        found.fail(f"A tournament's formats are one or more of {', '.join(offered)}, each once.", "format")
+    chosen = [offered[f].fmt for f in dict.fromkeys(formats) if f in offered]
     # Each format takes the options it has (a word limit is everyone's).
     known = {o.name: o for f in chosen for o in f.option_specs}
-    check(RULES, debaters, judges, options, known, concurrency, visibility)
+    check(found, RULES, debaters, judges, options, known, concurrency, visibility)
     moderated = [f.name for f in chosen if needs_moderator(f)]
     if bool(moderated) != (moderator is not None):
         named_ = " or ".join(moderated or [name for name, r in offered.items() if needs_moderator(r.fmt)])
-        raise TournamentError(f"A {named_} debate needs a moderator; give one only when a {named_} debate is run.")
+        found.fail(
+            f"A {named_} debate needs a moderator; give one only when a {named_} debate is run.", "moderator", "format"
+        )
     if moderator is not None and moderator.spec.name in {c.spec.name for c in (*debaters, *judges)}:
-        raise TournamentError(f"{moderator.spec.name} cannot both moderate and debate or judge.")
+        found.fail(
+            f"{moderator.spec.name} cannot both moderate and debate or judge.", "moderator", "debaters", "judges"
+        )
     if not questions:
-        raise TournamentError("A tournament needs at least one question.")
+        found.fail("A tournament needs at least one question.", "questions")
     if sides not in Tournament.Sides.values:
-        raise TournamentError("Sides must be 'both' or 'once'.")
+        found.fail("Sides must be 'both' or 'once'.", "sides")
     if not 1 <= repeats <= MAX_REPEATS:
-        raise TournamentError(f"Repeats must be between 1 and {MAX_REPEATS}.")
+        found.fail(f"Repeats must be between 1 and {MAX_REPEATS}.", "repeats")
     for fmt in chosen:
         silent = design.silent_side(fmt, options)
         if silent:
-            raise TournamentError(silent)
+            found.fail(silent, "options", "format")
         if fmt.ranks_teams() and (len(judges) != 1 or repeats != 1):
-            raise TournamentError(
-                f"A {fmt.name} debate is judged by its one judge inside it: give one judge and one repeat."
+            found.fail(
+                f"A {fmt.name} debate is judged by its one judge inside it: give one judge and one repeat.",
+                "judges",
+                "repeats",
+                "format",
             )
-        bench = [s.label for s in bench_seats(fmt) if s.required]
-        if len(judges) < 1 + len(bench):
-            raise TournamentError(
-                f"A {fmt.name} debate seats {1 + len(bench)} judges (its own and {', '.join(bench)}): give as many."
+        if design.refereed(fmt):
+            seats = [s for s in fmt.seat_specs if s.key in fmt.referee_seats]
+            fewest = sum(s.required for s in seats)
+            if not fewest <= len(judges) <= len(seats) or repeats != 1:
+                count = f"{fewest} to {len(seats)}" if fewest < len(seats) else str(fewest)
+                found.fail(
+                    f"A {fmt.name} debate is decided by its referees inside it, one judge a referee's seat: give "
+                    f"{count} judges and one repeat.",
+                    "judges",
+                    "repeats",
+                    "format",
+                )
+        elif len(judges) < 1 + len(bench := [s.label for s in bench_seats(fmt) if s.required]):
+            found.fail(
+                f"A {fmt.name} debate seats {1 + len(bench)} judges (its own and {', '.join(bench)}): give as many.",
+                "judges",
+                "format",
             )
         if len(debaters) < len(fmt.sides):
-            raise TournamentError(f"A {fmt.name} debate seats {len(fmt.sides)} debaters, one a side: give as many.")
+            found.fail(
+                f"A {fmt.name} debate seats {len(fmt.sides)} debaters, one a side: give as many.", "debaters", "format"
+            )
+    found.done()
+    # Its size is only known once the rest holds.
     size = design.estimate(len(questions), len(debaters), len(judges), sides, repeats, options, chosen)
     if size.debates > MAX_DEBATES:
         raise TournamentError(f"That is {size.debates} debates; a tournament runs at most {MAX_DEBATES}.")
-    return size, {f: offered[f].card_source for f in formats if offered[f].card_source}
+    cards = {f: offered[f].card_source for f in formats if offered[f].card_source}
+    cost = cost_estimate(size.calls, [*debaters, *judges, *([moderator] if moderator else [])])
+    return Checked(name, options, size, cards, cost)
 
 
 def create_tournament(
@@ -136,13 +186,23 @@ def create_tournament(
     """Store a tournament with all its matches and judgments (nothing runs yet: see `TOURNAMENT.start`): each
     pairing debates once in each of its `formats` (`offered_formats(owner)`: built-ins and usable cards, by name),
     the formats one after another; a format with a moderator's seat (classic) is led by `moderator`."""
-    name = named(RULES, name)
-    options = given(options)
     formats = list(formats)
-    size, cards = _check(
-        debaters, judges, questions, sides, repeats, concurrency, visibility, options, formats, moderator, owner
+    checked = check_tournament(
+        name=name,
+        debaters=debaters,
+        judges=judges,
+        questions=questions,
+        options=options,
+        sides=sides,
+        repeats=repeats,
+        concurrency=concurrency,
+        owner=owner,
+        visibility=visibility,
+        formats=formats,
+        moderator=moderator,
     )
-    check_budget(owner, size.calls, [*debaters, *judges, *([moderator] if moderator else [])])
+    name, options, cards = checked.name, checked.options, checked.cards
+    check_budget(owner, checked.cost)
     with transaction.atomic():
         tournament = Tournament.objects.create(
             name=name,
@@ -192,6 +252,8 @@ def create_tournament(
                 for order, (format_name, question, people, ranked) in enumerate(made)
             ]
         )
+        # A debate its referees decide is one judgment, its first referee's (the panel's verdict is the match's).
+        refereed = {name for name in formats if design.refereed(tournament.format_of(name))}
         Judgment.objects.bulk_create(
             [
                 Judgment(
@@ -203,7 +265,9 @@ def create_tournament(
                     ),
                 )
                 for match in matches
-                for index, judge in enumerate(entrants[Entrant.Role.JUDGE])
+                for index, judge in enumerate(
+                    entrants[Entrant.Role.JUDGE][:1] if match.format in refereed else entrants[Entrant.Role.JUDGE]
+                )
                 for repeat in range(repeats)
             ],
             batch_size=2000,
@@ -262,7 +326,8 @@ def _seats(match: Match, fmt: Format, judges: Sequence[Entrant], moderator: Entr
     """The match's seats, in its format's seat order: the FOR entrant fills every seat of the side arguing for
     (else the first side), the AGAINST entrant every seat of the other (with more sides, each entrant every seat of
     its side); its judge's seat, if it has one, the first judge, and its other judge seats the next judges in turn
-    (those left over stay empty); a moderator's seat the tournament's moderator."""
+    (those left over stay empty), or its referees' seats the judges in turn; a moderator's seat the tournament's
+    moderator."""
     first_judge = judges[0]
     if match.sides:
         by_id = {e.pk: e for e in Entrant.objects.filter(pk__in=match.sides)}
@@ -273,7 +338,10 @@ def _seats(match: Match, fmt: Format, judges: Sequence[Entrant], moderator: Entr
         entrant = {k: match.debater_for for k in first.seats} | {k: match.debater_against for k in second.seats}
     if fmt.judge_seat:
         entrant[fmt.judge_seat] = first_judge
-    entrant.update(zip((s.key for s in bench_seats(fmt)), judges[1:], strict=False))
+    if design.refereed(fmt):
+        entrant.update(zip(fmt.referee_seats, judges, strict=False))
+    else:
+        entrant.update(zip((s.key for s in bench_seats(fmt)), judges[1:], strict=False))
     # An entrant filling a team's several seats speaks in each under its name and the seat's ("Ann (Prime
     # Minister)"): the transcript tells speakers apart by name.
     teams = {key for side in fmt.sides if len(side.seats) > 1 for key in side.seats}

@@ -111,7 +111,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
     problems = Problems()
     chosen = problems.read("format", lambda: _formats(data, source), [DEFAULT])
     options = problems.read("options", lambda: _options(data, source), {})
-    seated = problems.read("debaters", lambda: people(data, base, source), {})
+    seated = problems.read("debaters", lambda: people(data, base, source), {"debaters": [], "judges": []})
     questions = problems.read("questions", lambda: _questions(data, base, source), [])
     repeats = problems.read("repeats", lambda: whole_number(data, "repeats", 1, source), 1)
     concurrency = problems.read("concurrency", lambda: whole_number(data, "concurrency", 8, source), 8)
@@ -121,8 +121,7 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
         lead = data["moderator"]
         moderator = problems.read("moderator", lambda: contestant(lead, base, f"{source}: moderator"), None)
     arena = problems.read("arena", lambda: yes_no(data, "arena", False, source), False)
-    problems.done()
-    return TournamentSpec(
+    spec = TournamentSpec(
         name=name,
         debaters=seated["debaters"],
         judges=seated["judges"],
@@ -136,6 +135,8 @@ def from_mapping(data: Any, base: Path | None, source: str, default_name: str = 
         moderator=moderator,
         arena=arena,
     )
+    problems.done(spec)
+    return spec
 
 
 def _formats(data: dict[str, Any], source: str) -> list[str]:

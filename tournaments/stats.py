@@ -7,7 +7,9 @@ Pure (no Django): `build_report(verdicts, debaters, judges)` takes plain `Verdic
 The ratings are batches/stats.py's (Bradley-Terry, shared with experiments).
 
 Counting rules: every verdict counts (each panel judge and each repeat), except that a verdict with
-no winner counts for no one. Intervals resample whole matches (a transcript with all its verdicts).
+no winner counts for no one; a debate decided by referees inside it is one verdict (its decision), while each
+referee's own vote counts in that judge's figures and the panel's agreement. Intervals resample whole matches
+(a transcript with all its verdicts).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     pass
 
-from batches.stats import SIDES, Figure, Rating, Verdict, plain, rate, ratings
+from batches.stats import SIDES, Figure, Rating, Verdict, judges_own, plain, rate, ratings
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,8 @@ def build_report(
     one of `formats`, a row a format compares them."""
     debaters, judges = list(dict.fromkeys(debaters)), list(dict.fromkeys(judges))
     known_debaters, known_judges = set(debaters), set(judges)
-    for v in verdicts:
+    own = judges_own(verdicts)
+    for v in [*verdicts, *own]:
         if v.debater_for not in known_debaters or v.debater_against not in known_debaters:
             raise ValueError(f"Verdict on match {v.match} names a debater not in the tournament.")
         if v.judge not in known_judges:
@@ -100,8 +103,8 @@ def build_report(
     return Report(
         ratings=fit.ratings,
         head_to_head=_head_to_head(verdicts, debaters),
-        judges=[_judge_figures(name, [v for v in verdicts if v.judge == name]) for name in judges],
-        panel=_panel(verdicts, judges),
+        judges=[_judge_figures(name, [v for v in own if v.judge == name]) for name in judges],
+        panel=_panel(own, judges),
         verdicts=len(verdicts),
         matches=len({v.match for v in verdicts}),
         bootstrap=bootstrap,
@@ -146,7 +149,7 @@ def _judge_figures(name: str, verdicts: list[Verdict]) -> JudgeFigures:
 def _format_figures(name: str, verdicts: list[Verdict], judges: list[str]) -> FormatFigures:
     """The format's verdicts as a judge's are read (FOR wins, accuracy, contradictions), and its panel's agreement."""
     figures = _judge_figures(f"the {name} debates", verdicts)
-    panel = _panel(verdicts, judges)
+    panel = _panel(judges_own(verdicts), judges)
     return FormatFigures(
         name=name,
         matches=len({v.match for v in verdicts}),
@@ -197,7 +200,7 @@ def _agreement(first: dict[tuple[int, str], Verdict], matches: list[int], judges
     data = np.array(rows)
     if (data == data[0, 0]).all():
         side = SIDES[data[0, 0]].upper()
-        return Figure(None, f"every verdict picked {side}: with no variation, agreement beyond chance is undefined")
+        return Figure(None, f"every verdict picked {side}, and agreement beyond chance needs winners that vary")
     if len(judges) == 2:
         table = np.zeros((2, 2))
         np.add.at(table, (data[:, 0], data[:, 1]), 1)
@@ -212,9 +215,9 @@ def _agreement(first: dict[tuple[int, str], Verdict], matches: list[int], judges
             value = _kappa(lambda: cohens_kappa(table, return_results=False))
             return Figure(
                 value.value,
-                f"{' and '.join(constant)} every time, so agreement is no better than chance; the interval is "
-                f"undefined: with a judge who never varies, kappa's standard error comes out as zero, which says "
-                f"nothing about how sure it is",
+                f"no interval: {' and '.join(constant)} every time, so agreement is no better than chance, and "
+                f"with a judge who never varies kappa's standard error comes out as zero, which says nothing about "
+                f"how sure it is",
             )
         return _kappa(lambda: cohens_kappa(table, return_results=False))
     table, _ = aggregate_raters(data, n_cat=2)
@@ -222,7 +225,7 @@ def _agreement(first: dict[tuple[int, str], Verdict], matches: list[int], judges
 
 
 def _kappa(compute: Callable[[], Any]) -> Figure:
-    """A kappa from statsmodels, or undefined: a division by zero inside it is a figure that does not exist,
+    """A kappa from statsmodels, or none: a division by zero inside it is a figure that does not exist,
     said in the report, not a RuntimeWarning printed on the terminal of `tournament report`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
@@ -246,7 +249,7 @@ def _score_correlation(first: dict[tuple[int, str], Verdict], matches: list[int]
         return Figure(None, "fewer than two matches have scores from every judge")
     for judge, values in scores.items():
         if len(set(values)) == 1:
-            return Figure(None, f"{judge} gave every debater the same score, so a correlation is undefined")
+            return Figure(None, f"{judge} gave every debater the same score, so there is no correlation to compute")
     from scipy import stats
 
     pairs = [stats.pearsonr(scores[a], scores[b]).statistic for a, b in combinations(judges, 2)]

@@ -21,6 +21,23 @@ def figure(value: Any, kind: str = "") -> str:
     return f"{shown} ({why})" if why else shown
 
 
+# What a figure that cannot be computed reads as, its reason after it: "undefined" read as a bug in the report.
+NO_FIGURE = "\u2014"
+
+
+@register.filter
+def stated(value: Any, kind: str = "") -> str:
+    """A tournament's report figure for reading, on its page, from `tournament report` and in its CSV: a number (a
+    percentage when `kind` is "percent"), or "—" and the plain reason there is none ("— (one judge: panel figures
+    compare two or more)"). A number can come with a reason too, said after it ("0.00 (no interval: ...)")."""
+    number = getattr(value, "value", value)
+    why = getattr(value, "why", "")
+    if number is None:
+        return f"{NO_FIGURE} ({why})" if why else NO_FIGURE
+    shown = f"{100 * number:.0f}%" if kind == "percent" else f"{number:.2f}"
+    return f"{shown} ({why})" if why else shown
+
+
 @register.filter
 def number(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, int | float) else "undefined"
@@ -29,11 +46,11 @@ def number(value: Any) -> str:
 @register.filter
 def interval(rating: Any, joiner: str = " \u2013 ") -> str:
     """A rating's 95% interval for reading (a `batches.stats.Rating`): its ends joined by `joiner` (an en dash);
-    "undefined" with no rating; "needs more verdicts" when there is a rating but no interval yet (`why` says why)."""
+    "—" with no rating; "needs more verdicts" when there is a rating but no interval yet (`why` says why)."""
     low, high = rating.ci_low, rating.ci_high
     if isinstance(low, int | float) and isinstance(high, int | float):
         return f"{low:.2f}{joiner}{high:.2f}"
-    return "undefined" if rating.rating is None else "needs more verdicts"
+    return NO_FIGURE if rating.rating is None else "needs more verdicts"
 
 
 @register.filter

@@ -22,9 +22,10 @@ class LLMRateLimited(LLMError):
 class LLMBadResponse(LLMError):
     """The model answered, but not in the form asked for (for example no valid JSON after three tries)."""
 
-    def __init__(self, message: str, last_text: str = "") -> None:
+    def __init__(self, message: str, last_text: str = "", *, echoed: bool = False) -> None:
         super().__init__(message)
         self.last_text = last_text
+        self.echoed = echoed  # the last reply was its prompt given back (chaoslm/llm/echo.py), not a bad format
 
 
 class LLMConfigError(LLMError):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
-from chaoslm.llm import local_status, pace, prices, slots
+from chaoslm.llm import echo, local_status, pace, prices, slots
 from chaoslm.llm.errors import (
     LLMBadResponse,
     LLMConfigError,
@@ -70,9 +70,17 @@ class Endpoint:
     # silence (before the first token, between two), not the time to write the whole reply. The embedded
     # model on a busy machine writes a few tokens a second: a reply asked for whole outlasted the timeout.
     streams: bool = False
+    # Sent as the `stop` of every text reply: where a small model would go on writing the next speaker's turn.
+    stop: tuple[str, ...] = ()
+    # The most tokens a reply may have here, whatever the persona asks (the embedded model: a first debate sized
+    # for a small model on this machine's CPU); None: the persona's own.
+    max_tokens: int | None = None
     # The admin's price for this provider's calls (or the embedded model's: free); None: genai-prices' by the
     # model's name, or unknown (chaoslm/llm/prices.py).
     price: prices.Price | None = None
+    # The embedded model as people read it (SmolLM2-135M, or the GGUF CHAOSLM_LOCAL_MODEL names); "" for any other
+    # endpoint. A debate's calls to it record it, and the debate's pages and exports name it from that.
+    embedded: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,9 @@ class ChatOptions:
     max_tokens: int | None = None
     json_schema: dict[str, Any] | None = None
     word_limit: int | None = None
+    # A judge's reply that only gives its prompt back (its example sentence as the reasoning) or loops is invalid,
+    # and asked again as invalid JSON is (chaoslm/llm/echo.py).
+    reject_echo: bool = False
 
 
 @dataclass
@@ -124,6 +135,9 @@ class ChatResult:
     model: str = ""
     attempts: int = 1
     words_before_truncation: int | None = None
+    # The model stopped because it reached its token cap (finish_reason "length": max_tokens, or the server's own
+    # limit), so the reply ends where it was cut, perhaps mid-word.
+    hit_token_limit: bool = False
     usage_estimated: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -301,6 +315,7 @@ class _Attempt:
     prompt_tokens: int | None
     completion_tokens: int | None
     cached_tokens: int = 0
+    finish_reason: str = ""
 
 
 def _cached(usage: dict[str, Any] | None) -> int:
@@ -327,12 +342,15 @@ async def _ask_once(
     body: dict[str, Any] = {"model": endpoint.model, "messages": list(messages)}
     if options.temperature is not None:
         body["temperature"] = options.temperature
-    if options.max_tokens is not None:
-        body["max_tokens"] = options.max_tokens
+    if options.max_tokens is not None or endpoint.max_tokens is not None:
+        asked = [n for n in (options.max_tokens, endpoint.max_tokens) if n is not None]
+        body["max_tokens"] = min(asked)
     if options.json_schema is not None:
         response_format = _response_format(endpoint, options.json_schema)
         if response_format is not None:
             body["response_format"] = response_format
+    elif endpoint.stop:
+        body["stop"] = list(endpoint.stop)
     # The client's own `post`, not `chat.completions.create`: the typed method spends several
     # milliseconds a call transforming the request's TypedDicts and building a pydantic model for
     # every chunk. `post` keeps the client's transport, headers and error mapping, and with
@@ -357,6 +375,7 @@ async def _ask_whole(client: openai.AsyncOpenAI, endpoint: Endpoint, body: dict[
         usage.get("prompt_tokens"),
         usage.get("completion_tokens"),
         _cached(usage),
+        choices[0].get("finish_reason") or "",
     )
 
 
@@ -388,7 +407,7 @@ async def _ask_streamed(
     parts: list[str] = []
     model = endpoint.model
     usage: dict[str, Any] | None = None
-    finished = False
+    finished = ""
     first_token: float | None = None
     on_pace = callbacks.on_pace if endpoint.streams else None
     meter = PaceMeter()
@@ -413,7 +432,7 @@ async def _ask_streamed(
                         if on_pace is not None and (rate := meter.chunk()) is not None:
                             on_pace(rate)
                     if choice.get("finish_reason"):
-                        finished = True
+                        finished = choice["finish_reason"]
     except BaseException:
         # Closed, not left to the pool: llama.cpp stops writing a stream whose reader has gone.
         await stream.close()
@@ -429,6 +448,7 @@ async def _ask_streamed(
         prompt_tokens,
         usage.get("completion_tokens") if usage else None,
         _cached(usage),
+        finished,
     )
 
 
@@ -635,6 +655,33 @@ async def chat(
     return result
 
 
+class EchoedPrompt(ValueError):
+    """The reply, or a sentence of its JSON, is its prompt given back or one phrase looped."""
+
+
+_SENTENCES = frozenset({"reasoning", "reason", "explanation", "announcement", "text"})
+
+
+def _reject_echo(messages: Sequence[Message], text: str, data: Any) -> None:
+    """Raise EchoedPrompt where the reply is not the model's own words: with JSON, any of its sentences (a
+    reasoning, an announcement; `_SENTENCES`); else the whole text, which may not be empty either."""
+    prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    if data is None:
+        pieces = [text]
+    else:  # its sentences, not its choices: a team's name copied from the prompt's list is an answer
+        fields = data.items() if isinstance(data, dict) else ()
+        pieces = [v for k, v in fields if k in _SENTENCES and isinstance(v, str)]
+    for piece in pieces:
+        # A JSON sentence may be empty (a reasoning left out); a reply of text may not.
+        if echo.is_invalid(prompt, piece) if data is None else echo.is_loop(piece) or echo.echoes(prompt, piece):
+            shown = " ".join(piece.split())
+            raise EchoedPrompt(
+                f"the reply gives its prompt back or loops instead of answering: {shown[:80]!r}"
+                if shown
+                else "the reply is empty"
+            )
+
+
 # Seconds from sending a streamed call's request to its first token, for the metrics (None: none yet, or whole).
 _first_token: contextvars.ContextVar[float | None] = contextvars.ContextVar("chaoslm_first_token", default=None)
 
@@ -655,23 +702,29 @@ async def _chat(
         attempt = await _call_with_retries(endpoint, messages, options, policy, callbacks)
         text = attempt.text
         data = None
-        if schema is None:
-            break
         try:
-            data = extract_json(text)
-            _validate(data, schema)
+            if schema is not None:
+                data = extract_json(text)
+                _validate(data, schema)
+            if options.reject_echo:
+                _reject_echo(messages, text, data)
             break
         except ValueError as error:
-            logger.warning("%s gave invalid JSON (attempt %d): %s", endpoint.name, attempts, error)
+            what = "invalid JSON" if schema is not None else "an invalid reply"
+            logger.warning("%s gave %s (attempt %d): %s", endpoint.name, what, attempts, error)
             if attempts >= policy.json_attempts:
+                valid = "valid JSON" if schema is not None else "a valid reply"
                 raise LLMBadResponse(
-                    f"{endpoint.name} ({endpoint.model}) did not give valid JSON in {attempts} tries: {error}",
+                    f"{endpoint.name} ({endpoint.model}) did not give {valid} in {attempts} tries: {error}",
                     last_text=text,
+                    echoed=isinstance(error, EchoedPrompt),
                 ) from None
             if callbacks.on_restart is not None:
                 callbacks.on_restart()
 
-    result = ChatResult(text=text, data=data, model=attempt.model, attempts=attempts)
+    result = ChatResult(
+        text=text, data=data, model=attempt.model, attempts=attempts, hit_token_limit=attempt.finish_reason == "length"
+    )
     if options.word_limit is not None and schema is None:
         result.text, count = truncate_words(text, options.word_limit)
         if count > options.word_limit:

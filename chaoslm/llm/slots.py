@@ -1,12 +1,14 @@
 """The line in front of a model server that answers a fixed number of requests at a time (the embedded model:
-llama-cpp-python's server answers one, behind a lock).
+llama.cpp's server answers as many as it has slots, `LocalModel.slots`, one a core by default).
 
 Without it the calls queue inside the server, where the wait counts against the read timeout: a duel's
 judge call timed out twice (60 s, then 90 s) while a room used the model. Here a call waits for a slot before
-it sends anything, so the timeout starts when it has one, and it knows how many calls are ahead of it: those
-being answered and those that joined the line before it. A call that ends early (its timeout, a dropped
-connection) keeps its slot until the server has finished what it asked for: llama.cpp writes a reply asked
-for whole to its end even when nobody waits for it any more.
+it sends anything, so the timeout starts when it has one, and it knows its place: how many calls must be done
+before it is answered (with every slot busy and two calls waiting before it on a server of two slots: three; the
+first of the three frees a slot for the first waiting call, and so on). A call that ends early (its timeout, a dropped
+connection) keeps its slot until the server has finished what it asked for, on a server that writes a reply
+asked for whole to its end even when nobody waits for it any more (llama-cpp-python's did; llama.cpp's own
+server notices a caller gone within a second and stops, and its /v1/models answers at once).
 
 Every process on this machine that calls the server shares one line (the web server, `manage.py debate`,
 Celery workers): a small JSON file in the temp directory, next to the supervisor's status file, read and
@@ -132,7 +134,8 @@ def _join(base_url: str) -> int:
 
 
 def _look(base_url: str, slots: int, ticket: int) -> int:
-    """How many calls are ahead of `ticket`; 0 when it now holds a slot (taken here)."""
+    """How many calls must be done (answered, or given a slot) before `ticket` has one; 0 when it now holds a slot
+    (taken here)."""
     with _line(base_url) as state:
         entries = state["entries"]
         mine = next((e for e in entries if e["ticket"] == ticket and e["pid"] == os.getpid()), None)
@@ -146,7 +149,8 @@ def _look(base_url: str, slots: int, ticket: int) -> int:
         if held < slots and before == 0:
             mine["held"] = True
             return 0
-        return held + before
+        # The calls waiting before it each take the next free slot; it takes the one after them.
+        return max(1, held + before - slots + 1)
 
 
 def _leave(base_url: str, ticket: int) -> None:
@@ -162,7 +166,8 @@ def _leave(base_url: str, ticket: int) -> None:
 def slot(base_url: str, slots: int, on_queued: Callable[[int], None] | None) -> AbstractAsyncContextManager[None]:
     """Hold one of the `slots` of the server at `base_url` for the block; `slots` 0 means no line at all.
 
-    While the call waits, `on_queued(ahead)` is told how many calls are ahead of it each time that changes,
+    While the call waits, `on_queued(ahead)` is told how many calls must be done before it (`_look`) each time
+    that changes,
     then `on_queued(0)` once it has its slot. A call that finds a slot free waits for nothing and is told nothing.
     """
     if slots <= 0:
@@ -188,8 +193,8 @@ async def _held(base_url: str, slots: int, on_queued: Callable[[int], None] | No
 
 async def _until_idle(base_url: str) -> None:
     """After a call that ended early (a timeout, a dropped connection): wait, holding its slot, until the server
-    is done with it. llama.cpp writes a reply asked for whole to its end even when its caller has left, and the
-    next call's timeout would run meanwhile. Its /v1/models waits for the model as a completion does."""
+    is done with it, where a server writes a reply asked for whole to its end even when its caller has left (the
+    next call's timeout would run meanwhile) and its /v1/models waits for the model as a completion does."""
     import httpx2 as httpx  # only here: a command that calls no model need not load it
 
     with contextlib.suppress(httpx.HTTPError):

@@ -118,6 +118,8 @@ class Rule:
     probability: float = 1.0
     retry_after: int = 1
     model: str | None = None
+    # The reply's finish_reason: "length" answers as a model cut off by its max_tokens.
+    finish_reason: str = "stop"
 
 
 @dataclass
@@ -134,6 +136,9 @@ class Config:
     # Report the system message's tokens as read from a prompt cache (usage.prompt_tokens_details.cached_tokens),
     # as OpenAI does for a prompt prefix it has seen.
     prompt_cache: bool = False
+    # A reply sent whole carries this as its `timings`, as llama.cpp's server reports how fast it read the prompt
+    # and wrote the reply ({"prompt_per_second": 66.7, "predicted_per_second": 23.6}); None: no timings.
+    timings: dict[str, float] | None = None
     rules: list[Rule] = field(default_factory=list)
     # Random faults for soak tests: kind -> probability, tried in order.
     fault_rates: dict[str, float] = field(default_factory=dict)
@@ -183,13 +188,19 @@ _NAMES_CHOICE = re.compile(r"Reply with exactly one of these names and nothing e
 _MUST_BE = re.compile(r"The \"winner\" must be '(.+?)'")
 
 
-def _json_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
+def _reason(said: random.Random) -> str:
+    """A sentence of the test server's own for a JSON field: different from one reply to the next, as a model's
+    are, so that one reply's reason quoted in the next prompt is not given back as the next reply's."""
+    return "Because " + " ".join(said.choice(_VOCABULARY) for _ in range(8)) + "."
+
+
+def _json_from_schema(schema: dict[str, Any], rng: random.Random, said: random.Random) -> Any:
     kind = schema.get("type")
     if "enum" in schema:
         return schema["enum"][0]
     if kind == "object":
         props = schema.get("properties", {})
-        return {name: _json_from_schema(sub, rng) for name, sub in props.items()}
+        return {name: _json_from_schema(sub, rng, said) for name, sub in props.items()}
     if kind == "integer":
         return rng.randint(int(schema.get("minimum", 0)), int(schema.get("maximum", 10)))
     if kind == "number":
@@ -200,7 +211,7 @@ def _json_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
         # A ranking (a card's verdict): every choice once, in an order of the test server's choosing.
         choices = schema.get("items", {}).get("enum", [])
         return rng.sample(choices, len(choices)) if schema.get("uniqueItems") and schema.get("minItems") else []
-    return "A deterministic reason from the test server."
+    return _reason(said)
 
 
 def _json_example_in(prompt: str) -> dict[str, Any] | None:
@@ -228,7 +239,11 @@ def default_reply(body: dict[str, Any], reply_words: int) -> str:
     schema = response_format.get("schema") or (response_format.get("json_schema") or {}).get("schema")
     example = _json_example_in(last)
     if schema or example is not None or response_format.get("type") in {"json_object", "json_schema"}:
-        value = _json_from_schema(schema, rng) if schema else dict(example or {})
+        # Its sentences from a generator of their own: the choices and scores stay what they were.
+        said = random.Random(_digest(body) + 1)
+        value = _json_from_schema(schema, rng, said) if schema else dict(example or {})
+        if not schema:  # as a model that follows the example's form: its sentences in words of its own
+            value = {k: _reason(said) if isinstance(v, str) and len(v.split()) >= 4 else v for k, v in value.items()}
         if "score" in value and not schema:
             value["score"] = rng.randint(3, 9)
         must_be = _MUST_BE.search(last)
@@ -246,12 +261,13 @@ class _Reply:
     ident: str
     model: str
     usage: dict[str, Any]
+    finish: str = "stop"
 
     def _envelope(self, kind: str) -> dict[str, Any]:
         return {"id": self.ident, "object": kind, "created": int(time.time()), "model": self.model}
 
     def completion(self, text: str) -> dict[str, Any]:
-        choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": self.finish}
         return {**self._envelope("chat.completion"), "choices": [choice], "usage": self.usage}
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -326,6 +342,9 @@ class TestLLMServer:
             self._loop.run_until_complete(self.start_async())
             ready.set()
             self._loop.run_forever()
+            # Closed here, in its own thread, once stopped: an unclosed loop is reported when collected, in
+            # whatever code happens to be running then.
+            self._loop.close()
 
         self._thread = threading.Thread(target=run, name="test-llm-server", daemon=True)
         self._thread.start()
@@ -347,8 +366,9 @@ class TestLLMServer:
         self.stop()
 
     # -- behaviour -----------------------------------------------------------------------------
-    def _choose(self, last_user: str) -> tuple[str | None, str | None, int, str | None]:
-        """Pick (reply, fault, retry_after, model) for a request, consuming rule uses."""
+    def _choose(self, last_user: str) -> Rule:
+        """The rule a request is answered by, consuming one of its uses: a scripted one, a random fault, or none
+        (`Rule()`: the default reply)."""
         with self._lock:
             for index, rule in enumerate(self.config.rules):
                 if rule.match and not re.search(rule.match, last_user):
@@ -359,11 +379,11 @@ class TestLLMServer:
                 if rule.probability < 1.0 and self._rng.random() >= rule.probability:
                     continue
                 self._rule_uses[index] = used + 1
-                return rule.reply, rule.fault, rule.retry_after, rule.model
+                return rule
             for kind, rate in self.config.fault_rates.items():
                 if self._rng.random() < rate:
-                    return None, kind, 1, None
-        return None, None, 1, None
+                    return Rule(fault=kind)
+        return Rule()
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -375,15 +395,14 @@ class TestLLMServer:
         with self._lock:
             self.requests.append(record)
             config = self.config
-        reply, fault, retry_after, model = self._choose(record.last_user)
-        model = model or body.get("model", "test-model")
+        rule = self._choose(record.last_user)
         try:
             if not config.one_at_a_time:
-                return await self._answer(request, body, config, reply, fault, retry_after, model, record)
-            return await self._answer_in_turn(request, record, body, config, reply, fault, retry_after, model)
+                return await self._answer(request, body, config, rule, record)
+            return await self._answer_in_turn(request, record, body, config, rule)
         finally:
             record.finished = time.monotonic()
-            record.outcome = fault or "ok"
+            record.outcome = rule.fault or "ok"
 
     def _turn(self) -> asyncio.Lock:
         if self._one_at_a_time is None:
@@ -396,10 +415,7 @@ class TestLLMServer:
         record: RecordedRequest,
         body: dict[str, Any],
         config: Config,
-        reply: str | None,
-        fault: str | None,
-        retry_after: int,
-        model: str,
+        rule: Rule,
     ) -> web.StreamResponse:
         """One request at a time, as llama-cpp-python's server: a request whose client left while it waited is
         dropped, a stream stops when its client leaves, and a reply asked for whole is written to its end
@@ -410,7 +426,7 @@ class TestLLMServer:
                 if request.transport is None or request.transport.is_closing():
                     return web.json_response({"error": {"message": "Client closed request"}}, status=400)
                 record.served = time.monotonic()
-                return await self._answer(request, body, config, reply, fault, retry_after, model, record)
+                return await self._answer(request, body, config, rule, record)
 
         if body.get("stream"):
             return await in_turn()
@@ -421,12 +437,10 @@ class TestLLMServer:
         request: web.Request,
         body: dict[str, Any],
         config: Config,
-        reply: str | None,
-        fault: str | None,
-        retry_after: int,
-        model: str,
+        rule: Rule,
         record: RecordedRequest,
     ) -> web.StreamResponse:
+        fault = rule.fault
         if config.latency:
             await asyncio.sleep(config.latency)
         if fault == "500":
@@ -435,11 +449,11 @@ class TestLLMServer:
             return web.json_response(
                 {"error": {"message": "injected rate limit", "type": "rate_limit"}},
                 status=429,
-                headers={"Retry-After": str(retry_after)},
+                headers={"Retry-After": str(rule.retry_after)},
             )
         if fault == "hang" or (fault == "stall" and not body.get("stream")):
             await asyncio.sleep(config.hang_seconds)
-        text = reply if reply is not None else default_reply(body, config.reply_words)
+        text = rule.reply if rule.reply is not None else default_reply(body, config.reply_words)
         if fault == "malformed_json":
             text = '{"score": 7, "reasoning": "cut off'
         chunks = re.findall(r"\s*\S+", text) or [text]
@@ -453,14 +467,18 @@ class TestLLMServer:
             system = next((m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"), "")
             usage["prompt_tokens_details"] = {"cached_tokens": min(len(system) // 4, prompt_tokens)}
         record.usage = usage
-        reply_to = _Reply(ident=f"chatcmpl-{_digest(body):x}", model=model, usage=usage)
+        model = rule.model or body.get("model", "test-model")
+        reply_to = _Reply(ident=f"chatcmpl-{_digest(body):x}", model=model, usage=usage, finish=rule.finish_reason)
         if not body.get("stream"):
             if config.token_rate:
                 # A model takes as long to write a reply it sends whole as one it streams.
                 await asyncio.sleep((len(chunks) - 1) / config.token_rate)
             if fault == "drop":
                 return await self._drop_whole(request, reply_to.completion(text))
-            return web.json_response(reply_to.completion(text))
+            whole = reply_to.completion(text)
+            if config.timings is not None:
+                whole["timings"] = dict(config.timings)
+            return web.json_response(whole)
         return await self._stream(request, body, config, fault, chunks, reply_to)
 
     async def _stream(
@@ -495,7 +513,7 @@ class TestLLMServer:
             await send(reply.chunk({"content": piece}))
             if pause:
                 await asyncio.sleep(pause)
-        await send(reply.chunk({}, "stop"))
+        await send(reply.chunk({}, reply.finish))
         if (body.get("stream_options") or {}).get("include_usage"):
             await send(reply.usage_chunk())
         await response.write(b"data: [DONE]\n\n")

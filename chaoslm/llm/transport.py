@@ -19,11 +19,12 @@ loop and closed with the openai client (the gateway keeps one per debate run: `o
 from __future__ import annotations
 
 import ssl
-import urllib.request
 from collections.abc import AsyncIterator
 
 import aiohttp
 import httpx2 as httpx
+
+from chaoslm.llm.proxies import proxy_for
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
@@ -49,8 +50,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         for every request, a fifth of what a request cost a Celery worker's loop."""
         key = (url.scheme, url.host)
         if key not in self.proxies:
-            bypass = urllib.request.proxy_bypass(url.host)
-            self.proxies[key] = None if bypass else urllib.request.getproxies().get(url.scheme)
+            self.proxies[key] = proxy_for(url.scheme, url.host)
         return self.proxies[key]
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -61,7 +61,13 @@ class LLMSettings:
         provider = Provider.objects.filter(pk=self.provider_id).first() if self.provider_id else None
         return provider.endpoint(self.model) if provider else default_endpoint(self.model)
 
-    def options(self, *, json_schema: dict[str, Any] | None = None, word_limit: int | None = None) -> ChatOptions:
+    def options(
+        self, *, json_schema: dict[str, Any] | None = None, word_limit: int | None = None, reject_echo: bool = False
+    ) -> ChatOptions:
         return ChatOptions(
-            temperature=self.temperature, max_tokens=self.max_tokens, json_schema=json_schema, word_limit=word_limit
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            json_schema=json_schema,
+            word_limit=word_limit,
+            reject_echo=reject_echo,
         )

@@ -130,9 +130,12 @@ def default_endpoint(model: str = "") -> Endpoint:
         model=model.alias,
         context_window=settings.CHAOSLM_LOCAL_MODEL_CONTEXT,
         json_mode="json_object",
-        slots=local_model.SLOTS,
+        slots=model.slots,
+        stop=local_model.STOP if model.shipped else (),
+        max_tokens=settings.CHAOSLM_LOCAL_MAX_TOKENS or None,
         streams=True,
         price=prices.FREE,
+        embedded=model.label,
     )
 
 

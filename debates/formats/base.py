@@ -34,6 +34,7 @@ class DebateConfig:
     format: str
     topic: str
     premise: str = ""
+    material: str = ""  # text the debate carries beyond its topic (a passage, a question and its answers)
     options: Mapping[str, Any] = field(default_factory=dict)
     seats: tuple[SeatInfo, ...] = ()
     is_ending: bool = False
@@ -123,10 +124,12 @@ class Side:
     label: str
     seats: tuple[str, ...]
     stance: str = ""  # "for" | "against" | ""
+    verdict: str = ""  # what its win is called, where the protocol has a word for it ("Not guilty")
 
 
 # How a debate of a format is judged: by a judge seat inside it, by a judge replay afterwards, or not at all.
-JUDGING = ("in_debate", "replay", "none")
+# "referees": several judge seats inside the debate each name a side, and a rule over their answers decides.
+JUDGING = ("in_debate", "referees", "replay", "none")
 
 # The step of a person's message from a human seat, in any format (debates/services.py writes it).
 PERSON_STEP = "human"
@@ -172,6 +175,8 @@ class Format:
     # How its debates are judged (one of JUDGING), and the seat of its own judge, if it has one.
     judging: ClassVar[str] = "none"
     judge_seat: ClassVar[str | None] = None
+    # Judging "referees": the judge seats whose answers decide, in seat order.
+    referee_seats: ClassVar[tuple[str, ...]] = ()
     # The audience's vote: "sides" (a poll for or against, before and after), "people" (one vote after the end
     # for the speaker who argued best) or "" (none).
     poll: ClassVar[str] = ""
@@ -201,6 +206,10 @@ class Format:
         """The first seat of the side with this stance ("for", "against"), if it has one."""
         side = next((s for s in self.sides if s.stance == stance), None)
         return side.seats[0] if side and side.seats else None
+
+    def gives_answers(self) -> bool:
+        """Whether some of its speeches give an answer (a card's `answer:`), which its status line tallies."""
+        return False
 
     def ranks_teams(self) -> bool:
         """Whether its verdict ranks more than two teams rather than naming one of two sides the winner."""
@@ -288,6 +297,38 @@ class Format:
     def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
         """Fields to set on the finished debate (winner, scores, ...). Most formats have none."""
         return {}
+
+    def side_label(self, key: str) -> str:
+        """A side as people say it ("Closing Opposition"), from its key; "" for no side."""
+        return next((side.label for side in self.sides if side.key == key), key)
+
+    def fallback_words(self, config: DebateConfig, records: Sequence[Record]) -> str:
+        """What the outcome stands on when the judge's verdict JSON stayed invalid (`verdict_fallback`)."""
+        return "the outcome is read from its other replies"
+
+    def verdict_fallback(self, config: DebateConfig, records: Sequence[Record]) -> str:
+        """Why the verdict is not the judge's own, or "" when it is: its verdict JSON stayed invalid after the
+        gateway's attempts, so the outcome fell back (page, share page, exports and API all say so)."""
+        failed = next(
+            (
+                r
+                for r in records
+                if r.kind in ("INTERNAL", "VERDICT") and r.data.get("fallback") and not r.data.get("check")
+            ),
+            None,
+        )
+        if failed is None:
+            return ""
+        return f"The judge gave no valid verdict after three attempts, so {self.fallback_words(config, records)}."
+
+    def decision(self, records: Sequence[Record]) -> dict[str, Any] | None:
+        """A debate's answer as decided by a rule over its seats' answers (rule, answer, split, voters, reason):
+        a card's `decision`. Most formats decide none."""
+        return None
+
+    def fewest_calls(self, options: Mapping[str, Any]) -> int:
+        """The calls a debate makes when every stop condition holds as early as it can (`calls`: the most)."""
+        return self.calls(options)
 
     def option(self, config: DebateConfig, name: str) -> int:
         spec = next(o for o in self.option_specs if o.name == name)

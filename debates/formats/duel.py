@@ -183,6 +183,7 @@ _FENCED = re.compile(r"\A```(?:json)?\s*(.*?)\s*```\Z", re.DOTALL)
 PLACEHOLDER_REASONS = frozenset({"One sentence explaining the score.", "One sentence explaining any change."})
 NO_REASON = "The judge gave no reasons for its verdict."
 _REASON_KEYS = ("announcement", "text", "reason", "reasoning", "explanation", "verdict")
+_CUT_REASON = re.compile('"(?:' + "|".join(_REASON_KEYS) + r')"\s*:\s*"((?:[^"\\]|\\.)+)')
 
 
 def announcement_text(reply: str) -> str:
@@ -199,7 +200,11 @@ def announcement_text(reply: str) -> str:
     try:
         value = json.loads(fenced.group(1) if fenced else stripped)
     except json.JSONDecodeError:
-        return reply
+        if not stripped.startswith("{"):
+            return reply
+        # JSON cut off or malformed (a small model's, or one cut at its token limit): its sentence, if it began one.
+        found = _CUT_REASON.search(stripped)
+        value = found.group(1).replace('\\"', '"').replace("\\n", " ") if found else ""
     if isinstance(value, dict):
         reasons = (value.get(key) for key in _REASON_KEYS)
         value = next((r for r in reasons if isinstance(r, str) and r.strip() not in PLACEHOLDER_REASONS), "")
@@ -529,6 +534,9 @@ class Duel(Format):
     def running_scores(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, int]:
         """Each debater's latest valid score, by name."""
         return running_scores(records, {s.key: s.name for s in config.seats})
+
+    def fallback_words(self, config: DebateConfig, records: Sequence[Record]) -> str:
+        return "the winner is the one it confirmed and the scores are its running scores"
 
     def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
         chain = self.judge_chain(config)

@@ -149,7 +149,7 @@ class Moderated(Format):
             step=system.data["stage"],
             seat=seat.key,
             prompt=system.content,
-            messages=shared_transcript(config, records, seat, system),
+            messages=shared_transcript(config, records, seat, system, self.side_label(seat.side)),
             visibility=PUBLIC,
             word_limit=config.options.get("word_limit") or None,
             data={"stage": system.data["stage"], "round": system.data.get("round", 0)},
@@ -159,11 +159,12 @@ class Moderated(Format):
         return [s for s in config.seats if s.key in PARTICIPANT_KEYS or s.is_human]
 
 
-def status_prompt(config: DebateConfig, seat: SeatInfo, status: str) -> str:
+def status_prompt(config: DebateConfig, seat: SeatInfo, status: str, side: str) -> str:
+    """The persona's status lines; `side`: the seat's side as people say it (its label), "" for none."""
     lines = [f"The debate topic is: {config.topic}"]
     if config.premise:
         lines.append(f'The premise is: "{config.premise}"')
-    role = f" ({seat.side})" if seat.side else ""
+    role = f" ({side})" if side else ""
     lines.append(f"You are {seat.name}{role}, the {seat.role} in this debate.")
     if status:
         lines.append(status)
@@ -171,12 +172,12 @@ def status_prompt(config: DebateConfig, seat: SeatInfo, status: str) -> str:
 
 
 def shared_transcript(
-    config: DebateConfig, records: Sequence[Record], seat: SeatInfo, system: Record
+    config: DebateConfig, records: Sequence[Record], seat: SeatInfo, system: Record, side: str
 ) -> tuple[Message, ...]:
     """The seat's persona and status, then the public transcript up to its instruction, then the instruction."""
     names = {s.key: s.name for s in config.seats}
     prompt = "\n\n".join(
-        p for p in (seat.system_prompt, status_prompt(config, seat, system.data.get("status", ""))) if p
+        p for p in (seat.system_prompt, status_prompt(config, seat, system.data.get("status", ""), side)) if p
     )
     messages: list[Message] = [{"role": "system", "content": prompt}]
 

@@ -5,6 +5,7 @@ from django.utils.safestring import SafeString
 
 from chaoslm.rendering import markdown_to_html
 from debates.cards import quoted_html
+from debates.formats.card import decide
 
 register = template.Library()
 
@@ -12,6 +13,18 @@ register = template.Library()
 @register.filter
 def markdown(text: str) -> SafeString:
     return markdown_to_html(text)
+
+
+@register.filter
+def answer_text(value: object) -> str:
+    """An answer as pages show it: 14 for 14.0, a list joined with commas (escaped by the template)."""
+    return decide.shown(value)
+
+
+@register.filter
+def rule_words(rule: str) -> str:
+    """A decision rule's name for people: plurality -> plurality vote."""
+    return decide.RULE_WORDS.get(rule, rule)
 
 
 @register.filter

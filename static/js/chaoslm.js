@@ -194,10 +194,13 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 
 // A wide table scrolls in its own box (.table-scroll). A box that does scroll is a named region the
-// keyboard can reach (to scroll it with the arrow keys); one that fits is no extra tab stop.
+// keyboard can reach (to scroll it with the arrow keys), and says it scrolls (.scrolls: its cue, in the CSS), so
+// no column is hidden past its edge without a sign; one that fits is no extra tab stop.
 function markScrollBoxes() {
   for (const box of document.querySelectorAll(".table-scroll")) {
-    if (box.scrollWidth > box.clientWidth) {
+    const scrolls = box.scrollWidth > box.clientWidth;
+    box.classList.toggle("scrolls", scrolls);
+    if (scrolls) {
       box.setAttribute("role", "region");
       box.setAttribute("aria-label", box.dataset.label || "Table");
       box.tabIndex = 0;
@@ -211,6 +214,8 @@ function markScrollBoxes() {
 document.addEventListener("DOMContentLoaded", markScrollBoxes);
 document.addEventListener("htmx:afterSettle", markScrollBoxes);
 document.addEventListener("htmx:oobAfterSwap", markScrollBoxes);
+// A pushed report (a websocket message) may swap in several tables at once: looked at again once laid out.
+document.addEventListener("htmx:wsAfterMessage", () => requestAnimationFrame(markScrollBoxes));
 window.addEventListener("resize", markScrollBoxes);
 
 // The server closes a page's socket with 4403 (chaoslm/consumers.py) when its viewer loses the right to watch:

@@ -146,7 +146,7 @@ def test_a_spec_with_problems_gets_every_one_with_the_command_lines_messages(ser
         # A spec that reads well but breaks a rule gets the service's message, as on the command line.
         reply = client.post("/tournaments", json=tournament_spec(name="Broken cup", repeats=11))
         assert reply.status_code == 422
-        assert reply.json()["errors"] == [{"field": "body", "message": "Repeats must be between 1 and 10."}]
+        assert reply.json()["errors"] == [{"field": "repeats", "message": "Repeats must be between 1 and 10."}]
         not_a_mapping = client.post("/tournaments", content=b"[1, 2]", headers={"Content-Type": "application/json"})
         assert not_a_mapping.status_code == 422
         assert "Broken cup" not in [t["name"] for t in client.get("/tournaments").json()["results"]]

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "api.md").read_text()
 PYTHON = re.search(r"## A Python example \(httpx\)\n\n```python\n(.*?)```", GUIDE, re.S).group(1)
 CURL = re.search(r"## With curl\n.*?```sh\n(.*?)```", GUIDE, re.S).group(1)
+FOLLOW = re.search(r"### Reconnecting after a restart\n.*?```sh\n(.*?)```", GUIDE, re.S).group(1)
 NUMBER = r"-?\d+\.\d\d"  # two decimals, as the pages show a rating
 RATING = (
     rf"([12])\. (Ada Sterling|Marcus Vale): {NUMBER} \((95% interval {NUMBER} to {NUMBER}|no interval yet: .+)\), "
@@ -147,6 +148,51 @@ def test_the_guides_curl_example_runs(server, llm, tmp_path):
     assert sorted(ratings) == ["Ada Sterling", "Marcus Vale"]
     (saved,) = tmp_path.glob("tournament-*-ratings.csv")  # named as the server names it (-J)
     assert saved.read_text().startswith("rank,name,rating,ci_low,ci_high")
+
+
+def test_the_guides_curl_loop_follows_a_stream_across_a_restart_missing_nothing(server, llm, tmp_path):
+    require(shutil.which("curl"), "curl")
+    llm.configure(latency=0.3, reply_words=10)
+    token = make_token(server, "olive", name="curl follow")
+    body = {
+        "name": "Followed",
+        "debaters": ["Ada Sterling", "Marcus Vale"],
+        "judges": ["Judge Ines Okafor"],
+        "questions": ["Should cities ban private cars?"],
+        "options": {"turns": 2},
+        "concurrency": 1,  # one debate after another: the outage falls between two ends
+    }
+    api = httpx.Client(base_url=server + "/api/v1", headers={"Authorization": f"Bearer {token}"})
+    tournament = api.post("/tournaments", json=body).json()["id"]
+    relay = Outage(server)
+    env = {**os.environ, "CHAOSLM": relay.url, "TOKEN": token, "tournament": str(tournament)}
+    script = 'auth="Authorization: Bearer $TOKEN"\n' + FOLLOW
+    run = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", script], env=env, cwd=tmp_path, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        seen = []
+        while not any(line.startswith("event: debate") for line in seen):
+            seen.append(run.stdout.readline())
+            assert seen[-1], "the stream ended before a debate did"
+        # The server goes away for five seconds mid-stream, as a restart does.
+        relay.set_down(True)
+        time.sleep(5)
+        relay.set_down(False)
+        out, _ = run.communicate(timeout=180)
+    finally:
+        run.kill()
+        relay.close()
+    assert run.returncode == 0
+    assert relay.refused >= 1  # it tried again while the server was away, every two seconds, not in a tight loop
+    assert relay.refused <= 4, relay.refused
+    lines = "".join(seen).splitlines() + out.splitlines()
+    # Each of its debates' ends once, in order, across the connections, and one end.
+    total = api.get(f"/tournaments/{tournament}").json()["progress"]["total"]
+    api.close()
+    assert total >= 2
+    assert [line for line in lines if line.startswith("id: ")] == [f"id: {n}" for n in range(1, total + 1)], lines
+    assert lines.count("event: end") == 1
 
 
 def test_the_old_curl_example_s_mistake_is_named(server):

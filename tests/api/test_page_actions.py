@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import time
 
 import pytest
@@ -254,6 +255,11 @@ def test_the_estimate_is_the_forms_line(people):
     sized = Api(people["owner"]).post("/tournaments/estimate", spec | {"options": {"turns": 2}})
     assert sized.status_code == 200, sized.content
     assert sized.json()["sentence"] in line and sized.json()["debates"] == 4
+    # Its cost range as the form gives it (the default endpoint's model is free here).
+    cost = sized.json()["cost"]
+    assert cost["sentence"] == "It will cost about $0 (at 150 to 6,000 tokens read and 5 to 1,000 written a call)."
+    assert cost["sentence"] in " ".join(re.sub(r"<[^>]+>", "", line).split())
+    assert cost["unknown_price"] is False
     wrong = Api(people["owner"]).post("/tournaments/estimate", {"name": "T", "debaters": ["Nobody"], "judges": []})
     assert wrong.status_code == 422 and len(wrong.json()["errors"]) >= 2  # every problem at once
     experiment = Api(people["owner"]).post(

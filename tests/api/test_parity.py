@@ -86,6 +86,8 @@ PARITY: dict[str, list[str]] = {
     "room_export_json": [f"GET {R}/export/{{kind}}"],
     **_batch("tournament"),
     **_batch("experiment"),
+    # A comparison has no arena.
+    **{name: ops for name, ops in _batch("comparison").items() if name != "comparison_arena"},
     **_arena(("arena", "arena_match", "arena_vote"), "matches"),
     **_arena(("evidence_arena", "evidence_arena_debate", "evidence_arena_vote"), "evidence"),
     # Share links: what the page at the link shows, for whoever holds its token.
@@ -100,6 +102,8 @@ PARITY: dict[str, list[str]] = {
     "tournament_share_export": ["GET /shared/tournaments/{token}/export/{file}"],
     "experiment_share": ["GET /shared/experiments/{token}"],
     "experiment_share_export": ["GET /shared/experiments/{token}/export/{file}"],
+    "comparison_share": ["GET /shared/comparisons/{token}"],
+    "comparison_share_export": ["GET /shared/comparisons/{token}/export/{file}"],
     "account_usage": ["GET /usage"],
     "api_tokens": ["GET /tokens"],  # its list; making a token is the exception below
     "api_token_revoke": ["DELETE /tokens/{token_id}"],
@@ -118,6 +122,9 @@ EXCEPTIONS: dict[str, str] = {
     "api_tokens (POST)": "making a token",
     # Not an action: a redirect to the site's icon for browsers that ask /favicon.ico.
     "favicon": "the site's icon",
+    # The home page's word on the embedded model while it starts, polled by that page; a debate the API starts
+    # meanwhile waits for the model by itself.
+    "local_model_status": "the home page's poll of the embedded model's start",
 }
 
 # Not pages: the admin (staff's own tool, with Django's URLs) and the API itself.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from dataclasses import dataclass
 from io import StringIO
@@ -151,7 +152,7 @@ class SeriesCommand(BatchCommand):
     create_batch = staticmethod(create_series)
     as_json = staticmethod(lambda series: {"name": series.name, "duels": series.bouts.count()})
 
-    def size(self, spec: SeriesSpec) -> str:
+    def size(self, spec: SeriesSpec, checked: None) -> str:
         return f"{spec.bouts} duels on {spec.topic!r}"
 
     def print_report(self, series: Series, console: Console) -> None:
@@ -262,14 +263,19 @@ def test_a_new_kind_with_pages_is_in_the_navigation_and_its_page_is_live(
     series = _run(series_kind, create_series("Best of two", "Tea is better than coffee", 2, owner=people["owner"]))
     client.force_login(people["owner"])
     nav = client.get("/").content.decode().split("<nav")[1].split("</nav>")[0]
-    links = [line.strip() for line in nav.splitlines() if line.strip().startswith('<a href="/')]
-    # The kinds in the order they registered, each by its plural, between the rooms and the spend.
-    assert links[links.index('<a href="/rooms/">Rooms</a>') + 1 :][:4] == [
-        '<a href="/tournaments/">Tournaments</a>',
-        '<a href="/experiments/">Experiments</a>',
-        '<a href="/batches/">Series</a>',
-        '<a href="/account/usage/">Spend</a>',
+    kinds = [
+        ("/tournaments/", "Tournaments"),
+        ("/experiments/", "Experiments"),
+        ("/comparisons/", "Comparisons"),
+        ("/batches/", "Series"),
     ]
+    # The kinds in the order they registered, each by its plural: in the bar after the rooms, and again under "More"
+    # (what a phone shows in their place).
+    bar = re.findall(r'<a class="wide-only" href="([^"]+)">([^<]+)</a>', nav)
+    assert bar == kinds
+    more = nav.split('<details class="nav-menu nav-more">')[1].split("</details>")[0]
+    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', more) == kinds
+    assert nav.index('<a href="/rooms/">Rooms</a>') < nav.index('class="wide-only"')
     listing = client.get("/batches/").content.decode()
     assert "<h1>Series</h1>" in listing and f'<a href="/batches/{series.pk}/">Best of two</a>' in listing
     detail = client.get(f"/batches/{series.pk}/").content.decode()

@@ -83,12 +83,13 @@ class Pages:
         self.contexts = []
         self.dialogs = []
         self.csp_violations = []
+        self.accept_dialogs = False  # a test that means to go through with End or Delete says yes to the confirm
 
     def new(self, user=None):
         context = self.browser.new_context(viewport={"width": 1300, "height": 900})
         self.contexts.append(context)
         page = context.new_page()
-        page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("dialog", self._answer)
         page.on("console", lambda message: self._note_csp(page, message))
         page.set_default_timeout(30_000)
         if user:
@@ -98,6 +99,22 @@ class Pages:
             page.click("button[type=submit]")
             page.wait_for_url(self.base + "/")
         return page
+
+    def _answer(self, dialog):
+        self.dialogs.append(dialog.message)
+        if self.accept_dialogs:
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    def end_debate(self, page):
+        """Click End and answer yes to its confirm, as a person going through with it does."""
+        accepting, self.accept_dialogs = self.accept_dialogs, True
+        try:
+            page.click("#controls button.when-active")
+            page.wait_for_selector("#status:not(.status-running)", timeout=60_000)
+        finally:
+            self.accept_dialogs = accepting
 
     def _note_csp(self, page, message):
         if "Content Security Policy" in message.text:
@@ -149,6 +166,9 @@ def vote_by_keyboard(page, first: str, choice_index: int, button: str) -> None:
 
 def assert_clean(page, width: int) -> None:
     """Axe finds nothing, and a phone-wide page does not scroll sideways."""
+    # After a resize or a push, as a person sees it: the page's own resize and swap handlers (which make a box that
+    # scrolls a region the keyboard reaches) run in the next frames.
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     if width == 390:
         assert page.evaluate("document.documentElement.scrollWidth") <= width
     results = Axe().run(page)

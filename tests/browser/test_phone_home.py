@@ -33,9 +33,10 @@ CLIPPED = """() => [...document.querySelectorAll("table.debates td")]
   .filter((td) => td.scrollWidth > td.clientWidth + 1 || td.getBoundingClientRect().right > innerWidth)
   .map((td) => td.textContent.trim())"""
 
-# The rows of the top bar: its brand's and its nav items' middles, those within 12 px of each other on one row.
+# The rows of the top bar: its brand's and its shown nav items' middles, those within 12 px of each other on one row.
 BAR_ROWS = """() => {
-  const items = [document.querySelector(".topbar .brand"), ...document.querySelectorAll(".topbar nav > *")];
+  const items = [document.querySelector(".topbar .brand"), ...document.querySelectorAll(".topbar nav > *")]
+    .filter((e) => e.getClientRects().length);  // what this width hides takes no row
   const middles = items.map((e) => { const r = e.getBoundingClientRect(); return (r.top + r.bottom) / 2; });
   const rows = [];
   for (const y of middles.sort((a, b) => a - b)) if (!rows.length || y - rows[rows.length - 1] > 12) rows.push(y);
@@ -73,6 +74,19 @@ def test_the_home_page_and_bar_fit_a_phone_and_work_by_keyboard(pages, site, sit
             assert page.is_visible(f"table.debates a:has-text('{topic}')")
         results = Axe().run(page)
         assert results.violations_count == 0, results.generate_report()
+
+    # On a phone the kinds of batch are under "More", opened by keyboard; none is in the bar itself.
+    assert not page.is_visible("header.topbar a:has-text('Tournaments')")
+    page.focus(".nav-more summary")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Tournaments"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()
+    screenshot(page, "home-390-more-menu")
+    page.focus(".nav-more summary")
+    page.keyboard.press("Enter")
 
     # The account menu by keyboard: its name opens it, Tab reaches its links, and it is clean open too.
     assert not page.is_visible("text=API tokens")

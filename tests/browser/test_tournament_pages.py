@@ -66,7 +66,9 @@ def test_a_tournament_from_the_form_runs_live_and_its_leaderboard_is_shared(page
     assert sorted(names) == ["Ada Sterling", "Marcus Vale"]
     assert visitor.locator("#leaderboard svg.forest circle").count() == 2
     assert visitor.locator("#judges td.name").inner_text() == "Judge Ines Okafor"
-    assert "undefined (" in visitor.inner_text("#judges")  # one judge, no repeats: said so, not NaN
+    # One judge, no repeats: said so, not NaN.
+    assert "— (one judge: panel figures compare two or more)" in visitor.inner_text("#judges")
+    assert "undefined" not in visitor.inner_text("#judges")
     assert visitor.locator(".tournament-controls").count() == 0  # no owner controls for a visitor
     assert visitor.locator("a", has_text="Log in").count() == 1
     screenshot(visitor, "tournament-shared")

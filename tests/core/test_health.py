@@ -4,6 +4,7 @@ check and why, with no secret in it. (tests/scaleout/test_health_services.py sto
 import pytest
 
 from chaoslm import health
+from chaoslm.llm.proxies import proxy_for
 from tests.servers import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,3 +73,63 @@ def test_secrets_are_taken_out_of_a_reason():
         'connection to "postgres://***@db:5432/x" failed'
     )
     assert health.redact("FATAL: password=s3cret rejected") == "FATAL: password=*** rejected"
+
+
+class _Proxy:
+    """A forward proxy that answers every request itself, as a proxy in front of a provider passes on its answer:
+    it records the address each request was for."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        seen = self.seen = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.path)
+                body = b'{"object": "list", "data": []}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def proxy(monkeypatch):
+    found = _Proxy()
+    for name in ("no_proxy", "NO_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", found.url)
+    yield found
+    found.close()
+
+
+def test_readyz_reaches_the_model_through_the_proxy_its_calls_go_through(client, settings, proxy):
+    # A provider this machine reaches only through its proxy: the name does not resolve here.
+    settings.OPENAI_BASE_URL = "http://provider.invalid/v1"
+    response = client.get("/readyz")
+    assert response.json()["checks"]["model"]["ok"], response.json()
+    assert response.status_code == 200
+    assert proxy.seen == ["http://provider.invalid/v1/models"]
+
+
+def test_readyz_goes_direct_where_no_proxy_says_so_as_the_calls_do(client, monkeypatch, proxy, llm_server):
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    assert proxy_for("http", "127.0.0.1") is None  # the gateway's transport asks the same
+    assert proxy_for("http", "provider.invalid") == proxy.url
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.json()
+    assert proxy.seen == []

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "api")
-APPS = ("debates", "rooms", "batches", "tournaments", "experiments", "api")
+PACKAGES = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api")
+APPS = ("debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api")
 # The core's wiring: it gathers every app's URLs, websocket routes and settings, so it may import them.
 WIRING = {"chaoslm.urls", "chaoslm.asgi", "chaoslm.routing", "chaoslm.settings", "chaoslm.celery"}
 PURE = (
@@ -22,6 +22,10 @@ PURE = (
     "batches.questions",
     "experiments.questions",
     "experiments.design",
+    "comparisons.question_sets",
+    "comparisons.arithmetic",
+    "comparisons.compare_stats",
+    "comparisons.charts",
 )
 
 
@@ -98,6 +102,14 @@ def test_the_core_imports_no_app():
         ("experiments", "tournaments"),
         ("rooms", "experiments"),
         ("experiments", "rooms"),
+        ("batches", "comparisons"),
+        ("debates", "comparisons"),
+        ("comparisons", "tournaments"),
+        ("comparisons", "experiments"),
+        ("tournaments", "comparisons"),
+        ("experiments", "comparisons"),
+        ("comparisons", "rooms"),
+        ("rooms", "comparisons"),
     ],
 )
 def test_apps_do_not_import_each_other(app, other):
@@ -110,7 +122,7 @@ def test_the_api_is_the_top_layer():
     assert wrong <= {("chaoslm.urls", "api.urls")}
 
 
-@pytest.mark.parametrize("kind", ["tournaments", "experiments"])
+@pytest.mark.parametrize("kind", ["tournaments", "experiments", "comparisons"])
 def test_both_kinds_of_batch_build_on_batches_which_builds_on_debates(kind):
     """batches sits below tournaments and experiments and above debates: each kind imports it, it imports debates."""
     assert any(_top(i) == "batches" for m, imports in GRAPH.items() if _top(m) == kind for i in imports)

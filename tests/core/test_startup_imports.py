@@ -28,7 +28,7 @@ HEAVY = (
     "twisted",
     "channels_redis",
     "redis",
-    "llama_cpp",
+    "xllamacpp",
     "numpy",
     "scipy",
     "statsmodels",
@@ -49,6 +49,7 @@ HEAVY_MODULES = (
     "tournaments.stats",
     "tournaments.human",
     "experiments.stats",
+    "comparisons.compare_stats",
 )
 
 

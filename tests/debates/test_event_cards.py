@@ -45,7 +45,9 @@ def card_label(format_name: str, step: str, kind: str = "TURN") -> str:
 def test_the_duel_names_its_special_steps_but_not_its_ordinary_turn():
     assert card_label("duel", "respond") == "Hal for"
     assert card_label("duel", "respond_final") == "Hal for · respond final"
-    assert card_label("duel", PERSON_STEP, kind="USER") == "Hal (you) for"
+    # A person's stored card names them alone, the same for every viewer: the page says "(you)" to the person in
+    # the seat only (tests/debates/test_true_words.py).
+    assert card_label("duel", PERSON_STEP, kind="USER") == "Hal for"
 
 
 def test_a_moderated_debate_names_the_moderator_steps_but_not_a_participant_turn():

@@ -186,11 +186,16 @@ def test_while_the_embedded_model_serves_a_new_debate_starts_short_and_every_for
     # A judged duel of 2 turns: 4 calls a turn and the verdict's 6; the embedded model's guessed pace, 8 s a call.
     assert 'name="option_turns" value="2"' in page
     assert '<p class="muted" id="estimate">14 calls, about 2 minutes at the options shown.</p>' in page
+    # Sized for the embedded model, and saying so: the word limit too.
+    assert 'name="option_word_limit" value="60"' in page
+    assert "2: the embedded model&#x27;s default, for a first debate in about three minutes." in page
+    assert "60: the embedded model&#x27;s default, for a first debate in about three minutes." in page
     classic = owner.get(reverse("debate_new") + "?format=classic").content.decode()
     assert 'name="option_free_turns" value="1"' in classic and 'id="estimate">' in classic
     settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = "http://127.0.0.1:9/v1", "k"  # a configured endpoint
     page = owner.get(reverse("debate_new")).content.decode()
     assert 'name="option_turns" value="6"' in page
+    assert "the embedded model&#x27;s default" not in page
     assert 'id="estimate">30 calls, about 2 minutes at the options shown.</p>' in page  # 4 s a call, hosted
 
 

@@ -316,4 +316,10 @@ def test_each_shipped_card_runs_from_the_command_line_making_the_calls_its_page_
     assert debate.status == Debate.Status.COMPLETED, debate.error_text
     assert debate.card_source == path.read_text()
     options = {o.name: o.default for o in fmt.option_specs}
-    assert debate.events.filter(kind__in=CALL_KINDS).count() == fmt.calls(options) == len(llm_server.requests)
+    made = debate.events.filter(kind__in=CALL_KINDS).count()
+    assert made == len(llm_server.requests)
+    if fmt.fewest_calls(options) == fmt.calls(options):
+        assert made == fmt.calls(options)
+    else:  # a repeat that may stop early (MAD, when the test server's check says done): fewer calls, and a line
+        assert fmt.fewest_calls(options) <= made <= fmt.calls(options)
+        assert debate.events.filter(step="stop").exists() == (made < fmt.calls(options))

@@ -1,6 +1,8 @@
 """The Markdown export heads each public statement with its speaker and the step its format names
 (`Format.step_title`): a cross-examination question reads as one, an ordinary turn names no step."""
 
+from pathlib import Path
+
 import pytest
 
 from debates.models import Debate, Event, Seat
@@ -56,3 +58,38 @@ def test_a_debate_of_a_format_this_version_lacks_still_exports_with_plain_headin
     debate.refresh_from_db()
     text = as_markdown(debate)
     assert "### Ada\n\nBan them.\n" in text and "**Winner:** Ada" in text
+
+
+@pytest.mark.django_db
+def test_a_cards_private_steps_are_named_by_their_labels():
+    card = (Path(__file__).resolve().parents[2] / "cards" / "lincoln-douglas.yaml").read_text()
+    debate = Debate.objects.create(
+        topic="Resolved: cities should ban cars.", format="lincoln-douglas", card_source=card, status="completed"
+    )
+    ada = Seat.objects.create(debate=debate, key="aff", role="debater", side="aff", order=0, name="Ada")
+    jo = Seat.objects.create(debate=debate, key="judge", role="judge", order=2, name="Jo")
+    for ordinal, seat, kind, step in [
+        (1, ada, "PLAN", "preparation"),
+        (30, jo, "THINK", "deliberate"),
+        (31, jo, "INTERNAL", "confirm_winner"),
+    ]:
+        Event.objects.create(
+            debate=debate, ordinal=ordinal, seat=seat, kind=kind, step=step, visibility="private", content="Notes."
+        )
+    text = as_markdown(debate)
+    assert "<details><summary>Ada · preparation (private)</summary>\n\nNotes.\n" in text
+    assert "<details><summary>Jo · deliberate (private)</summary>" in text
+    assert "<details><summary>Jo · confirm winner (private)</summary>" in text
+    assert "plan (private)" not in text and "internal (private)" not in text
+
+
+@pytest.mark.django_db
+def test_a_duels_plan_keeps_its_name_and_a_retired_formats_private_steps_their_kinds():
+    debate = debate_with("duel", [("a", "for", "Ada")], [])
+    ada = debate.seats.get()
+    Event.objects.create(debate=debate, ordinal=1, seat=ada, kind="PLAN", step="plan", visibility="private")
+    assert "<details><summary>Ada · plan (private)</summary>" in as_markdown(debate)
+    Debate.objects.filter(pk=debate.pk).update(format="retired")
+    debate.refresh_from_db()
+    Event.objects.filter(debate=debate).update(step="strategy")
+    assert "<details><summary>Ada · plan (private)</summary>" in as_markdown(debate)

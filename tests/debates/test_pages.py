@@ -207,6 +207,9 @@ def test_the_share_panel_speaks_to_a_visitor_as_a_visitor(client, owner):
         ),
         ("One sentence explaining any change.", "The judge gave no reasons for its verdict."),
         ("Bob made the stronger case.", "Bob made the stronger case."),
+        # Malformed or cut-off JSON: its sentence if it began one, never the braces.
+        ('{"winner": "Bob", "announcement": "Bob answered every point', "Bob answered every point"),
+        ('{"winner": "Bob", "scores": {"Ada": 6', "The judge gave no reasons for its verdict."),
     ],
 )
 def test_the_verdict_box_shows_the_judges_reason_never_its_json(client, owner, answer, shown):

@@ -1,8 +1,9 @@
 """A restart does not strand a running debate: the server (`manage.py runserver`, a real subprocess) is stopped in
 the middle of a duel by SIGINT (Ctrl-C), SIGTERM or SIGKILL, and started again at once; the new server knows the
 old process is gone (the debate records who runs it), resumes the debate within seconds whatever its age, and it
-completes exactly once: every step stored once, one verdict. A command-line debate stopped by SIGTERM is left
-resumable and says so, as Ctrl-C does."""
+completes exactly once: every step stored once, one verdict. A command stopped by Ctrl-C or SIGTERM (SIGINT ignored
+or not) stops the work it started, makes no call after, and says so in one plain line: a debate is left
+resumable, a tournament paused, so that a running server's sweep does not carry it on."""
 
 from __future__ import annotations
 
@@ -140,24 +141,117 @@ def test_a_debate_left_running_by_a_stopped_server_is_resumed_by_the_next_start_
     assert kinds.count("VERDICT") == 1 and kinds.count("TURN") == 4 and "ERROR" not in kinds
 
 
-def test_a_command_line_debate_stopped_by_sigterm_is_left_resumable_and_says_so(site, _llm_server_process):
+def ignore_sigint() -> None:
+    """As a shell's `cmd &` in a script, or nohup, starts a command: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def calls_after(server, moment: float) -> list:
+    return [r for r in list(server.requests) if r.started > moment]
+
+
+@pytest.mark.parametrize(
+    ("stop", "sigint_ignored", "said", "status"),
+    [
+        (signal.SIGINT, False, "Ctrl-C", 130),
+        (signal.SIGTERM, False, "SIGTERM", 143),
+        (signal.SIGTERM, True, "SIGTERM", 143),
+    ],
+    ids=["ctrl-c", "sigterm", "sigterm-with-sigint-ignored"],
+)
+def test_a_command_line_debate_stopped_by_a_signal_stops_is_left_resumable_and_says_so_in_one_plain_line(
+    site, _llm_server_process, stop, sigint_ignored, said, status
+):
     env, database, _ = site
     _llm_server_process.configure(latency=0.4, reply_words=12)
     command = subprocess.Popen(
         [sys.executable, "manage.py", "debate", "duel", "--topic", TOPIC, "--a", "Ada Sterling", "--b", "Marcus Vale",
          "--turns", "4", "--owner", "rhea"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=ignore_sigint if sigint_ignored else None,
     )  # fmt: skip
     try:
         turns = "SELECT count(*) FROM debates_event WHERE kind = 'TURN'"
         wait_for(lambda: rows(database, turns)[0][0] >= 1, 60, "the debate never got going")
     finally:
-        command.send_signal(signal.SIGTERM)
+        command.send_signal(stop)
         _, err = command.communicate(timeout=30)
-    ((debate_id, status),) = rows(database, "SELECT id, status FROM debates_debate")
-    assert status == "interrupted"
+    stopped = time.monotonic()
+    ((debate_id, state),) = rows(database, "SELECT id, status FROM debates_debate")
+    assert state == "interrupted"
+    assert command.returncode == status
+    assert err.strip().splitlines()[-1] == (
+        f"Stopped ({said}): debate {debate_id} waits, what it said kept. "
+        f"Resume it with: uv run python manage.py debate --resume {debate_id}"
+    ), err
+    assert "CommandError" not in err and "Traceback" not in err
+    time.sleep(1)
+    assert calls_after(_llm_server_process, stopped) == []
+    # What landed is whole: one event an ordinal, no error in the transcript.
+    ordinals = [o for (o,) in rows(database, "SELECT ordinal FROM debates_event WHERE debate_id = ?", debate_id)]
+    assert len(ordinals) == len(set(ordinals))
+    assert rows(database, "SELECT count(*) FROM debates_event WHERE kind = 'ERROR'") == [(0,)]
+
+
+LEAGUE = """name: Stopped league
+options: {turns: 2}
+debaters: [Ada Sterling, Marcus Vale]
+judges: [Judge Ines Okafor]
+questions:
+  - Should cities ban cars?
+  - Is tea better than coffee?
+concurrency: 2
+"""
+
+
+def test_ctrl_c_on_tournament_run_pauses_what_it_started_so_a_running_server_does_not_carry_it_on(
+    site, _llm_server_process, tmp_path
+):
+    env, database, _ = site
+    env = {**env, "CHAOSLM_SWEEP_EVERY": "1"}  # the server beside it looks for stranded work every second
+    _llm_server_process.configure(latency=0.4, reply_words=12)
+    spec = tmp_path / "league.yaml"
+    spec.write_text(LEAGUE)
+    server = serve(env, free_port(), tmp_path / "server.log")
+    try:
+        command = subprocess.Popen(
+            [sys.executable, "manage.py", "tournament", "run", str(spec), "--owner", "rhea"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            turns = "SELECT count(*) FROM debates_event WHERE kind = 'TURN'"
+            wait_for(lambda: rows(database, turns)[0][0] >= 2, 60, "the tournament never got going")
+        finally:
+            command.send_signal(signal.SIGINT)
+            _, err = command.communicate(timeout=30)
+        stopped = time.monotonic()
+        time.sleep(4)  # four of the server's sweeps
+        assert calls_after(_llm_server_process, stopped) == []
+    finally:
+        server.terminate()
+        server.wait(20)
+    ((tournament_id, state),) = rows(database, "SELECT id, status FROM tournaments_tournament")
+    assert state == "paused"
     assert command.returncode == 130
-    assert err.strip().endswith(f"Stopped. Resume with: uv run python manage.py debate --resume {debate_id}"), err
+    assert err.strip().splitlines()[-1] == (
+        f"Stopped (Ctrl-C): tournament {tournament_id} is paused: its debates in flight stop, nothing more runs. "
+        f"Go on with: uv run python manage.py tournament resume {tournament_id}"
+    ), err
+    assert "CommandError" not in err and "Traceback" not in err
+    statuses = {s for (s,) in rows(database, "SELECT status FROM debates_debate")}
+    assert statuses == {"interrupted"}
+    assert rows(database, "SELECT count(*) FROM debates_event WHERE kind = 'ERROR'") == [(0,)]
+    # `tournament resume` goes on with it: every match completes, each step stored once.
+    _llm_server_process.configure(latency=0.0)
+    resumed = subprocess.run(
+        [sys.executable, "manage.py", "tournament", "resume", str(tournament_id)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert rows(database, "SELECT status FROM tournaments_tournament") == [("completed",)]
+    assert {s for (s,) in rows(database, "SELECT status FROM debates_debate")} == {"completed"}
+    pairs = rows(database, "SELECT debate_id, ordinal FROM debates_event")
+    assert len(pairs) == len(set(pairs))
 
 
 @pytest.mark.django_db(transaction=True)

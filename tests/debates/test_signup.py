@@ -43,3 +43,22 @@ def test_the_login_page_and_home_lead_to_sign_up_only_when_it_is_open(client, se
     settings.CHAOSLM_SIGNUP = True
     assert signup in client.get(reverse("login")).content.decode()
     assert signup in client.get(reverse("home")).content.decode()
+
+
+def test_with_sign_up_off_the_login_page_and_the_sign_up_address_say_who_makes_accounts(client, settings):
+    settings.CHAOSLM_SIGNUP = False
+    login = client.get(reverse("login")).content.decode()
+    assert (
+        "No account yet? Sign-up is off on this site: its administrator makes the accounts, so ask them for one."
+        in login
+    )
+    closed = client.get(reverse("signup"))
+    html = closed.content.decode()
+    assert closed.status_code == 404
+    assert "<h1>Sign-up is off</h1>" in html
+    assert "This site does not let visitors make their own accounts: its administrator makes them." in html
+    assert f'<a href="{reverse("login")}">log in</a>' in html
+    assert "private debate" not in html  # not the 404 page's words
+
+    settings.CHAOSLM_SIGNUP = True
+    assert "Sign-up is off" not in client.get(reverse("login")).content.decode()

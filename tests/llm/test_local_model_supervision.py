@@ -10,7 +10,6 @@ import asyncio
 import os
 import platform
 import signal
-import socket
 import sys
 import time
 
@@ -19,6 +18,7 @@ from django.core.management import CommandError, call_command
 
 from chaoslm.llm import Callbacks, ChatOptions, LLMUnavailable, Policy, chat, local_model
 from chaoslm.personas.models import default_endpoint
+from tests.servers import free_port
 
 CRASHES_ON_FIRST_COMPLETION = """
 import http.server, json, os, signal, sys
@@ -39,12 +39,6 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 """
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_for(condition, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -53,18 +47,6 @@ def wait_for(condition, timeout, what):
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-@pytest.fixture
-def local_port(settings):
-    """The embedded model is the default endpoint, on a port of this test's own."""
-    settings.OPENAI_BASE_URL = ""
-    settings.OPENAI_API_KEY = ""
-    settings.CHAOSLM_LLM_TIMEOUT = 5.0
-    settings.CHAOSLM_LLM_BACKOFF = 0.05
-    settings.CHAOSLM_LOCAL_MODEL_PORT = free_port()
-    yield settings.CHAOSLM_LOCAL_MODEL_PORT
-    local_model.log_path().unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -193,6 +175,7 @@ def test_the_exit_of_the_model_is_described_in_words():
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the CPU baseline is an x86-64 one")
+@pytest.mark.django_db  # serve asks the database first: a server whose database is down says so in one line
 def test_serve_refuses_a_cpu_without_the_build_baseline_in_plain_words(local_port, tmp_path, monkeypatch):
     cpuinfo = tmp_path / "cpuinfo"
     # A Sandy Bridge: AVX but no AVX2, FMA, F16C or BMI2.

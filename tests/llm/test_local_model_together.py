@@ -1,9 +1,10 @@
 """A first try of ChaosLM on the real embedded SmolLM2: a room in auto mode, a duel and a two-match tournament
 started together on the inline runner, as `make run` runs them, all share the one model and all complete.
 
-llama.cpp's server answers one request at a time. Before the line in chaoslm/llm/slots.py, a call's wait in
-the server's queue counted against its timeout, and with this much started at once a call failed. Kept small
-(one turn, short replies): CI has two cores. In a file of its own, listed in tests/conftest.py's SMOLLM2_FILES.
+The model answers as many calls at once as it has slots (one a core), and more than that are started here.
+Before the line in chaoslm/llm/slots.py, a call's wait in the server's queue counted against its timeout, and
+with this much started at once a call failed. Kept small (one turn, short replies): CI has two cores. In a file
+of its own, listed in tests/conftest.py's SMOLLM2_FILES.
 """
 
 import time

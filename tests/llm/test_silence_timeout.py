@@ -7,7 +7,7 @@ never silent that long. Every call streams, those nobody reads as they are writt
 
 import pytest
 
-from chaoslm.llm import Callbacks, ChatOptions, LLMTimeout, Policy, chat, pace
+from chaoslm.llm import Callbacks, ChatOptions, LLMTimeout, Policy, chat, local_model, pace
 from chaoslm.llm.pace import slow_note
 from chaoslm.personas.models import default_endpoint
 
@@ -33,6 +33,7 @@ def embedded(llm_server, settings, monkeypatch):
     settings.OPENAI_API_KEY = ""
     settings.CHAOSLM_LOCAL_MODEL_HOST = "127.0.0.1"
     settings.CHAOSLM_LOCAL_MODEL_PORT = llm_server.port
+    settings.CHAOSLM_LOCAL_SLOTS = 1  # an embedded model of one slot
     endpoint = default_endpoint()
     assert endpoint.base_url == llm_server.url and endpoint.slots == 1
     return endpoint
@@ -107,3 +108,19 @@ async def test_the_reading_time_is_allowed_on_top_of_the_timeout_not_in_its_plac
     llm_server.configure(latency=2.5, reply_words=5)
     result = await chat(embedded, prompt, policy=policy)
     assert result.attempts == 1 and len(llm_server.requests) == 2  # no timeout, no retry
+
+
+async def test_the_embedded_models_text_replies_carry_its_stop_sequences_and_json_ones_do_not(embedded, llm_server):
+    await chat(embedded, USER, policy=SLOW_POLICY)
+    await chat(embedded, USER, ChatOptions(json_schema=SCHEMA), policy=SLOW_POLICY)
+    text, scored = llm_server.requests
+    assert text.body["stop"] == list(local_model.STOP)
+    assert "stop" not in scored.body
+
+
+async def test_the_embedded_model_writes_no_more_than_its_cap_whatever_the_persona_asks(embedded, llm_server, settings):
+    assert embedded.max_tokens == settings.CHAOSLM_LOCAL_MAX_TOKENS == 160
+    await chat(embedded, USER, ChatOptions(max_tokens=400), policy=SLOW_POLICY)  # the shipped personas' 400
+    await chat(embedded, USER, ChatOptions(max_tokens=30), policy=SLOW_POLICY)
+    await chat(embedded, USER, policy=SLOW_POLICY)
+    assert [r.body["max_tokens"] for r in llm_server.requests] == [160, 30, 160]

@@ -3,6 +3,7 @@ at a time as llama.cpp's does: a call waiting for the model does not time out, h
 line holds across processes, even when one dies holding the model."""
 
 import asyncio
+import dataclasses
 import itertools
 import signal
 import subprocess
@@ -32,12 +33,55 @@ def served_one_at_a_time(requests) -> bool:
     return all(later.started >= earlier.finished for earlier, later in itertools.pairwise(ordered))
 
 
-def test_the_default_endpoint_is_the_embedded_model_with_one_slot(settings):
+def test_the_default_endpoint_is_the_embedded_model_with_a_slot_a_core_unless_set(settings, monkeypatch):
     settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_SLOTS = 1
     endpoint = default_endpoint()
     assert endpoint.base_url == local_model.base_url() and endpoint.slots == 1
+    settings.CHAOSLM_LOCAL_SLOTS = 0
+    monkeypatch.setattr(local_model.os, "cpu_count", lambda: 4)
+    assert default_endpoint().slots == 4
+    assert "--parallel" in (argv := local_model.command()) and argv[argv.index("--parallel") + 1] == "4"
+    # Each slot has the whole context: llama.cpp's server splits the one it is given among them.
+    assert argv[argv.index("--n_ctx") + 1] == str(4 * settings.CHAOSLM_LOCAL_MODEL_CONTEXT)
+    monkeypatch.setattr(local_model.os, "cpu_count", lambda: None)  # unknown: two cores assumed
+    assert default_endpoint().slots == 2
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
     assert default_endpoint().slots == 0
+
+
+def most_at_once(requests) -> int:
+    """The most requests the server was answering at the same moment."""
+    moments = sorted([(r.started, 1) for r in requests] + [(r.finished, -1) for r in requests])
+    return max(itertools.accumulate(change for _, change in moments))
+
+
+def test_a_server_of_two_slots_answers_two_calls_at_once_and_the_others_hear_their_place(llm_server):
+    # Four calls on two slots: the first two are answered at once, the first in 0.5 s, the second in 1.5 s (a 1 s
+    # hang after the latency). The third waits for one of them (1 ahead) and has the first's slot at 0.5 s; the
+    # fourth waits for two (2), then, once the third has a slot, for one (1), and has the third's slot at 1.0 s.
+    # Apart on purpose: two calls that end in the same instant free both slots at once, and the fourth then goes
+    # from 2 straight to 0, as truthfully.
+    llm_server.configure(latency=0.5, hang_seconds=1.0, rules=[{"match": "^Second$", "fault": "hang"}])
+    endpoint = dataclasses.replace(embedded(llm_server), slots=2)
+    names = ["First", "Second", "Third", "Fourth"]
+    heard = {name: [] for name in names}
+
+    async def four_at_once():
+        # Room for the second's 1.5 s.
+        policy = Policy(timeout=2.0)
+        calls = (
+            chat(endpoint, [{"role": "user", "content": name}], policy=policy, callbacks=Callbacks(on_queued=h.append))
+            for name, h in heard.items()
+        )
+        return await asyncio.gather(*calls)
+
+    results = asyncio.run(four_at_once())
+    assert all(r.text and r.attempts == 1 for r in results)
+    assert heard == {"First": [], "Second": [], "Third": [1, 0], "Fourth": [2, 1, 0]}
+    assert len(llm_server.requests) == 4 and most_at_once(llm_server.requests) == 2
+    sent = {r.last_user: r.started for r in llm_server.requests}
+    assert sent["Third"] - sent["First"] >= 0.5 and sent["Fourth"] - sent["First"] >= 1.0
 
 
 def test_calls_waiting_for_the_model_do_not_time_out_and_hear_how_many_are_ahead(llm_server):
@@ -173,8 +217,10 @@ def test_a_process_killed_while_holding_the_model_does_not_block_it(llm_server):
 
 @pytest.fixture
 def embedded_is_the_test_server(llm_server, settings):
-    """No endpoint configured, so the embedded model it is; and it is the test server, one request at a time."""
+    """No endpoint configured, so the embedded model it is; and it is the test server, one request at a time (an
+    embedded model of one slot)."""
     settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""
+    settings.CHAOSLM_LOCAL_SLOTS = 1
     settings.CHAOSLM_LOCAL_MODEL_HOST = "127.0.0.1"
     settings.CHAOSLM_LOCAL_MODEL_PORT = llm_server.port
     llm_server.configure(one_at_a_time=True, latency=0.05)

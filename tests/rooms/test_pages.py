@@ -78,3 +78,14 @@ def test_a_refused_new_room_sums_up_every_problem_linked_to_its_field():
     assert '<a href="#id_title">Title: This field is required.</a>' in summary
     assert '<a href="#id_personas_0">Personas: Choose at least one persona, or a template.</a>' in summary
     assert '<a href="#id_visibility">Visibility: Select a valid choice. nowhere is not one of the' in summary
+
+
+def test_the_mode_panel_says_what_auto_mode_does_not_that_it_is_on(room):
+    client = Client()
+    client.force_login(room.owner)
+    assert room.mode != "auto"
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    mode = page[page.index("<h3>Mode</h3>") :].split("</section>", 1)[0]
+    assert "Auto mode on" not in mode
+    assert 'aria-pressed="false">Auto mode <span class="toggle-state" aria-hidden="true">off</span>' in mode
+    assert "In auto mode the agents take turns, and the input is off until you switch auto mode off" in mode

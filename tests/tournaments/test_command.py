@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from chaoslm.runner import inline
@@ -76,7 +78,8 @@ def test_run_shows_the_size_then_the_leaderboard_and_report_reprints_it(tmp_path
     )
     out, _ = run("run", str(spec))
     assert "Small: 2 duels and 0 judge replays: 2 debates, 28 LLM calls." in out
-    assert "Leaderboard" in out and "Judges" in out and "Panel agreement: undefined (" in out
+    assert "Leaderboard" in out and "Judges" in out
+    assert "Panel agreement: — (one judge: panel figures compare two or more)." in " ".join(out.split())
     tournament = Tournament.objects.get()
     again, _ = run("report", str(tournament.pk))
     assert "Leaderboard" in again and "2 of 2 debates done" in again
@@ -173,3 +176,44 @@ def test_a_british_parliamentary_tournament_runs_from_a_spec_with_its_ratings(tm
     assert report["ratings"][0]["name"] == "Ann" and report["ratings"][-1]["name"] == "Cy"
     assert all({"rating", "ci_low", "ci_high"} <= set(r) for r in report["ratings"])
     assert [j["verdicts"] for j in report["judges"]] == [12]
+
+
+def test_run_gives_the_cost_range_the_new_form_gives(tmp_path, llm_server, runner_idle):
+    paid = provider_for(llm_server, "paid")
+    paid.input_price, paid.output_price = Decimal(100), Decimal(200)  # dollars a million tokens
+    paid.save()
+    debater("Alice", paid), debater("Bob", paid), judge("Judge Una", paid)
+    spec = write_spec(
+        tmp_path,
+        "name: Priced\noptions: {turns: 2}\ndebaters: [Alice, Bob]\njudges: [Judge Una]\n"
+        'questions: ["Tea?"]\nsides: once\n',
+    )
+    out, _ = run("run", str(spec))
+    # 14 calls of 150 to 6,000 tokens read and 5 to 1,000 written, at $100 and $200 a million: $0.224 to $11.20.
+    assert (
+        "Priced: 1 duel and 0 judge replays: 1 debate, 14 LLM calls. It will cost about $0.224 to $11.20 (at 150 to "
+        "6,000 tokens read and 5 to 1,000 written a call)." in " ".join(out.split())
+    ), out
+
+
+PRIVATE_CARD = (
+    (Path(__file__).resolve().parents[2] / "cards" / "lincoln-douglas.yaml")
+    .read_text()
+    .replace("name: lincoln-douglas", "name: my-ld")
+)
+
+
+def test_a_tournament_of_its_owners_private_card_is_sized_as_any_other(tmp_path, llm_server, runner_idle):
+    llm_server.configure(rules=always_for(["Alice", "Bob"]))
+    debater("Alice"), debater("Bob"), judge("Judge Una")
+    ada = get_user_model().objects.create_user("ada")
+    assert not format_cards.save_card(PRIVATE_CARD, owner=ada, public=False).public
+    spec = write_spec(
+        tmp_path,
+        "name: Mine\nformat: my-ld\ndebaters: [Alice, Bob]\njudges: [Judge Una]\nquestions: ['Tea?']\nsides: once\n",
+    )
+    out, _ = run("run", str(spec), "--owner", "ada")
+    # Sized from the card as its owner may use it: one debate of the Lincoln-Douglas card's 23 calls. Sized as
+    # nobody, the line said "its formats are checked as it is made."
+    assert "Mine: 1 my-ld debate and 0 judge replays: 1 debate, 23 LLM calls." in out
+    assert "Mine (#" in out and "completed, 1 of 1 debates done, 0 failed." in out

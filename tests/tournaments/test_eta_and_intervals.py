@@ -176,7 +176,7 @@ def test_a_rating_from_one_verdict_has_no_interval_anywhere(owner, client):
 
     out = io.StringIO()
     call_command("tournament", "report", str(tournament.pk), stdout=out)
-    assert "needs more verdicts" in out.getvalue() and "undefined to undefined" not in out.getvalue()
+    assert "needs more verdicts" in out.getvalue() and "— to —" not in out.getvalue()
     json_out = io.StringIO()
     call_command("tournament", "report", str(tournament.pk), "--json", stdout=json_out)
     assert all(r["ci_low"] is None for r in json.loads(json_out.getvalue())["ratings"])

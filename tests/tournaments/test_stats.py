@@ -1,4 +1,4 @@
-"""The tournament report's statistics against values computed by hand, and every undefined case."""
+"""The tournament report's statistics against values computed by hand, and every figure that cannot be computed."""
 
 import json
 import math
@@ -241,7 +241,7 @@ def test_bootstrap_is_reproducible_with_a_seed_and_resamples_whole_matches():
         assert (x.rating, x.ci_low, x.ci_high) == pytest.approx((y.rating, y.ci_low, y.ci_high), abs=1e-4)
 
 
-# -- undefined cases: Figure(None, why), never NaN, never an exception -----------------------------
+# -- figures that cannot be computed: Figure(None, why), never NaN, never an exception -----------------------------
 
 
 def assert_plain_json(report):
@@ -268,7 +268,7 @@ def test_every_judge_always_picks_the_same_side():
     rows = [("for", "for")] * 4
     panel = build_report(panel_verdicts(rows, ["J1", "J2"]), ["A", "B"], ["J1", "J2"], bootstrap=50).panel
     assert panel.agreement.value is None
-    assert panel.agreement.why.startswith("every verdict picked FOR")
+    assert panel.agreement.why == "every verdict picked FOR, and agreement beyond chance needs winners that vary"
 
 
 def test_one_question_one_match():
@@ -301,7 +301,7 @@ def test_constant_scores_leave_the_correlation_undefined():
     ]
     panel = build_report(verdicts, ["A", "B"], ["J1", "J2"], bootstrap=0).panel
     assert panel.score_correlation == Figure(
-        None, "J1 gave every debater the same score, so a correlation is undefined"
+        None, "J1 gave every debater the same score, so there is no correlation to compute"
     )
 
 
@@ -354,8 +354,8 @@ def test_a_judge_who_always_picks_one_side_gives_a_kappa_of_zero_whose_interval_
     assert warned == []
     assert report.panel.agreement.value == pytest.approx(_statsmodels_kappa(rows)) == 0.0
     assert report.panel.agreement.why == (
-        "J1 picked FOR every time, so agreement is no better than chance; the interval is undefined: with a judge "
-        "who never varies, kappa's standard error comes out as zero, which says nothing about how sure it is"
+        "no interval: J1 picked FOR every time, so agreement is no better than chance, and with a judge who never "
+        "varies kappa's standard error comes out as zero, which says nothing about how sure it is"
     )
     assert report.as_dict()["panel"]["agreement"]["value"] == 0.0
 
@@ -365,7 +365,9 @@ def test_two_judges_each_always_picking_a_different_side_give_a_kappa_of_zero():
     rows = [("for", "against")] * 3
     panel = build_report(panel_verdicts(rows, ["J1", "J2"]), ["A", "B"], ["J1", "J2"], bootstrap=0).panel
     assert panel.agreement.value == pytest.approx(_statsmodels_kappa(rows)) == 0.0
-    assert panel.agreement.why.startswith("J1 picked FOR and J2 picked AGAINST every time, so agreement is no better")
+    assert panel.agreement.why.startswith(
+        "no interval: J1 picked FOR and J2 picked AGAINST every time, so agreement is no better"
+    )
 
 
 def test_two_judges_who_agree_on_one_side_every_time_leave_kappa_undefined():

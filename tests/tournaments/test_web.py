@@ -222,7 +222,7 @@ def test_a_finished_tournament_shows_its_report_and_exports_every_verdict(people
     assert page.count('<td class="name">') >= 3 + 1 + 3  # ratings, judges, usage rows
     assert '<svg class="forest"' in page and '<svg class="matrix"' in page
     # One judge: no panel agreement, and the page says why instead of a number.
-    assert "Panel agreement on winners: <strong>undefined (" in page
+    assert "Panel agreement on winners: <strong>— (one judge: panel figures compare two or more)</strong>" in page
     rows = list(
         csv.reader(
             io.StringIO(client.get(reverse("tournament_export", args=[tournament.pk, "matches.csv"])).content.decode())

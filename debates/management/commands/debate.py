@@ -4,7 +4,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -20,7 +20,7 @@ from debates import limits as debate_limits
 from debates.engine import DebateDeleted, RunStats, run_debate
 from debates.formats import LISTED, FormatError
 from debates.models import Debate, Event
-from debates.services import post_message
+from debates.services import let_run, post_message
 from debates.setup import SeatChoice, create_debate
 
 if TYPE_CHECKING:
@@ -47,6 +47,17 @@ def persona_choice(value: str) -> SeatChoice:
     return SeatChoice(persona=persona)
 
 
+def read_material(value: str) -> str:
+    """The text of a material file, read as UTF-8."""
+    path = Path(value)
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except OSError as error:
+        raise CommandError(f"{value}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{value} is not UTF-8 text (byte {error.start + 1} is not UTF-8)") from None
+
+
 def key_value(raw: str) -> tuple[str, str]:
     key, sep, value = raw.partition("=")
     if not sep or not key:
@@ -65,6 +76,15 @@ class Command(BaseCommand):
         )
         parser.add_argument("--topic", default="")
         parser.add_argument("--premise", default="")
+        material = parser.add_mutually_exclusive_group()
+        material.add_argument(
+            "--material",
+            metavar="TEXT",
+            default="",
+            help="what the debate carries beyond its topic (a passage, a question with its candidate answers), "
+            f"at most {settings.CHAOSLM_MAX_MATERIAL:,} characters",
+        )
+        material.add_argument("--material-file", metavar="PATH", help="the material from a UTF-8 text file")
         parser.add_argument("--turns", type=int, help="duel: public statements in all (default 6)")
         parser.add_argument("--a", help="duel: debater A (for), a persona name or YAML file")
         parser.add_argument("--b", help="duel: debater B (against), a persona name or YAML file")
@@ -129,6 +149,7 @@ class Command(BaseCommand):
                 raise CommandError(f"debate {debate.pk} is already complete")
             if debate.status != Debate.Status.RUNNING:
                 self.check_limits(debate.owner)
+            let_run(debate.pk)
         else:
             if opts["enqueue"]:
                 cli.refuse_enqueue_inline()
@@ -157,6 +178,8 @@ class Command(BaseCommand):
                 f"{error}\nDebate {debate.pk} is saved: once a model answers, run it with "
                 f"uv run python manage.py debate --resume {debate.pk}"
             ) from None
+        except KeyboardInterrupt as stop:  # outside the run: while the embedded model started, say
+            self.stop(debate, stop)
         finally:
             # Its end told the owner's webhooks: those deliveries run in this process.
             cli.settle(self.stderr.write)
@@ -170,13 +193,22 @@ class Command(BaseCommand):
             # Each second: the owner may start it sooner from its page.
             while (left := hold.seconds_left(debate.pk)) is not None and left > 0:
                 time.sleep(min(left, 1.0))
-        except KeyboardInterrupt:
-            self.stderr.write(f"\nStopped while held. Resume with: uv run python manage.py debate --resume {debate.pk}")
-            sys.exit(130)
+        except KeyboardInterrupt as stop:
+            self.stop(debate, stop)
         if left is None or not hold.claim(debate.pk):
             out.write("It was started from its page; it runs there.")
             return False
         return True
+
+    def stop(self, debate: Debate, stop: KeyboardInterrupt) -> NoReturn:
+        """Ctrl-C or SIGTERM: one plain line (no "CommandError:", which reads as a failure), and the shell's status
+        for the signal. The run was this process's own (its calls in flight dropped, what landed kept): nothing
+        carries on elsewhere, and no sweep resumes an interrupted debate."""
+        self.stderr.write(
+            f"\nStopped ({cli.signal_name(stop)}): debate {debate.pk} waits, what it said kept. "
+            f"Resume it with: uv run python manage.py debate --resume {debate.pk}"
+        )
+        sys.exit(cli.exit_status(stop))
 
     def check_limits(self, owner: Any) -> None:
         try:
@@ -225,11 +257,13 @@ class Command(BaseCommand):
                 raise CommandError(f"The {spec.label} seat is empty: fill it with {flag}.")
         order = [s.key for s in fmt.seat_specs]
         seats = dict(sorted(seats.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+        material = read_material(opts["material_file"]) if opts["material_file"] else opts["material"]
         try:
             return create_debate(
                 format_name=fmt.name,
                 topic=opts["topic"],
                 premise=opts["premise"],
+                material=material,
                 seats=seats,
                 options=options,
                 owner=owner,
@@ -285,9 +319,8 @@ class Command(BaseCommand):
             while debate.status == Debate.Status.WAITING:
                 self.take_human_turn(debate, console)
                 debate = asyncio.run(run_debate(debate.pk, AlsoLive(observer, debate.pk), stats=stats))
-        except KeyboardInterrupt:
-            self.stderr.write(f"\nStopped. Resume with: uv run python manage.py debate --resume {debate.pk}")
-            sys.exit(130)
+        except KeyboardInterrupt as stop:
+            self.stop(debate, stop)
         except DebateDeleted:
             raise CommandError(f"debate {debate.pk} was deleted while it ran") from None
         if json_lines:

@@ -1,12 +1,16 @@
 import errno
 import ipaddress
+import signal
 import socket
+import sys
 from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, connection
 
+from chaoslm import cli, health
 from chaoslm.llm import local_model
 
 
@@ -30,6 +34,17 @@ class Command(BaseCommand):
             raise CommandError(taken)
         if check:
             return
+        # A bad CHAOSLM_LOCAL_MODEL is said first: it needs no database, and it is what this person just set.
+        if local_model.in_use() and not local_model.listening():
+            try:
+                local_model.command()
+            except local_model.LocalModelMissing as error:
+                raise CommandError(str(error)) from None
+        # Before the model and the banner: with the database down, runserver's migration check would end in a
+        # traceback.
+        down = database_down()
+        if down:
+            raise CommandError(down)
         if settings.DEBUG and not is_loopback(addrport):
             raise CommandError(
                 f"Refusing to serve on {addrport} with debug on: Django's debug pages (tracebacks, settings, "
@@ -39,13 +54,24 @@ class Command(BaseCommand):
             )
         if not local_model.in_use():
             self.stdout.write(f"Models from {settings.OPENAI_BASE_URL or 'OpenAI'} (OPENAI_BASE_URL).")
-        elif local_model.listening():
+        elif local_model.listening() and local_model.orphan() is None:
             self.stdout.write(f"Using the local model already running at {local_model.base_url()}.")
+        # Until daphne serves (it stops on SIGINT and SIGTERM by itself), a stop ends the model's start too; a
+        # closed terminal stops it as SIGTERM does: the model runs in a session of its own, which a hang-up
+        # does not reach, and only this process's stop ends it.
+        cli.stop_on_sigterm()
+        signal.signal(signal.SIGHUP, lambda *_: signal.raise_signal(signal.SIGTERM))
         try:
-            with local_model.running(self.stdout.write):
+            # The pages are served while the model starts (it says when it answers): a debate started meanwhile
+            # waits for it, and everything else needs no model.
+            with local_model.running(self.stdout.write, wait=False):
                 self.serve(addrport)
         except local_model.LocalModelMissing as error:
             raise CommandError(str(error)) from None
+        except KeyboardInterrupt as stop:
+            model = "; the embedded model is stopped too" if local_model.in_use() else ""
+            self.stderr.write(f"Stopped ({cli.signal_name(stop)}) before serving{model}.")
+            sys.exit(cli.exit_status(stop))
 
     def serve(self, addrport: str) -> None:
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
@@ -68,6 +94,16 @@ def is_loopback(addrport: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a host name other than localhost may resolve to any interface
+
+
+def database_down() -> str | None:
+    """Why the database cannot be used (one sentence, no password in it), or None when it answers."""
+    try:
+        connection.ensure_connection()
+    except DatabaseError as error:
+        reason = health.redact(str(error)) or type(error).__name__
+        return f"The database does not answer ({reason}): start it, or point DATABASE_URL at one that runs."
+    return None
 
 
 def address_taken(addrport: str) -> str | None:

@@ -1,3 +1,5 @@
+from typing import Any
+
 from rich.console import Console
 
 from batches.command import BatchCommand, table
@@ -13,11 +15,12 @@ class Command(BatchCommand):
     report_help = "print an experiment's accuracy, calibration, debaters and judges"
     read_spec = staticmethod(read_spec)
     as_json = staticmethod(exports.as_json)
+    check_batch = staticmethod(services.check_experiment)
     create_batch = staticmethod(services.create_experiment)
 
-    def size(self, spec: ExperimentSpec) -> str:
+    def size(self, spec: ExperimentSpec, checked: Any) -> str:
         runs = design.count(len(spec.questions), spec.protocols, len(spec.debaters), len(spec.judges))
-        return f"{runs} runs ({len(spec.questions)} questions, {', '.join(spec.protocols)}, both answer orders)"
+        return f"{runs} runs ({len(spec.questions)} questions, {', '.join(spec.protocols)}, both answer orders)."
 
     def print_report(self, experiment: Experiment, console: Console) -> None:
         report = selectors.report(experiment)

@@ -13,8 +13,8 @@ import yaml
 from chaoslm.llm import ChatOptions, Endpoint, Policy, chat
 from debates.formats import DebateConfig, Record, SeatInfo
 from debates.formats.card import CardCaps, CardError, card_format, parse_card
-from debates.formats.card_doc import protocol_markdown
-from debates.formats.card_text import TemplateError, parse_template
+from debates.formats.card.doc import protocol_markdown
+from debates.formats.card.template import TemplateError, parse_template
 from tests.debates.formats.test_card_equivalence import run
 
 CARDS = Path(__file__).resolve().parents[3] / "cards"
@@ -48,7 +48,15 @@ def reply(step):
     schema = step.json_schema
     if schema is None:
         return f"<{step.seat} {step.step} {step.ordinal}>", {}
-    if "score" in schema["properties"]:
+    if "answer" in schema["properties"]:  # a speech's answer: the first value its kind allows
+        answer = schema["properties"]["answer"]
+        value = {"number": 4, "string": answer.get("enum", ["four"])[0]}.get(answer["type"])
+        if answer["type"] == "array":
+            value = answer["items"]["enum"][: answer["minItems"]]
+        data = {"reasoning": f"{step.seat} reasons", "answer": value}
+    elif "done" in schema["properties"]:  # a check after a round: not done, so every round runs
+        data = {"done": False, "reasoning": "not yet"}
+    elif "score" in schema["properties"]:
         data = {"score": 6, "reasoning": "fine"}
         if "marks" in schema["properties"]:  # a speaker marked on a rubric too
             data["marks"] = {k: 1 for k in schema["properties"]["marks"]["properties"]}
@@ -257,7 +265,9 @@ def test_no_seat_ever_sees_another_seats_private_steps(name):
     card = load(name)
     steps, _, records, _ = run(card, config_for(card), reply=reply)
     private = [r for r in records if r.visibility == "private" and r.kind != "HEADER"]
-    assert private or name in ("classic-card", "oxford-style")
+    # Cards whose every step is public: nothing private to leak.
+    open_cards = ("classic-card", "oxford-style", "chateval", "multi-agent-debate", "self-consistency", "single-agent")
+    assert private or name in open_cards
     for step in steps:
         text = json.dumps(step.messages)
         for record in private:
@@ -429,7 +439,7 @@ def test_what_a_speaker_sees_is_what_its_stage_says():
         {
             "role": "system",
             "content": "b persona\n\nThe debate topic is: School uniforms\n"
-            "You are B-name (y), the debater in this debate.",
+            "You are B-name (Y), the debater in this debate.",  # its side by its label, as {side} says it
         },
         {"role": "user", "content": "A-name: <a one 2>"},
         {"role": "assistant", "content": "<b two 3>"},
@@ -546,24 +556,25 @@ def test_british_parliamentary_ranks_the_four_teams_with_a_validated_ranking():
     assert "{names_or}" not in decide.prompt and "'Opening Government', 'Opening Opposition'" in decide.prompt
 
 
-def test_a_ranking_that_failed_validation_falls_back_to_the_judges_scores():
+def test_a_ranking_that_failed_validation_ranks_no_team_the_judge_did_not_score():
+    """British Parliamentary's judge gives no running scores: a failed ranking ranks nobody (it once ranked the
+    teams in seat order, as if judged), and the verdict says it is not the judge's own."""
     card = load("british-parliamentary")
     config = config_for(card)
 
     def broken(step):
         if step.step == "verdict_json":
-            return "first: OG", {"fallback": True}
+            return "first: OG", {"fallback": True, "error": "no valid JSON"}
         return reply(step)
 
     _, _, records, _ = run(card, config, reply=broken)
     outcome = card.outcome(config, records)
-    assert outcome["ranking"] == [
-        "Opening Government",
-        "Opening Opposition",
-        "Closing Government",
-        "Closing Opposition",
-    ]
+    assert outcome["ranking"] == [] and outcome["winner"] == ""
     assert outcome["scores"] == {}
+    assert card.verdict_fallback(config, records) == (
+        "The judge gave no valid verdict after three attempts, so no team is ranked: it scored not every team."
+    )
+    assert card.verdict_fallback(config, run(card, config, reply=reply)[2]) == ""
 
 
 def test_a_rubric_verdict_sums_each_sides_criteria():

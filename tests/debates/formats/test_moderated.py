@@ -85,7 +85,7 @@ def test_each_seat_sees_the_public_transcript_and_its_stage_before_the_turn():
     system, *rest = con_rebuttal.messages
     assert system["role"] == "system"
     assert system["content"] == (
-        "Bob's persona\n\nThe debate topic is: Remote work\nYou are Bob (con), the debater in this debate.\n"
+        "Bob's persona\n\nThe debate topic is: Remote work\nYou are Bob (Con), the debater in this debate.\n"
         "Stage 5 of 9: con rebuttal."
     )
     # Roles alternate: others' turns and SYSTEM lines as the user, Bob's own as the assistant.

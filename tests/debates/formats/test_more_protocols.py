@@ -31,7 +31,7 @@ from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates import format_cards, selectors, transcripts, votes
 from debates.formats.card import CardError, parse_card
-from debates.formats.card_doc import protocol_markdown
+from debates.formats.card.doc import protocol_markdown
 from debates.models import Debate, Event, FormatCard
 from debates.status import activity
 from tests.batches.helpers import debater, judge, questions, run_to_end

@@ -1,9 +1,8 @@
 from rich.console import Console
 
 from batches.command import BatchCommand, table
-from batches.templatetags.batch_tags import figure, interval, number
-from debates.formats import FormatError
-from tournaments import design, exports, results, services
+from batches.templatetags.batch_tags import interval, stated
+from tournaments import exports, results, services
 from tournaments.models import Tournament
 from tournaments.spec import TournamentSpec, read_spec
 
@@ -13,17 +12,12 @@ class Command(BatchCommand):
     report_help = "print a tournament's leaderboard and judge table"
     read_spec = staticmethod(read_spec)
     as_json = staticmethod(exports.as_json)
+    check_batch = staticmethod(services.check_tournament)
     create_batch = staticmethod(services.create_tournament)
 
-    def size(self, spec: TournamentSpec) -> str:
-        counts = (len(spec.questions), len(spec.debaters), len(spec.judges))
-        # The shipped and public cards by name; a format no one may use is refused when the tournament is made.
-        offered = services.offered_formats(None)
-        formats = [offered[f].fmt if f in offered else f for f in spec.formats]
-        try:
-            return design.estimate(*counts, spec.sides, spec.repeats, spec.options, formats).sentence()
-        except FormatError:
-            return "its formats are checked as it is made."
+    def size(self, spec: TournamentSpec, checked: services.Checked) -> str:
+        # The checks' own size: its formats resolved for the owner, so their private cards count as any other.
+        return checked.size.sentence()
 
     def print_report(self, tournament: Tournament, console: Console) -> None:
         report = results.report(tournament)
@@ -38,12 +32,12 @@ class Command(BatchCommand):
             board.add_row(
                 str(rank),
                 r.name,
-                number(r.rating),
+                stated(r.rating),
                 interval(r, " to "),
                 str(r.wins),
                 str(r.losses),
-                figure(r.win_rate_for, "percent"),
-                figure(r.win_rate_against, "percent"),
+                stated(r.win_rate_for, "percent"),
+                stated(r.win_rate_against, "percent"),
             )
         console.print(board)
         judges = table("Judges", ("Judge", "Verdicts", "FOR wins", "Accuracy", "Self-consistency", "Contradictions"))
@@ -51,10 +45,10 @@ class Command(BatchCommand):
             judges.add_row(
                 j.name,
                 str(j.verdicts),
-                figure(j.for_win_rate, "percent"),
-                figure(j.accuracy, "percent"),
-                figure(j.self_consistency, "percent"),
-                figure(j.contradiction_rate, "percent"),
+                stated(j.for_win_rate, "percent"),
+                stated(j.accuracy, "percent"),
+                stated(j.self_consistency, "percent"),
+                stated(j.contradiction_rate, "percent"),
             )
         console.print(judges)
         if report.formats:
@@ -66,14 +60,14 @@ class Command(BatchCommand):
                     f.name.capitalize(),
                     str(f.matches),
                     str(f.verdicts),
-                    figure(f.for_win_rate, "percent"),
-                    figure(f.accuracy, "percent"),
-                    figure(f.agreement),
+                    stated(f.for_win_rate, "percent"),
+                    stated(f.accuracy, "percent"),
+                    stated(f.agreement),
                 )
             console.print(compared)
         method = {"cohen": " (Cohen's kappa)", "fleiss": " (Fleiss' kappa)"}.get(report.panel.method, "")
         console.print(
-            f"Panel agreement{method}: {figure(report.panel.agreement)}. "
-            f"Score correlation: {figure(report.panel.score_correlation)}.",
+            f"Panel agreement{method}: {stated(report.panel.agreement)}. "
+            f"Score correlation: {stated(report.panel.score_correlation)}.",
             highlight=False,
         )

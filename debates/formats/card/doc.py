@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from debates.formats.card import CardFormat
+from debates.formats.card.format import CardFormat, PlannedCall
 
 KIND_WORDS = {
     "SYSTEM": "system line",
@@ -18,6 +18,16 @@ KIND_WORDS = {
     "INTERNAL": "verdict step",
     "VERDICT": "verdict",
 }
+
+
+CHECK_WORDS = {"judge": "check: are the rounds done? (JSON)", "stop": "the rounds stop", "decision": "decision"}
+
+
+def _what(call: PlannedCall) -> str:
+    if call.check:
+        return CHECK_WORDS[call.check]
+    what = f"speech with an answer ({call.answer})" if call.answer else KIND_WORDS[call.kind]
+    return f"{what}, {call.when}" if call.when else what
 
 
 def _cell(text: Any) -> str:
@@ -50,13 +60,18 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
                 f"| `{option.name}` | {option.default} | {option.minimum} to {option.maximum} | "
                 f"{_cell(option.help or option.label)} |"
             )
-    judging = {"in_debate": "by its judge seat", "replay": "by a judge replay afterwards", "none": "by no judge"}
+    judging = {
+        "in_debate": "by its judge seat",
+        "referees": "by its referees' decision, each naming a side",
+        "replay": "by a judge replay afterwards",
+        "none": "by no judge",
+    }
     verdict = " (a ranking of the teams)" if card.ranks_teams() and card.judging == "in_debate" else ""
     lines += [
         "",
         "## The sequence",
         "",
-        f"At the default options, with every seat filled: {card.calls(options)} calls, "
+        f"At the default options, with every seat filled: {_calls(card, options)} calls, "
         f"{card.statements(options)} public statements by the debaters; judged {judging[card.judging]}{verdict}; "
         f"audience vote: {card.poll or 'none'}.",
         "",
@@ -69,13 +84,13 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
             continue
         seat = labels.get(call.seat or "", "") if call.seat else ""
         lines.append(
-            f"| {call.ordinal} | {_cell(seat)} | {KIND_WORDS[call.kind]} | {_cell(call.label or call.step)} | "
+            f"| {call.ordinal} | {_cell(seat)} | {_what(call)} | {_cell(call.label or call.step)} | "
             f"{'yes' if call.visibility == 'public' else 'no'} | {_cell(call.sees)} | {_cell(', '.join(call.reads))} |"
         )
     ending = [call for call in plan if call.phase == "end"]
     lines += ["", "**Ended early by its owner:** "]
     if ending:
-        steps = ", then ".join(f"{KIND_WORDS[c.kind]} by {labels.get(c.seat or '', '')}" for c in ending)
+        steps = ", then ".join(f"{_what(c)} by {labels.get(c.seat or '', '')}" for c in ending)
         lines[-1] += f"speeches whose instruction is out are still given; then {steps}."
     else:
         lines[-1] += "no further speech; a judge still scores what was said and gives its verdict."
@@ -99,4 +114,13 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
                 continue
             seen.add((slot.ref + what, template.source))
             lines += ["", f"### {slot.ref}{what}", "", "```text", template.source.rstrip("\n"), "```"]
+    notes = [c for c in plan if c.check in ("stop", "decision")]
+    if notes:
+        lines += ["", "## How it decides", ""]
+        lines += list(dict.fromkeys(f"- {c.text}" for c in notes))
     return "\n".join(lines) + "\n"
+
+
+def _calls(card: CardFormat, options: Mapping[str, Any]) -> str:
+    fewest, most = card.fewest_calls(options), card.calls(options)
+    return f"{fewest} to {most}" if fewest < most else str(most)

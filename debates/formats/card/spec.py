@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     import yaml
 
 from debates.formats.base import OptionSpec, SeatSpec
-from debates.formats.card_text import EMPTY, Template, TemplateError, parse_template
+from debates.formats.card import placeholders
+from debates.formats.card.decide import ANSWER_KINDS, RULE_KINDS, RULES, TIES, AnswerSpec
+from debates.formats.card.placeholders import RESERVED_PREFIXES, RESERVED_SEAT_KEYS
+from debates.formats.card.template import EMPTY, Template, TemplateError, parse_template
 
 MAX_TEXT = 200_000  # characters of YAML
 MAX_TEMPLATE = 20_000  # characters of one template
@@ -28,28 +31,9 @@ STANCES = ("for", "against", "")
 SEES = ("own", "all", "last", "none")
 POLLS = ("sides", "people", "")
 STAGE_TYPES = ("speech", "cross", "repeat", "plan", "think", "system")
-# Placeholders every template may use; `own_X`, `opponent_X`, `last_X` (X a step) and seat keys come on top.
-COMMON = frozenset(
-    {
-        "topic",
-        "premise",
-        "stage",
-        "speaker",
-        "side",
-        "stance",
-        "opponent",
-        "opponents",
-        "sides",
-        "previous",
-        "previous_speaker",
-    }
-)
-IN_REPEAT = frozenset({"round", "rounds"})
-REFERENCE_PREFIXES = ("own_", "team_", "opponent_", "last_")
-CROSS_NAMES = frozenset({"asker", "answerer"})
-RESERVED_SEAT_KEYS = (
-    COMMON | IN_REPEAT | CROSS_NAMES | {"question", "exchanges", "scored", "speech", "names_or", "must_be", "turn"}
-)
+# The placeholders and which names they reserve: placeholders.py, one table.
+MAX_CHOICES = 26  # choices an answer may have
+MAX_CHOICE = 100  # characters of one choice
 
 
 class CardProblem(NamedTuple):
@@ -63,7 +47,8 @@ class Problems:
         self.items: list[CardProblem] = []
         # Templates whose placeholders are checked once every step name is known: (template, context, in a
         # repeat, line, field).
-        self.templates: list[tuple[Template, str, bool, int, str]] = []
+        # Each template with where it stands: (template, context, in_repeat, line, field, in an answering speech).
+        self.templates: list[tuple[Template, str, bool, int, str, bool]] = []
 
     def add(self, line: int, field: str, message: str) -> None:
         self.items.append(CardProblem(line, field, message))
@@ -176,7 +161,7 @@ class SpeechVariant:
 
 @dataclass(frozen=True)
 class SpeechStage:
-    seats: tuple[str, ...]
+    seats: tuple[str, ...]  # with at_once, every one of them speaks; else one a round, in turn
     base: SpeechVariant
     first: SpeechVariant | None
     final: SpeechVariant | None
@@ -186,6 +171,9 @@ class SpeechStage:
     shown: str
     line: int
     field: str
+    at_once: bool = False  # every seat listed speaks, all reading what was said before the first of them
+    answer: AnswerSpec | None = None  # the answer each speech gives, in JSON
+    when: WhenSpec | None = None  # given only on an earlier speech's answer
 
 
 @dataclass(frozen=True)
@@ -223,9 +211,54 @@ class CrossStage:
 
 
 @dataclass(frozen=True)
+class WhenSpec:
+    """A speech given only on an earlier speech's answer: it runs when the latest `step` before it answered one of
+    `answers` (with `negate`: when it answered none of them, or did not run)."""
+
+    step: str
+    answers: tuple[str, ...]
+    negate: bool
+    line: int
+    field: str
+
+    def words(self, label: str) -> str:
+        """The condition as the card's timeline says it."""
+        said = " or ".join(f"'{a}'" for a in self.answers)
+        return f'{"unless" if self.negate else "only if"} the answer to "{label}" is {said}'
+
+
+@dataclass(frozen=True)
+class UntilSpec:
+    """When a repeat stops before its count: its answers agree (`agree`, the share that must), or a seat's
+    yes/no check after each round says so."""
+
+    agree: float | None
+    step: str  # the answering speech whose answers must agree (agree only)
+    seat: str  # the seat asked (a check only)
+    prompt: Template
+    sees: str
+    line: int
+    field: str
+
+
+@dataclass(frozen=True)
 class RepeatStage:
     times: Count
     stages: tuple[Any, ...]
+    line: int
+    field: str
+    until: UntilSpec | None = None
+
+
+@dataclass(frozen=True)
+class DecisionSpec:
+    """How the debate's answer is decided from its seats' answers: a rule over each seat's latest answer to
+    `step` (rule `judge`: the answer of `seat`)."""
+
+    rule: str
+    step: str
+    seat: str
+    tie: str
     line: int
     field: str
 
@@ -263,6 +296,7 @@ class SideSpec:
     key: str
     label: str
     stance: str
+    verdict: str = ""  # what its win is called ("Not guilty"); "" for "Winner: <label>"
 
 
 @dataclass(frozen=True)
@@ -278,6 +312,8 @@ class CardSpec:
     on_end: tuple[Stage, ...]
     judge: JudgeSpec | None
     labels: dict[str, str] = field(default_factory=dict)
+    decision: DecisionSpec | None = None
+    answers: dict[str, AnswerSpec] = field(default_factory=dict)  # each answering step's answer
     option_lines: dict[str, int] = field(default_factory=dict)
 
 
@@ -389,7 +425,7 @@ class Reader:
             # Not empty, so nothing else reports it missing; it renders to nothing, but a card with a problem
             # never runs.
             return Template(source=source, parts=(), names=frozenset())
-        self.problems.templates.append((template, context, in_repeat, self.line_of(key), self.field(key)))
+        self.problems.templates.append((template, context, in_repeat, self.line_of(key), self.field(key), False))
         return template
 
 
@@ -402,14 +438,45 @@ def default_label(step: str) -> str:
 
 
 # -- the card ------------------------------------------------------------------------------------------------------
-TOP_FIELDS = ("name", "title", "description", "options", "seats", "sides", "poll", "stages", "on_end", "judge")
+TOP_FIELDS = (
+    "name",
+    "title",
+    "description",
+    "options",
+    "seats",
+    "sides",
+    "poll",
+    "stages",
+    "on_end",
+    "judge",
+    "decision",
+)
 OPTION_FIELDS = ("label", "default", "min", "max", "help")
 SEAT_FIELDS = ("key", "role", "label", "side", "required", "human_allowed")
-SIDE_FIELDS = ("key", "label", "stance")
+SIDE_FIELDS = ("key", "label", "stance", "verdict")
 CALL_FIELDS = ("step", "label", "prompt")
 VARIANT_FIELDS = ("step", "label", "prompt", "think", "system", "status")
 VARIANTS = ("first", "final", "last")
-SPEECH_FIELDS = ("speech", "seat", "label", "prompt", "sees", "word_limit", "think", "system", "status", "shown")
+SPEECH_FIELDS = (
+    "speech",
+    "seat",
+    "label",
+    "prompt",
+    "sees",
+    "word_limit",
+    "think",
+    "system",
+    "status",
+    "shown",
+    "at_once",
+    "answer",
+    "when",
+)
+REPEAT_FIELDS = ("repeat", "stages", "until")
+UNTIL_FIELDS = ("agree", "step", "seat", "prompt", "sees")
+DECISION_FIELDS = ("rule", "step", "seat", "tie")
+ANSWER_FIELDS = ("choices", "pick")
+WHEN_FIELDS = ("step", "answer", "not")
 PRIVATE_FIELDS = ("seat", "label", "prompt", "sees")
 SYSTEM_FIELDS = ("system", "seat", "step", "status", "shown")
 CROSS_FIELDS = ("cross", "asker", "answerer", "exchanges", "label", "question", "answer", "sees", "word_limit")
@@ -428,6 +495,9 @@ class SpecReader:
         self.option_names: set[str] = set()
         self.seat_keys: set[str] = set()
         self.speech_steps: set[str] = set()
+        self.answers: dict[str, tuple[AnswerSpec, int, str]] = {}  # step -> its answer, where first given
+        self.untils: list[tuple[UntilSpec, tuple[Stage, ...]]] = []
+        self.side_count = 0
 
     # -- the parts ---------------------------------------------------------------------------------------------
     def card(self, data: Any) -> CardSpec | None:
@@ -439,6 +509,7 @@ class SpecReader:
         description = top.text("description", "", limit=2000)
         options, option_lines = self.options(top)
         sides = self.sides(top)
+        self.side_count = len(sides)
         seats = self.seats(top, {s.key for s in sides})
         poll = top.choice("poll", POLLS, "")
         if poll == "sides":
@@ -446,6 +517,7 @@ class SpecReader:
         stages = self.stage_list(top.listing("stages", required=True), "stages", in_repeat=False)
         on_end = self.stage_list(top.listing("on_end"), "on_end", in_repeat=False)
         judge = self.judge(top.data["judge"], top.line_of("judge"), sides) if top.has("judge") else None
+        decision = self.decision(top) if top.has("decision") else None
         return CardSpec(
             name=name,
             title=title,
@@ -459,6 +531,8 @@ class SpecReader:
             judge=judge,
             labels={step: label for step, (label, _, _) in self.labels.items()},
             option_lines=option_lines,
+            decision=decision,
+            answers={step: answer for step, (answer, _, _) in self.answers.items()},
         )
 
     def check_sides_poll(self, top: Reader, sides: tuple[SideSpec, ...], seats: tuple[SeatSpec, ...]) -> None:
@@ -520,10 +594,11 @@ class SpecReader:
             key = reader.slug("key")
             label = reader.text("label", default_label(key).capitalize(), limit=100)
             stance = reader.choice("stance", STANCES, "")
+            verdict = reader.text("verdict", "", limit=60)
             if key in {s.key for s in found}:
                 reader.problem("key", f"There are two sides called {key!r}.")
                 continue
-            found.append(SideSpec(key, label, stance))
+            found.append(SideSpec(key, label, stance, verdict))
         if len(found) == 1:
             top.problem("sides", "A card has no sides, or at least two.")
         return tuple(found)
@@ -536,7 +611,7 @@ class SpecReader:
             key = reader.slug("key")
             role = reader.choice("role", ROLES, "debater")
             side = reader.text("side", "", limit=40)
-            if key in RESERVED_SEAT_KEYS or key.startswith(REFERENCE_PREFIXES) or key.endswith("_json"):
+            if key in RESERVED_SEAT_KEYS or key.startswith(RESERVED_PREFIXES) or key.endswith("_json"):
                 reader.problem("key", f"{key!r} is a placeholder's name; call the seat something else.")
             if key in {s.key for s in found}:
                 reader.problem("key", f"There are two seats called {key!r}.")
@@ -596,18 +671,130 @@ class SpecReader:
             )
         if kind == "cross":
             return self.cross(item, path, line, in_repeat)
-        reader = Reader(item, path, self.problems, line, ("repeat", "stages"))
+        reader = Reader(item, path, self.problems, line, REPEAT_FIELDS)
         if in_repeat:
             reader.problem("repeat", "A repeat cannot hold another repeat.")
         times = self.count(reader, "repeat")
         stages = self.stage_list(reader.listing("stages", required=True), f"{path}.stages", in_repeat=True)
-        return RepeatStage(times=times, stages=stages, line=line, field=path)
+        until = self.until(reader, stages) if reader.has("until") else None
+        return RepeatStage(times=times, stages=stages, line=line, field=path, until=until)
+
+    def until(self, repeat: Reader, stages: tuple[Stage, ...]) -> UntilSpec | None:
+        """A repeat's stop condition: `agree: all` (or a share from 0.5 to 1) over an answering speech's answers
+        in the round, or a seat's yes/no check (`seat`, `prompt`) after each round."""
+        reader = Reader(
+            repeat.data["until"], repeat.field("until"), self.problems, repeat.line_of("until"), UNTIL_FIELDS
+        )
+        if not reader.ok:
+            return None
+        answering = [s for s in stages if isinstance(s, SpeechStage) and s.answer is not None]
+        agree: float | None = None
+        step = seat = ""
+        prompt = EMPTY
+        if reader.has("agree") == reader.has("seat"):
+            reader.problem("agree", "'until' is either 'agree' (the answers agree) or 'seat' and 'prompt' (a check).")
+            return None
+        if reader.has("agree"):
+            value = reader.data["agree"]
+            if value == "all":
+                agree = 1.0
+            elif isinstance(value, int | float) and not isinstance(value, bool) and 0.5 <= value <= 1:
+                agree = float(value)
+            else:
+                reader.problem("agree", "'agree' is 'all' or the share of answers that must agree, from 0.5 to 1.")
+                agree = 1.0
+            names = [s.base.speech.step for s in answering]
+            step = reader.slug("step", names[-1] if names else "")
+            if not names:
+                reader.problem("agree", "The answers must agree, but no speech in this repeat gives an answer.")
+            elif step not in names:
+                reader.problem("step", f"No speech in this repeat that gives an answer is called {step!r}.")
+            for key in ("prompt", "sees"):
+                if reader.has(key):
+                    reader.problem(key, f"'{key}' belongs to a seat's check, not to 'agree'.")
+        else:
+            seat = self.seat_ref(reader, "seat")
+            prompt = reader.template("prompt", "check", True, required=True)
+        spec = UntilSpec(
+            agree=agree,
+            step=step,
+            seat=seat,
+            prompt=prompt,
+            sees=reader.choice("sees", SEES, "all"),
+            line=reader.line,
+            field=reader.path,
+        )
+        self.untils.append((spec, stages))
+        return spec
+
+    def answer(self, reader: Reader, step: str) -> AnswerSpec | None:
+        """`answer: number`, `text`, `side` (one of the debate's sides, by the name its verdict gives it), a list
+        of choices (one of them), or `{choices: [...], pick: one | some | ranking}`."""
+        value = reader.data["answer"]
+        kinds = "'number', 'text', 'side', a list of choices, or choices with 'pick'"
+        if isinstance(value, str):
+            if value not in ("number", "text", "side"):
+                reader.problem("answer", f"An answer is {kinds}, not {value!r}.")
+                return None
+            if value == "side" and self.side_count < 2:
+                reader.problem("answer", "An answer 'side' names one of the card's sides, so it needs two or more.")
+            spec = AnswerSpec(value)
+        else:
+            pick = "one"
+            if isinstance(value, LMap):
+                sub = Reader(value, reader.field("answer"), self.problems, reader.line_of("answer"), ANSWER_FIELDS)
+                pick = sub.choice("pick", ("one", "some", "ranking"), "one")
+                value = value.get("choices")
+            if not (isinstance(value, LList) and value and all(isinstance(c, str | int) for c in value)):
+                reader.problem("answer", f"An answer is {kinds}; its choices are a list of texts.")
+                return None
+            choices = tuple(str(c) for c in value)
+            if len(set(choices)) != len(choices):
+                reader.problem("answer", "An answer's choices must differ.")
+            if not 2 <= len(choices) <= MAX_CHOICES or any(not c or len(c) > MAX_CHOICE for c in choices):
+                reader.problem(
+                    "answer", f"An answer has 2 to {MAX_CHOICES} choices, each of 1 to {MAX_CHOICE} characters."
+                )
+            spec = AnswerSpec({"one": "choice", "some": "some", "ranking": "ranking"}[pick], choices)
+        known = self.answers.get(step)
+        if known is None:
+            self.answers[step] = (spec, reader.line_of("answer"), reader.field("answer"))
+        elif known[0] != spec:
+            reader.problem("answer", f"The step {step!r} gives another answer on line {known[1]}; give it one answer.")
+        return spec
+
+    def decision(self, top: Reader) -> DecisionSpec | None:
+        reader = Reader(top.data["decision"], "decision", self.problems, top.line_of("decision"), DECISION_FIELDS)
+        if not reader.ok:
+            return None
+        rule = reader.choice("rule", RULES, "plurality")
+        tie = reader.choice("tie", TIES, "none")
+        seat = self.seat_ref(reader, "seat", required=rule == "judge")
+        if seat and rule != "judge":
+            reader.problem("seat", "Only the rule 'judge' names a seat: the other rules count every seat's answer.")
+        steps = list(self.answers)
+        step = reader.slug("step", steps[-1] if steps else "")
+        if not steps:
+            reader.problem("rule", "A decision counts answers, but no speech of the card gives one.")
+            return None
+        if step not in self.answers:
+            reader.problem("step", f"No speech that gives an answer is called {step!r}; those are {_list(steps)}.")
+            return None
+        kind = self.answers[step][0].kind
+        if kind not in RULE_KINDS[rule]:
+            allowed = _list(k for k in ANSWER_KINDS if k in RULE_KINDS[rule])
+            reader.problem("rule", f"The rule {rule!r} counts answers of the kind {allowed}; {step!r} gives {kind}.")
+        return DecisionSpec(rule=rule, step=step, seat=seat, tie=tie, line=reader.line, field=reader.path)
 
     def speech(self, item: LMap, path: str, line: int, in_repeat: bool) -> SpeechStage:
         reader = Reader(item, path, self.problems, line, (*SPEECH_FIELDS, *VARIANTS))
-        seats = self.seats_of(reader, "seat", in_repeat)
+        at_once = reader.boolean("at_once", False)
+        seats = self.seats_of(reader, "seat", in_repeat or at_once)
         step = reader.slug("speech")
         self.speech_steps.add(step)
+        when = self.when(reader) if reader.has("when") else None
+        answer = self.answer(reader, step) if reader.has("answer") else None
+        first_template = len(self.problems.templates)
         base = self.variant(reader, step, in_repeat, None)
         variants: dict[str, SpeechVariant] = {}
         for key in VARIANTS:
@@ -617,7 +804,14 @@ class SpecReader:
                 sub = Reader(item[key], reader.field(key), self.problems, reader.line_of(key), VARIANT_FIELDS)
                 variant = self.variant(sub, sub.slug("step", step), in_repeat, base)
                 self.speech_steps.add(variant.speech.step)
+                if answer is not None and variant.speech.step != step:
+                    self.answers.setdefault(variant.speech.step, self.answers[step])
                 variants[key] = variant
+        if answer is not None:
+            templates = self.problems.templates
+            templates[first_template:] = [(*entry[:5], True) for entry in templates[first_template:]]
+        if at_once and any(v.system is not None for v in (base, *variants.values())):
+            reader.problem("at_once", "Speeches given at once have no system line of their own: put one before them.")
         return SpeechStage(
             seats=seats,
             base=base,
@@ -629,7 +823,37 @@ class SpecReader:
             shown=reader.text("shown", "", limit=500),
             line=line,
             field=path,
+            at_once=at_once,
+            answer=answer,
+            when=when,
         )
+
+    def when(self, speech: Reader) -> WhenSpec | None:
+        """`when: {step: S, answer: A}` (or `not: A`; A one choice or a list): S an earlier speech with choices."""
+        reader = Reader(speech.data["when"], speech.field("when"), self.problems, speech.line_of("when"), WHEN_FIELDS)
+        if not reader.ok:
+            return None
+        step = reader.slug("step")
+        if reader.has("answer") == reader.has("not"):
+            reader.problem("answer", "Say the answers it runs on ('answer') or those it does not run on ('not'), one.")
+            return None
+        key = "answer" if reader.has("answer") else "not"
+        given = self.answers.get(step)
+        choosing = [s for s, (a, _, _) in self.answers.items() if a.kind == "choice"]
+        if given is None or given[0].kind != "choice":
+            reader.problem(
+                "step",
+                f"A speech runs on the answer of an earlier speech with choices; {step!r} is none"
+                + (f" (those are {_list(choosing)})." if choosing else ": no speech before it gives one."),
+            )
+            return None
+        value = reader.data[key]
+        answers = tuple(str(v) for v in value) if isinstance(value, LList) else (str(value),)
+        unknown = [a for a in answers if a not in given[0].choices]
+        if unknown or not answers:
+            reader.problem(key, f"{step!r} answers {_list(given[0].choices)}, not {_list(unknown) or 'nothing'}.")
+            return None
+        return WhenSpec(step, answers, key == "not", reader.line, reader.path)
 
     def variant(self, reader: Reader, step: str, in_repeat: bool, base: SpeechVariant | None) -> SpeechVariant:
         system = reader.template("system", "call", in_repeat) if reader.has("system") else None
@@ -926,46 +1150,48 @@ class SpecReader:
         steps = set(self.labels)
         two_sides = len(spec.sides) == 2
         seat_names = {s.key for s in spec.seats}
-        for template, context, in_repeat, line, path in self.problems.templates:
+        for template, context, in_repeat, line, path, answer in self.problems.templates:
             for name in sorted(template.names - self.option_names):
-                why = placeholder_problem(name, context, in_repeat, steps, seat_names, two_sides)
+                why = placeholder_problem(name, context, in_repeat, steps, seat_names, two_sides, answer)
                 if why:
                     self.problems.add(line, path, why)
-
-
-CONTEXT_NAMES = {
-    "call": frozenset(),
-    "question": frozenset({"exchanges"}) | CROSS_NAMES,
-    "answer": frozenset({"question"}) | CROSS_NAMES,
-    "score": frozenset({"scored", "speech", "turn"}),
-    "verdict": frozenset({"names_or"}),
-    "decide": frozenset({"names_or", "must_be"}),
-}
+        for until, stages in self.untils:
+            if until.seat and not any(isinstance(s, SpeechStage | CrossStage) for s in stages):
+                self.problems.add(until.line, until.field, "A check after each round needs a speech in the repeat.")
 
 
 def placeholder_problem(
-    name: str, context: str, in_repeat: bool, steps: set[str], seats: set[str], two_sides: bool
+    name: str,
+    context: str,
+    in_repeat: bool,
+    steps: set[str],
+    seats: set[str],
+    two_sides: bool,
+    answer: bool = False,
 ) -> str | None:
-    """Why `{name}` cannot be used in a template of this context, or None if it can."""
-    if name in COMMON:
-        if name == "opponent" and not two_sides:
+    """Why `{name}` cannot be used in a template of this context, or None if it can (placeholders.TABLE)."""
+    row = placeholders.BY_NAME.get(name)
+    if name in seats and (row is None or not row.reserves_seat):
+        return None  # a seat's name; a placeholder added after the seat was named yields to it
+    if name.endswith("_json") and name[:-5] in seats:
+        return None
+    if row is not None and context in row.where:
+        if row.needs_two_sides and not two_sides:
             return "{opponent} names the other side, so it needs a card with exactly two sides; use {opponents}."
+        if row.in_repeat and not in_repeat:
+            return f"{{{name}}} is only known inside a repeat."
+        if row.needs_answer and not answer:
+            return f"{{{name}}} tells a speech how to give its answer, so it is known only in a speech with 'answer'."
         return None
-    if name in CONTEXT_NAMES[context]:
-        return None
-    if name in IN_REPEAT:
-        return None if in_repeat else f"{{{name}}} is only known inside a repeat."
-    if name in seats or (name.endswith("_json") and name[:-5] in seats):
-        return None
-    for prefix in REFERENCE_PREFIXES:
+    for prefix in placeholders.REFERENCE_PREFIXES:
         if name.startswith(prefix):
             step = name[len(prefix) :]
             if step in steps:
                 return None
             return f"{{{name}}} reads the step {step!r}, but no stage of the card is called that."
-    here = sorted(COMMON | CONTEXT_NAMES[context] | (IN_REPEAT if in_repeat else frozenset()))
+    here = placeholders.known(context, in_repeat, answer, seats)
     return (
         f"Unknown placeholder {{{name}}}. Here you may use {_list('{' + n + '}' for n in here)}, a seat's key "
-        "(its speaker's name), an option's name (its value), and own_, team_, opponent_ or last_ followed by a "
-        "step's name."
+        "(its speaker's name), an option's name (its value), and own_, team_, opponent_, last_ or others_ followed "
+        "by a step's name."
     )

@@ -7,7 +7,7 @@ i is i + 1), and `next_steps` runs that script over the debate's records: a slot
 are done, the seat's own earlier slot is done, and, for a speech, the speech before it. So steps that do not read
 each other run together, as in the judged duel (the judge scores a speech while the next speaker thinks).
 
-Pure: no Django, no database. Nothing in a card is executed: prompts are card_text templates with named
+Pure: no Django, no database. Nothing in a card is executed: prompts are templates (card/template.py) with named
 placeholders from a closed list, and the parse checks every name each template uses.
 """
 
@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from operator import attrgetter
 from typing import Any
 
 from chaoslm.llm.messages import Message, append_merged
@@ -32,13 +33,16 @@ from debates.formats.base import (
     Side,
     Step,
 )
-from debates.formats.card_parse import (
-    REFERENCE_PREFIXES,
+from debates.formats.card import decide
+from debates.formats.card.decide import AnswerSpec, Vote
+from debates.formats.card.placeholders import REFERENCE_PREFIXES
+from debates.formats.card.spec import (
     Call,
     CardProblem,
     CardSpec,
     Count,
     CrossStage,
+    DecisionSpec,
     JudgeSpec,
     PrivateStage,
     Problems,
@@ -48,15 +52,22 @@ from debates.formats.card_parse import (
     SpeechVariant,
     Stage,
     SystemStage,
+    UntilSpec,
+    WhenSpec,
     load_yaml,
 )
-from debates.formats.card_text import EMPTY, Template
+from debates.formats.card.template import EMPTY, Template
 from debates.formats.duel import SCORE_SCHEMA, announcement_text, match_name
 from debates.formats.moderated import status_prompt
 
 __all__ = ["CardCaps", "CardError", "CardFormat", "CardProblem", "PlannedCall", "card_format", "parse_card"]
 
 CALLS = frozenset({"PLAN", "THINK", "TURN", "SCORE", "INTERNAL", "VERDICT"})
+CHECK_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"done": {"type": "boolean"}, "reasoning": {"type": "string"}},
+    "required": ["done", "reasoning"],
+}
 SPOKEN = ("TURN", "USER")
 SEES_TEXT = {
     "own": "its own earlier calls only",
@@ -122,6 +133,24 @@ class Slot:
     prev_ref: int | None = None  # the previous slot with the same `ref`
     prev_turn: int | None = None
     refs: tuple[tuple[str, int | None], ...] = ()  # placeholder -> the latest earlier slot with that step
+    # Speeches given at once: the group's first slot. Its speakers read nothing said from there on but their own.
+    snapshot: int | None = None
+    answer: AnswerSpec | None = None  # the answer a speech gives
+    repeat: int = 0  # inside a repeat with a stop condition: that repeat's number (1, 2, ...)
+    check: str = ""  # "judge" (a seat's check after a round), "stop" (the line saying the rounds stop), "decision"
+    round_slots: tuple[int, ...] = ()  # a check's and a stop line's: the slots whose outcome it reads
+    gate: tuple[int, ...] = ()  # the slots deciding whether this round runs at all (the previous round's check)
+    note: str = ""  # a line with no template (a stop line, a decision): what it says, for the card's timeline
+    # Given only on an earlier speech's answer: (that speech's slot, None if it is never laid out; the answers it
+    # runs on; whether those are the answers it does not run on), and the condition in words.
+    when: tuple[int | None, tuple[str, ...], bool] | None = None
+    when_words: str = ""
+
+    @cached_property
+    def reads_previous(self) -> bool:
+        """Whether its prompt or status reads the last speech (`{previous}`, `{previous_speaker}`)."""
+        names = self.template.names | self.status.names
+        return "previous" in names or "previous_speaker" in names
 
     @property
     def ordinal(self) -> int:
@@ -135,6 +164,8 @@ class Layout:
     turns: int  # speeches in the main phase
     seats: frozenset[str] = frozenset()  # the seats its slots name
     options: Mapping[str, str] = field(default_factory=dict)  # each option's value, as placeholders read it
+    stops: tuple[int, ...] = ()  # the stop lines, one a round of each repeat with a stop condition
+    sources: tuple[int, ...] = ()  # the speeches whose answers conditional slots read
     # What a debate's runs share: which slots run in the usual case (no end, every seat filled by a persona), and
     # each slot's needs for a given set of running slots. Both follow from the layout alone.
     cache: dict[Any, Any] = field(default_factory=dict, compare=False)
@@ -156,7 +187,10 @@ class PlannedCall:
     phase: str
     round: int
     calls_llm: bool
-    text: str  # the template it is built from
+    text: str  # the template it is built from (a line no one writes: what it says)
+    check: str = ""  # "judge" (a check after a round), "stop" (the rounds stopping), "decision"
+    answer: str = ""  # the answer a speech gives, in words
+    when: str = ""  # the answer it runs on, in words ("only if Point of information offer answered 'offer'")
 
 
 def _count(value: Count | None, options: Mapping[str, int], default: int = 0) -> int:
@@ -177,12 +211,35 @@ class _Builder:
         judge = spec.judge
         self.judge = judge
         self.scored_seats: set[str] = set()
+        self.repeats = 0
+        self.in_repeat = 0  # the repeat with a stop condition being laid out, if any
+        self.gate: tuple[int, ...] = ()
+        self.snapshot: int | None = None
+        self.condition: tuple[tuple[int | None, tuple[str, ...], bool], str] | None = None
 
     def add(self, **values: Any) -> int:
         values["index"] = len(self.slots)
         values.setdefault("ref", values["step"])
+        if self.in_repeat:
+            values.setdefault("repeat", self.in_repeat)
+            values.setdefault("gate", self.gate)
+        if self.snapshot is not None:
+            values.setdefault("snapshot", self.snapshot)
+        if self.condition is not None:
+            values["when"], values["when_words"] = self.condition
+            source = values["when"][0]
+            if source is not None:  # it waits for the answer it runs on
+                values["gate"] = (*values.get("gate", ()), source)
         self.slots.append(values)
         return values["index"]
+
+    def conditioned(self, when: WhenSpec | None) -> tuple[tuple[int | None, tuple[str, ...], bool], str] | None:
+        """A speech's condition laid out: the latest slot before it of the speech whose answer it runs on."""
+        if when is None:
+            return None
+        source = next((v["index"] for v in reversed(self.slots) if v["kind"] == "TURN" and v["ref"] == when.step), None)
+        label = self.spec.labels.get(when.step) or when.step.replace("_", " ")
+        return (source, when.answers, when.negate), when.words(label)
 
     def words(self, value: Count | None) -> int | None:
         if value is None:
@@ -193,11 +250,58 @@ class _Builder:
         for stage in stages:
             if isinstance(stage, RepeatStage):
                 times = _count(stage.times, self.options)
+                self.repeats += 1
+                if stage.until is not None:
+                    self.in_repeat, self.gate = self.repeats, ()
                 for iteration in range(times):
+                    start = len(self.slots)
                     for inner in stage.stages:
                         self.stage(inner, phase, iteration + 1, times, stage)
+                    if stage.until is not None and iteration + 1 < times:
+                        # The last round needs no check: the count stops the repeat there anyway.
+                        self.gate = self.until(stage.until, start, phase, iteration + 1, times)
+                self.in_repeat, self.gate = 0, ()
             else:
                 self.stage(stage, phase, round_, rounds, None)
+
+    def until(self, until: UntilSpec, start: int, phase: str, round_: int, rounds: int) -> tuple[int, ...]:
+        """After a round of a repeat with a stop condition: the seat's check (if it is one) and the line saying
+        the rounds stop, which runs only if they do. Returns what the next round waits for."""
+        common = {"phase": phase, "round": round_, "rounds": rounds, "line": until.line, "field": until.field}
+        round_slots = tuple(range(start, len(self.slots)))
+        if until.seat:
+            check = self.add(
+                kind="INTERNAL",
+                step="stop_check",
+                label="stop check",
+                seat=until.seat,
+                template=until.prompt,
+                sees=until.sees,
+                check="judge",
+                round_slots=round_slots,
+                **common,
+            )
+            inputs: tuple[int, ...] = (check,)
+            note = "If the check says the rounds are done, they stop here."
+        else:
+            inputs = tuple(
+                i for i in round_slots if self.slots[i]["kind"] == "TURN" and self.slots[i]["ref"] == until.step
+            )
+            share = "all" if until.agree == 1.0 else f"{until.agree:.0%}"
+            note = f"If {share} of the answers agree, the rounds stop here."
+        self.add(
+            kind="SYSTEM",
+            step="stop",
+            label="",
+            seat=None,
+            template=EMPTY,
+            sees="none",
+            check="stop",
+            round_slots=inputs,
+            note=note,
+            **common,
+        )
+        return inputs
 
     def stage(self, stage: Stage, phase: str, round_: int, rounds: int, repeat: RepeatStage | None) -> None:
         common = {"phase": phase, "round": round_, "rounds": rounds, "line": stage.line, "field": stage.field}
@@ -224,10 +328,19 @@ class _Builder:
                     sees=stage.sees,
                     **{**common, "field": stage.call.field, "line": stage.call.line},
                 )
+        elif isinstance(stage, SpeechStage) and stage.seats and stage.at_once:
+            self.condition = self.conditioned(stage.when)
+            self.snapshot = len(self.slots)
+            for seat in stage.seats:
+                variant = self.variant(stage, seat, round_, rounds, repeat)
+                self.speech(variant, seat, stage.sees, self.words(stage.word_limit), stage.shown, common, stage.answer)
+            self.snapshot = self.condition = None
         elif isinstance(stage, SpeechStage) and stage.seats:  # (no seats: a problem already reported)
+            self.condition = self.conditioned(stage.when)
             seat = stage.seats[(round_ - 1) % len(stage.seats)] if round_ else stage.seats[0]
             variant = self.variant(stage, seat, round_, rounds, repeat)
-            self.speech(variant, seat, stage.sees, self.words(stage.word_limit), stage.shown, common)
+            self.speech(variant, seat, stage.sees, self.words(stage.word_limit), stage.shown, common, stage.answer)
+            self.condition = None
         elif isinstance(stage, CrossStage) and stage.asker and stage.answerer:
             exchanges = _count(stage.exchanges, self.options)
             turn = round_ - 1 if round_ else 0
@@ -261,13 +374,24 @@ class _Builder:
             return stage.last
         if stage.final is not None:
             # The seat's last speech in this stage of the repeat: no later round gives it this stage again.
-            later = [r for r in range(round_ + 1, rounds + 1) if stage.seats[(r - 1) % len(stage.seats)] == seat]
+            later = [
+                r
+                for r in range(round_ + 1, rounds + 1)
+                if stage.at_once or stage.seats[(r - 1) % len(stage.seats)] == seat
+            ]
             if not later:
                 return stage.final
         return stage.base
 
     def speech(
-        self, variant: SpeechVariant, seat: str, sees: str, words: int | None, shown: str, common: dict[str, Any]
+        self,
+        variant: SpeechVariant,
+        seat: str,
+        sees: str,
+        words: int | None,
+        shown: str,
+        common: dict[str, Any],
+        answer: AnswerSpec | None = None,
     ) -> None:
         instruction = None
         if variant.system is not None:
@@ -305,6 +429,7 @@ class _Builder:
             template=prompt,
             status=variant.status,
             prompt_is_instruction=not variant.speech.prompt,
+            answer=answer,
         )
 
     def turn(
@@ -402,6 +527,27 @@ class _Builder:
             )
             first = False
 
+    def decision(self) -> None:
+        decision = self.spec.decision
+        if decision is None:
+            return
+        self.add(
+            kind="SYSTEM",
+            step="decision",
+            label="",
+            seat=None,
+            template=EMPTY,
+            sees="none",
+            phase="verdict",
+            verdict="decision",
+            barrier=True,
+            check="decision",
+            line=decision.line,
+            field=decision.field,
+            note=f"The answer is decided by {decide.RULE_WORDS[decision.rule]} over the answers to "
+            f"{self.spec.labels.get(decision.step) or decision.step}.",
+        )
+
     def layout(self) -> Layout:
         self.stages(self.spec.stages, "main")
         turns = self.turns
@@ -410,6 +556,7 @@ class _Builder:
         if len(self.slots) > end_start:
             self.slots[end_start]["barrier"] = True
         self.verdict()
+        self.decision()
         slots = tuple(self.chain())
         return Layout(
             slots=slots,
@@ -417,6 +564,8 @@ class _Builder:
             turns=turns,
             seats=frozenset(s.seat for s in slots if s.seat is not None),
             options={name: str(value) for name, value in self.options.items()},
+            stops=tuple(s.index for s in slots if s.check == "stop"),
+            sources=tuple(sorted({s.when[0] for s in slots if s.when is not None and s.when[0] is not None})),
         )
 
     def chain(self) -> list[Slot]:
@@ -425,22 +574,32 @@ class _Builder:
         last_own: dict[str, int] = {}
         last_ref: dict[str, int] = {}
         last_public = last_turn = None
+        seat_keys = {s.key for s in self.spec.seats}
         slots = []
+        # Speeches given at once read what was said before the first of them: the state there.
+        group: tuple[int | None, dict[str, int], int | None, int | None] = (None, {}, None, None)
         for values in self.slots:
+            snapshot = values.get("snapshot")
+            if snapshot is not None and group[0] != snapshot:
+                group = (snapshot, dict(last_ref), last_public, last_turn)
+            seen_ref, seen_public, seen_turn = (
+                (group[1], group[2], group[3]) if snapshot is not None else (last_ref, last_public, last_turn)
+            )
             names = values["template"].names | values.get("status", EMPTY).names
             refs = []
-            for name in sorted(names):
+            for name in sorted(names - seat_keys):
                 for prefix in REFERENCE_PREFIXES:
                     if name.startswith(prefix):
-                        refs.append((name, last_ref.get(name[len(prefix) :])))
+                        step = name[len(prefix) :]
+                        refs.append((name, (last_ref if prefix == "own_" else seen_ref).get(step)))
             seat = values["seat"]
             own = last_own.get(seat) if seat is not None and values["kind"] != "SYSTEM" else None
             slot = Slot(
                 **values,
                 prev_own=own,
-                prev_public=last_public,
+                prev_public=seen_public,
                 prev_ref=last_ref.get(values["ref"]),
-                prev_turn=last_turn,
+                prev_turn=seen_turn,
                 refs=tuple(refs),
             )
             slots.append(slot)
@@ -455,6 +614,11 @@ class _Builder:
 
 
 # -- a debate in progress ----------------------------------------------------------------------------------------
+_BY_ORDINAL = attrgetter("ordinal")
+# The cache key of which slots run when no repeat has stopped and no speech runs on an answer.
+_EVERY_SLOT = ("active", (), ())
+
+
 class _Run:
     """One `next_steps` call's view of a debate: which slots run, which are done, and the text each step gets."""
 
@@ -463,23 +627,24 @@ class _Run:
         self.config = config
         self.records = records
         self.layout = card.layout(config.options)
-        self.seats = {s.key: s for s in config.seats}
+        self.seats, self.names, humans = card.seat_maps(config.seats)
         self.done: dict[int, Record] = {}
         self._histories: dict[str, list[Message]] | None = None
         self._sorted: list[Record] | None = None
-        by_ordinal = self.layout.by_ordinal
         slots = self.layout.slots
         users: dict[str, list[Record]] = {}
         self.has_header = False
+        # Slot i's event is ordinal i + 1 (`by_ordinal`): read by arithmetic, as this loop runs over every record
+        # at every step.
+        done, count = self.done, len(slots)
         for record in records:
-            if record.ordinal == 0:
-                self.has_header = True
-            elif record.kind == "USER":
+            ordinal = record.ordinal
+            if record.kind == "USER":
                 users.setdefault(record.seat or "", []).append(record)
-            else:
-                index = by_ordinal.get(record.ordinal)
-                if index is not None:
-                    self.done[index] = record
+            elif 0 < ordinal <= count:
+                done[ordinal - 1] = record
+            elif ordinal == 0:
+                self.has_header = True
         if users:
             # A person's message answers their seat's next speech: the pages store it after the last event.
             for seat, messages in users.items():
@@ -488,12 +653,20 @@ class _Run:
                 for index, record in zip(speeches, messages, strict=False):
                     self.done[index] = record
         cache = self.layout.cache
+        # Where each repeat with a stop condition stopped: which slots run follows from it, as from the end.
+        self.stopped = self._stopped() if self.layout.stops else {}
         usual = not config.is_ending and self.layout.seats <= self.seats.keys()
-        if usual and not any(s.is_human for s in config.seats):
-            if "active" not in cache:
-                cache["active"] = self._active()
-                cache["active_key"] = bytes(cache["active"])
-            self.active, key = cache["active"], cache["active_key"]
+        if usual and not humans:
+            # Which slots run follows from where the repeats stopped and the answers conditions read.
+            which: tuple[Any, ...] = _EVERY_SLOT
+            if self.stopped or self.layout.sources:
+                done = self.done
+                answered = tuple(decide.given(done[i].data) if i in done else "" for i in self.layout.sources)
+                which = ("active", tuple(sorted(self.stopped.items())), answered)
+            if which not in cache:
+                active = self._active()
+                cache[which] = (active, bytes(active))
+            self.active, key = cache[which]
         else:
             self.active = self._active()
             key = bytes(self.active)
@@ -514,12 +687,18 @@ class _Run:
             if absent or (seat is not None and seat.is_human and slot.kind not in ("TURN", "SYSTEM")):
                 # An empty optional seat does nothing; a person makes no private calls.
                 on = False
+            elif slot.when is not None and not self._holds(slot.when, active):
+                on = False  # the answer it runs on was not given
             elif slot.phase == "end":
                 on = ending
             elif slot.phase == "verdict":
                 on = not ending or spoken
             elif slot.about is not None and not active[slot.about]:
                 on = False  # a speech not given (its seat empty, or the debate ended) is not judged
+            elif slot.repeat and slot.repeat in self.stopped and slot.round > self.stopped[slot.repeat]:
+                on = False  # a round after the repeat stopped
+            elif slot.check == "stop":
+                on = self.stopped.get(slot.repeat) == slot.round
             elif not ending or slot.index in done:
                 on = True
             elif slot.kind == "TURN":
@@ -529,6 +708,38 @@ class _Run:
                 on = slot.about is not None and active[slot.about]
             active.append(on)
         return active
+
+    def _holds(self, when: tuple[int | None, tuple[str, ...], bool], active: list[bool]) -> bool:
+        """Whether a conditional slot runs: the speech it reads did not run (it runs only with `not`), has not
+        answered yet (it may run, and waits for it), or answered one of its answers (or, with `not`, none)."""
+        source, answers, negate = when
+        if source is None or not active[source]:
+            return negate
+        record = self.done.get(source)
+        if record is None:
+            return True
+        return (decide.given(record.data) in answers) != negate
+
+    def _stopped(self) -> dict[int, int]:
+        """Each repeat with a stop condition that has stopped: its number and the round after which it did (the
+        first whose answers agree, or whose check said done). A round is read once all its inputs are in."""
+        slots, done, stopped = self.layout.slots, self.done, {}
+        for index in self.layout.stops:
+            line = slots[index]
+            if line.repeat in stopped:
+                continue
+            inputs = [i for i in line.round_slots if (slots[i].seat or "") in self.seats]
+            if not inputs or not all(i in done for i in inputs):
+                continue
+            if slots[inputs[0]].check == "judge":
+                record = done[inputs[0]]
+                stop = record.data.get("done") is True and not record.data.get("fallback")
+            else:
+                until = self.card.untils[line.repeat]
+                stop = decide.agrees([decide.given(done[i].data) for i in inputs], until.agree or 1.0)
+            if stop:
+                stopped[line.repeat] = line.round
+        return stopped
 
     # -- what runs now -------------------------------------------------------------------------------------------
     def back(self, index: int | None, link: str) -> int | None:
@@ -590,7 +801,11 @@ class _Run:
             needs.append(slot.instruction)
         if slot.about is not None:
             needs.append(slot.about)
+        needs += [i for i in (*slot.gate, *slot.round_slots) if self.active[i]]
         for name, start in slot.refs:
+            if name.startswith("others_"):
+                needs += self.others(slot, start)
+                continue
             found = self.reference(slot, name, start)
             if found is not None:
                 needs.append(found)
@@ -603,6 +818,10 @@ class _Run:
     def reference(self, slot: Slot, name: str, start: int | None) -> int | None:
         """The slot `{name}` (own_X, opponent_X, last_X) reads in `slot`: the latest running one that fits."""
         return find_reference(self.card, self.layout.slots, slot, name, start, self.active.__getitem__)
+
+    def others(self, slot: Slot, start: int | None) -> list[int]:
+        """The slots `{others_X}` reads in `slot`: each other seat's latest running speech X, in seat order."""
+        return find_others(self.card, self.layout.slots, slot, start, self.active.__getitem__)
 
     def plan(self) -> Plan:
         steps: list[Step] = []
@@ -637,6 +856,8 @@ class _Run:
     def step(self, slot: Slot) -> Step:
         values = self.values(slot)
         text = slot.template.render(values)
+        if slot.check in ("stop", "decision"):
+            return self.line_step(slot)
         if slot.kind == "SYSTEM":
             return Step(
                 ordinal=slot.ordinal,
@@ -657,6 +878,14 @@ class _Run:
             extra["word_limit"] = slot.word_limit
             if slot.sees == "all":
                 extra["data"] = {"stage": slot.step, "round": slot.round}
+            if slot.answer is not None:
+                # A JSON reply, validated and retried as a judge's; one still invalid is kept as no answer.
+                extra.update(
+                    json_schema=slot.answer.schema(self.side_names(slot.answer)), json_fallback=True, word_limit=None
+                )
+                extra["data"] = {**extra.get("data", {}), "answer_kind": slot.answer.kind, "round": slot.round}
+        elif slot.check == "judge":
+            extra.update(json_schema=CHECK_SCHEMA, json_fallback=True, data={"check": "judge", "round": slot.round})
         elif slot.kind == "SCORE":
             speaker = self.seats[self.layout.slots[slot.about or 0].seat or ""]
             extra.update(
@@ -679,6 +908,40 @@ class _Run:
             **extra,
         )
 
+    def line_step(self, slot: Slot) -> Step:
+        """A line no one writes: a repeat stopping, or the decision over the answers."""
+        if slot.check == "decision":
+            decision = self.card.decide_answers(self.config, [self.done[i] for i in sorted(self.done)])
+            content, data = decision.line(), {"decision": decision.as_data()}
+        else:
+            done = self.done
+            first = done[slot.round_slots[0]]
+            if first.data.get("check") == "judge":
+                reason = str(first.data.get("reasoning", "")).strip()
+                who = self.name_of(first.seat) or "The check"
+                content = (
+                    f"{who} finds the question settled after round {slot.round} of {slot.rounds}: the rounds stop."
+                )
+                content += f" {reason}" if reason else ""
+            else:
+                answers = [decide.given(done[i].data) for i in slot.round_slots if i in done]
+                count, answer = decide.agreement(answers)
+                content = (
+                    f"{count} of {len(answers)} answers agree after round {slot.round} of {slot.rounds} "
+                    f"({decide.shown(answer)}): the rounds stop."
+                )
+            data = {"check": "stop", "round": slot.round, "rounds": slot.rounds}
+        return Step(ordinal=slot.ordinal, kind="SYSTEM", step=slot.step, content=content, data=data)
+
+    def side_names(self, answer: AnswerSpec) -> list[str]:
+        """The names a `side` answer chooses from: the sides as the verdict names them."""
+        return self.card.verdict_names(self.config) if answer.kind == "side" else []
+
+    def said(self, index: int) -> str:
+        """What a done slot said, as others read it (an answer's reasoning, then the answer)."""
+        record = self.done[index]
+        return decide.spoken(record.content, record.data)
+
     def values(self, slot: Slot) -> dict[str, str]:
         card, config = self.card, self.config
         # An option is a placeholder of its name, unless the language gives that name a meaning of its own.
@@ -686,15 +949,23 @@ class _Run:
         values["stage"] = slot.label
         if slot.rounds:
             values["round"], values["rounds"] = str(slot.round), str(slot.rounds)
-        names = slot.template.names | slot.status.names
-        if "previous" in names or "previous_speaker" in names:
+        if slot.reads_previous:
             previous = self.back(slot.prev_turn, "prev_turn")
             if previous is not None and previous in self.done:
-                values["previous"] = self.done[previous].content
+                values["previous"] = self.said(previous)
                 values["previous_speaker"] = self.name_of(self.done[previous].seat)
         for name, start in slot.refs:
+            if name.startswith("others_"):
+                values[name] = "\n\n".join(
+                    f"{self.name_of(self.done[i].seat)}: {self.said(i)}"
+                    for i in self.others(slot, start)
+                    if i in self.done
+                )
+                continue
             found = self.reference(slot, name, start)
-            values[name] = self.done[found].content if found is not None and found in self.done else ""
+            values[name] = self.said(found) if found is not None and found in self.done else ""
+        if slot.answer is not None:
+            values["answer_format"] = slot.answer.format_text(self.side_names(slot.answer))
         if slot.about is not None and slot.about in self.done:
             speech = self.done[slot.about]
             values.update(scored=self.name_of(speech.seat), speech=speech.content, turn=str(slot.turn))
@@ -724,8 +995,7 @@ class _Run:
         return match_name(self.done[confirm.index].content, self.card.verdict_names(self.config)) or ""
 
     def name_of(self, seat: str | None) -> str:
-        info = self.seats.get(seat or "")
-        return info.name if info else ""
+        return self.names.get(seat or "", "")
 
     def messages(self, slot: Slot, seat: SeatInfo, prompt: str, values: Mapping[str, str]) -> tuple[Message, ...]:
         system: list[Message] = [{"role": "system", "content": seat.system_prompt}] if seat.system_prompt else []
@@ -737,7 +1007,7 @@ class _Run:
             messages = list(system)
             last = self.last_heard(slot)
             if last is not None:
-                append_merged(messages, "user", f"{self.name_of(last.seat)}: {last.content}")
+                append_merged(messages, "user", f"{self.name_of(last.seat)}: {decide.spoken(last.content, last.data)}")
             append_merged(messages, "user", prompt)
             return tuple(messages)
         return self.transcript(slot, seat, prompt, slot.status.render(values))
@@ -756,13 +1026,14 @@ class _Run:
 
     def ordered(self) -> list[Record]:
         if self._sorted is None:
-            self._sorted = sorted(self.records, key=lambda r: r.ordinal)
+            self._sorted = sorted(self.records, key=_BY_ORDINAL)
         return self._sorted
 
     def last_heard(self, slot: Slot) -> Record | None:
         mine = self.card.side_of.get(slot.seat or "", "")
+        cut = slot.ordinal if slot.snapshot is None else slot.snapshot + 1
         for record in reversed(self.ordered()):
-            if record.ordinal >= slot.ordinal or record.kind not in SPOKEN or record.seat == slot.seat:
+            if record.ordinal >= cut or record.kind not in SPOKEN or record.seat == slot.seat:
                 continue
             if not mine or self.card.side_of.get(record.seat or "", "") != mine:
                 return record
@@ -771,21 +1042,32 @@ class _Run:
     def transcript(self, slot: Slot, seat: SeatInfo, prompt: str, status: str) -> tuple[Message, ...]:
         """The moderated formats' view (docs/protocols/scheduling.md): persona and status, then every public
         statement and system line before this step, the seat's own as its replies, then its prompt."""
-        head = "\n\n".join(p for p in (seat.system_prompt, status_prompt(self.config, seat, status)) if p)
+        side = self.card.side_label(seat.side)
+        head = "\n\n".join(p for p in (seat.system_prompt, status_prompt(self.config, seat, status, side)) if p)
         messages: list[Message] = [{"role": "system", "content": head}]
+        # Speeches given at once hear nothing said after the first of them began, but their own notes.
+        ordinal, own = slot.ordinal, seat.key
+        cut = ordinal if slot.snapshot is None else slot.snapshot + 1
+        names = self.names
+        # Every step of a debate reads this loop over everything said before it: kept to plain comparisons.
         for record in self.ordered():
-            if record.ordinal >= slot.ordinal and record.kind != "USER":
-                break
-            if record.kind == "USER" and record.ordinal >= slot.ordinal:
+            kind, at = record.kind, record.ordinal
+            if at >= ordinal:
+                if kind != "USER":
+                    break
                 continue
-            if record.kind == "SYSTEM":
+            if at >= cut and record.seat != own:
+                continue
+            if kind == "SYSTEM":
                 append_merged(messages, "user", record.content)
-            elif record.kind in SPOKEN and record.visibility == PUBLIC:
-                if record.seat == seat.key:
+            elif kind in SPOKEN and record.visibility == PUBLIC:
+                if record.seat == own:
                     append_merged(messages, "assistant", record.content)
                 else:
-                    append_merged(messages, "user", f"{self.name_of(record.seat) or 'Someone'}: {record.content}")
-            elif record.seat == seat.key and record.kind in CALLS and record.prompt:
+                    data = record.data
+                    said = decide.spoken(record.content, data) if data.get("answer_kind") else record.content
+                    append_merged(messages, "user", f"{names.get(record.seat or '') or 'Someone'}: {said}")
+            elif record.seat == own and kind in CALLS and record.prompt:
                 append_merged(messages, "user", record.prompt)
                 append_merged(messages, "assistant", record.content)
         if not slot.prompt_is_instruction:
@@ -811,12 +1093,29 @@ def find_reference(
             elif name.startswith("team_"):
                 if other.seat == slot.seat or (mine and card.side_of.get(other.seat or "") == mine):
                     return index
+            elif name.startswith("others_"):
+                if other.kind == "TURN" and other.seat != slot.seat:
+                    return index
             elif other.kind == "TURN" and (
                 name.startswith("last_") or (mine and card.side_of.get(other.seat or "", mine) != mine)
             ):
                 return index
         index = other.prev_ref
     return None
+
+
+def find_others(card: CardFormat, slots: Sequence[Slot], slot: Slot, start: int | None, runs: Any) -> list[int]:
+    """The speeches `{others_X}` reads in `slot`, from `start` back: each other seat's latest running speech X, in
+    the order of the card's seats."""
+    found: dict[str, int] = {}
+    index = start
+    while index is not None:
+        other = slots[index]
+        if runs(index) and other.kind == "TURN" and other.seat != slot.seat and other.seat not in found:
+            found[other.seat or ""] = index
+        index = other.prev_ref
+    order = {s.key: n for n, s in enumerate(card.seat_specs)}
+    return [found[seat] for seat in sorted(found, key=lambda k: order.get(k, 0))]
 
 
 def _or(names: Sequence[str]) -> str:
@@ -849,7 +1148,7 @@ class CardFormat(Format):
             # A rubric's verdict score is its criteria summed (`_scores`), so it is out of their maxima summed.
             self.verdict_score_max = sum(c.maximum for c in spec.judge.rubric)
         self.sides = tuple(
-            Side(s.key, s.label, tuple(seat.key for seat in spec.seats if seat.side == s.key), s.stance)
+            Side(s.key, s.label, tuple(seat.key for seat in spec.seats if seat.side == s.key), s.stance, s.verdict)
             for s in spec.sides
         )
         self.side_by_key = {s.key: s for s in self.sides}
@@ -885,8 +1184,41 @@ class CardFormat(Format):
                 },
                 "required": [*SCORE_SCHEMA["required"], "marks"],
             }
+        self.decision_spec: DecisionSpec | None = spec.decision
+        # Each repeat by its number in the layout (main stages, then on_end), for those with a stop condition.
+        repeats = [s for s in (*spec.stages, *spec.on_end) if isinstance(s, RepeatStage)]
+        self.untils = {n: r.until for n, r in enumerate(repeats, 1) if r.until is not None}
+        # The steps a decision counts: the speech's step and those of its first/last/final rounds.
+        self.answer_steps: dict[str, frozenset[str]] = {}
+        for stage in (*spec.stages, *(i for r in repeats for i in r.stages)):
+            if isinstance(stage, SpeechStage) and stage.answer is not None:
+                variants = (stage.base, stage.first, stage.final, stage.last)
+                steps = frozenset(v.speech.step for v in variants if v is not None)
+                for step in steps:
+                    self.answer_steps[step] = self.answer_steps.get(step, frozenset()) | steps
+        # Referees: judge seats whose answers naming a side the decision counts (no judge's verdict beside them).
+        # Their decision is the debate's verdict, given inside it by every one of them (judging "referees").
+        decided = self.decision_spec
+        voting = self.answer_steps.get(decided.step, frozenset()) if decided is not None else frozenset()
+        answer = spec.answers.get(decided.step) if decided is not None else None
+        self.decides_sides = answer is not None and answer.kind == "side" and (judge is None or judge.decide is None)
+        if self.decides_sides:
+            speaking = {
+                seat
+                for stage in (*spec.stages, *(i for r in repeats for i in r.stages))
+                if isinstance(stage, SpeechStage) and stage.base.speech.step in voting
+                for seat in stage.seats
+            }
+            roles = {s.key: s.role for s in spec.seats}
+            self.referee_seats = tuple(s.key for s in spec.seats if s.key in speaking and roles[s.key] == "judge")
+            if self.referee_seats and two_sided:
+                self.judging = "referees"
         self._layouts: dict[tuple[int, ...], Layout] = {}
         self._values: dict[tuple[Any, ...], Mapping[str, str]] = {}
+        self._recent_seats: tuple[tuple[SeatInfo, ...], tuple[dict[str, SeatInfo], dict[str, str], bool]] | None = None
+        self._recent_values: tuple[tuple[SeatInfo, ...], tuple[str, str, str], dict[str, Mapping[str, str]]] | None = (
+            None
+        )
         # The last options asked for and their layout: a debate asks with the same options at every step.
         self._last_layout: tuple[dict[str, Any], Layout] | None = None
 
@@ -933,6 +1265,21 @@ class CardFormat(Format):
 
     def calls(self, options: Mapping[str, Any]) -> int:
         return sum(1 for slot in self.layout(options).slots if slot.kind != "SYSTEM" and slot.phase != "end")
+
+    def gives_answers(self) -> bool:
+        return bool(self.spec.answers)
+
+    def fewest_calls(self, options: Mapping[str, Any]) -> int:
+        """The calls when every repeat with a stop condition stops after its first round and no speech that runs
+        only on an answer is given (`calls` is the most)."""
+        return sum(
+            1
+            for slot in self.layout(options).slots
+            if slot.kind != "SYSTEM"
+            and slot.phase != "end"
+            and not (slot.repeat and slot.round > 1)
+            and not (slot.when is not None and not slot.when[2])  # one that runs only on an answer may not
+        )
 
     def step_label(self, step: str) -> str:
         if step in self.spec.labels:
@@ -996,11 +1343,22 @@ class CardFormat(Format):
     def base_values(self, config: DebateConfig, speaker: str) -> Mapping[str, str]:
         """The placeholders' values that depend only on the debate and the seat acting (cached: they are the same
         for every step of a debate, and a card's debates are many)."""
-        key = (config.topic, config.premise, config.seats, speaker)
+        # The debate asked about last, held by its seats' very tuple (an engine's run passes the same one at every
+        # step): found without hashing its seats, as the keyed cache below must.
+        recent = self._recent_values
+        if (
+            recent is not None
+            and recent[0] is config.seats
+            and recent[1] == (config.topic, config.premise, config.material)
+            and speaker in recent[2]
+        ):
+            return recent[2][speaker]
+        key = (config.topic, config.premise, config.material, config.seats, speaker)
         cached = self._values.get(key)
         if cached is not None:
+            self._remember_values(config, speaker, cached)
             return cached
-        values = {"topic": config.topic, "premise": config.premise}
+        values = {"topic": config.topic, "premise": config.premise, "material": config.material}
         for seat in config.seats:
             values[seat.key] = seat.name
             values[f"{seat.key}_json"] = _json_text(seat.name)
@@ -1021,7 +1379,25 @@ class CardFormat(Format):
         if len(self._values) > 512:
             self._values.clear()
         self._values[key] = values
+        self._remember_values(config, speaker, values)
         return values
+
+    def seat_maps(self, seats: tuple[SeatInfo, ...]) -> tuple[dict[str, SeatInfo], dict[str, str], bool]:
+        """The seats by key, their names by key, and whether a person sits in one: the same for every step of a
+        debate, so kept for the seats asked about last (held by that very tuple)."""
+        recent = self._recent_seats
+        if recent is not None and recent[0] is seats:
+            return recent[1]
+        maps = ({s.key: s for s in seats}, {s.key: s.name for s in seats}, any(s.is_human for s in seats))
+        self._recent_seats = (seats, maps)
+        return maps
+
+    def _remember_values(self, config: DebateConfig, speaker: str, values: Mapping[str, str]) -> None:
+        recent = self._recent_values
+        text = (config.topic, config.premise, config.material)
+        if recent is None or recent[0] is not config.seats or recent[1] != text:
+            recent = self._recent_values = (config.seats, text, {})
+        recent[2][speaker] = values
 
     def verdict_schema(self, config: DebateConfig, confirmed: str) -> dict[str, Any]:
         judge = self.judge_spec
@@ -1057,12 +1433,54 @@ class CardFormat(Format):
         }
 
     # -- the result ----------------------------------------------------------------------------------------------
+    def decide_answers(self, config: DebateConfig, records: Sequence[Record]) -> decide.Decision:
+        """The card's decision rule over each voting seat's latest answer (in the order they were given)."""
+        spec = self.decision_spec
+        assert spec is not None
+        answer = self.spec.answers.get(spec.step)
+        return decide.decide(spec.rule, self.votes(config, records), answer.choices if answer else (), spec.tie)
+
+    def votes(self, config: DebateConfig, records: Sequence[Record]) -> list[Vote]:
+        """What the decision counts: each voting seat's latest answer, in the order they were given (an
+        abstention's answer None); [] for a card with no decision."""
+        spec = self.decision_spec
+        if spec is None:
+            return []
+        steps = self.answer_steps.get(spec.step, frozenset({spec.step}))
+        latest: dict[str, Record] = {}
+        for record in sorted(records, key=lambda r: r.ordinal):
+            voting = spec.rule != "judge" or record.seat == spec.seat
+            if record.kind == "TURN" and record.step in steps and record.seat and voting:
+                latest.pop(record.seat, None)
+                latest[record.seat] = record
+        names = {s.key: s.name for s in config.seats}
+        ordered = sorted(latest.values(), key=lambda r: r.ordinal)
+        return [Vote(r.seat or "", names.get(r.seat or "", ""), decide.given(r.data)) for r in ordered]
+
+    def decision(self, records: Sequence[Record]) -> dict[str, Any] | None:
+        """The stored decision of a finished debate (its rule, answer, split and reason), or None."""
+        line = _decision_line(records)
+        return dict(line.data["decision"]) if line is not None else None
+
     def outcome(self, config: DebateConfig, records: Sequence[Record]) -> dict[str, Any]:
         """As the duel's: the winner (the first of a ranking), each side's score, premise_upheld, the announcement;
-        a ranking verdict adds `ranking`, the side names best first."""
+        a ranking verdict adds `ranking`, the side names best first. A card that decides by a rule over answers and
+        has no verdict announces its decision."""
         judge = self.judge_spec
         if judge is None or judge.decide is None:
-            return {}
+            line = _decision_line(records)
+            if line is None:
+                return {}
+            winner, upheld = "", None
+            if self.decides_sides:
+                # The decision names a side: it is the verdict (a tie or no majority is no winner).
+                names = self.verdict_names(config)
+                decided = line.data["decision"].get("answer")
+                if decided in names:
+                    winner = decided
+                    if config.premise:
+                        upheld = {"for": True, "against": False}.get(self.sides[names.index(decided)].stance)
+            return {"winner": winner, "scores": {}, "premise_upheld": upheld, "announcement": line.content}
         by_step: dict[str, Record] = {}
         for record in sorted(records, key=lambda r: r.ordinal):
             if record.seat == judge.seat:
@@ -1078,15 +1496,25 @@ class CardFormat(Format):
         if judge.ranking:
             ranking = data.get("ranking")
             if not (isinstance(ranking, list) and sorted(ranking) == sorted(names)):
+                # The judge's own scores order the teams only if it scored every one; seat order is no verdict.
                 order = {n: i for i, n in enumerate(names)}
-                ranking = sorted(names, key=lambda n: (-scores.get(n, -1), order[n]))
-            return {
-                "winner": ranking[0],
+                ranked = all(n in scores for n in names)
+                ranking = sorted(names, key=lambda n: (-scores[n], order[n])) if ranked else []
+            outcome = {
+                "winner": "",
                 "scores": scores,
                 "premise_upheld": None,
                 "announcement": announcement_text(announce.content),
                 "ranking": ranking,
             }
+            unspoken = self.unspoken(config, records) if ranking else []
+            if unspoken:
+                # A team the debate ended before is not placed as if judged: below every team that spoke, in seat
+                # order, and named so its pages say it did not speak.
+                outcome["ranking"] = [n for n in ranking if n not in unspoken] + unspoken
+                outcome["unspoken"] = unspoken
+            outcome["winner"] = outcome["ranking"][0] if outcome["ranking"] else ""
+            return outcome
         confirmed = data.get("confirmed_winner")
         if isinstance(data.get("scores"), dict) and data.get("winner") in names and self._scores(data["scores"], names):
             winner = data["winner"]
@@ -1105,6 +1533,21 @@ class CardFormat(Format):
             "premise_upheld": upheld,
             "announcement": announcement_text(announce.content),
         }
+
+    def unspoken(self, config: DebateConfig, records: Sequence[Record]) -> list[str]:
+        """The sides none of whose seats spoke, by the names the verdict gives them; [] where nobody spoke here at
+        all (a judge's replay reads its statements from elsewhere)."""
+        spoke = {r.seat for r in records if r.kind in ("TURN", "USER")}
+        if not spoke:
+            return []
+        return [self.side_name(config, side) for side in self.sides if not spoke.intersection(side.seats)]
+
+    def fallback_words(self, config: DebateConfig, records: Sequence[Record]) -> str:
+        if self.ranking_verdict:
+            if self.outcome(config, records).get("ranking"):
+                return "the teams are ranked by the scores it gave them"
+            return "no team is ranked: it scored not every team"
+        return "the winner is the one it confirmed and the scores are its running scores"
 
     @staticmethod
     def _scores(value: Any, names: Sequence[str]) -> dict[str, int]:
@@ -1177,10 +1620,18 @@ class CardFormat(Format):
                     phase=slot.phase,
                     round=slot.round,
                     calls_llm=slot.kind != "SYSTEM",
-                    text=slot.template.source,
+                    text=slot.template.source or slot.note,
+                    check=slot.check,
+                    answer=slot.answer.example() if slot.answer is not None else "",
+                    when=slot.when_words,
                 )
             )
         return planned
+
+
+def _decision_line(records: Sequence[Record]) -> Record | None:
+    """The line a card's decision was stored as, if it has one."""
+    return next((r for r in records if r.kind == "SYSTEM" and isinstance(r.data.get("decision"), dict)), None)
 
 
 def _matches(template: Template, content: str) -> bool:

@@ -36,14 +36,16 @@ class Template:
 
 
 def _render(parts: tuple[object, ...], values: Mapping[str, str]) -> str:
-    out = []
+    # Every step renders its prompt and status with this: bound methods as locals keep it lean.
+    out: list[str] = []
+    append, get = out.append, values.get
     for part in parts:
         if isinstance(part, str):
-            out.append(part)
+            append(part)  # type: ignore[arg-type]
         elif part[0] == "var":  # type: ignore[index]
-            out.append(values.get(part[1], ""))  # type: ignore[index]
-        elif values.get(part[1]):  # type: ignore[index]
-            out.append(_render(part[2], values))  # type: ignore[index]
+            append(get(part[1], ""))  # type: ignore[index]
+        elif get(part[1]):  # type: ignore[index]
+            append(_render(part[2], values))  # type: ignore[index]
     return "".join(out)
 
 
