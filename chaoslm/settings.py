@@ -10,6 +10,7 @@ import tempfile
 import warnings
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -170,9 +171,16 @@ REDIS_URL = env_str("REDIS_URL", "")
 CHAOSLM_CHANNEL_LAYER = env_str("CHAOSLM_CHANNEL_LAYER", "pubsub")
 if CHAOSLM_CHANNEL_LAYER not in {"core", "pubsub"}:
     raise ImproperlyConfigured(f"CHAOSLM_CHANNEL_LAYER must be 'core' or 'pubsub', not {CHAOSLM_CHANNEL_LAYER!r}")
+# Redis' publish/subscribe channels are one namespace for the whole server, whatever database a client selects:
+# two deployments on one Redis (databases 1 and 2, say) would each hear the other's pushes to a group of the same
+# name ("room-1"). The pubsub layer's channels carry this prefix, by default one of the database's own.
+CHAOSLM_CHANNEL_PREFIX = env_str("CHAOSLM_CHANNEL_PREFIX", f"chaoslm-db{urlsplit(REDIS_URL).path.strip('/') or 0}:")
 if REDIS_URL and CHAOSLM_CHANNEL_LAYER == "pubsub":
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": CHAOSLM_CHANNEL_PREFIX},
+        }
     }
 elif REDIS_URL:
     CHANNEL_LAYERS = {

@@ -47,3 +47,60 @@ def test_a_socket_waiting_through_a_quiet_spell_still_gets_the_next_push():
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["<p>late</p>", "7"]
+
+
+# A page's socket of one deployment, listening to a group for a few seconds: prints what it heard.
+LISTEN = """
+import asyncio, django, sys
+django.setup()
+from channels.layers import get_channel_layer
+
+async def main():
+    layer = get_channel_layer()
+    spectator = await layer.new_channel()
+    await layer.group_add(sys.argv[1], spectator)
+    print("listening", flush=True)
+    try:
+        message = await asyncio.wait_for(layer.receive(spectator), 6)
+        print(message["html"])
+    except TimeoutError:
+        print("nothing")
+
+asyncio.run(main())
+"""
+
+PUSH = """
+import asyncio, django, sys
+django.setup()
+from channels.layers import get_channel_layer
+asyncio.run(get_channel_layer().group_send(sys.argv[1], {"type": "push.html", "html": sys.argv[2]}))
+"""
+
+
+@pytest.mark.parametrize(("pusher_db", "heard"), [("13", "<p>ours</p>"), ("12", "nothing")])
+def test_deployments_on_two_redis_databases_do_not_hear_each_others_pushes(pusher_db, heard):
+    """Redis' publish/subscribe ignores the database; each deployment's groups are its own all the same (the
+    same room id in two deployments' databases, "room-1", was one group: pages showed the other's answers)."""
+    redis_url = os.environ.get("CHAOSLM_TEST_REDIS_URL")
+    require(redis_url, "Redis (CHAOSLM_TEST_REDIS_URL)")
+    server = redis_url.rsplit("/", 1)[0]
+
+    def env(db: str) -> dict[str, str]:
+        values = {**os.environ, "REDIS_URL": f"{server}/{db}", "DJANGO_SETTINGS_MODULE": "chaoslm.settings"}
+        values.pop("CHAOSLM_CHANNEL_LAYER", None)
+        values.pop("CHAOSLM_CHANNEL_PREFIX", None)
+        return values
+
+    group = f"room-{os.getpid()}"
+    listener = subprocess.Popen(
+        [sys.executable, "-c", LISTEN, group], cwd=ROOT, env=env("13"), stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert listener.stdout.readline().strip() == "listening"
+        subprocess.run(
+            [sys.executable, "-c", PUSH, group, "<p>ours</p>"], cwd=ROOT, env=env(pusher_db), check=True, timeout=60
+        )
+        out, _ = listener.communicate(timeout=60)
+    finally:
+        listener.kill()
+    assert out.strip() == heard
