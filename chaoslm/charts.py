@@ -12,6 +12,9 @@ from __future__ import annotations
 WIDTH = 340  # user units: a chart's width
 FONT = 13  # user units: every chart's text (static/css/chaoslm.css draws it at this size)
 CHAR = 0.62  # em: an upper estimate of a character's width
+# What a report figure that cannot be computed reads as, on pages, in charts, commands and CSV, its reason after
+# it where there is room: "undefined" read as a bug in the report.
+NO_FIGURE = "\u2014"
 
 
 def text_width(text: str, size: float = FONT) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from chaoslm.charts import NO_FIGURE
 from comparisons import charts, selectors
 from comparisons.models import Comparison
 from debates.selectors import usage_json
@@ -54,7 +55,7 @@ def _value(figure: Any) -> Any:
     if figure is None:
         return ""
     value = figure.value
-    return "undefined" if value is None else value
+    return NO_FIGURE if value is None else value
 
 
 def run_rows(runs: list[selectors.Finished]) -> list[list[Any]]:

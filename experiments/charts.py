@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from chaoslm.charts import FONT, WIDTH
+from chaoslm.charts import FONT, NO_FIGURE, WIDTH
 from experiments.design import BLIND, CONSULTANCY, DEBATE, ORACLE
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def title(name: str) -> str:
 @dataclass(frozen=True)
 class Bar:
     label: str
-    text: str  # the value and its interval, or "undefined"
+    text: str  # the value and its interval, or "—"
     why: str  # the whole figure in words, for the bar's <title>
     text_y: float  # the baseline of the label and the text
     y: float  # the bar's top
@@ -71,7 +71,7 @@ def accuracy_bars(report: stats.Report) -> BarChart:
         a = p.accuracy
         top = BAR_ROW * index
         if a.value is None:
-            text, why = "undefined", f"undefined ({a.why})"
+            text, why = NO_FIGURE, f"{NO_FIGURE} ({a.why})"
         else:
             text = _percent(a.value)
             if a.low is not None and a.high is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chaoslm.charts import NO_FIGURE
 from debates.selectors import usage_json
 from experiments import arena, design, selectors
 from experiments.models import Experiment
@@ -42,9 +43,9 @@ HUMAN_COLUMNS = ["who", "answers", "voters", "debates", "excluded", "accuracy", 
 
 
 def _cell(value: Any) -> Any:
-    """A Figure or an Estimate as its number, or "undefined" (the reason is in the JSON export)."""
+    """A Figure or an Estimate as its number, or "—" (the reason is in the JSON export)."""
     if hasattr(value, "why"):
-        return "undefined" if value.value is None else value.value
+        return NO_FIGURE if value.value is None else value.value
     return "" if value is None else value
 
 

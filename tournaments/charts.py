@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from batches.templatetags.batch_tags import NO_FIGURE
-from chaoslm.charts import FONT, WIDTH, fit, text_width
+from chaoslm.charts import FONT, NO_FIGURE, WIDTH, fit, text_width
 
 ROW = 46  # a forest row: the name and its figures on a line, the interval beneath
 CELL = 36  # a head-to-head cell

@@ -3,33 +3,16 @@ from typing import Any
 from django import template
 
 from chaoslm import costs
+from chaoslm.charts import NO_FIGURE
 
 register = template.Library()
 
 
 @register.filter
-def figure(value: Any, kind: str = "") -> str:
-    """A report figure for reading: a number (a percentage when `kind` is "percent"), or "undefined" and why.
-
-    A number can come with a reason too, when only part of it is undefined (a kappa of 0 whose interval is not):
-    it is said after the number."""
-    number = getattr(value, "value", value)
-    why = getattr(value, "why", "")
-    if number is None:
-        return f"undefined ({why})" if why else "undefined"
-    shown = f"{100 * number:.0f}%" if kind == "percent" else f"{number:.2f}"
-    return f"{shown} ({why})" if why else shown
-
-
-# What a figure that cannot be computed reads as, its reason after it: "undefined" read as a bug in the report.
-NO_FIGURE = "\u2014"
-
-
-@register.filter
 def stated(value: Any, kind: str = "") -> str:
-    """A tournament's report figure for reading, on its page, from `tournament report` and in its CSV: a number (a
-    percentage when `kind` is "percent"), or "—" and the plain reason there is none ("— (one judge: panel figures
-    compare two or more)"). A number can come with a reason too, said after it ("0.00 (no interval: ...)")."""
+    """A batch report's figure for reading, on its page, from its command and in its CSV: a number (a percentage
+    when `kind` is "percent"), or "—" and the plain reason there is none ("— (one judge: panel figures compare two
+    or more)"). A number can come with a reason too, said after it ("0.00 (no interval: ...)")."""
     number = getattr(value, "value", value)
     why = getattr(value, "why", "")
     if number is None:
@@ -40,7 +23,7 @@ def stated(value: Any, kind: str = "") -> str:
 
 @register.filter
 def number(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, int | float) else "undefined"
+    return f"{value:.2f}" if isinstance(value, int | float) else NO_FIGURE
 
 
 @register.filter
@@ -55,7 +38,7 @@ def interval(rating: Any, joiner: str = " \u2013 ") -> str:
 
 @register.filter
 def percent(value: Any) -> str:
-    return f"{100 * value:.0f}%" if isinstance(value, int | float) else "undefined"
+    return f"{100 * value:.0f}%" if isinstance(value, int | float) else NO_FIGURE
 
 
 @register.simple_tag

@@ -2,6 +2,7 @@ from typing import Any
 
 from django import template
 
+from chaoslm.charts import NO_FIGURE
 from experiments.charts import title
 
 register = template.Library()
@@ -14,5 +15,5 @@ def protocol_title(name: str) -> str:
 
 @register.filter
 def percent(value: Any) -> str:
-    """A share as a whole percentage (signed when negative: a difference), or "undefined"."""
-    return f"{100 * value:.0f}%" if isinstance(value, int | float) else "undefined"
+    """A share as a whole percentage (signed when negative: a difference), or "—"."""
+    return f"{100 * value:.0f}%" if isinstance(value, int | float) else NO_FIGURE

@@ -68,7 +68,7 @@ def test_the_sample_set_uploaded_runs_and_its_report_is_read_through_the_share_l
     # The test server's judge answers 50-50: half right by the rule, with an interval.
     assert visitor.locator("#accuracy tbody tr").first.locator("td").nth(3).inner_text() == "50%"
     assert visitor.locator("svg.accuracy-chart rect.bar").count() == 2
-    assert "undefined (" in visitor.inner_text("#judges")  # the flip rate of a 50-50 judge, and why
+    assert "\u2014 (" in visitor.inner_text("#judges")  # the flip rate of a 50-50 judge, and why
     assert visitor.locator(".tournament-controls").count() == 0
     assert axe_violations(visitor) == []
     screenshot(visitor, "experiment-shared")

@@ -65,7 +65,7 @@ def test_run_from_a_spec_prints_the_report_as_json_and_report_prints_the_tables(
     out, _ = run("report", str(experiment.pk))
     assert "Judge accuracy by protocol" in out and "Debaters" in out and "Judges" in out
     assert "Accuracy, Debate \u2212 Blind: 0.00 (95% interval 0.00 to 0.00)" in " ".join(out.split())
-    assert "undefined" in out
+    assert "\u2014" in out and "undefined" not in out
 
 
 def test_a_bad_question_file_is_refused_naming_the_file_and_line(tmp_path):

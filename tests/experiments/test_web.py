@@ -53,7 +53,7 @@ def test_a_bad_file_is_refused_naming_file_and_line_and_the_form_keeps_what_was_
 
 
 @pytest.mark.django_db
-def test_the_sample_set_makes_an_experiment_and_its_page_says_what_is_undefined(people, monkeypatch):
+def test_the_sample_set_makes_an_experiment_and_its_page_says_which_figures_it_lacks_and_why(people, monkeypatch):
     started = []
     monkeypatch.setattr(work.EXPERIMENT, "start", started.append)
     response = client_for(people["owner"]).post("/experiments/new/", form_data(use_sample="on"))
@@ -63,7 +63,7 @@ def test_the_sample_set_makes_an_experiment_and_its_page_says_what_is_undefined(
     assert experiment.questions.count() == 12 and experiment.runs.count() == 12 * (2 + 1) * 2
     page = client_for(people["owner"]).get(f"/experiments/{experiment.pk}/").content.decode()
     assert "Judge accuracy by protocol" in page
-    assert "undefined (no run has been judged yet)" in page
+    assert "\u2014 (no run has been judged yet)" in page and "undefined" not in page
     assert "onsubmit" not in page and ' style="' not in page  # nothing the content security policy refuses
 
 
@@ -111,7 +111,7 @@ def test_the_live_push_carries_the_report_as_it_stands(llm_server):
     )
     before = broadcast.live_html(experiment)
     assert '<div id="report-figures" class="report-figures" hx-swap-oob="outerHTML">' in before
-    assert "undefined (no run has been judged yet)" in before
+    assert "\u2014 (no run has been judged yet)" in before and "undefined" not in before
     run_to_end(experiment)
     after = broadcast.live_html(Experiment.objects.get(pk=experiment.pk))
     figures = after.split('id="report-figures"', 1)[1]

@@ -1,7 +1,7 @@
 from rich.console import Console
 
 from batches.command import BatchCommand, table
-from batches.templatetags.batch_tags import figure, number
+from batches.templatetags.batch_tags import NO_FIGURE, number, stated
 from comparisons import exports, kind, selectors, services
 from comparisons.models import Comparison
 from comparisons.spec import ComparisonSpec, read_spec
@@ -46,10 +46,10 @@ class Command(BatchCommand):
                 a.arm,
                 str(a.questions),
                 str(a.correct),
-                figure(s, "percent"),
-                f"{number(s.low)} to {number(s.high)}" if s.low is not None else "undefined",
-                figure(a.calls.per_question),
-                "unknown price" if a.unpriced else figure(a.cost.per_correct),
+                stated(s, "percent"),
+                f"{number(s.low)} to {number(s.high)}" if s.low is not None else NO_FIGURE,
+                stated(a.calls.per_question),
+                "unknown price" if a.unpriced else stated(a.cost.per_correct),
                 "" if a.rounds is None else str(a.rounds.saved),
             )
         console.print(arms)
@@ -60,6 +60,6 @@ class Command(BatchCommand):
         pairs = table("Pairs of arms (exact McNemar)", ("Arms", "Questions", "b", "c", "Difference", "p"))
         for p in report.pairs:
             pairs.add_row(
-                f"{p.arm_a} vs {p.arm_b}", str(p.questions), str(p.b), str(p.c), figure(p.difference), figure(p.p_value)
+                f"{p.arm_a} vs {p.arm_b}", str(p.questions), str(p.b), str(p.c), stated(p.difference), stated(p.p_value)
             )
         console.print(pairs)

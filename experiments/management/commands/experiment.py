@@ -3,7 +3,7 @@ from typing import Any
 from rich.console import Console
 
 from batches.command import BatchCommand, table
-from batches.templatetags.batch_tags import figure, number
+from batches.templatetags.batch_tags import number, stated
 from experiments import design, exports, selectors, services, work
 from experiments.charts import title
 from experiments.models import Experiment
@@ -34,25 +34,25 @@ class Command(BatchCommand):
                 title(p.protocol),
                 str(p.runs),
                 str(p.unparsed),
-                figure(a, "percent"),
-                f"{number(a.low)} to {number(a.high)}" if a.low is not None else figure(a),
-                figure(p.brier),
+                stated(a, "percent"),
+                f"{number(a.low)} to {number(a.high)}" if a.low is not None else stated(a),
+                stated(p.brier),
             )
         console.print(protocols)
         for name, d in report.differences.items():
             interval = f" (95% interval {number(d.low)} to {number(d.high)})" if d.low is not None else ""
-            console.print(f"Accuracy, {title(name)}: {figure(d)}{interval}", highlight=False)
+            console.print(f"Accuracy, {title(name)}: {stated(d)}{interval}", highlight=False)
         debaters = table(
             "Debaters", ("Debater", "Wins when correct", "Wins when incorrect", "Rating", "Quotes", "Verified")
         )
         for d in report.debaters:
             debaters.add_row(
                 d.name,
-                figure(d.win_rate_correct, "percent"),
-                figure(d.win_rate_incorrect, "percent"),
+                stated(d.win_rate_correct, "percent"),
+                stated(d.win_rate_incorrect, "percent"),
                 number(d.rating),
                 str(d.quotes),
-                figure(d.verified_rate, "percent"),
+                stated(d.verified_rate, "percent"),
             )
         console.print(debaters)
         consulted = design.CONSULTANCY in experiment.protocols
@@ -66,8 +66,8 @@ class Command(BatchCommand):
                 j.name,
                 str(j.runs),
                 str(j.unparsed),
-                figure(j.flip_rate, "percent"),
-                *((figure(j.asked, "percent"),) if consulted else ()),
-                *(figure(j.accuracy[p], "percent") for p in experiment.protocols),
+                stated(j.flip_rate, "percent"),
+                *((stated(j.asked, "percent"),) if consulted else ()),
+                *(stated(j.accuracy[p], "percent") for p in experiment.protocols),
             )
         console.print(judges)
