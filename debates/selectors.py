@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.utils.safestring import mark_safe
 
 from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
+from chaoslm.llm import marks
 from debates.cards import cards_of
 from debates.formats import DebateConfig, FormatError, Plan, SeatInfo, Side
 from debates.formats.card import CardFormat
@@ -256,15 +257,8 @@ class MadeBy:
     def line(self, seats: Sequence[Seat]) -> str:
         """What the debate's pages and exports say of it: "Written by the embedded SmolLM2-135M model (for trying
         ChaosLM offline)." when it wrote every reply, else which seats' replies it wrote; "" when it wrote none."""
-        models = list(dict.fromkeys(self.embedded[s.pk] for s in seats if s.pk in self.embedded))
-        if len(models) == 1 and not self.others and not any(s.is_human for s in seats):
-            return f"Written by the embedded {models[0]} model (for trying ChaosLM offline)."
-        lines = []
-        for model in models:
-            names = [s.name for s in seats if self.embedded.get(s.pk) == model]
-            listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-            lines.append(f"{listed}: written by the embedded {model} model (for trying ChaosLM offline).")
-        return " ".join(lines)
+        embedded = {s.name: self.embedded[s.pk] for s in seats if s.pk in self.embedded}
+        return marks.written_by(embedded, all_of_it=not self.others and not any(s.is_human for s in seats))
 
 
 def made_by(debate: Debate) -> MadeBy:

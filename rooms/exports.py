@@ -11,6 +11,7 @@ from typing import Any
 
 from chaoslm import costs
 from chaoslm.llm import marks
+from rooms import selectors
 from rooms.models import Room, RoomMessage
 
 
@@ -40,8 +41,8 @@ def message_entry(message: RoomMessage) -> dict[str, Any]:
 
 
 def as_dict(room: Room, *, include_private: bool) -> dict[str, Any]:
-    messages = [
-        message_entry(message)
+    shown = [
+        message
         for message in room.messages.exclude(kind=RoomMessage.Kind.PENDING)
         if include_private or not message.audience
     ]
@@ -62,7 +63,8 @@ def as_dict(room: Room, *, include_private: bool) -> dict[str, Any]:
         "turn_order": room.turn_order,
         "memory": room.memory,
         "agents": agents,
-        "messages": messages,
+        "written_by_embedded": selectors.embedded_line(shown) or None,
+        "messages": [message_entry(message) for message in shown],
         "cost": cost_of(room),
     }
 
@@ -123,4 +125,8 @@ def as_markdown(room: Room, *, include_private: bool) -> str:
     )
     lines = "\n\n".join(_line(m) for m in data["messages"])
     order = room.get_turn_order_display()
-    return f"# {data['title']}\n\nChat room · turn order: {order}\n\n## Agents\n\n{agents}\n\n## Messages\n\n{lines}\n"
+    written = f"*{data['written_by_embedded']}*\n\n" if data["written_by_embedded"] else ""
+    return (
+        f"# {data['title']}\n\nChat room · turn order: {order}\n\n{written}## Agents\n\n{agents}\n\n"
+        f"## Messages\n\n{lines}\n"
+    )

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from chaoslm.costs import SpendRow, Total, totals_by
+from chaoslm.llm import marks
 from chaoslm.personas.models import Persona
 from rooms.broadcast import in_queue_order, status_context
 from rooms.models import Room, RoomAgent, RoomMessage
@@ -34,6 +35,19 @@ def page_messages(room: Room, *, with_whispers: bool) -> tuple[list[RoomMessage]
         [m for m in messages if m.kind != RoomMessage.Kind.PENDING],
         [m for m in messages if m.kind == RoomMessage.Kind.PENDING],
     )
+
+
+# The messages a model writes: an agent's answer (kept, or pending the owner's choice) and a summary.
+MODEL_KINDS = (RoomMessage.Kind.AGENT, RoomMessage.Kind.PENDING, RoomMessage.Kind.SUMMARY)
+
+
+def embedded_line(messages: list[RoomMessage]) -> str:
+    """What the room's page says of the embedded model's part in `messages` (the ones it shows), as a debate's
+    page does: "Written by the embedded SmolLM2-135M model (for trying ChaosLM offline)." when it wrote every
+    answer and summary, else whose; "" when it wrote none."""
+    written = [m for m in messages if m.kind in MODEL_KINDS and m.tokens_in > 0]
+    embedded = {m.author: m.data["embedded_model"] for m in written if m.data.get("embedded_model")}
+    return marks.written_by(embedded, all_of_it=all(m.data.get("embedded_model") for m in written))
 
 
 def personas_to_add(room: Room) -> QuerySet[Persona]:

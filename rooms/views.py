@@ -47,6 +47,7 @@ def _page(request: HttpRequest, room: Room, ws_url: str, export_md: str) -> Http
             **status,
             "oob": False,
             "messages_list": messages,
+            "embedded_line": selectors.embedded_line(messages + pending),
             "pending": pending,
             "is_owner": owner,
             "can_delete": sharing.can_delete(request.user, room),

@@ -4,6 +4,8 @@ messages store the same keys, so their pages and exports say the same thing of a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from chaoslm.llm.gateway import ChatResult, Endpoint
 
 
@@ -22,3 +24,18 @@ def cut_mark(result: ChatResult) -> dict[str, int]:
 def cut_words(tokens: int) -> str:
     """The note an export gives a reply cut at its token limit."""
     return f"cut off at {tokens} tokens, the model's token limit"
+
+
+def written_by(embedded: Mapping[str, str], *, all_of_it: bool) -> str:
+    """What a debate's or a room's page and exports say of the embedded model's part in it, from `embedded` (a
+    speaker's name -> the embedded model that wrote their replies): "Written by the embedded SmolLM2-135M model
+    (for trying ChaosLM offline)." when it wrote `all_of_it`, else whose replies it wrote; "" when it wrote none."""
+    models = list(dict.fromkeys(embedded.values()))
+    if len(models) == 1 and all_of_it:
+        return f"Written by the embedded {models[0]} model (for trying ChaosLM offline)."
+    lines = []
+    for model in models:
+        names = [name for name, used in embedded.items() if used == model]
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        lines.append(f"{listed}: written by the embedded {model} model (for trying ChaosLM offline).")
+    return " ".join(lines)

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 CUT = "Cars clog every street we have and the air they leave beh"
 WRITTEN = "· written by the embedded SmolLM2-135M model</span>"
+LINE = "Written by the embedded SmolLM2-135M model (for trying ChaosLM offline)."
 
 
 def card_of(page: str, message: RoomMessage) -> str:
@@ -78,6 +79,7 @@ def test_a_reply_the_embedded_model_wrote_names_it_on_its_card_exports_and_api(e
     # A pending answer says so before it is kept, as every card does.
     page = client.get(f"/rooms/{room.pk}/").content.decode()
     assert all(WRITTEN in card_of(page, m) for m in pending) and len(pending) == 3
+    assert f'<p class="model-line muted">{LINE}</p>' in page  # at the page's head, as a debate's page says it
     services.submit_pending(room, {m.pk for m in pending})
     # Read after the settings name another endpoint: what the page says comes from the messages' own calls.
     embedded.OPENAI_BASE_URL = llm_server.url
@@ -92,12 +94,15 @@ def test_a_reply_the_embedded_model_wrote_names_it_on_its_card_exports_and_api(e
     Room.objects.filter(pk=room.pk).update(visibility=Room.Visibility.UNLISTED)
     share = Client().get(f"/r/{room.share_token}/").content.decode()  # logged out
     assert all(WRITTEN in card_of(share, m) for m in answers)
+    assert share.count(LINE) == 1 and page.count(LINE) == 1
 
     markdown = client.get(f"/rooms/{room.pk}/export.md").content.decode()
+    assert f"Chat room · turn order: round robin (the order they joined)\n\n*{LINE}*\n\n## Agents" in markdown
     assert "**Alice** (written by the embedded SmolLM2-135M model):\n\n" in markdown
     assert markdown.count("written by the embedded SmolLM2-135M model") == 3
     exported = json.loads(client.get(f"/rooms/{room.pk}/export.json").content)
     assert [m.get("embedded_model") for m in exported["messages"] if m["kind"] == "agent"] == ["SmolLM2-135M"] * 3
+    assert exported["written_by_embedded"] == LINE
     assert {m["embedded_model"] for m in api_messages(client, room) if m["kind"] == "agent"} == {"SmolLM2-135M"}
 
 
@@ -107,8 +112,22 @@ def test_a_reply_another_model_wrote_says_nothing_of_the_embedded_one(room, llm_
     services.submit_pending(room, set(room.messages.filter(kind="pending").values_list("pk", flat=True)))
     assert not any("embedded_model" in m.data for m in room.messages.all())
     page = client.get(f"/rooms/{room.pk}/").content.decode()
-    assert "model-note" not in page and "cut-note" not in page
+    assert "model-note" not in page and "cut-note" not in page and "model-line" not in page
     assert "embedded" not in client.get(f"/rooms/{room.pk}/export.md").content.decode()
+    assert json.loads(client.get(f"/rooms/{room.pk}/export.json").content)["written_by_embedded"] is None
+
+
+def test_a_room_the_embedded_model_wrote_part_of_says_whose_answers(owner, client):
+    import_personas([(f"{n}.yaml", f"name: {n}\nrole: chat\npersonality: You are {n}.\n") for n in ("Ann", "Bo")])
+    room = services.create_room(owner, "Chat", "private", Persona.objects.filter(name__in=["Ann", "Bo"]))
+    for agent in room.agents.all():
+        data = {"embedded_model": "SmolLM2-135M"} if agent.name == "Ann" else {"model": "gpt-4o-mini"}
+        RoomMessage.objects.create(
+            room=room, kind="agent", agent=agent, author=agent.name, content="Hi", tokens_in=9, data=data
+        )
+    page = client.get(f"/rooms/{room.pk}/").content.decode()
+    assert "Ann: written by the embedded SmolLM2-135M model (for trying ChaosLM offline)." in page
+    assert LINE not in page
 
 
 def test_the_marks_are_escaped_on_the_page(owner, client):
