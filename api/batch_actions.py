@@ -50,13 +50,6 @@ class CostOut(Schema):
     sentence: str = Field(description="What the new form says of its cost")
 
 
-class EstimateOut(Schema):
-    debates: int = Field(description="Debates it would run (a tournament's judge replays and an experiment's runs)")
-    calls: int = Field(description="The LLM calls they plan")
-    sentence: str = Field(description="What the new form says of it")
-    cost: CostOut = Field(description="What its calls would cost, low to high, as the new form says")
-
-
 class TimeOut(Schema):
     low_seconds: float = Field(description="At the fewest calls (every stop condition holding at its first round)")
     high_seconds: float = Field(description="At the most calls")
@@ -67,9 +60,16 @@ class TimeOut(Schema):
     basis: str = Field(description="How the time was reckoned, in the form's words")
 
 
+class EstimateOut(Schema):
+    debates: int = Field(description="Debates it would run (a tournament's judge replays and an experiment's runs)")
+    calls: int = Field(description="The LLM calls they plan")
+    sentence: str = Field(description="What the new form says of it")
+    cost: CostOut = Field(description="What its calls would cost, low to high, as the new form says")
+    time: TimeOut = Field(description="How long its calls take (the same figures as the form and the command line)")
+
+
 class ComparisonEstimateOut(EstimateOut):
     fewest_calls: int = Field(description="The fewest LLM calls: every stop condition holding at its first round")
-    time: TimeOut = Field(description="How long its calls take (the same figures as the form and the command line)")
 
 
 def _cost(cost: costs.CostRange) -> dict[str, Any]:
@@ -97,33 +97,35 @@ class ArenaOut(Schema):
 
 def _tournament_estimate(found: tournament_services.Checked) -> dict[str, Any]:
     size = found.size
-    return {"debates": size.debates, "calls": size.calls, "sentence": size.sentence(), "cost": _cost(found.cost)}
+    return {
+        "debates": size.debates,
+        "calls": size.calls,
+        "sentence": size.sentence(),
+        "cost": _cost(found.cost),
+        "time": found.time.as_json(),
+    }
 
 
 def _experiment_estimate(found: experiment_services.Checked) -> dict[str, Any]:
     size = found.size
-    return {"debates": size.runs, "calls": size.calls, "sentence": size.sentence(), "cost": _cost(found.cost)}
+    return {
+        "debates": size.runs,
+        "calls": size.calls,
+        "sentence": size.sentence(),
+        "cost": _cost(found.cost),
+        "time": found.time.as_json(),
+    }
 
 
 def _comparison_estimate(found: comparison_services.Checked) -> dict[str, Any]:
     size = found.size
-    low, high = size.seconds
-    time = {
-        "low_seconds": round(low, 1),
-        "high_seconds": round(high, 1),
-        "text": size.minutes,
-        "seconds_per_call": round(size.pace.seconds, 3),
-        "measured": size.pace.measured,
-        "calls_at_once": size.at_once,
-        "basis": size.basis,
-    }
     return {
         "debates": size.runs,
         "calls": size.calls,
         "fewest_calls": size.fewest_calls,
         "sentence": size.sentence(),
         "cost": _cost(found.cost),
-        "time": time,
+        "time": found.time.as_json(),
     }
 
 

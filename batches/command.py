@@ -47,7 +47,8 @@ class BatchCommand(BaseCommand):
     # The spec at a path: a dataclass whose fields are the arguments of `create_batch` (SpecError if it cannot).
     read_spec: Callable[[Path], Any]
     # The kind's checks of its create function's arguments, nothing saved (BatchError with every problem), which
-    # size it and price it (`.cost`); a kind with none is checked by its create alone.
+    # size it, time it and price it (`.time`, a debates.estimates.Duration, and `.cost`); a kind with none is
+    # checked by its create alone.
     check_batch: Callable[..., Any] | None = None
     # The kind's create function (BatchError if it refuses).
     create_batch: Callable[..., Any]
@@ -77,9 +78,9 @@ class BatchCommand(BaseCommand):
                 lambda: self.read_spec(path),
                 lambda read: check(**spec_arguments(read), owner=owner) if check is not None else None,
             )
-            # Its size and its cost range, as the new form says them.
-            cost = f" {cost_sentence(found.cost)}" if found is not None else ""
-            console.print(f"[bold]{spec.name}[/]: {self.size(spec, found)}{cost}", highlight=False)
+            # Its size, its time and its cost range, as the new form says them.
+            said = f" {found.time.sentence()} {cost_sentence(found.cost)}" if found is not None else ""
+            console.print(f"[bold]{spec.name}[/]: {self.size(spec, found)}{said}", highlight=False)
             return self.create_batch(**spec_arguments(spec), owner=owner)
         except (SpecError, BatchError) as error:
             raise CommandError(str(error)) from None

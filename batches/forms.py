@@ -15,6 +15,7 @@ from chaoslm import costs
 from chaoslm.http import IdChoices
 from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
+from debates import estimates
 
 # A form's people fields, each ticked from the personas of one role.
 ROLES = {"debaters": "debater", "judges": "judge", "moderator": "moderator"}
@@ -47,6 +48,15 @@ class BatchForm(forms.Form):
 
     def estimate(self) -> Any:
         raise NotImplementedError
+
+    def time_estimate(self) -> estimates.Duration | None:
+        """How long the batch as entered so far takes, as its command and API estimate say (None before it has a
+        debate)."""
+        size = self.estimate()
+        if not size.calls:
+            return None
+        concurrency = getattr(self, "cleaned_data", {}).get("concurrency") or self.fields["concurrency"].initial
+        return estimates.duration(size.calls, size.calls, size.debates, concurrency)
 
     def cost_estimate(self) -> costs.CostRange | None:
         """What the batch as entered so far would cost, low to high (None before anyone is chosen)."""

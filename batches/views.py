@@ -187,6 +187,7 @@ def estimate_view(kind: BatchKind, form_class: type[BatchForm]) -> View:
             "form": form,
             "estimate": form.estimate(),
             "cost": form.cost_estimate(),
+            "time": form.time_estimate(),
             "allowance": costs.allowance(request.user),
             "file_errors": file_errors,
         }

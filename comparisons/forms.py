@@ -15,6 +15,7 @@ from chaoslm.personas.models import Persona
 from comparisons import arithmetic, question_sets, services
 from comparisons.arms import MAX_ARM_NAME, MAX_ARMS, Arm, ArmRequest, answering_formats, resolve
 from comparisons.models import Comparison
+from debates import estimates
 
 ROWS = range(1, MAX_ARMS + 1)
 # The rows shown open; the rest fold under "More arms".
@@ -148,6 +149,10 @@ class NewComparisonForm(BatchForm):
     def cost_estimate(self) -> costs.CostRange | None:
         found = self.estimate()
         return None if found is None else found.cost
+
+    def time_estimate(self) -> estimates.Duration | None:
+        found = self.estimate()
+        return None if found is None else found.time
 
     def create(self, owner: Any) -> Comparison:
         data = self.cleaned_data

@@ -37,38 +37,23 @@ def material_of(question: GoldQuestion | Question) -> str:
 class Estimate:
     """What a comparison will make: runs, calls from fewest to most (a stop condition may end a debate early),
     their cost range (from the fewest calls at the cheapest price to the most at the dearest), and the time they
-    take: `seconds` from the fewest calls to the most, at `pace`, `at_once` calls answered together."""
+    take."""
 
     runs: int
     fewest_calls: int
     calls: int
     cost: costs.CostRange
-    seconds: tuple[float, float]
-    pace: estimates.Pace
-    at_once: int
+    time: estimates.Duration
 
     @property
     def calls_text(self) -> str:
         """ "114 to 144", or "3" when the fewest are the most."""
         return str(self.calls) if self.fewest_calls == self.calls else f"{self.fewest_calls} to {self.calls}"
 
-    @property
-    def minutes(self) -> str:
-        """ "about 2 minutes", "under a minute to 2 minutes"."""
-        return estimates.minutes_between(*self.seconds)
-
-    @property
-    def basis(self) -> str:
-        """How the time was reckoned: "6 at once, at this site's recent pace, 3.2 s a call"."""
-        return f"{self.at_once} call{'s' if self.at_once != 1 else ''} at once, {self.pace.words()}"
-
-    def time_sentence(self) -> str:
-        return f"It will take {self.minutes} ({self.basis})."
-
     def sentence(self) -> str:
         """What the new form says of it, in plain words (the API's `sentence`)."""
         runs = f"{self.runs} debate{'s' if self.runs != 1 else ''}"
-        return f"{runs} making {self.calls_text} model calls. {self.time_sentence()}"
+        return f"{runs} making {self.calls_text} model calls. {self.time.sentence()}"
 
 
 def estimate(questions: int, arms: Sequence[Arm], concurrency: int) -> Estimate:
@@ -80,10 +65,7 @@ def estimate(questions: int, arms: Sequence[Arm], concurrency: int) -> Estimate:
     low, high = cost_estimate(fewest, people), cost_estimate(most, people)
     cost = costs.CostRange(low.low, high.high, high.unknown, most)
     runs = questions * len(arms)
-    pace = estimates.pace()
-    at_once = estimates.calls_at_once(min(max(concurrency, 1), max(runs, 1)))
-    seconds = (fewest * pace.seconds / at_once, most * pace.seconds / at_once)
-    return Estimate(runs, fewest, most, cost, seconds, pace, at_once)
+    return Estimate(runs, fewest, most, cost, estimates.duration(fewest, most, runs, concurrency))
 
 
 @dataclass(frozen=True)
@@ -99,6 +81,10 @@ class Checked:
     def cost(self) -> costs.CostRange:
         """What its calls would cost, low to high, as the new form says (the command line prints it)."""
         return self.size.cost
+
+    @property
+    def time(self) -> estimates.Duration:
+        return self.size.time
 
 
 def check_comparison(

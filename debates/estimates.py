@@ -61,6 +61,49 @@ def pace() -> Pace:
     return Pace(GUESS_EMBEDDED if embedded else GUESS_HOSTED, False, embedded)
 
 
+@dataclass(frozen=True)
+class Duration:
+    """How long a batch's calls take, from its fewest to its most (a stop condition may end a debate early): at
+    `pace`, `at_once` calls answered together. What every form, command and API estimate of a batch says."""
+
+    low: float  # seconds
+    high: float
+    pace: Pace
+    at_once: int
+
+    @property
+    def minutes(self) -> str:
+        """ "about 2 minutes", "under a minute to 2 minutes"."""
+        return minutes_between(self.low, self.high)
+
+    @property
+    def basis(self) -> str:
+        """How the time was reckoned: "6 calls at once, at this site's recent pace, 3.2 s a call"."""
+        return f"{self.at_once} call{'s' if self.at_once != 1 else ''} at once, {self.pace.words()}"
+
+    def sentence(self) -> str:
+        return f"It will take {self.minutes} ({self.basis})."
+
+    def as_json(self) -> dict[str, object]:
+        """The API's `time`."""
+        return {
+            "low_seconds": round(self.low, 1),
+            "high_seconds": round(self.high, 1),
+            "text": self.minutes,
+            "seconds_per_call": round(self.pace.seconds, 3),
+            "measured": self.pace.measured,
+            "calls_at_once": self.at_once,
+            "basis": self.basis,
+        }
+
+
+def duration(fewest: int, most: int, debates: int, concurrency: int) -> Duration:
+    """The time `debates` debates making `fewest` to `most` calls take, `concurrency` of them at once."""
+    at_once = calls_at_once(min(max(concurrency, 1), max(debates, 1)))
+    each = pace()
+    return Duration(fewest * each.seconds / at_once, most * each.seconds / at_once, each, at_once)
+
+
 def seconds_per_call() -> float:
     """The mean time of the latest timed calls; before any, the embedded model's measured pace or a guess."""
     return pace().seconds

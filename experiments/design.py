@@ -138,6 +138,11 @@ class Estimate:
     replays: int
     calls: int
 
+    @property
+    def debates(self) -> int:
+        """What runs as a debate (every run: a judge's replay is one too), as every batch's estimate counts them."""
+        return self.runs
+
     def sentence(self) -> str:
         replays = f", {self.replays} of them a judge rereading another run's debate" if self.replays else ""
         return f"{self.runs} debate{'s' if self.runs != 1 else ''}{replays}: {self.calls} LLM calls."

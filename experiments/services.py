@@ -22,6 +22,7 @@ from batches.panel import (
 )
 from chaoslm import costs
 from chaoslm.sharing import Visibility
+from debates import estimates
 from debates.formats.evidence import ROUNDS, SIMULTANEOUS, WORD_LIMIT
 from experiments import design
 from experiments.models import Experiment, Participant, Question, Run
@@ -50,6 +51,7 @@ class Checked:
     options: dict[str, Any]
     size: design.Estimate
     cost: costs.CostRange  # what its calls would cost, low to high, as the new form says
+    time: estimates.Duration  # how long its calls take, as the new form says
 
 
 def check_experiment(
@@ -93,7 +95,8 @@ def check_experiment(
     if runs > MAX_RUNS:
         raise ExperimentError(f"That is {runs} runs; an experiment makes at most {MAX_RUNS}.")
     size = design.estimate(len(questions), list(protocols), len(debaters), len(judges), options)
-    return Checked(name, options, size, cost_estimate(size.calls, [*debaters, *judges]))
+    time = estimates.duration(size.calls, size.calls, size.runs, concurrency)
+    return Checked(name, options, size, cost_estimate(size.calls, [*debaters, *judges]), time)
 
 
 def create_experiment(

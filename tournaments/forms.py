@@ -3,7 +3,6 @@ options, debaters, judges, questions (typed or a CSV/JSONL file)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -13,7 +12,6 @@ from django import forms
 from batches.forms import BatchForm, PersonaChoices
 from batches.panel import Contestant, names_clash
 from chaoslm.personas.models import Persona
-from debates.estimates import seconds_per_call
 from debates.format_cards import Resolved
 from debates.formats import Format
 from debates.formats.base import OptionSpec
@@ -211,12 +209,3 @@ class NewTournamentForm(FormatOptions, BatchForm):
         for them: "two", "four"."""
         needed = max([2, *(len(f.sides) for f in self.chosen())])
         return NUMBERS.get(needed, str(needed))
-
-    def minutes(self) -> int | None:
-        """About how long the tournament as entered so far takes: its calls at the pace of this site's recent calls,
-        as many debates at once as its concurrency lets run (None before it has a debate)."""
-        size = self.estimate()
-        if not size.matches:
-            return None
-        at_once = max(1, min(getattr(self, "cleaned_data", {}).get("concurrency") or 1, size.debates))
-        return math.ceil(size.calls * seconds_per_call() / at_once / 60)

@@ -26,7 +26,7 @@ from batches.panel import (
 )
 from chaoslm import costs, live
 from chaoslm.sharing import Visibility
-from debates import format_cards
+from debates import estimates, format_cards
 from debates.format_cards import Resolved
 from debates.formats import Format, get_format
 from debates.models import Debate
@@ -77,6 +77,7 @@ class Checked:
     size: design.Estimate
     cards: dict[str, str]
     cost: costs.CostRange  # what its calls would cost, low to high, as the new form says
+    time: estimates.Duration  # how long its calls take, as the new form says
 
 
 def check_tournament(
@@ -164,7 +165,8 @@ def check_tournament(
         raise TournamentError(f"That is {size.debates} debates; a tournament runs at most {MAX_DEBATES}.")
     cards = {f: offered[f].card_source for f in formats if offered[f].card_source}
     cost = cost_estimate(size.calls, [*debaters, *judges, *([moderator] if moderator else [])])
-    return Checked(name, options, size, cards, cost)
+    time = estimates.duration(size.calls, size.calls, size.debates, concurrency)
+    return Checked(name, options, size, cards, cost, time)
 
 
 def create_tournament(

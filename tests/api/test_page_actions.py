@@ -9,15 +9,19 @@ import html
 import json
 import re
 import time
+from datetime import datetime
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from api import tokens
 from api.models import ApiToken
+from chaoslm.llm import local_model
 from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
+from debates import estimates
 from debates.models import Debate, PollVote
 from rooms import services as room_services
 from rooms import work as room_work
@@ -120,8 +124,11 @@ def test_a_held_debate_starts_now_by_the_api_as_by_its_button(personas, people, 
     assert Api(people["other"]).post(path).status_code == 403
     assert Api(people["owner"], write=False).post(path).status_code == 403
     assert Debate.objects.get(pk=debate.pk).held()
+    asked = timezone.now()
     started = Api(people["owner"]).post(path)
-    assert started.status_code == 202 and started.json()["status"] != "pending"
+    # Its start is now (the runner takes it up in its own time: its status may still read pending on a busy machine).
+    assert started.status_code == 202
+    assert asked <= datetime.fromisoformat(started.json()["starts_at"]) <= timezone.now()
     assert not Debate.objects.get(pk=debate.pk).held()
     again = Api(people["owner"]).post(path)
     assert again.status_code == 409 and again.json()["detail"] == "The debate was not held: it has started already."
@@ -252,9 +259,24 @@ def test_the_estimate_is_the_forms_line(people):
     form |= {"sides": "both", "repeats": 1, "option_turns": 2, "concurrency": 2, "visibility": "private"}
     line = text(page_client(people["owner"]).post(reverse("tournament_estimate"), form))
     spec = {"name": "T", "debaters": ["Ann", "Ben"], "judges": ["Jo"], "questions": ["Tea?", "Cars?"]}
-    sized = Api(people["owner"]).post("/tournaments/estimate", spec | {"options": {"turns": 2}})
+    sized = Api(people["owner"]).post("/tournaments/estimate", spec | {"options": {"turns": 2}, "concurrency": 2})
     assert sized.status_code == 200, sized.content
     assert sized.json()["sentence"] in line and sized.json()["debates"] == 4
+    # Its time as the form gives it: 4 debates of 14 calls, 2 at once (within the embedded model's slots, which
+    # serves here), at the guess for it before any call is timed (8 s a call).
+    said, at_once = sized.json()["time"], min(2, local_model.chosen().slots)
+    assert sized.json()["calls"] == 56
+    assert said == {
+        "low_seconds": 56 * 8.0 / at_once,
+        "high_seconds": 56 * 8.0 / at_once,
+        "text": estimates.minutes_between(56 * 8.0 / at_once, 56 * 8.0 / at_once),
+        "seconds_per_call": 8.0,
+        "measured": False,
+        "calls_at_once": at_once,
+        "basis": f"{at_once} call{'s' if at_once > 1 else ''} at once, at a guess of 8.0 s a call for the embedded "
+        "model: no call timed yet",
+    }
+    assert f"It will take {said['text']} ({said['basis']})." in " ".join(re.sub(r"<[^>]+>", "", line).split())
     # Its cost range as the form gives it (the default endpoint's model is free here).
     cost = sized.json()["cost"]
     assert cost["sentence"] == "It will cost about $0 (at 150 to 6,000 tokens read and 5 to 1,000 written a call)."
@@ -266,6 +288,10 @@ def test_the_estimate_is_the_forms_line(people):
         "/experiments/estimate", {"name": "E", "protocols": ["blind"], "judges": ["Jo"], "sample": True}
     )
     assert experiment.status_code == 200 and experiment.json()["sentence"].endswith("LLM calls.")
+    runs, calls = experiment.json()["debates"], experiment.json()["calls"]
+    at_once = min(8, runs, local_model.chosen().slots)  # the spec's default concurrency, within the slots
+    assert experiment.json()["time"]["calls_at_once"] == at_once
+    assert experiment.json()["time"]["high_seconds"] == round(calls * 8.0 / at_once, 1)
 
 
 @pytest.mark.parametrize("kind", KINDS)

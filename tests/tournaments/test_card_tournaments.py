@@ -216,7 +216,11 @@ def test_the_form_offers_a_users_own_card_runs_it_and_refuses_it_to_another(peop
     # replay: two preparations, two constructives, 2 x 2 cross-examination calls, three rebuttals and the judge's
     # four calls (deliberation, confirmation, JSON verdict, announcement).
     assert "1 olives-ld debate and 0 judge replays: 1 debate, 15 LLM calls." in estimate
-    assert 'It will take about <strong class="duration">1 minute</strong>' in estimate
+    # Its 15 calls at the guess for a hosted model (no call timed yet), one at a time: the one debate's.
+    assert (
+        'It will take <strong class="duration">about 1 minute</strong> <span class="muted">(1 call at once, at a '
+        "guess of 4.0 s a call for a hosted model: no call timed yet)</span>." in estimate
+    )
     # A four-team card seats four debaters a match: with two, the line asks for four.
     two = owner.post(reverse("tournament_estimate"), form_data(personas, formats=["british-parliamentary"]))
     assert "Choose four or more debaters, a judge and some questions" in two.content.decode()

@@ -191,8 +191,9 @@ def test_run_gives_the_cost_range_the_new_form_gives(tmp_path, llm_server, runne
     out, _ = run("run", str(spec))
     # 14 calls of 150 to 6,000 tokens read and 5 to 1,000 written, at $100 and $200 a million: $0.224 to $11.20.
     assert (
-        "Priced: 1 duel and 0 judge replays: 1 debate, 14 LLM calls. It will cost about $0.224 to $11.20 (at 150 to "
-        "6,000 tokens read and 5 to 1,000 written a call)." in " ".join(out.split())
+        "Priced: 1 duel and 0 judge replays: 1 debate, 14 LLM calls. It will take under a minute (1 call at once, at "
+        "a guess of 4.0 s a call for a hosted model: no call timed yet). It will cost about $0.224 to $11.20 (at 150 "
+        "to 6,000 tokens read and 5 to 1,000 written a call)." in " ".join(out.split())
     ), out
 
 

@@ -19,10 +19,7 @@ class Command(BatchCommand):
         # The checks' own arms and size: resolved for the owner, so their private cards count as any other.
         made = checked.size
         names = ", ".join(a.name for a in checked.arms)
-        return (
-            f"{made.runs} runs ({len(spec.questions)} questions \u00d7 {names}), {made.calls_text} model calls. "
-            f"{made.time_sentence()}"
-        )
+        return f"{made.runs} runs ({len(spec.questions)} questions \u00d7 {names}), {made.calls_text} model calls."
 
     def print_report(self, comparison: Comparison, console: Console) -> None:
         report = selectors.report(comparison)
