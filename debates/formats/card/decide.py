@@ -8,6 +8,7 @@ and gives no answer (an abstention).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import string
@@ -136,6 +137,9 @@ class Vote:
     seat: str
     name: str
     answer: Any
+    invalid: bool = (
+        False  # its reply gave no valid answer after the gateway's attempts: an abstention it did not choose
+    )
 
 
 @dataclass(frozen=True)
@@ -147,13 +151,20 @@ class Decision:
     split: tuple[tuple[str, float], ...]  # each answer as shown, with its votes (or points, or the mean)
     voters: int
     reason: str
+    # The voters whose replies gave no valid answer (counted as abstentions), by name: said wherever the decision is.
+    invalid: tuple[str, ...] = ()
 
     def line(self) -> str:
         votes = "; ".join(f"{a}: {_number(n)}" for a, n in self.split)
         head = f"Decision by {RULE_WORDS[self.rule]}"
-        if self.answer is None:
-            return f"{head}: no decision ({self.reason}). {votes}".strip()
-        return f"{head}: {shown(self.answer)} ({self.reason}). {votes}".strip()
+        decided = "no decision" if self.answer is None else shown(self.answer)
+        line = f"{head}: {decided} ({self.reason}). {votes}".strip()
+        if self.invalid:
+            *rest, last = self.invalid
+            names = f"{', '.join(rest)} and {last}" if rest else last
+            counted = "abstentions" if rest else "an abstention"
+            line = f"{line}{'' if line.endswith('.') else '.'} {names} gave no valid answer, counted as {counted}."
+        return line
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -162,6 +173,7 @@ class Decision:
             "split": [[a, n] for a, n in self.split],
             "voters": self.voters,
             "reason": self.reason,
+            "invalid": list(self.invalid),
         }
 
 
@@ -200,7 +212,13 @@ def agrees(answers: Sequence[Any], share: float) -> bool:
 
 
 def decide(rule: str, votes: Sequence[Vote], choices: Sequence[str] = (), tie: str = "none") -> Decision:
-    """Apply a decision rule to the votes (abstentions, answer None, count as voters who chose nothing)."""
+    """Apply a decision rule to the votes (abstentions, answer None, count as voters who chose nothing); the
+    decision names the voters whose replies were invalid."""
+    invalid = tuple(v.name or v.seat for v in votes if v.invalid and v.answer is None)
+    return dataclasses.replace(_decide(rule, votes, choices, tie), invalid=invalid)
+
+
+def _decide(rule: str, votes: Sequence[Vote], choices: Sequence[str], tie: str) -> Decision:
     given_ = [v for v in votes if v.answer is not None]
     voters = len(votes)
     if rule == "mean":

@@ -1455,7 +1455,10 @@ class CardFormat(Format):
                 latest[record.seat] = record
         names = {s.key: s.name for s in config.seats}
         ordered = sorted(latest.values(), key=lambda r: r.ordinal)
-        return [Vote(r.seat or "", names.get(r.seat or "", ""), decide.given(r.data)) for r in ordered]
+        return [
+            Vote(r.seat or "", names.get(r.seat or "", ""), decide.given(r.data), bool(r.data.get("fallback")))
+            for r in ordered
+        ]
 
     def decision(self, records: Sequence[Record]) -> dict[str, Any] | None:
         """The stored decision of a finished debate (its rule, answer, split and reason), or None."""

@@ -111,7 +111,7 @@ stages:
 # --- answers ---------------------------------------------------------------------------------------------------------
 
 
-def test_an_answer_is_asked_as_json_with_its_kind_and_an_invalid_one_is_an_abstention():
+def test_an_answer_is_asked_as_json_with_its_kind_and_an_invalid_one_is_an_abstention_said_as_such():
     card = load("self-consistency")
     cfg = config(card, seats=["agent_1", "agent_2", "agent_3"])
     plan = card.next_steps(cfg, [])
@@ -130,13 +130,18 @@ def test_an_answer_is_asked_as_json_with_its_kind_and_an_invalid_one_is_an_abste
 
     _, _, records, plan = run(card, cfg, reply=reply)
     line = next(r for r in records if r.step == "decision")
-    assert line.content == "Decision by plurality vote: 14 (2 votes of 3 voters). 14: 2"
+    # Agent 2's reply was no valid answer: an abstention the decision names, not one it counts silently.
+    assert line.content == (
+        "Decision by plurality vote: 14 (2 votes of 3 voters). 14: 2. Agent 2 gave no valid answer, counted as an "
+        "abstention."
+    )
     assert line.data["decision"] == {
         "rule": "plurality",
         "answer": "14",
         "split": [["14", 2.0]],
         "voters": 3,
         "reason": "2 votes of 3 voters",
+        "invalid": ["Agent 2"],
     }
     assert card.outcome(cfg, records)["announcement"] == line.content
     assert card.decision(records)["answer"] == "14"
