@@ -167,7 +167,9 @@ def test_every_other_format_completes_on_smollm2(local_endpoint, settings, forma
 
 
 # Three busy-loop processes per core beside the model's thread: a laptop busy with other work, where the model gets
-# about a third of a core (one loop per core left it almost its idle speed).
+# about a third of a core (one loop per core left it almost its idle speed). Each in a session of its own, as
+# programs a person started are: Linux shares the CPU between sessions first (autogroups), and the model's server,
+# in its own session, kept half the machine against any number of loops in the test's one session.
 HOGS = 3 * (os.cpu_count() or 2)
 PERSONA = "name: {name}\nrole: {role}\npersonality: You are {name}. {style}\nmax_tokens: {max_tokens}\n"
 LONG_STYLE = "Answer at length, in five full paragraphs."
@@ -175,7 +177,7 @@ LONG_STYLE = "Answer at length, in five full paragraphs."
 
 @pytest.fixture
 def cpu_hog():
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(HOGS)]
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(HOGS)]
     yield
     for hog in hogs:
         hog.kill()
