@@ -13,7 +13,6 @@ from django.urls import reverse
 from debates import estimates, format_cards
 from debates.formats import LISTED, Format
 from debates.forms import FormatOptions
-from debates.selectors import seconds_per_call
 
 
 def format_list(request: HttpRequest) -> HttpResponse:
@@ -76,9 +75,10 @@ def plan_context(fmt: Format, options: dict[str, int]) -> dict[str, Any]:
     this site's recent calls (none when it has made none yet)."""
     rows = timeline(fmt, options)
     count = fmt.calls(options) if hasattr(fmt, "calls") else sum(r.calls_llm for r in rows)
-    pace, pace_from = seconds_per_call(), "this site's recent pace"
-    if pace is None:
-        pace, pace_from = estimates.measured_pace(), "the embedded model's speed measured on this machine"
+    # The pace every estimate uses, but no guess: a page about a protocol gives a time it can stand by.
+    found = estimates.pace()
+    pace = found.seconds if found.measured or found.machine else None
+    pace_from = "this site's recent pace" if found.measured else "the embedded model's speed measured on this machine"
     return {
         "rows": rows,
         "call_count": count,

@@ -533,19 +533,6 @@ def current_stage(events: Iterable[Event]) -> str:
     return system[-1].data.get("status", "") if system else ""
 
 
-# The calls a time estimate is averaged over: recent enough to be the site's present model and load.
-PACE_SAMPLE = 200
-
-
-def seconds_per_call() -> float | None:
-    """The mean time of this site's last PACE_SAMPLE model calls, in seconds (None before the first): how a card's
-    page turns its number of calls into a time."""
-    recent = list(
-        Event.objects.filter(latency_ms__gt=0).order_by("-pk").values_list("latency_ms", flat=True)[:PACE_SAMPLE]
-    )
-    return sum(recent) / len(recent) / 1000 if recent else None
-
-
 @dataclass(frozen=True)
 class PersonaUsage:
     """A persona's calls to one model over many debates (a tournament's, an experiment's)."""
