@@ -104,6 +104,7 @@ def new_debate(request: HttpRequest) -> HttpResponse:
         "formats": [f for f in form.formats if f.name in LISTED],
         "cards": [f for f in form.formats if f.name not in LISTED],
         "selected": form.fmt,
+        "card_chosen": form.fmt.name not in LISTED,
     }
     if request.htmx and request.method == "GET":
         return render(request, "debates/new_fields.html", context)

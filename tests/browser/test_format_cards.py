@@ -57,6 +57,9 @@ def test_the_card_page_shows_its_plan_and_follows_its_options_by_keyboard(browse
 def test_the_new_debate_form_offers_the_card_with_its_seats_and_options(pages, site, card):
     page = pages.new("alice")
     page.goto(site + "/debates/new/")
+    # The cards wait behind their disclosure while a built-in is chosen.
+    assert not page.locator("input[name=format][value=speeches]").is_visible()
+    page.click("details.format-cards > summary")
     page.check("input[name=format][value=speeches]")
     page.wait_for_selector("#id_seat_pro")
     assert page.locator("#id_option_speeches").input_value() == "2"

@@ -1,10 +1,13 @@
 """Pages laid out for the screen they are on: the new-debate form in two columns at 1280 px (what is debated beside
-who debates it) and one at 390; a tournament's matches as cards on a phone, each match's debate and verdicts in
-view, and a table that still scrolls sideways saying so above it."""
+who debates it) and one at 390, a screen or two tall with every shipped card offered; a tournament's matches as
+cards on a phone, each match's debate and verdicts in view, and a table that still scrolls sideways saying so above
+it."""
 
 import pytest
 
+from tests.browser.conftest import assert_clean, screenshot
 from tests.browser.test_accessibility import DESKTOP, PHONE, new_page
+from tests.servers import ROOT, manage
 
 pytestmark = pytest.mark.browser
 
@@ -39,6 +42,56 @@ def test_the_new_debate_form_uses_the_width_of_a_desktop_and_is_one_column_on_a_
     assert seats["y"] >= formats["y"] + formats["height"]  # after the format, in the same column
     assert abs(seats["x"] - formats["x"]) < 1
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE
+    page.context.close()
+
+
+def test_with_every_shipped_card_the_new_debate_form_is_a_screen_or_two_and_names_the_chosen_format(
+    browser, site, site_env
+):
+    manage(site_env, "import_formats", str(ROOT / "cards"), "--missing")
+    shipped = len(list((ROOT / "cards").glob("*.yaml")))
+    page = new_page(browser, site, "carol", width=DESKTOP)
+    page.goto(site + "/debates/new/")
+    choices = page.locator("input[name=format]")
+    assert choices.count() >= 6 + shipped  # every built-in and every card still offered
+    # Measured at 1,413 px (the seats' column, the judge's prompt shown, is now the taller); it was some 2,760.
+    assert page.evaluate("document.documentElement.scrollHeight") < 1450
+    about = page.locator(".format-about")
+    assert page.locator(".format-about:visible").all_inner_texts() == [about.first.inner_text()]
+    assert page.locator("#" + choices.first.get_attribute("aria-describedby")).inner_text().startswith("Two debaters")
+    assert not page.locator("details.format-cards").evaluate("el => el.open")
+    assert_clean(page, DESKTOP)
+    screenshot(page, "new-debate-all-cards-1280")
+    # By keyboard: an arrow from the chosen format chooses the next, and its description shows in its place.
+    page.focus("input[name=format]:checked")
+    page.keyboard.press("ArrowDown")
+    assert page.locator("input[name=format][value=classic]").is_checked()
+    assert page.locator(".format-about:visible").all_inner_texts() == [about.nth(1).inner_text()]
+
+    page.click("details.format-cards > summary")
+    assert page.locator("details.format-cards input[name=format]:visible").count() >= shipped
+    page.check("input[name=format][value=policy]")
+    page.wait_for_selector("#id_seat_aff1")  # htmx brought the card's seats
+    visible = page.locator(".format-about:visible").all_inner_texts()
+    assert len(visible) == 1 and visible[0].startswith("Two teams of two debate a policy resolution")
+    assert_clean(page, DESKTOP)
+    page.context.close()
+
+    # A card chosen in the address (a format's page links so) opens the cards' disclosure to show it.
+    page = new_page(browser, site, "carol", width=DESKTOP)
+    page.goto(site + "/debates/new/?format=policy")
+    assert page.locator("details.format-cards").evaluate("el => el.open")
+    assert page.locator("input[name=format][value=policy]").is_checked()
+    page.context.close()
+
+    page = new_page(browser, site, "carol", width=PHONE)
+    page.goto(site + "/debates/new/")
+    # Measured at 2,674 px on a phone, where it was some 5,340.
+    assert page.evaluate("document.documentElement.scrollHeight") < 2900
+    assert page.locator(".format-about:visible").count() == 1
+    screenshot(page, "new-debate-all-cards-390")
+    page.click("details.format-cards > summary")
+    assert_clean(page, PHONE)
     page.context.close()
 
 

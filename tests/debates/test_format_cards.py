@@ -172,6 +172,21 @@ def test_the_form_offers_usable_cards_after_the_built_ins_and_not_a_stranger_s_p
     assert 'name="seat_pro"' in fields and 'name="seat_con"' in fields and "Proponent" in fields
 
 
+def test_a_refused_card_form_comes_back_with_the_card_chosen_its_disclosure_open_and_the_text_kept(client, owner):
+    format_cards.save_card(card_samples.valid(), owner=None)
+    closed = client.get(reverse("debate_new")).content.decode()
+    assert '<details class="format-cards">' in closed  # a built-in chosen: the cards wait behind their summary
+    data = {"format": "town-hall", "topic": "Tea or coffee?", "premise": "Tea wins", "visibility": "private"}
+    html = client.post(reverse("debate_new"), data).content.decode()
+    assert 'id="error-summary"' in html
+    assert '<details class="format-cards" open>' in html
+    chosen = re.search(r'<input type="radio" name="format" value="town-hall"[^>]*>', html).group(0)
+    assert " checked" in chosen
+    assert 'value="Tea or coffee?"' in html and 'value="Tea wins"' in html
+    about = re.search(r'aria-describedby="([^"]+)"', chosen).group(1)
+    assert re.search(rf'<p class="format-about muted" id="{about}">[^<]+</p>', html)
+
+
 def test_a_card_debate_from_the_form_snapshots_the_card_and_runs_to_completion(client, owner, personas, llm_server):
     card = format_cards.save_card(card_samples.valid(), owner=owner)
     data = {
