@@ -32,7 +32,7 @@ from api.batches import router as batch_router
 from api.problems import ApiError
 from api.refusals import refusals
 from batches.arena import Arena, not_blind, set_arena
-from batches.panel import cost_sentence
+from batches.checks import cost_sentence
 from chaoslm import costs, sharing
 from comparisons import services as comparison_services
 from experiments import services as experiment_services

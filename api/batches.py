@@ -25,8 +25,8 @@ from api.access import readable
 from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import KEY_ERRORS, Input, where
+from batches.checks import BatchError, OverBudget
 from batches.kinds import KINDS, PAUSED, RUNNING, BatchKind
-from batches.panel import BatchError, OverBudget
 from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, checked, spec_arguments
 from chaoslm import sharing
 from chaoslm.personas.models import Persona

@@ -34,7 +34,7 @@ from api import (
     room_actions,
     room_events,
     rooms,
-    shared,
+    share_links,
     tokens,
 )
 from api.models import ApiToken
@@ -159,7 +159,7 @@ api.add_router("", polls.router)
 api.add_router("", room_actions.router)
 api.add_router("", arenas.router)
 api.add_router("", account.router)
-api.add_router("", shared.router)
+api.add_router("", share_links.router)
 api.add_router("", format_plans.router)
 
 # What api/urls.py mounts at /api/v1/ on first use (ninja's app name and namespace are given there, to be known

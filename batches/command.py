@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from batches.checks import BatchError, cost_sentence
 from batches.kinds import PAUSED, RUNNING, BatchKind
-from batches.panel import BatchError, cost_sentence
 from batches.spec import SpecError, checked, spec_arguments
 from chaoslm import cli
 from chaoslm.llm import local_model

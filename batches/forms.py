@@ -9,7 +9,7 @@ from typing import Any
 
 from django import forms
 
-from batches.panel import Contestant, cost_estimate
+from batches.checks import Contestant, cost_estimate
 from batches.questions import QuestionsError, size_text
 from chaoslm import costs
 from chaoslm.http import IdChoices

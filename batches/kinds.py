@@ -41,7 +41,7 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from batches import schedule
-from batches.panel import OverBudget
+from batches.checks import OverBudget
 from batches.progress import ProgressView, settings_of
 from chaoslm import costs, limits, live, logging_context, runner, sharing
 from debates import limits as debate_limits

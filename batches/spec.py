@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from batches.checks import BatchError, Contestant
 from batches.models import BatchRecord
-from batches.panel import BatchError, Contestant
 from chaoslm.personas.models import Persona
 from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 

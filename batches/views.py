@@ -20,9 +20,9 @@ from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
 from batches.arena import not_blind
+from batches.checks import BatchError, OverBudget
 from batches.forms import BatchForm
 from batches.kinds import BatchKind
-from batches.panel import BatchError, OverBudget
 from chaoslm import (
     costs,
     http,  # noqa: F401  (registers the <id:...> converter)

@@ -60,7 +60,7 @@ def requests(persona):
 
 def critical_paths(persona) -> dict[str, float]:
     """Each arm's one debate alone, on a question of the sample (its wall seconds)."""
-    from batches.panel import Checks
+    from batches.checks import Checks
     from comparisons import arithmetic
     from comparisons.arms import resolve
     from comparisons.services import ComparisonError, material_of
@@ -96,7 +96,7 @@ def main() -> None:
         from django.core.management import call_command
 
         call_command("import_formats", str(ROOT / "cards"), verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
-        from batches.panel import Contestant
+        from batches.checks import Contestant
         from chaoslm.personas.models import Persona
         from chaoslm.runner import inline
         from comparisons import arithmetic, selectors, services

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from batches.panel import Checks, Contestant
+from batches.checks import Checks, Contestant
 from debates import format_cards
 from debates.formats import Format, FormatError
 from debates.formats.card.format import CardFormat

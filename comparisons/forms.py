@@ -8,8 +8,8 @@ from typing import Any
 
 from django import forms
 
+from batches.checks import Checks, Contestant
 from batches.forms import BatchForm
-from batches.panel import Checks, Contestant
 from chaoslm import costs
 from chaoslm.personas.models import Persona
 from comparisons import arithmetic, question_sets, services

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from batches.panel import MAX_CONCURRENCY, BatchError, Checks, check_budget, cost_estimate
+from batches.checks import MAX_CONCURRENCY, BatchError, Checks, check_budget, cost_estimate
 from chaoslm import costs
 from chaoslm.sharing import Visibility
 from comparisons.arms import Arm, ArmRequest, resolve

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from batches.panel import (
+from batches.checks import (
     BatchError,
     Checks,
     Contestant,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from batches.spec import Problems, SpecError, batch_name, check_mapping, load_mapping, people, whole_number, yes_no
 from chaoslm.sharing import Visibility
 from experiments.questions import EvidenceQuestion, QuestionsError, parse_file, parse_jsonl, sample

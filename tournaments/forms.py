@@ -9,8 +9,8 @@ from typing import Any
 
 from django import forms
 
+from batches.checks import Contestant, names_clash
 from batches.forms import BatchForm, PersonaChoices
-from batches.panel import Contestant, names_clash
 from chaoslm.personas.models import Persona
 from debates.format_cards import Resolved
 from debates.formats import Format

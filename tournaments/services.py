@@ -11,8 +11,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from batches import schedule
-from batches.kinds import BatchKind
-from batches.panel import (
+from batches.checks import (
     BatchError,
     Checks,
     Contestant,
@@ -24,6 +23,7 @@ from batches.panel import (
     named,
     save_snapshots,
 )
+from batches.kinds import BatchKind
 from chaoslm import costs, live
 from chaoslm.sharing import Visibility
 from debates import estimates, format_cards

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from batches.spec import (
     Problems,
     SpecError,

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from api.tokens import create_token
-from batches.panel import OverBudget, cost_estimate
+from batches.checks import OverBudget, cost_estimate
 from chaoslm import costs
 from chaoslm.personas.models import Budget, Provider
 from debates.models import Debate, Event

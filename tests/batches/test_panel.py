@@ -1,11 +1,11 @@
-"""One check of a batch's panel, options and run settings for every kind (batches/panel.py): a yes/no is no whole
+"""One check of a batch's panel, options and run settings for every kind (batches/checks.py): a yes/no is no whole
 number, for a tournament as for an experiment and a format's own check (`Format.validate`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from batches.panel import BatchError, Contestant
+from batches.checks import BatchError, Contestant
 from experiments import services as experiments
 from experiments.questions import sample
 from tests.batches.helpers import debater, judge, questions

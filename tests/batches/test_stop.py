@@ -11,7 +11,7 @@ import time
 import pytest
 from django.urls import reverse
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from batches.progress import NOT_CALLS
 from chaoslm.runner import inline
 from debates.models import Debate, Event

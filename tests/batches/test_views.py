@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from experiments import design
 from experiments import services as experiment_services
 from experiments.questions import sample

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.runner import inline
 from comparisons import selectors, services
 from comparisons.arms import ArmRequest

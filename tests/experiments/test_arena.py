@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.runner import inline
 from debates.models import Debate, Event
 from debates.poll_views import COOKIE

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.runner import inline
 from debates.models import Debate, Event
 from experiments import design, services, work

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from batches import schedule
-from batches.panel import Contestant
+from batches.checks import Contestant
 from batches.progress import NOT_CALLS
 from debates.models import Debate, Event
 from experiments import design, selectors, services, work

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.llm.testserver import TestLLMServer
 from chaoslm.personas.models import Persona
 from chaoslm.runner import inline

@@ -13,7 +13,7 @@ import re
 import pytest
 from django.test import Client
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.llm.testserver import TestLLMServer
 from debates import privacy, transcripts
 from debates.cards import card_html

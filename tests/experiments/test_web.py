@@ -10,7 +10,7 @@ from channels.layers import get_channel_layer
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from experiments import broadcast, design, services, work
 from experiments.models import Experiment
 from experiments.questions import sample

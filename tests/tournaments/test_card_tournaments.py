@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.runner import inline
 from debates import format_cards
 from debates.formats.duel import EVALUATE

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.runner import inline
 from debates.formats.duel import CONFIRM, EVALUATE
 from debates.formats.structured import PREPARATION

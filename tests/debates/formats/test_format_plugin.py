@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from api.tokens import create_token
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.personas.models import Persona, import_personas
 from chaoslm.routing import websocket_urlpatterns
 from chaoslm.runner import inline

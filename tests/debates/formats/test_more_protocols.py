@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from api.tokens import create_token
-from batches.panel import Contestant
+from batches.checks import Contestant
 from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates import format_cards, selectors, transcripts, votes
