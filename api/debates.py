@@ -125,7 +125,7 @@ class EventOut(Schema):
     step: str
     label: str = Field(
         description="The step as the format names it (a card's own label, such as negative question 1); empty for "
-        "the format's ordinary turns and a person's message"
+        "the format's ordinary turns and a message no step asked for (a moderated discussion's, step human)"
     )
     seat: str | None
     speaker: str | None

@@ -452,6 +452,15 @@ def awaited(debate: Debate, seats: Sequence[Seat]) -> str:
     return plan.awaited if plan is not None else ""
 
 
+def awaited_step(debate: Debate, seats: Sequence[Seat]) -> str:
+    """The name of the step a debate waiting for a person wants from them ("affirmative_constructive"); "" where
+    its format names none (a moderated discussion's free message)."""
+    if debate.status != Debate.Status.WAITING:
+        return ""
+    plan = _plan(debate, seats)
+    return plan.awaited_step if plan is not None else ""
+
+
 def _plan(debate: Debate, seats: Sequence[Seat]) -> Plan | None:
     """What the format plans next on the stored events; None if they do not fit it."""
     keys = {s.pk: s.key for s in seats}

@@ -16,6 +16,7 @@ from debates.formats import FormatError
 from debates.formats.base import PERSON_STEP
 from debates.forms import YOU, NewDebateForm
 from debates.models import Debate, Event
+from debates.selectors import awaited_step
 from debates.setup import SeatChoice, create_debate
 
 MAX_MESSAGE_CHARS = 4000
@@ -40,11 +41,13 @@ def post_message(debate_id: int, text: str) -> Event:
         if seat is None:
             raise FormatError("This debate has no seat for a person.")
         last = debate.events.order_by("-ordinal").values_list("ordinal", flat=True).first() or 0
+        # Stored as the speech it gives, so its card, the exports and the API label it as a model's speech is.
+        step = awaited_step(debate, list(debate.seats.all())) or PERSON_STEP
         event = Event.objects.create(
             debate=debate,
             seat=seat,
             kind=Event.Kind.USER,
-            step=PERSON_STEP,
+            step=step,
             ordinal=last + 1,
             content=text,
             visibility=Event.Visibility.PUBLIC,

@@ -32,6 +32,9 @@ class StatusLine:
 
     text: str
     details: tuple[str, ...] = field(default_factory=tuple)
+    # The line for a viewer who is not the person in the seat, where `text` speaks to that person ("Waiting for
+    # you"): one push reaches every viewer, so the page's CSS shows the one that is true for its reader.
+    others: str = ""
 
 
 def status_line(
@@ -50,6 +53,7 @@ def status_line(
     `answers_so_far` says them, when the caller keeps them (None: read from the database here).
     """
     details: list[str] = []
+    others = ""
     if debate.status == Debate.Status.RUNNING:
         text = "; ".join(doing) + "." if doing else "Running…"
         if debate.is_ending:
@@ -60,6 +64,8 @@ def status_line(
             if awaited
             else "Waiting for you: it is your turn to speak."
         )
+        person = debate.seats.filter(is_human=True).values_list("name", flat=True).first() or "a person"
+        others = f"Waiting for {person} to give the {awaited}." if awaited else f"Waiting for {person} to speak."
     elif debate.status == Debate.Status.ERROR:
         text = f"Stopped with an error: {debate.error_text}"
     elif debate.held():
@@ -79,7 +85,7 @@ def status_line(
             details.append(tally)
     if waiting:
         details.append(waiting)
-    return StatusLine(text=text, details=tuple(details))
+    return StatusLine(text=text, details=tuple(details), others=others)
 
 
 def answers_so_far(debate: Debate) -> str:

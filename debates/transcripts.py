@@ -77,7 +77,8 @@ def event_rows(
                     "kind": event.kind,
                     "step": event.step,
                     # The step as the event's card names it (a card's label, "negative question 1"): the step alone
-                    # is a name for code (`neg_question_1`). "" for a format's ordinary turns and a person's message.
+                    # is a name for code (`neg_question_1`). "" for a format's ordinary turns and a message no step
+                    # asked for.
                     "label": fmt.step_label(event.step) if fmt else "",
                     "seat": seat.key if seat else None,
                     "speaker": seat.name if seat else None,

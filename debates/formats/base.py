@@ -86,6 +86,7 @@ class Plan:
     finished: bool = False
     waiting_for: str | None = None  # a human seat's key, when the debate waits for their message
     awaited: str = ""  # the step that message gives, by its label ("Negative rebuttal"), where the format has one
+    awaited_step: str = ""  # that step's name, stored on the message so its card and exports label it
 
 
 class FormatError(ValueError):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from debates.broadcast import status_html
 from debates.models import Debate, Event, Seat
 from debates.services import post_message
 
@@ -112,3 +113,26 @@ def test_a_finished_debate_with_no_scored_turn_does_not_promise_scores(client, p
     html = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
     assert promise not in html
     assert "No turn was scored: the debate ended before the judge scored one." in html
+
+
+def test_a_debate_waiting_for_its_person_tells_only_that_person_it_is_their_turn(client, people):
+    debate = Debate.objects.create(
+        topic="Cars?", premise="Ban cars", format="duel", owner=people["owner"], visibility="unlisted"
+    )
+    Seat.objects.create(debate=debate, key="a", role="debater", side="for", name="admin", is_human=True, order=0)
+    Seat.objects.create(debate=debate, key="b", role="debater", side="against", name="Marcus Vale", order=1)
+    Debate.objects.filter(pk=debate.pk).update(status=Debate.Status.WAITING)
+    debate.refresh_from_db()
+    share = reverse("debate_share", args=[debate.share_token])
+    # Logged out, at the share link, the line was "Waiting for you: it is your turn to speak.".
+    html = client.get(share).content.decode()
+    status = html[html.index('<div id="status"') :].split("</div>", 1)[0]
+    assert '<span class="others-only">Waiting for admin to speak.</span>' in status
+    assert '<span class="yours-only">Waiting for you: it is your turn to speak.</span>' in status
+    assert "yours" not in _page_div(html)
+    assert "#debate:not(.yours) .status .yours-only, #debate.yours .status .others-only { display: none; }" in CSS
+    # The owner, who sits in the seat, is spoken to; a live push carries both lines, for every viewer alike.
+    client.force_login(people["owner"])
+    assert 'class="yours"' in _page_div(client.get(share).content.decode())
+    push = status_html(debate)
+    assert "Waiting for admin to speak." in push and "Waiting for you: it is your turn to speak." in push

@@ -827,7 +827,7 @@ class _Run:
         steps: list[Step] = []
         if not self.has_header:
             steps.append(self.card.header(self.config))
-        waiting, awaited = None, ""
+        waiting, awaited, awaited_step = None, "", ""
         done, slots = self.done, self.layout.slots
         order = self.running()
         first = next((p for p, index in enumerate(order) if index not in done), None)
@@ -845,12 +845,12 @@ class _Run:
                 continue
             seat = self.seats.get(slot.seat or "")
             if slot.kind == "TURN" and seat is not None and seat.is_human:
-                waiting, awaited = seat.key, slot.label
+                waiting, awaited, awaited_step = seat.key, self.card.speech_name(slot), slot.step
                 break  # nothing after a person's turn starts before it
             steps.append(self.step(slot))
         if steps:
             return Plan(steps=tuple(steps))
-        return Plan(waiting_for=waiting, awaited=awaited)
+        return Plan(waiting_for=waiting, awaited=awaited, awaited_step=awaited_step)
 
     # -- building a step -----------------------------------------------------------------------------------------
     def step(self, slot: Slot) -> Step:
@@ -1297,7 +1297,14 @@ class CardFormat(Format):
         if slot is None or slot.step != step.step or slot.kind != "TURN" or not slot.label:
             return super().doing(step, options)
         rounds = f" (round {slot.round} of {slot.rounds})" if slot.rounds else ""
-        return f"giving the {slot.label}{rounds}"
+        return f"giving the {self.speech_name(slot)}{rounds}"
+
+    def speech_name(self, slot: Slot) -> str:
+        """A speech as a sentence names it: its label, or "Prime Minister's speech" where a card names the
+        speech after the seat giving it (British Parliamentary, World Schools), as "giving the Prime Minister"
+        would read as no sentence."""
+        seat = next((s.label for s in self.seat_specs if s.key == slot.seat), "")
+        return f"{slot.label}'s speech" if slot.label.lower() == seat.lower() else slot.label
 
     def system_line(self, content: str) -> str:
         for slot in self.layout({}).slots:
