@@ -190,7 +190,8 @@ def test_the_new_debate_page_offers_it_and_starts_it(people, llm_server, client)
     client.force_login(people["owner"])
     page = client.get(reverse("debate_new")).content.decode()
     assert re.search(
-        r'<input type="radio" name="format" value="point_counterpoint"[^>]*>\s*<strong>Point and counterpoint</strong>',
+        r'<input type="radio" name="format" value="point_counterpoint"[^>]*>\s*'
+        r"<label [^>]*>Point and counterpoint</label>",
         page,
     )
     fields = client.get(reverse("debate_new"), {"format": "point_counterpoint"}).content.decode()
