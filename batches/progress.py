@@ -3,8 +3,10 @@ and the ETA at the pace of the batch's model calls."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -225,3 +227,22 @@ def estimate(
         return Estimate(elapsed, made, left, any_finished, None)
     pace = (last - first).total_seconds() / made
     return Estimate(elapsed, made, left, any_finished, (last - now).total_seconds() + left * pace)
+
+
+@dataclass
+class ReportThrottle:
+    """How often this process redraws a running batch's report for its live page: at most once every `every`
+    seconds, as the report reads every finished run; a settled batch's always, so the last a page gets is whole."""
+
+    every: float
+    drawn: dict[int, float] = field(default_factory=dict)  # batch id -> when its report was last drawn
+
+    def due(self, batch_id: int, *, running: bool) -> bool:
+        if not running:
+            self.drawn.pop(batch_id, None)
+            return True
+        now = time.monotonic()
+        if now - self.drawn.get(batch_id, -math.inf) < self.every:
+            return False
+        self.drawn[batch_id] = now
+        return True

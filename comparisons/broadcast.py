@@ -3,8 +3,6 @@ its page as its runs finish."""
 
 from __future__ import annotations
 
-import math
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -13,6 +11,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
+from batches.progress import ReportThrottle
 from chaoslm import live
 from comparisons import charts, selectors
 from comparisons.models import Comparison, Run
@@ -22,10 +21,8 @@ PROGRESS = "comparisons/progress.html"
 REPORT = "comparisons/report.html"
 USAGE = "partials/batch_usage.html"
 ROW = "comparisons/run_row.html"
-# A running comparison's report is redrawn at most this often (seconds): it reads every finished run. The progress
-# bar moves at every push; a settled comparison's report is always sent, so the last one a page gets is whole.
-REPORT_EVERY = 2.0
-_report_drawn: dict[int, float] = {}
+# The progress bar moves at every push, the report every two seconds.
+_reports = ReportThrottle(every=2.0)
 
 
 def group(comparison_id: int) -> str:
@@ -42,8 +39,8 @@ def report_context(comparison: Comparison, runs: list[selectors.Finished] | None
 
 def rows_window() -> timedelta:
     """How long after its debate changed a run's row goes out with the report's pushes: a report is drawn at least
-    every REPORT_EVERY seconds while the comparison runs, and the passes that push it may run a tick or two late."""
-    return timedelta(seconds=max(10.0, 3 * settings.CHAOSLM_BATCH_TICK, 3 * REPORT_EVERY))
+    every `_reports.every` seconds while the comparison runs, and the passes that push it may run a tick or two late."""
+    return timedelta(seconds=max(10.0, 3 * settings.CHAOSLM_BATCH_TICK, 3 * _reports.every))
 
 
 def rows_html(comparison: Comparison, done: list[selectors.Finished]) -> str:
@@ -78,11 +75,5 @@ def live_html_of(comparison_id: int) -> str:
     comparison = Comparison.objects.filter(pk=comparison_id).first()
     if comparison is None:
         return ""
-    if comparison.status != Comparison.Status.RUNNING:
-        _report_drawn.pop(comparison_id, None)
-        return live_html(comparison)
-    now = time.monotonic()
-    due = now - _report_drawn.get(comparison_id, -math.inf) >= REPORT_EVERY
-    if due:
-        _report_drawn[comparison_id] = now
-    return live_html(comparison, with_report=due)
+    running = comparison.status == Comparison.Status.RUNNING
+    return live_html(comparison, with_report=_reports.due(comparison_id, running=running))

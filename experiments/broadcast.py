@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import math
-import time
-
 from django.template.loader import render_to_string
 
+from batches.progress import ReportThrottle
 from chaoslm import live
 from experiments import selectors
 from experiments.models import Experiment
 
 PROGRESS = "partials/experiment_progress.html"
 REPORT = "partials/experiment_report.html"
-# A process redraws a running experiment's report at most this often (seconds). On Celery a push follows every
-# finished debate, and the report reads every judged run: the progress bar moves each time, the figures a little
-# later. A settled experiment's report is always sent, so the last one a page gets is whole.
-REPORT_EVERY = 2.0
-_report_drawn: dict[int, float] = {}
+# On Celery a push follows every finished debate, and the report reads every judged run: the progress bar moves each
+# time, the figures every two seconds.
+_reports = ReportThrottle(every=2.0)
 
 
 def group(experiment_id: int) -> str:
@@ -41,11 +37,5 @@ def live_html_of(experiment_id: int) -> str:
     experiment = Experiment.objects.filter(pk=experiment_id).first()
     if experiment is None:
         return ""
-    if experiment.status != Experiment.Status.RUNNING:
-        _report_drawn.pop(experiment_id, None)
-        return live_html(experiment)
-    now = time.monotonic()
-    due = now - _report_drawn.get(experiment_id, -math.inf) >= REPORT_EVERY
-    if due:
-        _report_drawn[experiment_id] = now
-    return live_html(experiment, with_report=due)
+    running = experiment.status == Experiment.Status.RUNNING
+    return live_html(experiment, with_report=_reports.due(experiment_id, running=running))

@@ -128,7 +128,7 @@ def test_a_running_experiments_report_is_pushed_at_most_every_two_seconds_and_al
     async_to_sync(get_channel_layer().group_add)(broadcast.group(experiment.pk), "a-page")
     first, second = broadcast.live_html_of(experiment.pk), broadcast.live_html_of(experiment.pk)
     assert 'id="progress"' in first and 'id="report-figures"' in first
-    assert 'id="progress"' in second and 'id="report-figures"' not in second  # within REPORT_EVERY
+    assert 'id="progress"' in second and 'id="report-figures"' not in second  # within the report throttle's two seconds
     Experiment.objects.filter(pk=experiment.pk).update(status="completed")
     assert 'id="report-figures"' in broadcast.live_html_of(experiment.pk)
 
