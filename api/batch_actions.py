@@ -35,9 +35,7 @@ from batches.arena import Arena, not_blind, set_arena
 from batches.checks import cost_sentence
 from chaoslm import costs, sharing
 from comparisons import services as comparison_services
-from experiments import services as experiment_services
 from experiments.arena import ARENA as EVIDENCE_ARENA
-from tournaments import services as tournament_services
 from tournaments.arena import ARENA as MATCH_ARENA
 
 router = Router()
@@ -95,7 +93,8 @@ class ArenaOut(Schema):
     warning: str | None = Field(description="Why its debates are not blind in the arena, when they are not")
 
 
-def _tournament_estimate(found: tournament_services.Checked) -> dict[str, Any]:
+def _estimate(found: Any) -> dict[str, Any]:
+    """What a kind's checks found (its `size`, `cost` and `time`), as the estimate answers it."""
     size = found.size
     return {
         "debates": size.debates,
@@ -106,27 +105,8 @@ def _tournament_estimate(found: tournament_services.Checked) -> dict[str, Any]:
     }
 
 
-def _experiment_estimate(found: experiment_services.Checked) -> dict[str, Any]:
-    size = found.size
-    return {
-        "debates": size.runs,
-        "calls": size.calls,
-        "sentence": size.sentence(),
-        "cost": _cost(found.cost),
-        "time": found.time.as_json(),
-    }
-
-
 def _comparison_estimate(found: comparison_services.Checked) -> dict[str, Any]:
-    size = found.size
-    return {
-        "debates": size.runs,
-        "calls": size.calls,
-        "fewest_calls": size.fewest_calls,
-        "sentence": size.sentence(),
-        "cost": _cost(found.cost),
-        "time": found.time.as_json(),
-    }
+    return {**_estimate(found), "fewest_calls": found.size.fewest_calls}
 
 
 def add_kind(
@@ -214,6 +194,6 @@ def add_kind(
         }
 
 
-add_kind(TOURNAMENTS, _tournament_estimate, MATCH_ARENA)
-add_kind(EXPERIMENTS, _experiment_estimate, EVIDENCE_ARENA)
+add_kind(TOURNAMENTS, _estimate, MATCH_ARENA)
+add_kind(EXPERIMENTS, _estimate, EVIDENCE_ARENA)
 add_kind(COMPARISONS, _comparison_estimate, schema=ComparisonEstimateOut)

@@ -46,6 +46,11 @@ class Estimate:
     time: estimates.Duration
 
     @property
+    def debates(self) -> int:
+        """One a run, as every batch's estimate counts them."""
+        return self.runs
+
+    @property
     def calls_text(self) -> str:
         """ "114 to 144", or "3" when the fewest are the most."""
         return str(self.calls) if self.fewest_calls == self.calls else f"{self.fewest_calls} to {self.calls}"
