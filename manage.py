@@ -5,7 +5,7 @@ import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     # Setting Django up makes objects that live as long as the process, and the collector's passes over them were
     # a quarter of a command's start (`manage.py check`: 320 ms, 234 ms without them; bench/startup.py). So no pass
     # runs until Django is set up, and what setup made is then left out of every later pass (gc.freeze).

@@ -413,9 +413,7 @@ TASK = "batches.tasks.advance_batch"  # one tick of any kind of batch: (kind, ba
 
 
 def _send(kind: BatchKind, batch_id: int, token: str, countdown: float = 0) -> None:
-    from chaoslm.celery import app
-
-    app.send_task(TASK, args=[kind.kind, batch_id, token], countdown=countdown)
+    runner.celery_app().send_task(TASK, args=[kind.kind, batch_id, token], countdown=countdown)
 
 
 # The inline loop pushes the batch's page at most this often (seconds) while it runs, and once as it settles:

@@ -47,7 +47,7 @@ def load_libraries() -> None:
 
 def _load_and_freeze() -> None:
     load_libraries()
-    # They live as long as the process, as what it loaded at start-up (frozen by chaoslm/asgi.py and a
+    # They live as long as the process, as what it loaded at start-up (frozen by config/asgi.py and a
     # worker once ready). Left to the collector, every full pass rescanned them: ~62k objects, 14-24 ms
     # more of each pause of the process's event loop (and of the tokens it streams) on an idle machine.
     gc.freeze()

@@ -18,7 +18,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from django.core.asgi import get_asgi_application
 
@@ -37,7 +37,7 @@ from channels.layers import get_channel_layer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from chaoslm.asgi import push_without_delay  # noqa: E402
+from config.asgi import push_without_delay  # noqa: E402
 
 GROUP = "floor"
 TOKEN = '<div hx-swap-oob="tokens:#transcript"><span data-into="ev-1-text">[t{stamp:.0f}] </span></div>'

@@ -72,7 +72,7 @@ def django_with_temp_db(llm_url: str) -> None:
     os.environ["CHAOSLM_DEFAULT_MODEL"] = "bench-model"
     os.environ["CHAOSLM_TRANSCRIPTS_DIR"] = folder
     os.environ.update(PRODUCTION_LIKE)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     import django
     from django.core.management import call_command

@@ -82,7 +82,7 @@ def proc_cpu_and_peak(pid: int) -> tuple[float, int]:
 
 
 def wait_ready(workers: list[subprocess.Popen[bytes]], logs: Path, timeout: float = 120) -> None:
-    """Until each worker has logged "ready." (Celery logs it after the warm-up in chaoslm/celery.py)."""
+    """Until each worker has logged "ready." (Celery logs it after the warm-up in config/celery.py)."""
     deadline = time.monotonic() + timeout
     for index, worker in enumerate(workers):
         log = logs / f"bench{index}.log"

@@ -157,7 +157,7 @@ def crowd_stack(
         "CHAOSLM_DEFAULT_MODEL": "bench-model",
         "CHAOSLM_TRANSCRIPTS_DIR": str(logs / "transcripts"),
         "CHAOSLM_LOG_LEVEL": "WARNING",
-        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         **settings,
     }
     stack = Stack(env, logs)
@@ -197,7 +197,7 @@ async def until(condition, timeout: float, what: str) -> None:  # type: ignore[n
 
 
 def chaoslm_run(stack: Stack, args: argparse.Namespace, redis_pid: int) -> dict[str, Any]:
-    web = [stack.daphne(f"web-{i}", "chaoslm.asgi:application") for i in range(2)]
+    web = [stack.daphne(f"web-{i}", "config.asgi:application") for i in range(2)]
     web_pids = [pid for pid, _ in web]
     for _, port in web:  # each process's first request starts its background imports: let them finish
         httpx.get(f"http://127.0.0.1:{port}/", timeout=30)

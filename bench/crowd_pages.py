@@ -260,7 +260,7 @@ def main() -> None:
     settings = {"CHAOSLM_CHANNEL_LAYER": args.layer, "CHAOSLM_DB_CONN_MAX_AGE": "600"}
     rows: list[tuple[str, str, str]] = []
     with crowd_stack("crowd-pages", llm, llm_url, settings) as (stack, _):
-        web = [stack.daphne(f"web-{i}", "chaoslm.asgi:application") for i in range(2)]
+        web = [stack.daphne(f"web-{i}", "config.asgi:application") for i in range(2)]
         for _, port in web:
             httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
         if args.page in ("room", "both"):

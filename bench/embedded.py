@@ -44,7 +44,7 @@ def setup(slots: int, max_tokens: int) -> None:
             "CHAOSLM_LOCAL_MODEL_PORT": str(free_port()),
             "CHAOSLM_LOCAL_SLOTS": str(slots),
             "CHAOSLM_LOCAL_MAX_TOKENS": str(max_tokens),
-            "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
         }
     )
     import django

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._setup import ROOT, parse_args, print_table
-from chaoslm import settings
+from config import settings
 
 GOAL = 1.5
 BARE_SETTINGS = """

@@ -327,7 +327,7 @@ def main() -> None:
             f"from django.contrib.auth.models import User; User.objects.create_user({OWNER!r}, password={PASSWORD!r})"
         )
         stack.manage("shell", "-c", create)
-        web = [stack.daphne(f"web-{i}", "chaoslm.asgi:application") for i in range(2)]
+        web = [stack.daphne(f"web-{i}", "config.asgi:application") for i in range(2)]
         base = [f"http://127.0.0.1:{port}" for _, port in web]
         for address in base:  # each process's first request starts its background imports
             httpx.get(address + "/", timeout=30)

@@ -97,8 +97,9 @@ async def check_channel_layer() -> None:
 
 
 def _celery_ping() -> int:
-    from chaoslm.celery import app
+    from chaoslm.runner import celery_app
 
+    app = celery_app()
     # limit=1: the first worker's answer is enough; without it a ping waits out its whole timeout.
     return len(app.control.ping(timeout=_seconds() * 0.8, limit=1) or [])
 

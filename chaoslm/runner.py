@@ -8,7 +8,7 @@ An app registers each kind of work it has once, in its `AppConfig.ready()`:
 - `task` is the dotted path of the Celery task that calls `run_on_process_loop(run(object_id))` on a worker.
   It is a path, imported on the Celery runner's first submit, so that no other process (the inline web
   server, every `manage.py` command) pays for importing Celery; a tasks module binds its tasks to
-  chaoslm/celery.py's app, which also warms a worker up before its first task (`warm_up_worker`).
+  config/celery.py's app, which also warms a worker up before its first task (`warm_up_worker`).
 
 Then `runner.submit(kind, object_id)` runs it once the current transaction commits, on the runner
 CHAOSLM_RUNNER names:
@@ -81,6 +81,12 @@ def register_sweep(sweep: Callable[[], Any]) -> None:
         _sweeps.append(sweep)
 
 
+def celery_app() -> Any:
+    """The project's Celery app (settings.CHAOSLM_CELERY_APP), imported on first use: the wiring sits above the
+    core, which names it only by its dotted path, as Django names the URLconf."""
+    return import_string(settings.CHAOSLM_CELERY_APP)
+
+
 def submit(kind: str, object_id: int, *, at: datetime | None = None) -> None:
     """Run (or continue) `kind` work on `object_id` on the configured runner, once the transaction commits.
 
@@ -88,6 +94,7 @@ def submit(kind: str, object_id: int, *, at: datetime | None = None) -> None:
     then. A restart loses an inline sleep: the app's sweep submits such work again."""
     work = _work[kind]
     if settings.CHAOSLM_RUNNER == "celery":
+        celery_app()  # the project's app, so that the shared task sends to its broker
         task = import_string(work.task)
         if at is not None:
             transaction.on_commit(lambda: task.apply_async((object_id,), eta=at))
@@ -295,7 +302,7 @@ _sweeping: asyncio.Task[None] | None = None
 
 
 def sweep_when_serving() -> None:
-    """Called on the server's loop as it starts serving (chaoslm/asgi.py): inline work a restart stopped starts
+    """Called on the server's loop as it starts serving (config/asgi.py): inline work a restart stopped starts
     again at once, and the sweep runs again every CHAOSLM_SWEEP_EVERY seconds while the server serves (work of a
     command that was killed, a delivery overdue). Under Celery, beat runs each app's sweep instead."""
     global _sweeping
@@ -363,14 +370,14 @@ metrics_sources.register(queue_depth)
 
 def warm_up_worker() -> None:
     """Pay the one-time costs (the CA bundle, the event loop) before a worker's first task, not during it
-    (chaoslm/celery.py calls it once the worker is ready).
+    (config/celery.py calls it once the worker is ready).
 
     The apps' modules are loaded already: Django's setup ran their `ready()`, which registered their work,
     and the worker imported their tasks modules.
     """
     warm_up()
     inline.loop()
-    # What is loaded by now lives as long as the worker, as in the web process (chaoslm/asgi.py): frozen,
+    # What is loaded by now lives as long as the worker, as in the web process (config/asgi.py): frozen,
     # the collector's full passes stop rescanning it (~177k objects), each of which stalled every debate
     # on this worker's loop for 200-300 ms.
     gc.freeze()

@@ -1,7 +1,7 @@
 """OpenTelemetry traces, on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (OTLP over HTTP, protobuf), else off.
 
 A trace follows a debate from the request that starts it: the HTTP request's server span (`TraceRequests`,
-outermost in chaoslm/asgi.py), the run of the debate (`span`, in the engine), each step, and each model call as a
+outermost in config/asgi.py), the run of the debate (`span`, in the engine), each step, and each model call as a
 GenAI client span under OpenTelemetry's semantic conventions (`gen_ai.*`, made in chaoslm/llm/gateway.py). The
 context crosses to where the work runs: the inline runner's loop (`carry` at submit, `resumed` in the run) and
 Celery tasks (opentelemetry-instrumentation-celery puts it in the task's headers; `run_on_process_loop` carries it

@@ -161,7 +161,7 @@ def _celery_worker():
     from celery.contrib.testing.worker import start_worker
     from django.conf import settings
 
-    from chaoslm.celery import app
+    from config.celery import app
 
     require(settings.CELERY_BROKER_URL.startswith("redis://"), "Redis (REDIS_URL) for the Celery engine run")
     # Results only so a test can wait for its task; the product does not use them.

@@ -49,7 +49,7 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "chaoslm.settings"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
         timeout=120,
         check=True,
     )

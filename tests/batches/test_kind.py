@@ -45,9 +45,9 @@ from batches.kinds import BatchKind
 from batches.models import BatchRecord
 from batches.progress import ProgressView, jobs_from_rows, progress_view, settings_of
 from chaoslm import runner, sharing
-from chaoslm import urls as root_urls
-from chaoslm.routing import websocket_urlpatterns
 from chaoslm.runner import inline
+from config import urls as root_urls
+from config.routing import websocket_urlpatterns
 from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
 from tests.api.receiver import Receiver
@@ -171,7 +171,7 @@ def page(request: HttpRequest, series: Series, common: dict[str, Any]) -> HttpRe
 
 
 EXPORTS = {"report.json": lambda series: json.dumps(SeriesCommand.as_json(series))}
-# This module stands for the root URLconf (chaoslm/urls.py) with the kind's urls.py included in it.
+# This module stands for the root URLconf (config/urls.py) with the kind's urls.py included in it.
 urlpatterns = [
     *batch_views.urlpatterns(
         SERIES, share="sr", form=BatchForm, page=page, exports=EXPORTS, deleted="The series is deleted."

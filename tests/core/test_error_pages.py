@@ -57,7 +57,7 @@ def assert_site_page(html: str) -> None:
     """Styled like the site, with a way home, and nothing of Django's debug page."""
     assert '<link rel="stylesheet" href="/static/css/chaoslm.css">' in html
     assert '<a class="button primary" href="/">Go to the home page</a>' in html
-    for debug in ("Using the URLconf", "urlpatterns", "DEBUG = True", "Traceback", "chaoslm.urls"):
+    for debug in ("Using the URLconf", "urlpatterns", "DEBUG = True", "Traceback", "config.urls"):
         assert debug not in html
 
 

@@ -11,10 +11,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api")
+PACKAGES = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api", "config")
 APPS = ("debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api")
-# The core's wiring: it gathers every app's URLs, websocket routes and settings, so it may import them.
-WIRING = {"chaoslm.urls", "chaoslm.asgi", "chaoslm.routing", "chaoslm.settings", "chaoslm.celery"}
+# Each package's rank (docs/architecture.md): a module imports only its own package and those of lower rank.
+# `config`, the wiring (settings, URLconf, ASGI, websocket routes, Celery), gathers every app, so it is on top.
+RANKS = {
+    "chaoslm": 0,
+    "debates": 1,
+    "rooms": 1,
+    "batches": 2,
+    "tournaments": 3,
+    "experiments": 3,
+    "comparisons": 3,
+    "api": 4,
+    "config": 5,
+}
 PURE = (
     "debates.formats",
     "rooms.queue",
@@ -78,10 +89,31 @@ def test_the_core_imports_no_app():
         (m, i)
         for m, imports in GRAPH.items()
         for i in imports
-        if _top(m) == "chaoslm" and m not in WIRING
-        if _top(i) in APPS
+        if _top(m) == "chaoslm"
+        if _top(i) in APPS or _top(i) == "config"
     }
     assert wrong == set()
+
+
+def _not_down(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """The imports that run up the ranks, or sideways between two packages of one rank."""
+    return {
+        (m, i)
+        for m, imports in graph.items()
+        for i in imports
+        if _top(m) != _top(i) and RANKS[_top(i)] >= RANKS[_top(m)]
+    }
+
+
+def test_every_import_points_down_the_ranks():
+    """Nothing imports the wiring either: Django, daphne and Celery name it by its dotted path."""
+    assert set(RANKS) == set(PACKAGES)
+    assert _not_down(GRAPH) == set()
+
+
+def test_the_rank_check_sees_imports_up_and_sideways():
+    graph = {"chaoslm.a": {"debates.b"}, "debates.b": {"rooms.c", "chaoslm.a"}, "api.d": {"config.urls", "rooms.c"}}
+    assert _not_down(graph) == {("chaoslm.a", "debates.b"), ("debates.b", "rooms.c"), ("api.d", "config.urls")}
 
 
 @pytest.mark.parametrize(
@@ -117,9 +149,9 @@ def test_apps_do_not_import_each_other(app, other):
 
 
 def test_the_api_is_the_top_layer():
-    """The JSON API (layer 4) may import every app; nothing imports it but the URL wiring."""
+    """The JSON API (layer 4) may import every app; nothing imports it but the wiring."""
     wrong = {(m, i) for m, imports in GRAPH.items() for i in imports if _top(i) == "api" and _top(m) != "api"}
-    assert wrong <= {("chaoslm.urls", "api.urls")}
+    assert wrong <= {("config.urls", "api.urls")}
 
 
 @pytest.mark.parametrize("kind", ["tournaments", "experiments", "comparisons"])

@@ -66,7 +66,7 @@ logging.getLogger("chaoslm.engine").warning("no context here")
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "chaoslm.settings", "CHAOSLM_LOG_FORMAT": "json"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "CHAOSLM_LOG_FORMAT": "json"},
         capture_output=True,
         text=True,
         timeout=60,

@@ -16,7 +16,7 @@ def settings_with(**env):
     done = subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {READ}"],
         cwd=ROOT,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "chaoslm.settings", **env},
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         capture_output=True,
         text=True,
         check=True,

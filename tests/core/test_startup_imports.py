@@ -87,13 +87,13 @@ def test_configured_for_celery_a_command_still_does_not_import_celery():
 
 
 def test_the_worker_path_binds_the_tasks_to_the_project_app_and_warms_up():
-    """What the worker loads (chaoslm/celery.py and the apps' tasks modules) registers every task the runner and
+    """What the worker loads (config/celery.py and the apps' tasks modules) registers every task the runner and
     beat name by path, on the project's app, with the warm-up connected to worker_ready."""
     code = (
         "import django; django.setup()\n"
         "from celery.signals import worker_ready\n"
         "from django.conf import settings\n"
-        "from chaoslm.celery import app\n"
+        "from config.celery import app\n"
         "from batches.kinds import TASK\n"
         "from chaoslm.runner import _work\n"
         "app.loader.import_default_modules()\n"  # what a starting worker does: its autodiscovery
@@ -122,7 +122,7 @@ def test_a_bad_setting_stops_a_command_with_one_line_that_names_it():
 
 def test_settings_named_on_the_command_line_are_the_ones_used(tmp_path):
     """manage.py sets Django up early (see above), except where the command line names the settings."""
-    (tmp_path / "other_settings.py").write_text("from chaoslm.settings import *\nMARKER = 'other'\n")
+    (tmp_path / "other_settings.py").write_text("from config.settings import *\nMARKER = 'other'\n")
     code = "from django.conf import settings; print(settings.MARKER)"
     run = run_manage("shell", "--no-imports", "-c", code, "--settings=other_settings", f"--pythonpath={tmp_path}")
     assert run.stdout.strip() == "other", run.stdout + run.stderr

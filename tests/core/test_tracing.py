@@ -133,7 +133,7 @@ def test_tracing_off_imports_nothing_of_opentelemetry():
     from tests.servers import run_python
 
     code = (
-        "import django, sys; django.setup(); import chaoslm.asgi; "
+        "import django, sys; django.setup(); import config.asgi; "
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
     )
     assert run_python(code).stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""A Celery worker, once ready, freezes what it loaded at start-up, as the web process does (chaoslm/asgi.py)."""
+"""A Celery worker, once ready, freezes what it loaded at start-up, as the web process does (config/asgi.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 from celery.signals import worker_ready
 
-import chaoslm.celery  # noqa: F401  (what a worker loads: it connects the warm-up to worker_ready)
+import config.celery  # noqa: F401  (what a worker loads: it connects the warm-up to worker_ready)
 
 
 def test_a_ready_worker_has_frozen_its_start_up_objects():

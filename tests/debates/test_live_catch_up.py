@@ -11,7 +11,7 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from chaoslm import live
-from chaoslm.routing import websocket_urlpatterns
+from config.routing import websocket_urlpatterns
 from debates.broadcast import DebateBroadcaster
 from debates.formats import Step
 from debates.models import Debate, Event, Seat

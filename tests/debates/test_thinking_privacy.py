@@ -14,7 +14,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
 
-from chaoslm.routing import websocket_urlpatterns
+from config.routing import websocket_urlpatterns
 from debates.broadcast import DebateBroadcaster
 from debates.formats import Step
 from debates.models import Debate, Event, Seat

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from chaoslm import live
 from chaoslm.personas.models import Persona, import_personas
-from chaoslm.routing import websocket_urlpatterns
+from config.routing import websocket_urlpatterns
 from debates import votes
 from debates.models import Debate, Event, PollVote, Seat
 from debates.poll_views import COOKIE, SALT

@@ -136,7 +136,7 @@ def test_the_last_process_using_the_model_stops_it_not_the_one_that_started_it(t
     env = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "DJANGO_"))}
     # One slot: the long prompt below takes the model whole, as a busy model of two slots would be taken by two.
     env |= {
-        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "CHAOSLM_LOCAL_MODEL_PORT": str(port),
         "CHAOSLM_LOCAL_SLOTS": "1",
     }

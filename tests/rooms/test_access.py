@@ -10,7 +10,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
 
-from chaoslm.routing import websocket_urlpatterns
+from config.routing import websocket_urlpatterns
 from rooms.models import Room, RoomMessage
 
 pytestmark = pytest.mark.django_db(transaction=True)

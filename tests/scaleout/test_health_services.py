@@ -22,7 +22,7 @@ def serve(stack, **env: str) -> str:
     port = free_port()
     log = (stack.log_dir / f"web-{port}.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "chaoslm.asgi:application"],
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
         cwd=ROOT,
         # Seconds a check may take: a cold process on a busy two-core machine imports redis and Celery in more than 1.
         env={**stack.env, "CHAOSLM_HEALTH_TIMEOUT": "5", **env},

@@ -58,7 +58,7 @@ def env():
     require(redis_url, "Redis (CHAOSLM_TEST_REDIS_URL)")
     environment = {**os.environ, "REDIS_URL": redis_url.rsplit("/", 1)[0] + "/13"}
     environment.pop("CHAOSLM_CHANNEL_LAYER", None)  # the default
-    environment["DJANGO_SETTINGS_MODULE"] = "chaoslm.settings"
+    environment["DJANGO_SETTINGS_MODULE"] = "config.settings"
     return environment
 
 

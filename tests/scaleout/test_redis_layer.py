@@ -40,7 +40,7 @@ asyncio.run(main())
 def test_a_socket_waiting_through_a_quiet_spell_still_gets_the_next_push():
     redis_url = os.environ.get("CHAOSLM_TEST_REDIS_URL")
     require(redis_url, "Redis (CHAOSLM_TEST_REDIS_URL)")
-    env = {**os.environ, "REDIS_URL": redis_url.rsplit("/", 1)[0] + "/14", "DJANGO_SETTINGS_MODULE": "chaoslm.settings"}
+    env = {**os.environ, "REDIS_URL": redis_url.rsplit("/", 1)[0] + "/14", "DJANGO_SETTINGS_MODULE": "config.settings"}
     env.pop("CHAOSLM_CHANNEL_LAYER", None)  # the default (pubsub)
     result = subprocess.run(
         [sys.executable, "-c", QUIET_THEN_PUSH], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
@@ -86,7 +86,7 @@ def test_deployments_on_two_redis_databases_do_not_hear_each_others_pushes(pushe
     server = redis_url.rsplit("/", 1)[0]
 
     def env(db: str) -> dict[str, str]:
-        values = {**os.environ, "REDIS_URL": f"{server}/{db}", "DJANGO_SETTINGS_MODULE": "chaoslm.settings"}
+        values = {**os.environ, "REDIS_URL": f"{server}/{db}", "DJANGO_SETTINGS_MODULE": "config.settings"}
         values.pop("CHAOSLM_CHANNEL_LAYER", None)
         values.pop("CHAOSLM_CHANNEL_PREFIX", None)
         return values

@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from chaoslm.personas.models import import_personas
-from chaoslm.routing import websocket_urlpatterns
 from chaoslm.runner import inline
+from config.routing import websocket_urlpatterns
 from debates.models import Debate, Event, Seat
 
 pytestmark = pytest.mark.django_db(transaction=True)

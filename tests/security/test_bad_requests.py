@@ -14,8 +14,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from chaoslm.asgi import application as site
 from chaoslm.personas.models import Persona, import_personas
+from config.asgi import application as site
 from debates.management.commands.serve import is_loopback
 from debates.models import Debate
 from rooms import services
@@ -26,7 +26,7 @@ from tests.tournaments.test_web import make_tournament
 pytestmark = pytest.mark.django_db(transaction=True)
 
 XSS_NAME = "<svg onload=alert(1)>Chatty"
-# The websocket stack exactly as chaoslm/asgi.py wires it, without the outer wrapper that records the
+# The websocket stack exactly as config/asgi.py wires it, without the outer wrapper that records the
 # serving loop (a test's loop ends with the test; the inline runner must not adopt it).
 application = site.app.application_mapping["websocket"]
 

@@ -376,7 +376,7 @@ async def asgi_post(app, headers, chunks):
 def test_the_asgi_application_refuses_a_large_body_under_any_server(settings):
     from asgiref.sync import async_to_sync
 
-    from chaoslm.asgi import application
+    from config.asgi import application
 
     http = application.app.application_mapping["http"]
     settings.CHAOSLM_MAX_REQUEST_BYTES = 1000

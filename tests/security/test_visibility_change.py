@@ -13,7 +13,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.urls import reverse
 
-from chaoslm.routing import websocket_urlpatterns
+from config.routing import websocket_urlpatterns
 from rooms.models import Room
 from tests.security.test_access import make_debate
 from tests.tournaments.test_web import make_tournament

@@ -265,7 +265,7 @@ def test_a_serving_process_loads_the_report_libraries_after_its_first_request(pr
     """So that the first tournament page a process shows does not wait seconds for scipy and statsmodels."""
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "chaoslm.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
         "CHAOSLM_PRELOAD_REPORT_LIBRARIES": preload,
     }

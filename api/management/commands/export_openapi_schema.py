@@ -1,5 +1,5 @@
 """django-ninja's `export_openapi_schema`, which ninja's own app provided while `ninja` was in INSTALLED_APPS
-(chaoslm/settings.py says why it no longer is). Without `--api` it exports ours (`api.main.api`): ninja's own
+(config/settings.py says why it no longer is). Without `--api` it exports ours (`api.main.api`): ninja's own
 default looks for an API at /api/, where there is none, and ended in a traceback."""
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from django.urls import reverse
 from api.tokens import create_token
 from batches.checks import Contestant
 from chaoslm.personas.models import Persona, import_personas
-from chaoslm.routing import websocket_urlpatterns
 from chaoslm.runner import inline
+from config.routing import websocket_urlpatterns
 from debates import votes
 from debates.formats import FORMATS, LISTED, registered
 from debates.formats.base import (

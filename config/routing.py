@@ -1,4 +1,4 @@
-"""Every app's websocket routes, as chaoslm/urls.py gathers their pages (wiring: it may import apps)."""
+"""Every app's websocket routes, as config/urls.py gathers their pages (wiring: it may import apps)."""
 
 from batches.routing import websocket_urlpatterns as batch_routes
 from debates.routing import websocket_urlpatterns as debate_routes

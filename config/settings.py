@@ -51,7 +51,7 @@ def renamed(old: str, new: str) -> None:
         f" ({new} is set, so {old} is ignored)." if os.environ.get(new) else "."
     )
     warnings.warn(message, DeprecationWarning, stacklevel=2)
-    logging.getLogger("chaoslm.settings").warning(message)
+    logging.getLogger("config.settings").warning(message)
 
 
 DEBUG = env_bool("CHAOSLM_DEBUG", True)
@@ -108,8 +108,8 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-ROOT_URLCONF = "chaoslm.urls"
-ASGI_APPLICATION = "chaoslm.asgi.application"
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
 WSGI_APPLICATION = None
 
 TEMPLATES = [
@@ -223,6 +223,8 @@ if CHAOSLM_RUNNER == "celery" and not REDIS_URL:
         "cannot carry live pushes from worker processes to the web processes."
     )
 
+# The Celery app (`celery -A config` finds it too): the core names it only by this path (chaoslm/runner.py).
+CHAOSLM_CELERY_APP = "config.celery.app"
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -1,6 +1,6 @@
 """The Celery app. Workers run with CHAOSLM_RUNNER=celery; the inline runner never touches it.
 
-Only the Celery path imports this module: a worker (`celery -A chaoslm`), and each app's tasks module, which
+Only the Celery path imports this module: a worker (`celery -A config`), and each app's tasks module, which
 binds its tasks to this app and which chaoslm/runner.py imports by its dotted path on its first Celery submit.
 No other process pays for importing Celery (tests/core/test_startup_imports.py).
 """
@@ -13,7 +13,7 @@ from celery.signals import worker_ready
 
 from chaoslm import metrics, runner, tracing
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("chaoslm")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -4,7 +4,7 @@ import os
 from django.core.asgi import get_asgi_application
 from django.urls import resolve
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chaoslm.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
@@ -17,10 +17,10 @@ from chaoslm.live import RecordServingLoop  # noqa: E402
 from chaoslm.llm.gateway import warm_up  # noqa: E402
 from chaoslm.metrics import RequestMetrics  # noqa: E402
 from chaoslm.origins import SameOriginValidator  # noqa: E402
-from chaoslm.routing import websocket_urlpatterns  # noqa: E402
 from chaoslm.runner import sweep_when_serving  # noqa: E402
 from chaoslm.security import BodyLimit, refuse_large_bodies_in_daphne  # noqa: E402
 from chaoslm.tracing import TraceRequests  # noqa: E402
+from config.routing import websocket_urlpatterns  # noqa: E402
 
 
 def push_without_delay() -> None:
