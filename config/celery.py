@@ -1,7 +1,8 @@
 """The Celery app. Workers run with CHAOSLM_RUNNER=celery; the inline runner never touches it.
 
-Only the Celery path imports this module: a worker (`celery -A config`), and each app's tasks module, which
-binds its tasks to this app and which chaoslm/runner.py imports by its dotted path on its first Celery submit.
+Only the Celery path imports this module: a worker (`celery -A config`), and chaoslm/runner.py's `celery_app`,
+by its dotted path (settings.CHAOSLM_CELERY_APP), on a web process's first Celery submit; the apps' tasks
+modules are `shared_task`s, bound to it then.
 No other process pays for importing Celery (tests/core/test_startup_imports.py).
 """
 
