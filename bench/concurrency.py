@@ -144,7 +144,7 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int, tuple[
                             "-m",
                             "celery",
                             "-A",
-                            "chaoslm",
+                            "config",
                             "worker",
                             "--pool",
                             "threads",

@@ -45,7 +45,7 @@ from bench._spectator import STAMP, Spectator
 
 DATABASE_URL = os.environ.get("CHAOSLM_TEST_DATABASE_URL", "")
 TICKS = os.sysconf("SC_CLK_TCK")
-WORKER = [sys.executable, "-m", "celery", "-A", "chaoslm", "worker", "--pool", "solo", "--without-gossip"]
+WORKER = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--without-gossip"]
 WORKER += ["--without-mingle", "--loglevel", "WARNING", "-n", "crowd@%h"]
 
 

@@ -51,7 +51,7 @@ class Stack:
             "-m",
             "celery",
             "-A",
-            "chaoslm",
+            "config",
             "worker",
             *pool,
             "--loglevel",
