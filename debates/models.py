@@ -227,6 +227,14 @@ class Event(models.Model):
         return self.debate.fmt.step_label(self.step)
 
     @property
+    def side_label(self) -> str:
+        """Its seat's side as the format words it ("Opening Government", not the key "og"); "" for no side."""
+        if self.seat is None or not self.seat.side:
+            return ""
+        sides = {side.key: side.label for side in self.debate.fmt.sides_for(self.debate.options)}
+        return sides.get(self.seat.side, self.seat.side)
+
+    @property
     def text_shown(self) -> str:
         """The text its card shows: a verdict announcement the model wrote as JSON is read for its text, a
         SYSTEM instruction is worded for people by its format, and a speech that gives an answer in JSON reads

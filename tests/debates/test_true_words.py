@@ -81,6 +81,21 @@ def test_seat_chips_give_the_seats_label_and_its_sides_not_their_keys(client, pe
     assert "pm · og" not in html and "dlo · oo" not in html
 
 
+def test_an_event_card_names_its_side_as_the_format_does_not_by_its_key(people):
+    debate = Debate.objects.create(
+        topic="Cars?", premise="Ban cars", format="british-parliamentary", card_source=BP, owner=people["owner"]
+    )
+    pm = Seat.objects.create(debate=debate, key="pm", role="debater", side="og", name="Ada Sterling", order=0)
+    judge = Seat.objects.create(debate=debate, key="judge", role="judge", name="Judge Ines Okafor", order=1)
+
+    speech = Event.objects.create(debate=debate, seat=pm, ordinal=1, kind=Event.Kind.TURN, content="Ban them.")
+    note = Event.objects.create(debate=debate, seat=judge, ordinal=2, kind=Event.Kind.TURN, content="Noted.")
+
+    assert '<span class="who">Ada Sterling</span> <span class="side">Opening Government</span>' in speech.html
+    assert ">og<" not in speech.html
+    assert 'class="side"' not in note.html  # a seat with no side shows none
+
+
 def test_a_duels_chip_says_its_side_once(client, people):
     client.force_login(people["owner"])
     debate = Debate.objects.create(topic="Cars?", premise="Ban cars", format="duel", owner=people["owner"])

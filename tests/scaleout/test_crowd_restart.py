@@ -31,8 +31,10 @@ def test_a_crowd_survives_a_web_process_killed_mid_turn(stack, _llm_server_proce
         async with aiohttp.ClientSession() as session:
             tasks = [asyncio.ensure_future(s.watch_until(session, done)) for s in spectators]
             # Mid-turn: a public turn is being written into the pages (spectators read no private text).
-            while not any(stream.text for stream in spectators[0].writing.values()):
-                await asyncio.sleep(0.05)
+            # Bounded: a worker that never starts fails the test here rather than waiting out CI's time.
+            async with asyncio.timeout(120):
+                while not any(stream.text for stream in spectators[0].writing.values()):
+                    await asyncio.sleep(0.05)
             stack.kill(doomed)
             await asyncio.to_thread(stack.wait_done, debate_id)
             done.set()
