@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from chaoslm.personas.models import Persona
 from debates.estimates import describe
+from debates.formats.card import card_format
 from debates.models import Debate, Event, Seat
 from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
@@ -102,6 +103,18 @@ def test_a_speech_named_after_its_seat_is_said_to_be_that_seats_speech(client):
 
     assert "Ada Sterling is giving the Prime Minister&#x27;s speech." in html
     assert "giving the Prime Minister." not in html
+
+
+def test_the_second_part_of_a_speech_named_after_its_seat_is_said_to_be_that_seats_speech_continued():
+    # After a point of information the speech goes on: "is giving the Deputy Leader of the Opposition, continued"
+    # was no sentence either.
+    fmt = card_format(Path("cards/british-parliamentary-poi.yaml").read_text())
+    names = {slot.step: fmt.speech_name(slot) for slot in fmt.layout({}).slots if slot.kind == "TURN"}
+
+    assert names["dlo_close"] == "Deputy Leader of the Opposition's speech, continued"
+    assert names["pm_close"] == "Prime Minister's speech, continued"
+    assert names["pm"] == "Prime Minister's speech"
+    assert names["pm_poi"] == "Point of information"
 
 
 @pytest.mark.django_db(transaction=True)

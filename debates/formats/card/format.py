@@ -1302,9 +1302,13 @@ class CardFormat(Format):
     def speech_name(self, slot: Slot) -> str:
         """A speech as a sentence names it: its label, or "Prime Minister's speech" where a card names the
         speech after the seat giving it (British Parliamentary, World Schools), as "giving the Prime Minister"
-        would read as no sentence."""
+        would read as no sentence; so is its second part ("Prime Minister, continued": "giving the Prime
+        Minister's speech, continued", after a point of information)."""
         seat = next((s.label for s in self.seat_specs if s.key == slot.seat), "")
-        return f"{slot.label}'s speech" if slot.label.lower() == seat.lower() else slot.label
+        rest = slot.label[len(seat) :]
+        if seat and slot.label.lower().startswith(seat.lower()) and (not rest or rest.startswith((",", " ("))):
+            return f"{slot.label[: len(seat)]}'s speech{rest}"
+        return slot.label
 
     def system_line(self, content: str) -> str:
         for slot in self.layout({}).slots:
