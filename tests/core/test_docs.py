@@ -65,6 +65,28 @@ def test_a_protocol_page_quotes_no_prompt_the_code_does_not_have(page: str) -> N
     assert headings == set(page_prompts(page))
 
 
+# The files docs/adding-a-format.md says a new code format touches, "no other file".
+FORMAT_FILES = [
+    "debates/formats/<name>.py",
+    "debates/formats/__init__.py",
+    "tests/debates/formats/test_<name>.py",
+    "docs/protocols/<name>.md",
+    "README.md",
+    "tests/core/test_docs.py",
+]
+
+
+def test_the_guide_to_adding_a_format_lists_the_files_a_format_touches() -> None:
+    # Each row names the duel's own file (<name> = duel), and the guide's PAGES line has the shape of the duel's.
+    text = (ROOT / "docs" / "adding-a-format.md").read_text()
+    table = text.split("## The files, exactly", 1)[1].split("No other file changes", 1)[0]
+    assert re.findall(r"^\| `([^`]+)` \|", table, re.M) == FORMAT_FILES
+    assert all((ROOT / f.replace("<name>", "duel")).exists() for f in FORMAT_FILES)
+    line = '`"<name>.md": ("debates.formats.<name>", <its prompt count>)`'
+    assert line in table
+    assert PAGES["duel.md"][0] == "debates.formats.duel"
+
+
 # A variable's name as the product reads it: env_str/env_bool/env_number in settings.py, os.environ elsewhere.
 READ = re.compile(
     r"""(?:env_str|env_bool|env_number|os\.environ\.get|os\.environ\[|os\.getenv)\(?\s*["']([A-Z][A-Z0-9_]*)["']"""
