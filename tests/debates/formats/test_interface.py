@@ -1,6 +1,7 @@
-"""What every built-in format tells the rest of the code about itself (debates/formats/base.py): its sides, which
-seat speaks for and against a motion, how it is judged, its poll, its step titles, and its counts of public
-statements and LLM calls, each count checked against a run of the format itself (tests/simulate.py)."""
+"""What every format tells the rest of the code about itself (debates/formats/base.py): its sides, which seat speaks
+for and against a motion, how it is judged and its poll, checked by rules every registered format (and every shipped
+card) keeps (`assert_hooks_agree`; each format's own test pins the values it chose); its step titles; and its counts
+of public statements and LLM calls, each count checked against a run of the format itself (tests/simulate.py)."""
 
 import json
 from pathlib import Path
