@@ -67,6 +67,21 @@ def needs_moderator(fmt: Format) -> bool:
     return any(s.role == "moderator" and s.required for s in fmt.seat_specs)
 
 
+def unfilled_seats(fmt: Format) -> list[Any]:
+    """The format's required seats a tournament has no one for (`_seats` fills a side's seats with its entrant, the
+    judge seats with its judges and a moderator's with its moderator): its matches could not run."""
+    sided = {key for side in fmt.sides for key in side.seats}
+    return [
+        s
+        for s in fmt.seat_specs
+        if s.required
+        and s.key not in sided
+        and s.key != fmt.judge_seat
+        and s.key not in fmt.referee_seats
+        and s.role not in ("judge", "moderator")
+    ]
+
+
 @dataclass(frozen=True)
 class Checked:
     """A tournament as `check_tournament` found it: its name and options as stored, its size, and the YAML of each
@@ -126,6 +141,13 @@ def check_tournament(
     if not 1 <= repeats <= MAX_REPEATS:
         found.fail(f"Repeats must be between 1 and {MAX_REPEATS}.", "repeats")
     for fmt in chosen:
+        unfilled = unfilled_seats(fmt)
+        if unfilled:
+            found.fail(
+                f"A {fmt.name} debate has a required seat a tournament cannot fill (it argues no side and is no "
+                f"judge's or moderator's): {', '.join(f'{s.label} ({s.key})' for s in unfilled)}.",
+                "format",
+            )
         silent = design.silent_side(fmt, options)
         if silent:
             found.fail(silent, "options", "format")
@@ -329,7 +351,7 @@ def _seats(match: Match, fmt: Format, judges: Sequence[Entrant], moderator: Entr
     (else the first side), the AGAINST entrant every seat of the other (with more sides, each entrant every seat of
     its side); its judge's seat, if it has one, the first judge, and its other judge seats the next judges in turn
     (those left over stay empty), or its referees' seats the judges in turn; a moderator's seat the tournament's
-    moderator."""
+    moderator. A format with a required seat of none of these kinds is refused before (`unfilled_seats`)."""
     first_judge = judges[0]
     if match.sides:
         by_id = {e.pk: e for e in Entrant.objects.filter(pk__in=match.sides)}

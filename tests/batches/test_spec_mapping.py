@@ -7,6 +7,7 @@ import pytest
 
 from batches.spec import SpecError, SpecErrors
 from experiments import spec as experiment_spec
+from tournaments import design
 from tournaments import spec as tournament_spec
 
 pytestmark = pytest.mark.django_db
@@ -18,8 +19,12 @@ def test_every_problem_of_a_tournament_spec_at_once_in_the_files_words(tmp_path)
     with pytest.raises(SpecErrors) as raised:
         tournament_spec.read_spec(path)
     source = str(path)
+    offered = design.formats()  # the built-ins a tournament runs, the default first
     assert raised.value.problems == [
-        ("format", f"{source}: format: one of duel, classic, structured, or a list of them such as [duel, structured]"),
+        (
+            "format",
+            f"{source}: format: one of {', '.join(offered)}, or a list of them such as [{offered[0]}, {offered[-1]}]",
+        ),
         (
             "debaters",
             f"{source}: debaters[1]: no persona is named 'Nobody' (known: none yet: run import_personas); "

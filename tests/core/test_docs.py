@@ -8,6 +8,7 @@
 """
 
 import ast
+import importlib
 import re
 import subprocess
 from pathlib import Path
@@ -16,15 +17,11 @@ from types import ModuleType
 import pytest
 import yaml
 
-from debates.formats import duel, moderated, panel, structured
-from rooms import queue
-
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOLS = ROOT / "docs" / "protocols"
 
 # Module constants that are not prompt texts (NO_REASON and INTRO_SHOWN are what pages show, not what models read).
 NOT_PROMPTS = {"PUBLIC", "PRIVATE", "ROUND_ROBIN", "SELECTOR", "PICK", "NO_REASON", "INTRO_SHOWN"}
-PAGES = {"duel.md": duel, "scheduling.md": moderated, "structured.md": structured, "panel.md": panel, "rooms.md": queue}
 
 
 def prompts(module: ModuleType) -> dict[str, str]:
@@ -36,13 +33,27 @@ def prompts(module: ModuleType) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize(
-    ("page", "count"), [("duel.md", 17), ("scheduling.md", 16), ("structured.md", 6), ("panel.md", 3), ("rooms.md", 5)]
-)
-def test_each_protocol_page_quotes_every_prompt_as_the_code_sends_it(page: str, count: int) -> None:
+# Each protocol page: the module whose prompts it quotes, and how many it has (a new prompt goes on its page, and its
+# count goes up). A new format's page is one line here.
+PAGES = {
+    "duel.md": ("debates.formats.duel", 17),
+    "scheduling.md": ("debates.formats.moderated", 16),
+    "structured.md": ("debates.formats.structured", 6),
+    "panel.md": ("debates.formats.panel", 3),
+    "rooms.md": ("rooms.queue", 5),
+}
+
+
+def page_prompts(page: str) -> dict[str, str]:
+    """The prompts of the module `page` quotes."""
+    return prompts(importlib.import_module(PAGES[page][0]))
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_each_protocol_page_quotes_every_prompt_as_the_code_sends_it(page: str) -> None:
     text = (PROTOCOLS / page).read_text()
-    found = prompts(PAGES[page])
-    assert len(found) == count, sorted(found)  # a new prompt goes on its page, and this count goes up
+    found = page_prompts(page)
+    assert len(found) == PAGES[page][1], sorted(found)  # a new prompt goes on its page, and its count goes up
     for name, value in found.items():
         assert f"### {name}\n\n```text\n{value}\n```" in text, f"{page} does not quote {name} as the code has it"
 
@@ -51,7 +62,29 @@ def test_each_protocol_page_quotes_every_prompt_as_the_code_sends_it(page: str, 
 def test_a_protocol_page_quotes_no_prompt_the_code_does_not_have(page: str) -> None:
     # A heading left behind by a prompt renamed or removed in the code would mislead as much as a wrong text.
     headings = {line[4:] for line in (PROTOCOLS / page).read_text().splitlines() if line.startswith("### ")}
-    assert headings == set(prompts(PAGES[page]))
+    assert headings == set(page_prompts(page))
+
+
+# The files docs/adding-a-format.md says a new code format touches, "no other file".
+FORMAT_FILES = [
+    "debates/formats/<name>.py",
+    "debates/formats/__init__.py",
+    "tests/debates/formats/test_<name>.py",
+    "docs/protocols/<name>.md",
+    "README.md",
+    "tests/core/test_docs.py",
+]
+
+
+def test_the_guide_to_adding_a_format_lists_the_files_a_format_touches() -> None:
+    # Each row names the duel's own file (<name> = duel), and the guide's PAGES line has the shape of the duel's.
+    text = (ROOT / "docs" / "adding-a-format.md").read_text()
+    table = text.split("## The files, exactly", 1)[1].split("No other file changes", 1)[0]
+    assert re.findall(r"^\| `([^`]+)` \|", table, re.M) == FORMAT_FILES
+    assert all((ROOT / f.replace("<name>", "duel")).exists() for f in FORMAT_FILES)
+    line = '`"<name>.md": ("debates.formats.<name>", <its prompt count>)`'
+    assert line in table
+    assert PAGES["duel.md"][0] == "debates.formats.duel"
 
 
 # A variable's name as the product reads it: env_str/env_bool/env_number in settings.py, os.environ elsewhere.

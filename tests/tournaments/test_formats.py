@@ -11,7 +11,9 @@ from django.core.management import call_command
 
 from batches.checks import Contestant
 from chaoslm.runner import inline
-from debates.formats.duel import CONFIRM, EVALUATE
+from debates.formats import registered
+from debates.formats.base import SeatSpec
+from debates.formats.duel import CONFIRM, EVALUATE, Duel
 from debates.formats.structured import PREPARATION
 from debates.models import Debate
 from tests.batches.helpers import always_for, debater, judge, questions, run_to_end
@@ -135,3 +137,47 @@ def test_a_classic_tournament_seats_its_moderator_and_the_sizes_add_up(llm_serve
     # 8 debater statements and 4 moderator slots; each of two judges reads the 8 statements (2 x 8 + 4 calls).
     assert (size.matches, size.replays, size.calls) == (1, 2, 12 + 2 * 20)
     assert design.estimate(1, 2, 2, "once", 1, {"turns": 6}).calls == 30 + 16  # a duel's 30 calls, unchanged
+
+
+class TimedDuel(Duel):
+    """A duel with a timekeeper's seat it needs: on no side, neither a judge's nor a moderator's (test-only)."""
+
+    name = "timed_duel"
+    title = "Timed duel"
+    seat_specs = (*Duel.seat_specs, SeatSpec("timekeeper", "timekeeper", "Timekeeper"))
+
+
+def test_a_format_with_a_required_seat_a_tournament_cannot_fill_is_refused():
+    # _seats fills a side's seats, the judge seats and a moderator's; the timekeeper's would stay empty.
+    with registered(TimedDuel()):
+        assert "timed_duel" in design.formats()
+        with pytest.raises(services.TournamentError) as raised:
+            services.check_tournament(
+                name="Timed cup",
+                debaters=[Contestant.of(debater(n)) for n in ("Alice", "Bob")],
+                judges=[Contestant.of(judge("Judge Una"))],
+                questions=questions(1),
+                formats=["timed_duel"],
+            )
+    assert [(p.message, p.keys) for p in raised.value.problems] == [
+        (
+            "A timed_duel debate has a required seat a tournament cannot fill (it argues no side and is no judge's or "
+            "moderator's): Timekeeper (timekeeper).",
+            ("format",),
+        )
+    ]
+
+    # Its seat not required, the same format is run.
+    class OptionalTimekeeper(TimedDuel):
+        name = "optional_timekeeper"
+        seat_specs = (*Duel.seat_specs, SeatSpec("timekeeper", "timekeeper", "Timekeeper", required=False))
+
+    with registered(OptionalTimekeeper()):
+        checked = services.check_tournament(
+            name="Timed cup",
+            debaters=[Contestant.of(debater(n)) for n in ("Alice", "Bob")],
+            judges=[Contestant.of(judge("Judge Una"))],
+            questions=questions(1),
+            formats=["optional_timekeeper"],
+        )
+    assert checked.size.debates == 2

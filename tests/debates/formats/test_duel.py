@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from debates.formats import DebateConfig, Record, SeatInfo
+from debates.formats import DebateConfig, Record, SeatInfo, Side
 from debates.formats.duel import Duel, match_name
 
 DUEL = Duel()
@@ -439,3 +439,10 @@ def test_header_comes_first_without_a_call():
     header = plan.steps[0]
     assert (header.ordinal, header.kind, header.calls_llm) == (0, "HEADER", False)
     assert header.data["premise"] == "Cities should ban cars"
+
+
+def test_its_sides_judge_and_poll():
+    # What the duel chose; tests/debates/formats/test_interface.py checks they agree with each other.
+    fmt = Duel()
+    assert fmt.sides == (Side("for", "For", ("a",), "for"), Side("against", "Against", ("b",), "against"))
+    assert (fmt.judging, fmt.judge_seat, fmt.poll) == ("in_debate", "judge", "sides")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from debates.formats import FORMATS, DebateConfig, FormatError, Record, SeatInfo, evidence
+from debates.formats import FORMATS, DebateConfig, FormatError, Record, SeatInfo, Side, evidence
 from debates.formats.evidence import Blind, Consultancy, EvidenceDebate, EvidenceJudge, Oracle, parse_answer, prompts
 
 PASSAGE = "The ferry to Kell left at dawn. Only the harbour master, Ines Varga, knew the cargo was salt."
@@ -500,3 +500,13 @@ def test_the_spec_page_holds_every_prompt_verbatim():
     assert len(names) == 21
     for name in names:
         assert f"### {name}\n\n```text\n{getattr(prompts, name)}\n```" in page, name
+
+
+def test_their_sides_judging_and_polls():
+    # What each chose; tests/debates/formats/test_interface.py checks they agree with each other.
+    debate = FORMATS["evidence_debate"]
+    assert debate.sides == (Side("A", "Answer A", ("a",)), Side("B", "Answer B", ("b",)))
+    assert (debate.judging, debate.judge_seat, debate.poll) == ("in_debate", "judge", "sides")
+    for name in ("consultancy", "blind", "oracle", "evidence_judge"):
+        fmt = FORMATS[name]
+        assert (fmt.sides, fmt.judging, fmt.judge_seat, fmt.poll) == ((), "in_debate", "judge", ""), name

@@ -42,6 +42,7 @@ from debates.formats.base import (
 from debates.formats.duel import JudgeChain, Statement
 from debates.models import Debate
 from tests.batches.helpers import always_for, debater, questions, run_to_end
+from tests.debates.formats.test_interface import assert_hooks_agree
 from tournaments import design, results, services
 from tournaments.models import Judgment, Match
 
@@ -186,6 +187,10 @@ def assert_ran(debate: Debate, llm_server) -> None:
 
 
 # -- the faces -----------------------------------------------------------------------------------------------------
+def test_its_hooks_agree_as_every_built_in_formats_do(point_counterpoint):
+    assert_hooks_agree(point_counterpoint)
+
+
 def test_the_new_debate_page_offers_it_and_starts_it(people, llm_server, client):
     client.force_login(people["owner"])
     page = client.get(reverse("debate_new")).content.decode()

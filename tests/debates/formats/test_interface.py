@@ -1,8 +1,10 @@
-"""What every built-in format tells the rest of the code about itself (debates/formats/base.py): its sides, which
-seat speaks for and against a motion, how it is judged, its poll, its step titles, and its counts of public
-statements and LLM calls, each count checked against a run of the format itself (tests/simulate.py)."""
+"""What every format tells the rest of the code about itself (debates/formats/base.py): its sides, which seat speaks
+for and against a motion, how it is judged and its poll, checked by rules every registered format (and every shipped
+card) keeps (`assert_hooks_agree`; each format's own test pins the values it chose); its step titles; and its counts
+of public statements and LLM calls, each count checked against a run of the format itself (tests/simulate.py)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -103,52 +105,77 @@ def test_an_evidence_judge_replay_reads_the_debates_speeches_in_one_call():
     assert (fmt.statements(options), fmt.calls(options), len(calls)) == (len(public), 1, 1)
 
 
-SIDES = {
-    "duel": (Side("for", "For", ("a",), "for"), Side("against", "Against", ("b",), "against")),
-    "classic": (Side("pro", "Pro", ("pro",), "for"), Side("con", "Con", ("con",), "against")),
-    "structured": (
-        Side("affirmative", "Affirmative", ("affirmative",), "for"),
-        Side("negative", "Negative", ("negative",), "against"),
-    ),
-    "evidence_debate": (Side("A", "Answer A", ("a",)), Side("B", "Answer B", ("b",))),
-}
-# name: (judging, judge seat, poll)
-JUDGED = {
-    "duel": ("in_debate", "judge", "sides"),
-    "classic": ("replay", None, "sides"),
-    "structured": ("replay", None, "sides"),
-    "standard": ("none", None, "people"),
-    "custom": ("none", None, "people"),
-    "panel": ("none", None, "people"),
-    "judge": ("in_debate", "judge", ""),
-    "sides_judge": ("in_debate", "judge", ""),
-    "evidence_debate": ("in_debate", "judge", "sides"),
-    "consultancy": ("in_debate", "judge", ""),
-    "blind": ("in_debate", "judge", ""),
-    "oracle": ("in_debate", "judge", ""),
-    "evidence_judge": ("in_debate", "judge", ""),
-}
+POLLS = ("sides", "people", "")
 
 
-def test_every_built_in_format_says_how_it_is_judged_and_polled():
-    assert set(JUDGED) == set(FORMATS)
-    for name, fmt in FORMATS.items():
-        assert (fmt.judging, fmt.judge_seat, fmt.poll) == JUDGED[name], name
-        assert fmt.judging in JUDGING
-        if fmt.judge_seat:
-            assert fmt.judge_seat in {s.key for s in fmt.seat_specs}, name
-        if fmt.judging == "replay":
-            assert FORMATS[fmt.replayed_by].replays_a_debate, name
+def assert_hooks_agree(fmt):
+    """What any format says about itself agrees with itself: its sides with its seats, its judging with its judge
+    seat and its replay, its poll with its sides. Each format's own test pins the values it chose (its sides' labels,
+    its poll); these are the rules every format keeps, built-in, card or registered later."""
+    name = fmt.name
+    keys = {s.key: s for s in fmt.seat_specs}
+    assert len(keys) == len(fmt.seat_specs), name
+    # Its sides are the seats that say they argue them, in seat order; every seat's side is one of them.
+    assert fmt.sides_for({}) == fmt.sides, name
+    assert len(fmt.sides) != 1, name
+    assert len({side.key for side in fmt.sides}) == len(fmt.sides), name
+    assert all(side.label for side in fmt.sides), name
+    assert len({side.label for side in fmt.sides}) == len(fmt.sides), name
+    for side in fmt.sides:
+        assert side.seats, (name, side.key)
+        assert side.seats == tuple(s.key for s in fmt.seat_specs if s.side == side.key), (name, side.key)
+    assert {s.side for s in fmt.seat_specs if s.side} <= {side.key for side in fmt.sides}, name
+    # Two sides are not a ranking; more are.
+    assert fmt.ranks_teams() == (len(fmt.sides) > 2), name
+    # Two sides argue a motion (one for, one against) or neither does (more teams may share a stance); its seat for
+    # a stance is the first seat of the first side taking it.
+    stances = sorted(side.stance for side in fmt.sides if side.stance)
+    assert set(stances) <= {"for", "against"}, name
+    if len(fmt.sides) == 2:
+        assert stances in ([], ["against", "for"]), name
+    for stance in ("for", "against"):
+        side = next((s for s in fmt.sides if s.stance == stance), None)
+        assert fmt.seat_for(stance) == (side.seats[0] if side else None), (name, stance)
+    # Sides that argue answers rather than a motion are two, and name the option that lists them.
+    if fmt.side_answers_option:
+        assert len(fmt.sides) == 2 and not stances, name
+    # It is judged by its judge seat inside it, else by its replay afterwards, else not at all (or by referees).
+    assert fmt.judging in JUDGING, name
+    if fmt.judging == "referees":
+        assert fmt.referee_seats, name
+        assert all(keys[k].role == "judge" for k in fmt.referee_seats), name
+    else:
+        expected = "in_debate" if fmt.judge_seat else "replay" if fmt.replayed_by else "none"
+        assert fmt.judging == expected, name
+    # Its judge seat is one of its seats, a judge's, on no side.
+    if fmt.judge_seat is not None:
+        assert fmt.judge_seat in keys, name
+        assert keys[fmt.judge_seat].role == "judge", name
+        assert not keys[fmt.judge_seat].side, name
+        assert all(fmt.judge_seat not in side.seats for side in fmt.sides), name
+    # Its replay is a format that replays a debate; such a format is its one judge seat, judging inside.
+    if fmt.replayed_by:
+        assert FORMATS[fmt.replayed_by].replays_a_debate, name
+    if fmt.replays_a_debate:
+        assert [s.key for s in fmt.seat_specs] == [fmt.judge_seat], name
+        assert (fmt.judging, fmt.sides, fmt.poll) == ("in_debate", (), ""), name
+    # Its poll is for or against one of two sides, a people's choice, or none.
+    assert fmt.poll in POLLS, name
+    if fmt.poll == "sides":
+        assert len(fmt.sides) == 2, name
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
-def test_sides_name_the_formats_own_seats_and_two_sides_are_not_a_ranking(name):
-    fmt = FORMATS[name]
-    assert fmt.sides == SIDES.get(name, ())
-    assert fmt.sides_for({}) == fmt.sides
-    assert not fmt.ranks_teams()
-    keys = {s.key for s in fmt.seat_specs}
-    assert all(seat in keys for side in fmt.sides for seat in side.seats)
+def test_every_formats_hooks_agree_with_its_seats_sides_and_judging(name):
+    assert_hooks_agree(FORMATS[name])
+
+
+CARDS = Path(__file__).resolve().parents[3] / "cards"
+
+
+@pytest.mark.parametrize("card", sorted(p.name for p in CARDS.glob("*.yaml")))
+def test_every_shipped_cards_hooks_agree_too(card):
+    assert_hooks_agree(get_format("card", (CARDS / card).read_text()))
 
 
 def test_the_seat_for_and_against_a_motion():

@@ -412,3 +412,9 @@ def test_only_a_completed_duel_can_be_replayed(personas):
     duel = new_duel(personas)
     with pytest.raises(FormatError, match="Only a completed debate"):
         create_replay(duel, SeatChoice(personas[OKAFOR]))
+
+
+def test_its_sides_judging_and_poll():
+    # What it chose; tests/debates/formats/test_interface.py checks they agree with each other.
+    fmt = get_format("judge")
+    assert (fmt.sides, fmt.judging, fmt.judge_seat, fmt.poll) == ((), "in_debate", "judge", "")

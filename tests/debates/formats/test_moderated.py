@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
+from debates.formats import DebateConfig, FormatError, SeatInfo, Side, get_format
 from tests.simulate import run, user_message
 
 MOD = SeatInfo("moderator", "moderator", "Sam", system_prompt="Sam's persona")
@@ -202,3 +202,13 @@ def test_end_debate_in_custom(after_turns):
 def test_word_limit_option_reaches_every_turn():
     calls, _, _ = run(custom(word_limit=50))
     assert {c.word_limit for c in calls} == {50}
+
+
+def test_their_sides_judging_and_polls():
+    # What each chose; tests/debates/formats/test_interface.py checks they agree with each other.
+    classic, standard, custom = (get_format(n) for n in ("classic", "standard", "custom"))
+    assert classic.sides == (Side("pro", "Pro", ("pro",), "for"), Side("con", "Con", ("con",), "against"))
+    assert (classic.judging, classic.judge_seat, classic.poll) == ("replay", None, "sides")
+    for fmt in (standard, custom):
+        assert fmt.sides == ()
+        assert (fmt.judging, fmt.judge_seat, fmt.poll) == ("none", None, "people")

@@ -197,3 +197,9 @@ def test_a_gap_in_the_rounds_is_refused_with_a_message():
     ]
     with pytest.raises(FormatError, match="Gap in round numbers between 1 and 3"):
         get_format("panel").next_steps(panel(), records)
+
+
+def test_its_sides_judging_and_poll():
+    # What it chose; tests/debates/formats/test_interface.py checks they agree with each other.
+    fmt = get_format("panel")
+    assert (fmt.sides, fmt.judging, fmt.judge_seat, fmt.poll) == ((), "none", None, "people")

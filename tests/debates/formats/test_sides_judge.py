@@ -63,3 +63,9 @@ def test_bad_options_are_refused_with_a_message(change, message):
     change(options)
     with pytest.raises(FormatError, match=message):
         SIDES_JUDGE.validate(config(options))
+
+
+def test_its_sides_judging_and_poll():
+    # What it chose; tests/debates/formats/test_interface.py checks they agree with each other.
+    fmt = get_format("sides_judge")
+    assert (fmt.sides, fmt.judging, fmt.judge_seat, fmt.poll) == ((), "in_debate", "judge", "")

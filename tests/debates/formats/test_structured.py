@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from debates.formats import DebateConfig, SeatInfo
+from debates.formats import DebateConfig, SeatInfo, Side
 from debates.formats.structured import DebateState, InvalidTransition, Structured, transition
 from tests.simulate import run
 
@@ -440,3 +440,13 @@ def test_the_word_limit_cuts_the_preparation_too_with_the_warning(llm_server, ca
     ]
     public = transcripts.as_markdown(debate, access=Access(thinking=True, prompts=False))
     assert "AFF-SECRET: lead with the commute" in public and "survey" not in public and "culture" not in public
+
+
+def test_its_sides_judging_and_poll():
+    # What it chose; tests/debates/formats/test_interface.py checks they agree with each other.
+    fmt = Structured()
+    assert fmt.sides == (
+        Side("affirmative", "Affirmative", ("affirmative",), "for"),
+        Side("negative", "Negative", ("negative",), "against"),
+    )
+    assert (fmt.judging, fmt.judge_seat, fmt.poll) == ("replay", None, "sides")
