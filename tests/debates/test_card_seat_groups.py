@@ -7,15 +7,19 @@ the call counts, the refusals of seats that do not match the option (every probl
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
+from django.utils.html import escape
 
 from batches.checks import BatchError, Checks, Contestant
-from chaoslm.personas.models import import_personas
+from chaoslm.personas.models import Persona, import_personas
 from comparisons.arms import ArmRequest, resolve
 from debates.formats.base import DebateConfig, FormatError, SeatInfo
 from debates.formats.card import CardError, parse_card
@@ -332,3 +336,40 @@ def test_an_arm_s_agents_set_the_group_s_option():
         "arm 1 (self-consistency): agents: Self-consistency vote seats 3 to 5 agents, not 7",
         "arm 2 (b): it seats 3 agents, so it has no Agent 5 seat (set agents: 5)",
     ]
+
+
+@pytest.mark.django_db
+def test_the_new_debate_form_lists_every_group_seat_and_refuses_a_mismatch_keeping_what_was_chosen(client):
+    owner = get_user_model().objects.create_user("ola", password="pw-ola-123")
+    client.force_login(owner)
+    call_command("import_formats", str(CARDS), "--missing", stdout=StringIO())
+    keys = ["agent_1", "agent_2", "agent_3", "agent_5"]
+    personas(keys)
+    ids = {k: Persona.objects.get(name=f"Speaker {k}").pk for k in keys}
+    shown = client.get(reverse("debate_new"), {"format": "self-consistency"}).content.decode()
+    assert all(f'name="seat_agent_{n}"' in shown for n in range(1, 6))  # the form offers the option's maximum
+    data = {
+        "format": "self-consistency",
+        "topic": "What is 2+3*4?",
+        "premise": "",
+        "visibility": "private",
+        "hold": 0,
+        "option_agents": 4,
+        **{f"seat_{k}": pk for k, pk in ids.items()},
+    }
+    reply = client.post(reverse("debate_new"), data)
+    assert reply.status_code == 200
+    html = reply.content.decode()
+    assert (
+        escape(
+            "Agents is 4, so the Agent 4 seat must be filled. Agents is 4, so the Agent 5 seat must be empty "
+            "(or set Agents to 5)."
+        )
+        in html
+    )
+    assert not Debate.objects.exists()
+    # Nothing lost: every seat chosen is still chosen, and the option as given.
+    for key, pk in ids.items():
+        select = re.search(rf'<select name="seat_{key}".*?</select>', html, re.S).group(0)
+        assert re.search(rf'<option value="{pk}" selected>', select), key
+    assert re.search(r'name="option_agents"[^>]*value="4"|value="4"[^>]*name="option_agents"', html)
