@@ -18,6 +18,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 from django.utils.html import escape
 
+from api.tokens import create_token
 from batches.checks import BatchError, Checks, Contestant
 from chaoslm.personas.models import Persona, import_personas
 from comparisons.arms import ArmRequest, resolve
@@ -373,3 +374,20 @@ def test_the_new_debate_form_lists_every_group_seat_and_refuses_a_mismatch_keepi
         select = re.search(rf'<select name="seat_{key}".*?</select>', html, re.S).group(0)
         assert re.search(rf'<option value="{pk}" selected>', select), key
     assert re.search(r'name="option_agents"[^>]*value="4"|value="4"[^>]*name="option_agents"', html)
+
+
+@pytest.mark.django_db
+def test_the_api_refuses_a_mismatch_with_every_problem(client):
+    owner = get_user_model().objects.create_user("ola", password="pw-ola-123")
+    call_command("import_formats", str(CARDS), "--missing", stdout=StringIO())
+    keys = ["agent_1", "agent_2", "agent_3", "agent_4", "agent_5"]
+    personas(keys)
+    ids = {k: Persona.objects.get(name=f"Speaker {k}").pk for k in keys}
+    _, secret = create_token(owner, "seat groups", read_only=False)
+    body = {"format": "self-consistency", "topic": "What is 2+3*4?", "seats": ids}
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    refused = client.post("/api/v1/debates", body, content_type="application/json", **auth)
+    assert refused.status_code == 422, refused.content
+    message = "Agents is 3, so the Agent 4 and Agent 5 seats must be empty (or set Agents to 5)."
+    assert refused.json()["errors"] == [{"field": "body", "message": message}]
+    assert not Debate.objects.exists()
