@@ -12,6 +12,7 @@ from typing import Any
 from batches.checks import Checks, Contestant
 from debates import format_cards
 from debates.formats import Format, FormatError
+from debates.formats.base import SeatSpec
 from debates.formats.card.format import CardFormat
 
 # The baselines every comparison is measured against: one agent alone, and a majority of independent agents.
@@ -123,8 +124,9 @@ def resolve(
             found.fail(f"{where}: {fmt.title} decides no answer; the formats that do are {offered}.", "arms")
             continue
         problems: list[str] = []
-        seats = _seats(fmt, request, problems)
-        options = _options(fmt, request.options, problems)
+        group_options: dict[str, int] = {}
+        seats = _seats(fmt, request, problems, group_options)
+        options = {**_options(fmt, request.options, problems), **group_options}
         name = (request.name or fmt.name).strip()
         if len(name) > MAX_ARM_NAME:
             problems.append(f"its name may be at most {MAX_ARM_NAME} characters")
@@ -138,7 +140,11 @@ def resolve(
     return arms
 
 
-def _seats(fmt: Format, request: ArmRequest, problems: list[str]) -> dict[str, Contestant]:
+def _seats(
+    fmt: Format, request: ArmRequest, problems: list[str], group_options: dict[str, int]
+) -> dict[str, Contestant]:
+    """Who sits where. A card with one seat group seats `agents` of it by setting the group's option (into
+    `group_options`); any other format seats its required seats and `agents` less them of its optional ones."""
     specs = fmt.seat_specs
     known = {s.key for s in specs}
     problems += [
@@ -146,14 +152,18 @@ def _seats(fmt: Format, request: ArmRequest, problems: list[str]) -> dict[str, C
         for key in request.personas
         if key not in known
     ]
-    required = [s for s in specs if s.required]
-    optional = [s for s in specs if not s.required]
-    agents = len(required) if request.agents is None else request.agents
-    if not len(required) <= agents <= len(specs):
-        problems.append(f"agents: {fmt.title} seats {len(required)} to {len(specs)} agents, not {agents}")
-        agents = len(required)
-    sitting = [*required, *optional[: agents - len(required)]]
-    sitting += [s for s in optional if s.key in request.personas and s not in sitting]
+    groups = fmt.spec.groups if isinstance(fmt, CardFormat) else ()
+    if len(groups) == 1:
+        sitting = _group_seats(fmt, request, problems, group_options)
+    else:
+        required = [s for s in specs if s.required]
+        optional = [s for s in specs if not s.required]
+        agents = len(required) if request.agents is None else request.agents
+        if not len(required) <= agents <= len(specs):
+            problems.append(f"agents: {fmt.title} seats {len(required)} to {len(specs)} agents, not {agents}")
+            agents = len(required)
+        sitting = [*required, *optional[: agents - len(required)]]
+        sitting += [s for s in optional if s.key in request.personas and s not in sitting]
     seats: dict[str, Contestant] = {}
     for spec in sitting:
         chosen = request.personas.get(spec.key, request.persona)
@@ -164,6 +174,33 @@ def _seats(fmt: Format, request: ArmRequest, problems: list[str]) -> dict[str, C
     counts = [c.spec.name for c in seats.values()]
     labels = {s.key: s.label for s in specs}
     return {key: _renamed(c, labels[key]) if counts.count(c.spec.name) > 1 else c for key, c in seats.items()}
+
+
+def _group_seats(
+    fmt: CardFormat, request: ArmRequest, problems: list[str], group_options: dict[str, int]
+) -> list[SeatSpec]:
+    """A card's seat group: `agents` is its option's value (or the option as given, or its default); the seats are
+    those a debate at that value has, and a persona for a seat past it is a problem."""
+    group = fmt.spec.groups[0]
+    option = next(o for o in fmt.option_specs if o.name == group.option)
+    given = request.options.get(option.name)
+    agents = request.agents
+    if agents is None:
+        agents = given if isinstance(given, int) and not isinstance(given, bool) else option.default
+    elif given is not None and given != agents:
+        problems.append(f"agents: {agents}, but options give {option.name}: {given!r}; give one of them")
+    if not option.minimum <= agents <= option.maximum:
+        problems.append(f"agents: {fmt.title} seats {option.minimum} to {option.maximum} agents, not {agents}")
+        agents = option.default
+    group_options[option.name] = agents
+    labels = {s.key: s.label for s in fmt.seat_specs}
+    past = [key for key in group.seats[agents:] if key in request.personas]
+    if past:
+        problems.append(
+            f"it seats {agents} agents, so it has no {', '.join(labels[k] for k in past)} seat (set agents: "
+            f"{group.seats.index(past[-1]) + 1})"
+        )
+    return list(fmt.seats_for({option.name: agents}))
 
 
 def _options(fmt: Format, given: Mapping[str, Any], problems: list[str]) -> dict[str, int]:

@@ -157,6 +157,8 @@ class Format:
     verdict_score_max: int = 10
     seat_specs: ClassVar[tuple[SeatSpec, ...]]
     option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
+    # The seats of a card's seat groups (as many of them sit as the group's option says: `seats_for`).
+    grouped_seats: frozenset[str] = frozenset()
     # Offered in the new-debate form and the `debate` command; a judge replay is made from a duel instead.
     listed: ClassVar[bool] = True
     # A judge replay reads another debate's public turns (its options name it: `source_debate`); its page links
@@ -202,6 +204,10 @@ class Format:
     def sides_for(self, options: Mapping[str, Any]) -> tuple[Side, ...]:
         """Its sides at these options (a card may vary its teams by an option)."""
         return self.sides
+
+    def seats_for(self, options: Mapping[str, Any]) -> tuple[SeatSpec, ...]:
+        """The seats a debate at these options has (a card's seat group has as many as its option says)."""
+        return self.seat_specs
 
     def seat_for(self, stance: str) -> str | None:
         """The first seat of the side with this stance ("for", "against"), if it has one."""

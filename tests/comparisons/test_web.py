@@ -217,15 +217,16 @@ def test_each_arm_of_the_form_carries_its_own_agents_and_rounds(llm_server, owne
     comparison = Comparison.objects.get()
     stored = [(a["name"], a["format"], a["options"], len(a["seats"])) for a in comparison.arms]
     assert stored == [
-        ("Vote of 5", "self-consistency", {}, 5),
-        ("Du et al.", "multi-agent-debate", {"rounds": 2}, 3),
+        # A card's seat group takes the arm's agents as its option (agents), so its debates seat that many.
+        ("Vote of 5", "self-consistency", {"agents": 5}, 5),
+        ("Du et al.", "multi-agent-debate", {"rounds": 2, "agents": 3}, 3),
         ("mad", "mad", {"rounds": 1}, 3),
     ]
     settle(comparison.pk)
     page = browser.get(reverse("comparison_detail", args=[comparison.pk])).content.decode()
     assert (
-        '<li class="seat"><strong>Du et al.</strong> <span class="muted">multi-agent-debate · rounds 2 · 3 seats'
-        "</span></li>" in page
+        '<li class="seat"><strong>Du et al.</strong> <span class="muted">multi-agent-debate · rounds 2 · agents 3'
+        " · 3 seats</span></li>" in page
     )
     # What a page watching it is pushed as its runs end: beside the report, the cost panel and each run's row (its
     # debate just changed), each to replace the row of its id.

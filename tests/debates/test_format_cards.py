@@ -317,20 +317,22 @@ def test_each_shipped_card_runs_from_the_command_line_making_the_calls_its_page_
     call_command("import_formats", str(path.parent), "--missing", stdout=StringIO())
     card = FormatCard.objects.get(name=path.stem)
     fmt = format_cards.card_format_of(card)
-    # A persona of the seat's role in every seat, each its own (the transcript tells speakers apart by name).
+    options = {o.name: o.default for o in fmt.option_specs}
+    # A persona of the seat's role in every seat a debate at the page's (default) options has, each its own (the
+    # transcript tells speakers apart by name); a seat group's seats past its option's default are not among them.
+    sitting = fmt.seats_for(options)
     import_personas(
         [
             (f"{s.key}.yaml", f"name: Speaker {s.key}\nrole: {s.role}\npersonality: Speaker {s.key} speaks.\n")
-            for s in fmt.seat_specs
+            for s in sitting
         ]
     )
-    seats = [arg for s in fmt.seat_specs for arg in ("--seat", f"{s.key}=Speaker {s.key}")]
+    seats = [arg for s in sitting for arg in ("--seat", f"{s.key}=Speaker {s.key}")]
     out = StringIO()
     call_command("debate", card.name, "--topic", "Should cities ban private cars?", *seats, stdout=out)
     debate = Debate.objects.get()
     assert debate.status == Debate.Status.COMPLETED, debate.error_text
     assert debate.card_source == path.read_text()
-    options = {o.name: o.default for o in fmt.option_specs}
     made = debate.events.filter(kind__in=CALL_KINDS).count()
     assert made == len(llm_server.requests)
     if fmt.fewest_calls(options) == fmt.calls(options):

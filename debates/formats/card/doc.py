@@ -48,6 +48,14 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
             f"| `{seat.key}` | {seat.role} | {_cell(seat.side)} | {_cell(seat.label)} | "
             f"{'yes' if seat.required else 'no'} | {'yes' if seat.human_allowed else 'no'} |"
         )
+    for group in card.spec.groups:
+        option = next(o for o in card.option_specs if o.name == group.option)
+        lines += [
+            "",
+            f"`{group.seats[0]}` to `{group.seats[-1]}` are the seat group `{group.key}`: a debate has as many of them "
+            f"as its option `{option.name}` says ({option.minimum} to {option.maximum}, {option.default} by default), "
+            f"each filled; `seat: {group.key}` names them all, in order.",
+        ]
     if card.sides:
         lines += ["", "## Sides", "", "| side | label | stance | seats |", "|---|---|---|---|"]
         for side in card.sides:

@@ -13,6 +13,7 @@ placeholders from a closed list, and the parse checks every name each template u
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from debates.formats.base import (
     Plan,
     Record,
     SeatInfo,
+    SeatSpec,
     Side,
     Step,
 )
@@ -216,6 +218,10 @@ class _Builder:
         self.gate: tuple[int, ...] = ()
         self.snapshot: int | None = None
         self.condition: tuple[tuple[int | None, tuple[str, ...], bool], str] | None = None
+        # The seats of a seat group past its option's value: the debate has no such seat, so no step of theirs.
+        self.absent = frozenset(
+            seat for group in spec.groups for seat in group.seats[len(group.sitting(options.get(group.option, 0))) :]
+        )
 
     def add(self, **values: Any) -> int:
         values["index"] = len(self.slots)
@@ -303,7 +309,28 @@ class _Builder:
         )
         return inputs
 
+    def present(self, stage: Stage) -> Stage | None:
+        """The stage with only the seats this debate has (a seat group's seats up to its option's value); None
+        when none of its seats is left."""
+        if not self.absent:
+            return stage
+        absent = self.absent
+        if isinstance(stage, SpeechStage | PrivateStage):
+            seats = tuple(s for s in stage.seats if s not in absent)
+            return dataclasses.replace(stage, seats=seats) if seats else None
+        if isinstance(stage, CrossStage):
+            asker = tuple(s for s in stage.asker if s not in absent)
+            answerer = tuple(s for s in stage.answerer if s not in absent)
+            return dataclasses.replace(stage, asker=asker, answerer=answerer) if asker and answerer else None
+        if isinstance(stage, SystemStage) and stage.seat in absent:
+            return None
+        return stage
+
     def stage(self, stage: Stage, phase: str, round_: int, rounds: int, repeat: RepeatStage | None) -> None:
+        present = self.present(stage)
+        if present is None:
+            return
+        stage = present
         common = {"phase": phase, "round": round_, "rounds": rounds, "line": stage.line, "field": stage.field}
         if isinstance(stage, SystemStage):
             self.add(
@@ -1127,6 +1154,10 @@ def _and(names: Sequence[str]) -> str:
     return " and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def _s(items: Sequence[Any]) -> str:
+    return "s" if len(items) > 1 else ""
+
+
 def _json_text(name: str) -> str:
     return json.dumps(name)[1:-1]
 
@@ -1143,6 +1174,7 @@ class CardFormat(Format):
         self.description = spec.description
         self.seat_specs = spec.seats
         self.option_specs = spec.options
+        self.grouped_seats = frozenset(key for group in spec.groups for key in group.seats)
         self.judge_spec: JudgeSpec | None = spec.judge
         if spec.judge and spec.judge.rubric:
             # A rubric's verdict score is its criteria summed (`_scores`), so it is out of their maxima summed.
@@ -1328,7 +1360,62 @@ class CardFormat(Format):
         total = self.statements(options)
         return f"Ended by its owner after {statements} of {total} statements." if statements < total else ""
 
+    def seats_for(self, options: Mapping[str, Any]) -> tuple[SeatSpec, ...]:
+        """The seats a debate at these options has: a seat group's first N seats, N its option's value, each
+        required; its seats past N are not the debate's. Seats of no group as `seat_specs` has them."""
+        if not self.spec.groups:
+            return self.seat_specs
+        values = self.values_of(options)
+        sitting: dict[str, bool] = {}
+        for group in self.spec.groups:
+            value = values[group.option]
+            sitting.update((key, n < value) for n, key in enumerate(group.seats))
+        return tuple(
+            dataclasses.replace(s, required=True) if sitting.get(s.key) else s
+            for s in self.seat_specs
+            if sitting.get(s.key, True)
+        )
+
+    def group_problems(self, config: DebateConfig) -> list[str]:
+        """What keeps the filled seats from matching each seat group's option: a seat up to its value left empty,
+        a seat past it filled. Every one of them (an option out of its bounds is `validate`'s to report)."""
+        problems: list[str] = []
+        labels = {s.key: s.label for s in self.seat_specs}
+        filled = {s.key for s in config.seats}
+        for group in self.spec.groups:
+            option = next(o for o in self.option_specs if o.name == group.option)
+            value = config.options.get(option.name, option.default)
+            if isinstance(value, bool) or not isinstance(value, int) or not option.minimum <= value <= option.maximum:
+                continue
+            empty = [labels[k] for k in group.sitting(value) if k not in filled]
+            extra = [labels[k] for k in group.seats[value:] if k in filled]
+            if empty:
+                problems.append(f"{option.label} is {value}, so the {_and(empty)} seat{_s(empty)} must be filled.")
+            if extra:
+                highest = max(group.seats.index(k) for k in group.seats[value:] if k in filled) + 1
+                problems.append(
+                    f"{option.label} is {value}, so the {_and(extra)} seat{_s(extra)} must be empty "
+                    f"(or set {option.label} to {highest})."
+                )
+        return problems
+
     def validate(self, config: DebateConfig) -> None:
+        if not self.spec.groups:
+            self._validate(config)
+            return
+        # Every problem with a seat group's seats at once, with whatever else is wrong (one at a time, as ever).
+        problems = self.group_problems(config)
+        try:
+            self._validate(config)
+        except FormatError as error:
+            labels = {s.key: s.label for s in self.seat_specs}
+            told = {f"The {labels[k]} seat is empty." for group in self.spec.groups for k in group.seats}
+            if not problems or str(error) not in told:
+                problems.insert(0, str(error))
+        if problems:
+            raise FormatError(" ".join(problems))
+
+    def _validate(self, config: DebateConfig) -> None:
         super().validate(config)
         for seat in config.seats:
             spec = next(s for s in self.seat_specs if s.key == seat.key)

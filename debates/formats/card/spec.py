@@ -34,6 +34,7 @@ STAGE_TYPES = ("speech", "cross", "repeat", "plan", "think", "system")
 # The placeholders and which names they reserve: placeholders.py, one table.
 MAX_CHOICES = 26  # choices an answer may have
 MAX_CHOICE = 100  # characters of one choice
+MAX_GROUP = 50  # seats one seat group may expand to (the caps' seats bound a card further)
 
 
 class CardProblem(NamedTuple):
@@ -300,6 +301,21 @@ class SideSpec:
 
 
 @dataclass(frozen=True)
+class SeatGroup:
+    """A seat group: `key_1` .. `key_N`, N the value of the option `option` (at most its maximum, `seats`)."""
+
+    key: str
+    option: str
+    seats: tuple[str, ...]  # every seat it may have, at the option's maximum, in order
+    line: int
+    field: str
+
+    def sitting(self, value: int) -> tuple[str, ...]:
+        """The seats a debate whose option is `value` has."""
+        return self.seats[: max(value, 0)]
+
+
+@dataclass(frozen=True)
 class CardSpec:
     name: str
     title: str
@@ -315,6 +331,7 @@ class CardSpec:
     decision: DecisionSpec | None = None
     answers: dict[str, AnswerSpec] = field(default_factory=dict)  # each answering step's answer
     option_lines: dict[str, int] = field(default_factory=dict)
+    groups: tuple[SeatGroup, ...] = ()  # the seat groups, each expanded into `seats`
 
 
 # -- reading fields ------------------------------------------------------------------------------------------------
@@ -452,7 +469,7 @@ TOP_FIELDS = (
     "decision",
 )
 OPTION_FIELDS = ("label", "default", "min", "max", "help")
-SEAT_FIELDS = ("key", "role", "label", "side", "required", "human_allowed")
+SEAT_FIELDS = ("key", "role", "label", "side", "required", "human_allowed", "count")
 SIDE_FIELDS = ("key", "label", "stance", "verdict")
 CALL_FIELDS = ("step", "label", "prompt")
 VARIANT_FIELDS = ("step", "label", "prompt", "think", "system", "status")
@@ -493,7 +510,9 @@ class SpecReader:
         self.problems = problems
         self.labels: dict[str, tuple[str, int, str]] = {}  # step -> (label, line, field) where first given
         self.option_names: set[str] = set()
+        self.option_specs: dict[str, OptionSpec] = {}
         self.seat_keys: set[str] = set()
+        self.groups: dict[str, SeatGroup] = {}
         self.speech_steps: set[str] = set()
         self.answers: dict[str, tuple[AnswerSpec, int, str]] = {}  # step -> its answer, where first given
         self.untils: list[tuple[UntilSpec, tuple[Stage, ...]]] = []
@@ -533,6 +552,7 @@ class SpecReader:
             option_lines=option_lines,
             decision=decision,
             answers={step: answer for step, (answer, _, _) in self.answers.items()},
+            groups=tuple(self.groups.values()),
         )
 
     def check_sides_poll(self, top: Reader, sides: tuple[SideSpec, ...], seats: tuple[SeatSpec, ...]) -> None:
@@ -584,6 +604,7 @@ class SpecReader:
                 low, high = sorted((max(low, 0), min(max(high, 0), MAX_OPTION)))
                 default = min(max(default, low), high)
             specs.append(OptionSpec(name, label, default, low, high, reader.text("help", "", limit=500)))
+        self.option_specs = {o.name: o for o in specs}
         return tuple(specs), lines
 
     def sides(self, top: Reader) -> tuple[SideSpec, ...]:
@@ -613,7 +634,7 @@ class SpecReader:
             side = reader.text("side", "", limit=40)
             if key in RESERVED_SEAT_KEYS or key.startswith(RESERVED_PREFIXES) or key.endswith("_json"):
                 reader.problem("key", f"{key!r} is a placeholder's name; call the seat something else.")
-            if key in {s.key for s in found}:
+            if key in {s.key for s in found} or key in self.groups:
                 reader.problem("key", f"There are two seats called {key!r}.")
                 continue
             if key in self.option_names:
@@ -624,17 +645,64 @@ class SpecReader:
                 reader.problem("side", "A debater needs a side in a card with sides.")
             if role != "debater" and side:
                 reader.problem("side", f"A {role} takes no side.")
+            label = reader.text("label", default_label(key).capitalize(), limit=100)
+            human_allowed = reader.boolean("human_allowed", False)
+            if reader.has("count"):
+                found += self.group(reader, key, role, label, side, human_allowed, {s.key for s in found})
+                continue
             spec = SeatSpec(
                 key,
                 role,
-                reader.text("label", default_label(key).capitalize(), limit=100),
+                label,
                 side=side,
                 required=reader.boolean("required", True),
-                human_allowed=reader.boolean("human_allowed", False),
+                human_allowed=human_allowed,
             )
             found.append(spec)
             self.seat_keys.add(key)
         return tuple(found)
+
+    def group(
+        self, reader: Reader, key: str, role: str, label: str, side: str, human_allowed: bool, taken: set[str]
+    ) -> list[SeatSpec]:
+        """A seat group, `{key: agent, label: Agent, count: agents}`: the seats agent_1 .. agent_N ("Agent 1" ..),
+        N the option's value; those up to the option's minimum are required, the rest up to its maximum optional."""
+        option = reader.slug("count")
+        spec = self.option_specs.get(option)
+        if spec is None:
+            names = _list(sorted(self.option_names)) or "none"
+            reader.problem(
+                "count", f"A seat group's count names an option of the card; there is no option {option!r} ({names})."
+            )
+            return []
+        if reader.has("required"):
+            reader.problem(
+                "required",
+                f"A seat group's seats are required up to the minimum of {option!r} ({spec.minimum}) and optional "
+                f"up to its maximum ({spec.maximum}); leave 'required' out.",
+            )
+        if spec.maximum > MAX_GROUP:
+            reader.problem(
+                "count", f"A seat group has at most {MAX_GROUP} seats; {option!r} goes up to {spec.maximum}."
+            )
+        seats = [
+            SeatSpec(
+                f"{key}_{n}",
+                role,
+                f"{label} {n}",
+                side=side,
+                required=n <= spec.minimum,
+                human_allowed=human_allowed,
+            )
+            for n in range(1, min(spec.maximum, MAX_GROUP) + 1)
+        ]
+        for seat in seats:
+            if seat.key in taken:
+                reader.problem("key", f"The group {key!r} has a seat {seat.key!r}, and so has the card already.")
+                return []
+        self.groups[key] = SeatGroup(key, option, tuple(s.key for s in seats), reader.line, reader.path)
+        self.seat_keys.update(s.key for s in seats)
+        return seats
 
     # -- stages ------------------------------------------------------------------------------------------------
     def stage_list(self, items: LList, path: str, in_repeat: bool) -> tuple[Stage, ...]:
@@ -1066,13 +1134,20 @@ class SpecReader:
 
     def seat_ref(self, reader: Reader, key: str, required: bool = True) -> str:
         seat = reader.text(key, None if required else "", limit=40)
-        if seat:
+        if seat in self.groups:
+            seats = _list(self.groups[seat].seats)
+            reader.problem(key, f"{seat!r} is a group of seats; here name one of them ({seats}).")
+        elif seat:
             self.pending_seats.append((seat, reader.line_of(key), reader.field(key)))
         return seat
 
     def seats_of(self, reader: Reader, key: str, in_repeat: bool, cycle: bool = True) -> tuple[str, ...]:
         value = reader.data.get(key)
+        if isinstance(value, str) and value in self.groups:
+            value = LList([value])
         if isinstance(value, LList) and value and all(isinstance(v, str) for v in value):
+            # A seat group names every seat of it, in order.
+            value = [s for v in value for s in (self.groups[v].seats if v in self.groups else (v,))]
             if len(value) > 1 and cycle and not in_repeat:
                 reader.problem(key, "Several seats take turns only inside a repeat; outside one, give one seat.")
             for seat in value:

@@ -251,8 +251,9 @@ class Command(BaseCommand):
             except ValueError:
                 raise CommandError(f"option {key} must be a whole number, not {value!r}") from None
         # The format would say only "The Negative seat is empty."; here the person also needs the flag that fills it.
+        # A seat group's seats are the format's to check, every one of them at once (its option says how many sit).
         for spec in fmt.seat_specs:
-            if spec.required and spec.key not in seats:
+            if spec.required and spec.key not in seats and spec.key not in fmt.grouped_seats:
                 flag = f"--{spec.key} PERSONA" if fmt.name == "duel" else f"--seat {spec.key}=PERSONA"
                 raise CommandError(f"The {spec.label} seat is empty: fill it with {flag}.")
         order = [s.key for s in fmt.seat_specs]
