@@ -135,7 +135,7 @@ async def spectate(
 
 
 def seed_page(events: int) -> int:
-    from debates import cards
+    from debates import event_cards
     from debates.models import Debate, Event, Seat
 
     debate = Debate.objects.create(topic="A long debate", format="custom", visibility="public", status="completed")
@@ -151,7 +151,7 @@ def seed_page(events: int) -> int:
         for i in range(events)
     ]
     for row in rows:
-        row.html = cards.render(row, row.seat)  # as Event.save stores it; bulk_create does not call save
+        row.html = event_cards.render(row, row.seat)  # as Event.save stores it; bulk_create does not call save
     Event.objects.bulk_create(rows)
     return debate.pk
 

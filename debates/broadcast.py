@@ -26,8 +26,8 @@ from django.template.loader import render_to_string
 from chaoslm import live
 from chaoslm.llm.pace import slow_note
 from debates import privacy, votes
-from debates.cards import card_html, cards_of, hidden_card
 from debates.engine import Observer
+from debates.event_cards import card_html, cards_of, hidden_card
 from debates.formats import Step
 from debates.models import Debate, Event, Seat
 from debates.selectors import SeatUsage, page_state, score_chart, usage_context

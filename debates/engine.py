@@ -51,7 +51,7 @@ class Observer:
 
     def cards_when_saved(self) -> bool:
         """Whether each event's card is rendered as the event is saved, and kept for every page that shows
-        it (debates/cards.py), or left to the first page that does."""
+        it (debates/event_cards.py), or left to the first page that does."""
         return True
 
     def wants_deltas(self, step: Step) -> bool:

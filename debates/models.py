@@ -12,7 +12,7 @@ from django.utils import timezone
 from chaoslm import sharing
 from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
-from debates import cards
+from debates import event_cards
 from debates.formats import Format, get_format
 from debates.formats.card import decide as card_decide
 from debates.formats.duel import announcement_text, outscored_by
@@ -203,7 +203,7 @@ class Event(models.Model):
     latency_ms = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # The event's card, rendered once as it is saved (debates/cards.py).
+    # The event's card, rendered once as it is saved (debates/event_cards.py).
     html = models.TextField(blank=True, editable=False)
 
     class Meta:
@@ -215,8 +215,8 @@ class Event(models.Model):
 
     def save(self, *args: Any, card: bool = True, **kwargs: Any) -> None:
         # Every save renders the card, so an ERROR event replaced in place (update_or_create) gets a new one.
-        # Without `card`, none is kept: a page renders it when it shows the event (cards.cards_of).
-        self.html = cards.render(self, self.seat) if card else ""
+        # Without `card`, none is kept: a page renders it when it shows the event (event_cards.cards_of).
+        self.html = event_cards.render(self, self.seat) if card else ""
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], "html"}
         super().save(*args, **kwargs)

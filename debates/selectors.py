@@ -12,7 +12,7 @@ from django.utils.safestring import mark_safe
 
 from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from chaoslm.llm import marks
-from debates.cards import cards_of
+from debates.event_cards import cards_of
 from debates.formats import DebateConfig, FormatError, Plan, SeatInfo, Side
 from debates.formats.card import CardFormat
 from debates.models import Debate, Event, Seat
@@ -386,7 +386,7 @@ def listed_public(user: Any) -> QuerySet[Debate]:
 def page_state(debate: Debate, *, thinking: bool = True) -> dict[str, Any]:
     """Everything the debate page draws, in a constant number of queries whatever its length.
 
-    The transcript is its stored cards (debates/cards.py); only the scores and the last stage line are
+    The transcript is its stored cards (debates/event_cards.py); only the scores and the last stage line are
     loaded as events, for the chart and the status line. Without `thinking` (debates/privacy.py), private
     events show as placeholders with no text.
     """

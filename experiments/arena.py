@@ -20,7 +20,7 @@ from django.db.models import QuerySet
 
 from batches.arena import Arena, identity
 from debates import redaction
-from debates.cards import marked_html
+from debates.event_cards import marked_html
 from debates.formats.evidence import LETTERS
 from debates.formats.quotes import verify
 from debates.models import Debate, Event

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.db import migrations, models
 
-from debates import cards
+from debates import event_cards
 
 
 def render_cards(apps: Any, schema_editor: Any) -> None:
@@ -10,7 +10,7 @@ def render_cards(apps: Any, schema_editor: Any) -> None:
     Event = apps.get_model("debates", "Event")
     batch = []
     for event in Event.objects.select_related("seat").iterator(chunk_size=500):
-        event.html = cards.render(event, event.seat)
+        event.html = event_cards.render(event, event.seat)
         batch.append(event)
         if len(batch) == 500:
             Event.objects.bulk_update(batch, ["html"])

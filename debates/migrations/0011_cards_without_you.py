@@ -5,7 +5,7 @@ from django.db import migrations
 
 
 def forget_cards(apps, schema_editor):
-    # An empty card is rendered when the page is drawn (debates/cards.py: cards_of), from today's template.
+    # An empty card is rendered when the page is drawn (debates/event_cards.py: cards_of), from today's template.
     apps.get_model("debates", "Event").objects.filter(kind="USER", html__contains="(you)").update(html="")
 
 

@@ -4,7 +4,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from chaoslm.rendering import markdown_to_html
-from debates.cards import quoted_html
+from debates.event_cards import quoted_html
 from debates.formats.card import decide
 
 register = template.Library()
@@ -35,7 +35,7 @@ def spaced(name: str) -> str:
 
 @register.filter
 def with_quotes(text: str, passage: str) -> SafeString:
-    """An evidence speech's Markdown with its quotes marked verified or unverified (cards.quoted_html)."""
+    """An evidence speech's Markdown with its quotes marked verified or unverified (event_cards.quoted_html)."""
     return quoted_html(text, passage or "")
 
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from chaoslm import runner
 from chaoslm.runner import inline
-from debates.cards import card_html
+from debates.event_cards import card_html
 from debates.models import Debate, Event, Seat
 
 pytestmark = pytest.mark.django_db(transaction=True)

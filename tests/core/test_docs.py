@@ -216,7 +216,7 @@ def test_every_name_the_architecture_page_gives_exists_in_the_code() -> None:
             continue  # a URL path, a command line, an expression
         module, _, attribute = head.rpartition(".")
         if "/" in module and f"{module}.py" in files and attribute != "py":
-            ok = defined(attribute, module.replace("/", "."))  # a module's function: `debates/cards.quoted_html`
+            ok = defined(attribute, module.replace("/", "."))  # a module's function: `debates/event_cards.quoted_html`
         elif "/" in head or head.endswith(".py"):
             scope = head.removesuffix(".py").replace("/", ".")
             ok = is_file(head) and all(defined(n, scope) for n in re.findall(r"[A-Za-z_][\w.]*", tail))

@@ -16,7 +16,7 @@ from django.test import Client
 from batches.checks import Contestant
 from chaoslm.llm.testserver import TestLLMServer
 from debates import privacy, transcripts
-from debates.cards import card_html
+from debates.event_cards import card_html
 from debates.formats.quotes import verify
 from debates.models import Event
 from experiments import selectors, services, stats

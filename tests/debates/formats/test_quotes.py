@@ -1,6 +1,6 @@
 """Quote verification: exact, normalised, partial, fabricated, overlapping and forged quotes; how a card marks them."""
 
-from debates.cards import quoted_html
+from debates.event_cards import quoted_html
 from debates.formats.quotes import Quote, in_passage, normalise, verify
 
 PASSAGE = """The lighthouse keeper, Mara Holt, kept the lamp lit for   thirty-one years.
