@@ -130,8 +130,8 @@ def test_a_comparison_made_by_keyboard_shows_its_progress_and_results(pages, sit
     arms = page.locator("ul.seats li").all_inner_texts()
     assert arms == [
         "single-agent single-agent · 1 seat",
-        "self-consistency self-consistency · 3 seats",
-        "Du et al. multi-agent-debate · rounds 1 · 3 seats",
+        "self-consistency self-consistency · agents 3 · 3 seats",
+        "Du et al. multi-agent-debate · rounds 1 · agents 3 · 3 seats",
     ]
     # The progress line counts runs as they finish, pushed to the open page: no reload.
     assert page.inner_text("#progress .t-total") == "9"
