@@ -17,6 +17,9 @@ def create(page, base, fmt, topic, seats, options=None, premise="", visibility="
     page.fill("#id_premise", premise)
     for key, label in seats.items():
         if label is True:
+            # The prompt previews of the seats chosen before load below them and push the box down: a click
+            # aimed before one lands missed it (under load, on CI). Once they are in, the box stays put.
+            page.wait_for_load_state("networkidle")
             page.check(f"#id_seat_{key}")
         else:
             page.select_option(f"#id_seat_{key}", label=label)
