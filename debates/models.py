@@ -231,8 +231,7 @@ class Event(models.Model):
         """Its seat's side as the format words it ("Opening Government", not the key "og"); "" for no side."""
         if self.seat is None or not self.seat.side:
             return ""
-        sides = {side.key: side.label for side in self.debate.fmt.sides_for(self.debate.options)}
-        return sides.get(self.seat.side, self.seat.side)
+        return self.debate.fmt.side_label(self.seat.side, self.debate.options)
 
     @property
     def text_shown(self) -> str:

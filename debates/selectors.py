@@ -113,7 +113,6 @@ def seat_chips(debate: Debate, seats: Sequence[Seat]) -> list[SeatChip]:
     says it is a person's, and a side already in the seat's label ("Debater A (for)") is not said twice."""
     fmt = debate.fmt
     labels = {spec.key: spec.label for spec in fmt.seat_specs}
-    sides = {side.key: side.label for side in fmt.sides_for(debate.options)}
     chips = []
     for seat in seats:
         label = labels.get(seat.key, seat.key)
@@ -121,7 +120,7 @@ def seat_chips(debate: Debate, seats: Sequence[Seat]) -> list[SeatChip]:
         words = ["a person"] if seat.is_human else []
         if not (seat.is_human and label.lower().startswith("you")):
             words.append(label)
-        side = sides.get(seat.side, seat.side)
+        side = fmt.side_label(seat.side, debate.options)
         if side and side.lower() not in label.lower():
             words.append(side)
         chips.append(SeatChip(seat.name, seat.side, " · ".join(words)))

@@ -305,9 +305,11 @@ class Format:
         """Fields to set on the finished debate (winner, scores, ...). Most formats have none."""
         return {}
 
-    def side_label(self, key: str) -> str:
-        """A side as people say it ("Closing Opposition"), from its key; "" for no side."""
-        return next((side.label for side in self.sides if side.key == key), key)
+    def side_label(self, key: str, options: Mapping[str, Any] | None = None) -> str:
+        """A side as people say it ("Closing Opposition"), from its key, at these options (its declared sides
+        without them); the key itself for a side it has not, "" for no side."""
+        sides = self.sides_for(options) if options is not None else self.sides
+        return next((side.label for side in sides if side.key == key), key)
 
     def fallback_words(self, config: DebateConfig, records: Sequence[Record]) -> str:
         """What the outcome stands on when the judge's verdict JSON stayed invalid (`verdict_fallback`)."""

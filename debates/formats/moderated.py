@@ -149,7 +149,7 @@ class Moderated(Format):
             step=system.data["stage"],
             seat=seat.key,
             prompt=system.content,
-            messages=shared_transcript(config, records, seat, system, self.side_label(seat.side)),
+            messages=shared_transcript(config, records, seat, system, self.side_label(seat.side, config.options)),
             visibility=PUBLIC,
             word_limit=config.options.get("word_limit") or None,
             data={"stage": system.data["stage"], "round": system.data.get("round", 0)},
