@@ -3,7 +3,10 @@ finished debate's verdict (selectors, the exports) needs no engine."""
 
 from __future__ import annotations
 
-from debates.formats import Record
+from collections.abc import Sequence
+
+from debates.formats import DebateConfig, Format, FormatError, Record
+from debates.formats.base import PERSON_STEP
 from debates.models import Event
 
 
@@ -18,3 +21,21 @@ def record_of(event: Event, seat_key: str | None) -> Record:
         data=event.data,
         visibility=event.visibility,
     )
+
+
+def person_steps(fmt: Format, config: DebateConfig, records: Sequence[Record]) -> dict[int, str]:
+    """The step each of a person's messages stored as `PERSON_STEP` gave, by ordinal: the one its format awaited
+    when it came (its plan on the records before it). A message no step asked for (a moderated discussion's)
+    is left out, as is one whose debate its format no longer reads."""
+    found: dict[int, str] = {}
+    ordered = sorted(records, key=lambda r: r.ordinal)
+    for position, record in enumerate(ordered):
+        if record.kind != "USER" or record.step != PERSON_STEP:
+            continue
+        try:
+            step = fmt.next_steps(config, ordered[:position]).awaited_step
+        except FormatError:
+            continue
+        if step:
+            found[record.ordinal] = step
+    return found
