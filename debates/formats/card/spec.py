@@ -777,6 +777,14 @@ class SpecReader:
                 reader.problem("agree", "The answers must agree, but no speech in this repeat gives an answer.")
             elif step not in names:
                 reader.problem("step", f"No speech in this repeat that gives an answer is called {step!r}.")
+            elif sum(len(s.seats) if s.at_once else 1 for s in answering if s.base.speech.step == step) == 1:
+                # One answer a round always agrees with itself: the rounds would stop after the first.
+                reader.problem(
+                    "agree",
+                    f"The answers of {step!r} cannot agree: a round gives one of them (a list of seats speaks one "
+                    "speech a round, by the next seat in turn). For every seat to answer in every round, give the "
+                    "speech 'at_once: true', or each seat a speech of its own in the repeat.",
+                )
             for key in ("prompt", "sees"):
                 if reader.has(key):
                     reader.problem(key, f"'{key}' belongs to a seat's check, not to 'agree'.")

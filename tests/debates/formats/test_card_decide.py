@@ -496,3 +496,30 @@ def test_answers_agree_by_value_and_by_normalised_text():
     assert key("1,234") == key(1234)
     assert agrees(["x", "x", "y"], 0.6) and not agrees(["x", "x", "y"], 1.0)
     assert not agrees(["x", None], 1.0)
+
+
+def test_agreement_over_one_answer_a_round_is_refused():
+    # A list of seats (a seat group included) in a repeat speaks one speech a round: the first round's one
+    # answer would always agree with itself and stop the rounds. Two seats speaking each round may agree.
+    turns = """
+  - repeat: 4
+    until: {agree: all, step: lean}
+    stages:
+      - speech: lean
+        seat: [a, b]
+        answer: [yes, no]
+        prompt: "Lean. {answer_format}"
+"""
+    assert problems(BASE + turns) == [
+        (
+            "stages[1].until.agree",
+            "The answers of 'lean' cannot agree: a round gives one of them (a list of seats speaks one speech a "
+            "round, by the next seat in turn). For every seat to answer in every round, give the speech "
+            "'at_once: true', or each seat a speech of its own in the repeat.",
+        )
+    ]
+    parse_card(BASE + turns.replace("seat: [a, b]", "seat: [a, b]\n        at_once: true"))
+    each = turns.split("      - speech")[0]
+    for seat in ("a", "b"):
+        each += f'      - speech: lean\n        seat: {seat}\n        answer: [yes, no]\n        prompt: "Lean."\n'
+    parse_card(BASE + each)
