@@ -11,10 +11,11 @@ from rich.text import Text
 
 from debates import selectors
 from debates.engine import Observer
-from debates.formats import Format, Step
+from debates.formats import Format, FormatError, Step
 from debates.formats.card.decide import shown, spoken
 from debates.models import Debate, Event
 from debates.selectors import verdict_scores
+from debates.transcripts import ranking_of
 
 SIDE_STYLE = {"for": "bold blue", "against": "bold red"}
 
@@ -152,6 +153,13 @@ class TerminalObserver(Observer):
         self.console.print(Panel(Text("\n").join(lines), title="ChaosLM debate", expand=False))
 
 
+def _verdict_label(debate: Debate) -> str:
+    try:
+        return debate.fmt.verdict_label
+    except FormatError:  # a format this version no longer has
+        return "Winner"
+
+
 def print_verdict(console: Console, debate: Debate) -> None:
     decided = selectors.decision(debate)
     if decided is not None:
@@ -164,7 +172,19 @@ def print_verdict(console: Console, debate: Debate) -> None:
     if not debate.announcement and not debate.winner:
         return
     body = Text()
-    body.append(f"Winner: {debate.winner or 'undecided'}\n", style="bold green")
+    # As the page's verdict box and the Markdown export word it: a ranking in its places, a protocol's own
+    # word for its outcome ("Not guilty (Defence)"), else its label for the winner.
+    words = selectors.verdict_words(debate)
+    ranked, unranked = ranking_of(debate)
+    if ranked:
+        places = ", ".join(f"{place}. {name}" for place, name in enumerate(ranked, 1))
+        body.append(f"{_verdict_label(debate)}, best first: {places}\n", style="bold green")
+        if unranked:
+            body.append(f"Not ranked (the debate ended before they spoke): {', '.join(unranked)}\n")
+    elif words:
+        body.append(f"Verdict: {words} ({debate.winner})\n", style="bold green")
+    else:
+        body.append(f"{_verdict_label(debate)}: {debate.winner or 'undecided'}\n", style="bold green")
     if debate.scores:
         each = (
             f"{s.name} {s.score}/{s.out_of}" + (f" ({s.marks_text})" if s.marks else "") for s in verdict_scores(debate)
@@ -172,8 +192,11 @@ def print_verdict(console: Console, debate: Debate) -> None:
         body.append("Scores: " + ", ".join(each) + "\n")
     if debate.contradicts:
         body.append(f"Scores contradict the verdict: {debate.outscored_by} scored higher\n", style="bold yellow")
-    if debate.premise_upheld is not None:
+    if debate.premise_upheld is not None and not words:
         body.append(f"Premise {'UPHELD' if debate.premise_upheld else 'REJECTED'}\n", style="bold")
+    fallback = selectors.verdict_fallback(debate)
+    if fallback:
+        body.append(f"Not the judge's own verdict: {fallback}\n", style="bold yellow")
     if debate.announcement:
         body.append("\n" + debate.announcement_shown)
     console.print(Panel(body, title="Verdict", expand=False, border_style="green"))

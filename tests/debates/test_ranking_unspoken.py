@@ -9,10 +9,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
+from rich.console import Console
 
 from api.tokens import create_token
 from debates import selectors, transcripts
 from debates.models import Debate, Event, Seat
+from debates.terminal import print_verdict
 from tests.debates.formats.test_card import CARDS, config_for, load, reply
 from tests.debates.formats.test_card_equivalence import run
 
@@ -108,6 +110,12 @@ def test_every_face_says_the_teams_that_never_spoke_are_not_ranked():
     markdown = transcripts.as_markdown(debate)
     assert "**Ranking:** 1. Opening Opposition, 2. Opening Government" in markdown
     assert "**Not ranked** (the debate ended before they spoke): Closing Government, Closing Opposition" in markdown
+    console = Console(record=True, width=120)
+    print_verdict(console, debate)  # the box `manage.py debate` ends with
+    box = console.export_text()
+    assert "Ranking, best first: 1. Opening Opposition, 2. Opening Government" in box
+    assert "Not ranked (the debate ended before they spoke): Closing Government, Closing Opposition" in box
+    assert "Winner" not in box
     _, token = create_token(owner, "probe", read_only=True)
     answer = Client().get(f"/api/v1/debates/{debate.pk}", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert answer.status_code == 200

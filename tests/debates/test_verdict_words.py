@@ -8,11 +8,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
+from rich.console import Console
 
 from api.tokens import create_token
 from debates import transcripts
 from debates.formats.card import parse_card
 from debates.models import Debate, Seat
+from debates.terminal import print_verdict
 from tests.debates.formats.test_card_when import TRIAL
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +45,13 @@ def decided(card: str, winner: str) -> Debate:
     return debate
 
 
+def terminal_box(debate: Debate) -> str:
+    """The verdict box `manage.py debate` prints at a debate's end."""
+    console = Console(record=True, width=100)
+    print_verdict(console, debate)
+    return console.export_text()
+
+
 def test_the_sides_verdict_words_name_the_outcome_on_every_face():
     assert [s.verdict for s in parse_card(WORDS).sides] == ["Guilty", "Not guilty"]
     debate = decided(WORDS, "Defence")
@@ -60,6 +69,8 @@ def test_the_sides_verdict_words_name_the_outcome_on_every_face():
     markdown = transcripts.as_markdown(debate)
     assert "**Verdict:** Not guilty (Defence)" in markdown and "**Premise:** rejected" not in markdown
     assert json.loads(transcripts.as_json(debate))["verdict"]["words"] == "Not guilty"
+    box = terminal_box(debate)
+    assert "Verdict: Not guilty (Defence)" in box and "Winner" not in box and "Premise" not in box
     _, token = create_token(debate.owner, "probe", read_only=True)
     answer = Client().get(f"/api/v1/debates/{debate.pk}", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert json.loads(answer.content)["verdict"]["words"] == "Not guilty"
@@ -71,4 +82,6 @@ def test_a_side_without_words_keeps_winner_and_the_premise():
     owner.force_login(debate.owner)
     verdict = owner.get(reverse("debate_detail", args=[debate.pk])).content.decode().split('id="verdict"')[1]
     assert "Winner: <strong>Defence</strong>" in verdict and "Premise rejected" in verdict
+    box = terminal_box(debate)
+    assert "Winner: Defence" in box and "Premise REJECTED" in box
     assert json.loads(transcripts.as_json(debate))["verdict"]["words"] == ""
