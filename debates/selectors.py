@@ -226,7 +226,7 @@ def referee_votes(debate: Debate) -> list[RefereeVote]:
     out = []
     for key in fmt.referee_seats:
         if key in votes:
-            answer = votes[key].answer if votes[key].answer in names else None
+            answer = fmt.side_of_answer(config, votes[key].answer)
             stance = fmt.sides[names.index(answer)].stance if answer is not None else ""
             out.append(RefereeVote(votes[key].name, answer, stance))
     return out

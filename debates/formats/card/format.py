@@ -962,7 +962,7 @@ class _Run:
 
     def side_names(self, answer: AnswerSpec) -> list[str]:
         """The names a `side` answer chooses from: the sides as the verdict names them."""
-        return self.card.verdict_names(self.config) if answer.kind == "side" else []
+        return self.card.side_answers(self.config) if answer.kind == "side" else []
 
     def said(self, index: int) -> str:
         """What a done slot said, as others read it (an answer's reasoning, then the answer)."""
@@ -1438,6 +1438,17 @@ class CardFormat(Format):
     def verdict_names(self, config: DebateConfig) -> list[str]:
         return [self.side_name(config, side) for side in self.sides]
 
+    def side_answers(self, config: DebateConfig) -> list[str]:
+        """What an `answer: side` chooses from: the sides' own verdict words where every side has one ("Guilty",
+        "Not guilty"), else the names the verdict gives them, in side order."""
+        words = [side.verdict for side in self.sides]
+        return words if all(words) else self.verdict_names(config)
+
+    def side_of_answer(self, config: DebateConfig, answer: Any) -> str | None:
+        """The side an `answer: side` chose, by the name the verdict gives it; None for no side."""
+        answers = self.side_answers(config)
+        return self.verdict_names(config)[answers.index(answer)] if answer in answers else None
+
     def base_values(self, config: DebateConfig, speaker: str) -> Mapping[str, str]:
         """The placeholders' values that depend only on the debate and the seat acting (cached: they are the same
         for every step of a debate, and a card's debates are many)."""
@@ -1576,8 +1587,8 @@ class CardFormat(Format):
             if self.decides_sides:
                 # The decision names a side: it is the verdict (a tie or no majority is no winner).
                 names = self.verdict_names(config)
-                decided = line.data["decision"].get("answer")
-                if decided in names:
+                decided = self.side_of_answer(config, line.data["decision"].get("answer"))
+                if decided is not None:
                     winner = decided
                     if config.premise:
                         upheld = {"for": True, "against": False}.get(self.sides[names.index(decided)].stance)

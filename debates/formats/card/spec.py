@@ -619,6 +619,9 @@ class SpecReader:
             if key in {s.key for s in found}:
                 reader.problem("key", f"There are two sides called {key!r}.")
                 continue
+            if verdict and verdict.casefold() in {s.verdict.casefold() for s in found}:
+                # An `answer: side` is given by these words where every side has one: each must name one side.
+                reader.problem("verdict", f"Two sides' verdicts are {verdict!r}: each side needs a word of its own.")
             found.append(SideSpec(key, label, stance, verdict))
         if len(found) == 1:
             top.problem("sides", "A card has no sides, or at least two.")

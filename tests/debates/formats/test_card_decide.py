@@ -440,6 +440,30 @@ def test_referees_each_name_a_side_by_its_speakers_name_and_their_decision_is_th
     ]
 
 
+def test_a_side_answer_is_given_by_the_sides_verdict_words_and_decides_the_side_that_wins():
+    # A mock trial's bench answers "Guilty" or "Not guilty", as the protocol says it, not "Prosecution" or
+    # "Defence"; the decided word's side is the winner, for the verdict box, ratings and tournaments.
+    card = parse_card(
+        REFEREES.replace("label: Proposition, stance: for}", "label: Prosecution, stance: for, verdict: Guilty}")
+        .replace("label: Opposition, stance: against}", "label: Defence, stance: against, verdict: Not guilty}")
+        .replace("name: referees", "name: trial")
+    )
+    cfg = referee_config(card)
+    vote = lambda seat: "Guilty" if seat == "r1" else "Not guilty"  # noqa: E731
+    steps, _waves, records, _plan = run(card, cfg, reply=referees_reply(vote))
+    ballot = next(s for s in steps if s.step == "ballot")
+    assert ballot.json_schema["properties"]["answer"] == {"type": "string", "enum": ["Guilty", "Not guilty"]}
+    assert ballot.prompt.endswith('"answer": one of "Guilty", "Not guilty"}')
+    line = next(r for r in records if r.step == "decision")
+    assert line.content.startswith("Decision by majority vote: Not guilty (2 of 3 votes")
+    assert (card.outcome(cfg, records)["winner"], card.outcome(cfg, records)["premise_upheld"]) == ("Ben", False)
+    assert problems(
+        REFEREES.replace("stance: for}", "stance: for, verdict: Guilty}").replace(
+            "stance: against}", "stance: against, verdict: guilty}"
+        )
+    ) == [("sides[2].verdict", "Two sides' verdicts are 'guilty': each side needs a word of its own.")]
+
+
 def test_referees_who_split_evenly_name_no_winner():
     card = parse_card(REFEREES)
     cfg = referee_config(card, keys=("a", "b", "r1", "r2"))  # the third referee's seat is optional
