@@ -978,7 +978,9 @@ class SpecReader:
     def cross(self, item: LMap, path: str, line: int, in_repeat: bool) -> CrossStage:
         reader = Reader(item, path, self.problems, line, CROSS_FIELDS)
         step = reader.slug("cross")
-        self.label(step, None, reader)
+        label = self.label(step, None, reader)
+        # A cross-examination's label names its questions and answers, unless they have labels of their own.
+        named = (f"{label}, question", f"{label}, answer") if reader.has("label") else (None, None)
         asker = self.seats_of(reader, "asker", in_repeat)
         answerer = self.seats_of(reader, "answerer", in_repeat)
         if asker and answerer:
@@ -993,9 +995,16 @@ class SpecReader:
             "question",
             "question",
             in_repeat,
+            named[0],
         )
         answer = self.call(
-            reader.data.get("answer"), reader.field("answer"), reader.line_of("answer"), "answer", "answer", in_repeat
+            reader.data.get("answer"),
+            reader.field("answer"),
+            reader.line_of("answer"),
+            "answer",
+            "answer",
+            in_repeat,
+            named[1],
         )
         self.speech_steps.update((question.step, answer.step))
         return CrossStage(
@@ -1108,8 +1117,12 @@ class SpecReader:
         return tuple(found)
 
     # -- small parts -------------------------------------------------------------------------------------------
-    def call(self, data: Any, path: str, line: int, step: str, context: str, in_repeat: bool) -> Call:
-        """A call given as its prompt alone, or as a mapping of step, label and prompt."""
+    def call(
+        self, data: Any, path: str, line: int, step: str, context: str, in_repeat: bool, label: str | None = None
+    ) -> Call:
+        """A call given as its prompt alone, or as a mapping of step, label and prompt. Its label is by default
+        `label` where it has a step of its own (a default step, "question", is every cross-examination's), else its
+        step's name in words."""
         if isinstance(data, str):
             data = LMap({"prompt": data})
             data.line, data.lines = line, {"prompt": line}
@@ -1117,7 +1130,7 @@ class SpecReader:
         name = reader.slug("step", step)
         return Call(
             name,
-            self.label(name, None, reader),
+            self.label(name, label if reader.has("step") else None, reader),
             reader.template("prompt", context, in_repeat, True),
             reader.line_of("prompt"),
             reader.field("prompt"),

@@ -321,6 +321,42 @@ def test_lincoln_douglas_cross_examination_alternates_question_and_answer_with_e
     assert "<aff preparation 1>" not in json.dumps(by_step["negative_constructive"].messages)
 
 
+def test_a_cross_examinations_label_names_its_questions_and_answers_unless_they_have_their_own():
+    card = parse_card(
+        """
+name: cx
+title: CX
+sides: [{key: aff, stance: for}, {key: neg, stance: against}]
+seats: [{key: a, side: aff}, {key: n, side: neg}]
+stages:
+  - {speech: case, seat: a, prompt: Argue.}
+  - cross: cx_a
+    label: cross-examination of the First Affirmative
+    asker: n
+    answerer: a
+    exchanges: 2
+    question: {step: n_asks_a, prompt: Ask.}
+    answer: {step: a_answers_n, label: First Affirmative's answer, prompt: Answer.}
+  - cross: cx_n
+    asker: a
+    answerer: n
+    question: {step: a_asks_n, prompt: Ask.}
+    answer: {step: n_answers_a, prompt: Answer.}
+"""
+    )
+    labels = [(s.step, s.label) for s in card.layout({}).slots if s.kind == "TURN"]
+    assert labels == [
+        ("case", "case"),
+        ("n_asks_a_1", "cross-examination of the First Affirmative, question 1"),
+        ("a_answers_n_1", "First Affirmative's answer 1"),
+        ("n_asks_a_2", "cross-examination of the First Affirmative, question 2"),
+        ("a_answers_n_2", "First Affirmative's answer 2"),
+        ("a_asks_n_1", "a asks n 1"),
+        ("n_answers_a_1", "n answers a 1"),
+    ]
+    assert card.step_label("n_asks_a_2") == "cross-examination of the First Affirmative, question 2"
+
+
 def test_the_judge_reading_every_statement_sees_the_speeches_but_no_private_notes():
     card = load("lincoln-douglas")
     steps, _, records, _ = run(card, config_for(card), reply=reply)
