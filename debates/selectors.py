@@ -460,27 +460,62 @@ def awaited_step(debate: Debate, seats: Sequence[Seat]) -> str:
     return plan.awaited_step if plan is not None else ""
 
 
-def _plan(debate: Debate, seats: Sequence[Seat]) -> Plan | None:
-    """What the format plans next on the stored events; None if they do not fit it."""
-    keys = {s.pk: s.key for s in seats}
-    records = [record_of(e, keys.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
+def _config(debate: Debate, seats: Sequence[Seat], *, is_ending: bool) -> DebateConfig:
     infos = tuple(
         SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
         for s in seats
     )
-    config = DebateConfig(
+    return DebateConfig(
         format=debate.format,
         topic=debate.topic,
         premise=debate.premise,
         material=debate.material,
         options=debate.options,
         seats=infos,
-        is_ending=debate.is_ending,
+        is_ending=is_ending,
     )
+
+
+def _plan(debate: Debate, seats: Sequence[Seat]) -> Plan | None:
+    """What the format plans next on the stored events; None if they do not fit it."""
+    keys = {s.pk: s.key for s in seats}
+    records = [record_of(e, keys.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
     try:
-        return debate.fmt.next_steps(config, records)
+        return debate.fmt.next_steps(_config(debate, seats, is_ending=debate.is_ending), records)
     except FormatError:
         return None
+
+
+def messages_sent(debate: Debate) -> dict[int, list[dict[str, str]]]:
+    """Each model call's messages as its format sent them, by the call's ordinal: the format's plan on the events
+    before it, as the engine asked it then (the transcript is the state). Kept only where that plan's step has the
+    stored prompt, so nothing is shown that was not sent; a format this version no longer has gives none."""
+    try:
+        fmt = debate.fmt
+    except FormatError:
+        return {}
+    seats = list(debate.seats.all())
+    keys = {s.pk: s.key for s in seats}
+    events = list(debate.events.exclude(kind=Event.Kind.ERROR).order_by("ordinal"))
+    records = [record_of(e, keys.get(e.seat_id)) for e in events]
+    # Before its owner ended it, a debate was not ending: the steps after the end are planned as ending.
+    configs = [_config(debate, seats, is_ending=False)]
+    if debate.is_ending:
+        configs.append(_config(debate, seats, is_ending=True))
+    sent: dict[int, list[dict[str, str]]] = {}
+    for position, event in enumerate(events):
+        if event.kind == Event.Kind.USER or not event.prompt:
+            continue
+        for config in configs:
+            try:
+                plan = fmt.next_steps(config, records[:position])
+            except FormatError:
+                continue
+            step = next((s for s in plan.steps if s.ordinal == event.ordinal and s.calls_llm), None)
+            if step is not None and step.prompt == event.prompt:
+                sent[event.ordinal] = [dict(m) for m in step.messages]
+                break
+    return sent
 
 
 @dataclass

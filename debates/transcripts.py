@@ -101,9 +101,16 @@ def event_rows(
     return rows
 
 
-def as_dict(debate: Debate, *, access: Access = EVERYTHING) -> dict[str, Any]:
+def as_dict(debate: Debate, *, access: Access = EVERYTHING, messages: bool = False) -> dict[str, Any]:
+    """The JSON export's content. With `messages` (for a viewer who may read the prompts), each model call's event
+    carries the messages it was sent, `null` where they cannot be shown as sent."""
     seats = {s.pk: s for s in debate.seats.all()}
     events = [row for _, row in event_rows(debate, debate.events.all(), access=access)]
+    if messages and access.prompts:
+        sent = selectors.messages_sent(debate)
+        for row in events:
+            if row.get("prompt"):
+                row["messages"] = sent.get(row["ordinal"])
     made_by = selectors.made_by(debate)
     ranking, unranked = ranking_of(debate)
     return {
@@ -217,8 +224,8 @@ def cost_of(debate: Debate) -> dict[str, Any]:
     }
 
 
-def as_json(debate: Debate, *, access: Access = EVERYTHING) -> str:
-    return json.dumps(as_dict(debate, access=access), indent=2, ensure_ascii=False)
+def as_json(debate: Debate, *, access: Access = EVERYTHING, messages: bool = False) -> str:
+    return json.dumps(as_dict(debate, access=access, messages=messages), indent=2, ensure_ascii=False)
 
 
 def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:

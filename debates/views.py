@@ -178,11 +178,13 @@ EXPORTS: dict[str, tuple[Callable[..., str], str]] = {
 }
 
 
-def _export(debate: Debate, kind: str, access: privacy.Access) -> HttpResponse:
+def _export(request: HttpRequest, debate: Debate, kind: str, access: privacy.Access) -> HttpResponse:
     if kind not in EXPORTS:  # the URL pattern admits only these; never build a header from anything else
         raise Http404("No such export.")
     render_as, content_type = EXPORTS[kind]
-    response = HttpResponse(render_as(debate, access=access), content_type=content_type)
+    # ?messages=1 on the JSON export: every call's messages as sent, for those who may read the prompts.
+    extra = {"messages": True} if kind == "json" and request.GET.get("messages") == "1" else {}
+    response = HttpResponse(render_as(debate, access=access, **extra), content_type=content_type)
     prefix = "partial-" if debate.status == Debate.Status.ERROR else "debate-"
     response["Content-Disposition"] = f'attachment; filename="{prefix}{int(debate.pk)}.{kind}"'
     return response
@@ -191,13 +193,13 @@ def _export(debate: Debate, kind: str, access: privacy.Access) -> HttpResponse:
 def debate_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     """What the page shows its viewer (debates/privacy.py): everything, prompts included, for the owner and staff."""
     debate = _visible_debate(request, pk)
-    return _export(debate, kind, privacy.access(request.user, debate))
+    return _export(request, debate, kind, privacy.access(request.user, debate))
 
 
 def debate_share_export(request: HttpRequest, token: str, kind: str) -> HttpResponse:
     """What the share page shows, whoever asks: a share link is for passing on."""
     debate = sharing.visible_or_404(Debate, request.user, token=token)
-    return _export(debate, kind, privacy.access(request.user, debate, via_share=True))
+    return _export(request, debate, kind, privacy.access(request.user, debate, via_share=True))
 
 
 _owner_action = sharing.owner_action(Debate)
