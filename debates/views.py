@@ -133,7 +133,8 @@ def _replay_source_url(request: HttpRequest, debate: Debate) -> str:
 
 
 def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool = False) -> HttpResponse:
-    state = page_state(debate, thinking=privacy.access(request.user, debate, via_share=via_share).thinking)
+    access = privacy.access(request.user, debate, via_share=via_share)
+    state = page_state(debate, thinking=access.thinking)
     fmt = debate.fmt
     export = reverse("debate_share_export", args=[debate.share_token, "md"])
     if sharing.can_view(request.user, debate):
@@ -151,6 +152,8 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool 
             "share": sharing.share_panel(request, debate),
             "export_md": export,
             "export_json": export[: -len("md")] + "json",
+            # Every call's messages as sent: for those who read the prompts (the JSON export's ?messages=1).
+            "export_messages": export[: -len("md")] + "json?messages=1" if access.prompts else "",
             "replay_source_url": _replay_source_url(request, debate),
             "poll_box": poll_views.box_context(request, debate, via_share=via_share),
             "hold": hold.box(debate),

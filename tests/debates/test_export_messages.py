@@ -41,6 +41,8 @@ def test_every_calls_exported_messages_are_the_ones_the_server_received(llm_serv
     client.force_login(owner)
     url = reverse("debate_export", args=[debate.pk, "json"])
 
+    page = client.get(reverse("debate_detail", args=[debate.pk])).content.decode()
+    assert f'<a href="{url}?messages=1">JSON with every call\'s messages</a>' in page
     events = json.loads(client.get(url + "?messages=1").content)["events"]
     calls = [e for e in events if e["prompt"]]
     received = [r.body["messages"] for r in llm_server.requests]
@@ -55,6 +57,7 @@ def test_every_calls_exported_messages_are_the_ones_the_server_received(llm_serv
     assert all("messages" not in e for e in json.loads(client.get(url).content)["events"])
     Debate.objects.filter(pk=debate.pk).update(visibility="unlisted")
     shared = reverse("debate_share_export", args=[debate.share_token, "json"])
+    assert "messages=1" not in Client().get(reverse("debate_share", args=[debate.share_token])).content.decode()
     answer = Client().get(shared + "?messages=1")
     assert answer.status_code == 200
     assert all("messages" not in e and "prompt" not in e for e in json.loads(answer.content)["events"])
