@@ -78,7 +78,9 @@ def parse_template(source: str) -> Template:
             names.add(match.group(2))
             current.append(("var", match.group(2)))
         else:
-            snippet = source[match.start() : match.start() + 20].split("\n")[0]
+            # The brace and what follows it up to its closing brace (`{topic.upper}`), if that is near.
+            close = source.find("}", match.start(), match.start() + 40)
+            snippet = source[match.start() : close + 1 if close >= 0 else match.start() + 20].split("\n")[0]
             raise TemplateError(
                 f"{snippet!r} is not a placeholder: write a name in braces such as {{topic}} (lower case letters, "
                 "digits and _ only), and {{ or }} for a literal brace."

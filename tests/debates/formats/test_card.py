@@ -137,6 +137,26 @@ def test_a_bad_card_reports_every_problem_at_once_each_with_its_line_and_field()
     assert found[(29, "judge.seat")] == "The judge has nothing to judge: give it 'score', 'verdict' or both."
 
 
+def test_a_step_no_stage_gives_is_said_once_and_a_bad_brace_is_quoted_to_its_close():
+    card = """
+name: x
+title: X
+seats: [{key: a}, {key: b}]
+stages:
+  - {speech: open, seat: a, prompt: "Open on {last_nothing}."}
+  - {speech: reply, seat: b, prompt: "Reply to {topic.upper} {turn:>3}."}
+"""
+    assert [(p.line, p.field, p.message) for p in problems_of(card)] == [
+        (6, "stages[1].prompt", "{last_nothing} reads the step 'nothing', but no stage of the card is called that."),
+        (
+            7,
+            "stages[2].prompt",
+            "'{topic.upper}' is not a placeholder: write a name in braces such as {topic} (lower case letters, "
+            "digits and _ only), and {{ or }} for a literal brace.",
+        ),
+    ]
+
+
 def test_reading_a_speech_not_yet_given_and_a_round_outside_a_repeat_are_both_reported():
     problems = [p for p in problems_of(BAD) if p.line == 24]
     assert sorted(p.message for p in problems) == [
