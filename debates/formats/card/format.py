@@ -1849,10 +1849,9 @@ def _check_reads(card: CardFormat, slot: Slot, slots: Sequence[Slot], note: Any)
     if ("previous" in names or "previous_speaker" in names) and slot.prev_turn is None:
         note(slot.line, slot.field, "{previous} reads the speech before this one, but none is given before it")
     mine = card.side_of.get(slot.seat or "", "")
-    given = {s.ref for s in slots}
     for name, start in slot.refs:
-        if name.partition("_")[2] not in given:
-            continue  # a step no stage gives: the reader's check says so once
+        if name.partition("_")[2] not in card.spec.labels:
+            continue  # a step no stage of the card gives: the reader's check says so once
         if find_reference(card, slots, slot, name, start, lambda _: True) is None:
             if name.startswith("opponent_") and not mine:
                 why = "this seat has no side, so it has no opponent"
