@@ -77,7 +77,7 @@ INSTALLED_APPS = [
     "channels",
     "axes",
     "csp",
-    "chaoslm.personas",
+    "personas",
     "debates",
     "rooms",
     "batches",

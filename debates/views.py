@@ -20,12 +20,13 @@ from django.views.decorators.http import require_POST
 from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
-from chaoslm.personas.models import Persona, default_endpoint
+from chaoslm.llm.endpoints import default_endpoint
 from debates import hold, poll_views, privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, LISTED, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public, page_state
+from personas.models import Persona
 
 
 def home(request: HttpRequest) -> HttpResponse:

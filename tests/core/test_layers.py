@@ -11,12 +11,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api", "config")
-APPS = ("debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api")
+PACKAGES = (
+    "chaoslm",
+    "personas",
+    "debates",
+    "rooms",
+    "batches",
+    "tournaments",
+    "experiments",
+    "comparisons",
+    "api",
+    "config",
+)
+APPS = ("personas", "debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api")
 # Each package's rank (docs/architecture.md): a module imports only its own package and those of lower rank.
+# `personas` (providers, personas, budgets) sits on the core and under every app that seats a persona.
 # `config`, the wiring (settings, URLconf, ASGI, websocket routes, Celery), gathers every app, so it is on top.
 RANKS = {
     "chaoslm": 0,
+    "personas": 0.5,
     "debates": 1,
     "rooms": 1,
     "batches": 2,
