@@ -14,7 +14,7 @@ run: install
 	@# A second make run beside a running one stops here, saying so, before migrating.
 	$(UV) run python manage.py serve --check $(ADDR)
 	$(UV) run python manage.py migrate --noinput
-	$(UV) run python manage.py import_personas personas/ --missing
+	$(UV) run python manage.py import_personas personas/samples/ --missing
 	$(UV) run python manage.py import_formats cards/ --missing
 	$(UV) run python manage.py ensure_admin
 	$(UV) run python manage.py serve $(ADDR)

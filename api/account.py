@@ -1,4 +1,4 @@
-"""The API tokens page over the API (api/views.py): your tokens, when each was last used, and revoking one. Making
+"""The API tokens page over the API (accounts/views.py): your tokens, when each was last used, and revoking one. Making
 a token stays on the page (a token cannot vouch for making another), the one page action with no API operation."""
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ from batches.checks import BatchError, OverBudget
 from batches.kinds import KINDS, PAUSED, RUNNING, BatchKind
 from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, checked, spec_arguments
 from chaoslm import sharing
-from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 from comparisons import exports as comparison_exports
 from comparisons import question_sets as comparison_question_sets
@@ -46,6 +45,7 @@ from experiments import views as experiment_views
 from experiments.design import PROTOCOLS
 from experiments.questions import MAX_QUESTIONS as MAX_EVIDENCE_QUESTIONS
 from experiments.work import EXPERIMENT
+from personas.models import Persona
 from tournaments import design
 from tournaments import exports as tournament_exports
 from tournaments import services as tournament_services

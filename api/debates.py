@@ -17,13 +17,13 @@ from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import Id, Input, Material
 from chaoslm import costs, sharing, spending
-from chaoslm.personas.models import Persona
 from debates import privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, FormatError
 from debates.forms import NewDebateForm
 from debates.hold import OFFERED as HOLDS
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public
+from personas.models import Persona
 
 router = Router()
 

@@ -20,9 +20,9 @@ from api.access import owned, readable
 from api.debates import DebateOut, debate_out
 from api.problems import ApiError
 from api.refusals import refusals
-from chaoslm.personas.models import Persona
 from debates import poll_views, services, votes
 from debates.models import Debate
+from personas.models import Persona
 
 router = Router(tags=["debates"])
 

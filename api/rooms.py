@@ -22,7 +22,7 @@ from api.problems import ApiError
 from api.refusals import refusals
 from api.schemas import Id, Input
 from chaoslm import costs, limits, sharing
-from chaoslm.personas.models import Persona
+from personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
 from rooms import limits as room_limits
 from rooms import queue as q

@@ -1,5 +1,5 @@
-"""The API's URLs: /api/v1/ (its endpoints, schema and docs page), any other address under it, and the account
-pages for tokens and webhooks.
+"""The API's URLs: /api/v1/ (its endpoints, schema and docs page) and any other address under it. (The account
+pages for tokens and webhooks are the accounts app's: accounts/urls.py.)
 
 The endpoints' patterns are django-ninja's, built from the routers in api/main.py; building them imports ninja,
 pydantic and, through ninja, django.test and jinja2: the largest part of the start of every command that reads
@@ -13,7 +13,6 @@ from django.core.checks.urls import check_resolver
 from django.urls import ResolverMatch, URLPattern, URLResolver, path, re_path
 from django.urls.resolvers import RoutePattern
 
-from api import views
 from api.problems import unknown
 
 
@@ -54,9 +53,4 @@ urlpatterns = [
     # app name is ninja's, the namespace is api/main.py's urls_namespace.
     path("api/v1/", ([DeferredURLconf("api.main")], "ninja", "api")),
     re_path(r"^api/v1/(?P<rest>.*)$", unknown),
-    path("account/tokens/", views.tokens_page, name="api_tokens"),
-    path("account/tokens/<id:pk>/revoke/", views.revoke_token, name="api_token_revoke"),
-    path("account/webhooks/", views.webhooks_page, name="api_webhooks"),
-    path("account/webhooks/<id:pk>/delete/", views.delete_webhook, name="api_webhook_delete"),
-    path("account/deliveries/<id:pk>/redeliver/", views.redeliver, name="api_redeliver"),
 ]

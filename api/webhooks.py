@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import secrets
 import socket
 import time
 from datetime import timedelta
@@ -218,6 +219,37 @@ def register(owner: Any, url: str, secret: str, events: list[str]) -> Webhook:
     """A new webhook of `owner`'s (Refused, with why, for an address it may not reach)."""
     check_url(url)
     return Webhook.objects.create(owner=owner, url=url, secret=secret, events=sorted(set(events)))
+
+
+# The longest address the account page's form takes (the API's body field has the same bound, api/hooks.py).
+URL_MAX = 500
+# The deliveries each webhook's log shows on the account page, newest first.
+DELIVERIES_SHOWN = 20
+
+
+def known_events(events: list[str]) -> list[str]:
+    """Those of `events` a webhook may be told of (`event_kinds`), in the order given."""
+    known = {value for value, _ in event_kinds()}
+    return [kind for kind in events if kind in known]
+
+
+def register_with_secret(owner: Any, url: str, events: list[str]) -> tuple[Webhook, str]:
+    """The account page's form: a new webhook of `owner`'s and the secret made for it (the API's caller brings its
+    own); Refused, with why, for no address or too long a one, no event, or an address it may not reach."""
+    if not url or len(url) > URL_MAX:
+        raise Refused(f"Give the address to tell: an https:// URL of at most {URL_MAX} characters.")
+    if not events:
+        raise Refused("Choose at least one event to be told of.")
+    # The receiver keeps the secret to check each delivery's signature.
+    secret = secrets.token_urlsafe(24)
+    return register(owner, url, secret, events), secret
+
+
+def with_deliveries(owner: Any) -> list[tuple[Webhook, list[Delivery]]]:
+    """`owner`'s webhooks, each with its latest deliveries (at most DELIVERIES_SHOWN, newest first)."""
+    return [
+        (webhook, list(webhook.deliveries.all()[:DELIVERIES_SHOWN])) for webhook in Webhook.objects.filter(owner=owner)
+    ]
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:

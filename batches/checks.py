@@ -10,11 +10,11 @@ from typing import Any
 from batches.models import PersonaSnapshot
 from chaoslm import costs
 from chaoslm.llm import Endpoint
-from chaoslm.personas.calls import LLMSettings, UnknownProvider
-from chaoslm.personas.models import Persona
-from chaoslm.personas.yaml_io import PersonaSpec
 from chaoslm.sharing import Visibility
 from debates.formats.base import OptionSpec
+from personas.calls import LLMSettings, UnknownProvider
+from personas.models import Persona
+from personas.yaml_io import PersonaSpec
 
 MAX_CONCURRENCY = 100
 

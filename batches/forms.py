@@ -13,9 +13,9 @@ from batches.checks import Contestant, cost_estimate
 from batches.questions import QuestionsError, size_text
 from chaoslm import costs
 from chaoslm.http import IdChoices
-from chaoslm.personas.models import Persona
 from chaoslm.sharing import Visibility
 from debates import estimates
+from personas.models import Persona
 
 # A form's people fields, each ticked from the personas of one role.
 ROLES = {"debaters": "debater", "judges": "judge", "moderator": "moderator"}

@@ -8,9 +8,9 @@ from typing import ClassVar
 from django.conf import settings
 from django.db import models
 
-from chaoslm.personas.yaml_io import PersonaSpec, spec_from_mapping
 from chaoslm.sharing import Visibility
 from debates.models import new_share_token
+from personas.yaml_io import PersonaSpec, spec_from_mapping
 
 
 class BatchRecord(models.Model):

@@ -12,8 +12,8 @@ import yaml
 
 from batches.checks import BatchError, Contestant
 from batches.models import BatchRecord
-from chaoslm.personas.models import Persona
-from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
+from personas.models import Persona
+from personas.yaml_io import PersonaYAMLError, parse_personas
 
 MAX_SPEC_BYTES = 1024 * 1024
 T = TypeVar("T")

@@ -79,12 +79,12 @@ def django_with_temp_db(llm_url: str) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
-    call_command("import_personas", str(ROOT / "personas"), verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    call_command("import_personas", str(ROOT / "personas" / "samples"), verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
 
 
 def new_duel(turns: int = 6):
-    from chaoslm.personas.models import Persona
     from debates.setup import SeatChoice, create_debate
+    from personas.models import Persona
 
     def seat(name: str) -> SeatChoice:
         return SeatChoice(persona=Persona.objects.get(name=name))
@@ -107,7 +107,7 @@ def room_with_history(history: int) -> tuple[Any, list[Any], list[Any]]:
     the room, its agents and those messages, oldest first."""
     from django.contrib.auth import get_user_model
 
-    from chaoslm.personas.models import Persona, import_personas
+    from personas.models import Persona, import_personas
     from rooms import services
     from rooms.models import RoomMessage
 

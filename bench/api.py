@@ -166,7 +166,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from api.tokens import create_token
-    from chaoslm.personas.models import Persona
+    from personas.models import Persona
 
     # Staff: no per-user caps, so a hundred debates may run at once either way.
     user = get_user_model().objects.create_user(USER, password=PASSWORD, is_staff=True)

@@ -64,8 +64,8 @@ TOPIC = "What is 7 times 6?"
 
 
 def card_debate(name: str, text: str, seats: dict[str, str], options: dict[str, int] | None = None):
-    from chaoslm.personas.models import Persona
     from debates.setup import SeatChoice, create_debate
+    from personas.models import Persona
 
     return create_debate(
         format_name=name,

@@ -83,10 +83,10 @@ def engine_cpu(duel_text: str, turns: int, runs: int) -> tuple[float, float, int
     server, url = start_test_server(0.0, reply_words=40)
     try:
         django_with_temp_db(url)
-        from chaoslm.personas.models import Persona
         from debates.engine import RunStats, run_debate
         from debates.models import Debate
         from debates.setup import SeatChoice, create_debate
+        from personas.models import Persona
 
         def card_debate(turns: int) -> Debate:
             seat = lambda name: SeatChoice(persona=Persona.objects.get(name=name))  # noqa: E731

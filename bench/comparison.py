@@ -97,12 +97,12 @@ def main() -> None:
 
         call_command("import_formats", str(ROOT / "cards"), verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
         from batches.checks import Contestant
-        from chaoslm.personas.models import Persona
         from chaoslm.runner import inline
         from comparisons import arithmetic, selectors, services
         from comparisons.kind import COMPARISON
         from comparisons.models import Comparison
         from debates.models import Debate
+        from personas.models import Persona
 
         persona = Contestant.of(Persona.objects.get(name="Ada Sterling"))
         timed_debate(new_duel(turns=2).pk)  # the process's first debate pays one-time costs: not the baseline

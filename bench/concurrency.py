@@ -164,7 +164,7 @@ def celery_run(count: int, llm_url: str) -> tuple[float, float, int, int, tuple[
                     )
                 )
         setup = "from django.core.management import call_command as c; c('migrate', verbosity=0); "
-        manage("shell", "-c", setup + "c('import_personas', 'personas/', verbosity=0)")
+        manage("shell", "-c", setup + "c('import_personas', 'personas/samples/', verbosity=0)")
         wait_ready(workers, logs)  # worker start-up is not part of the figure
         with psycopg.connect(base_db, autocommit=True) as connection:
             work_before = database_work(connection, name)

@@ -165,7 +165,7 @@ def crowd_stack(
         redis = stack.start("redis", ["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"])
         time.sleep(0.5)
         stack.manage("migrate", "--noinput")
-        stack.manage("import_personas", "personas/")
+        stack.manage("import_personas", "personas/samples/")
         yield stack, redis
     finally:
         stack.stop_all()

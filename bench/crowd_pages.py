@@ -39,7 +39,7 @@ from bench.crowd import DATABASE_URL, WORKER, Stack, crowd_stack, rss_bytes
 
 ROOM = """
 from django.contrib.auth.models import User
-from chaoslm.personas.models import Persona
+from personas.models import Persona
 from rooms import services
 owner = User.objects.create_user("host")
 personas = Persona.objects.filter(name__in=["Ada Sterling", "Marcus Vale"])

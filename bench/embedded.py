@@ -52,7 +52,7 @@ def setup(slots: int, max_tokens: int) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
-    call_command("import_personas", str(ROOT / "personas"), verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    call_command("import_personas", str(ROOT / "personas" / "samples"), verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
 
 
 async def concurrent(endpoint, calls: int, tokens: int) -> tuple[float, int]:
@@ -66,7 +66,7 @@ async def concurrent(endpoint, calls: int, tokens: int) -> tuple[float, int]:
 
 
 def slots_table(rounds: int, tokens: int) -> list[tuple[str, str, str]]:
-    from chaoslm.personas.models import default_endpoint
+    from chaoslm.llm.endpoints import default_endpoint
 
     endpoint = default_endpoint()
     asyncio.run(concurrent(endpoint, 1, 4))  # the first call warms the server
@@ -90,11 +90,11 @@ def slots_table(rounds: int, tokens: int) -> list[tuple[str, str, str]]:
 
 def duel_table(debates: int) -> list[tuple[str, str, str]]:
     from chaoslm.llm import echo
-    from chaoslm.personas.models import Persona
     from debates.engine import run_debate
     from debates.forms import SHORT_WITH_EMBEDDED
     from debates.models import Debate, Event
     from debates.setup import SeatChoice, create_debate
+    from personas.models import Persona
 
     def seat(name: str) -> SeatChoice:
         return SeatChoice(persona=Persona.objects.get(name=name))

@@ -75,7 +75,7 @@ async def wait_up(base: str, site: subprocess.Popen[bytes], log: Path, timeout: 
 
 async def start_duel(base: str, turns: int) -> int:
     """Log in and submit the new-debate form, as a person would."""
-    from chaoslm.personas.models import Persona
+    from personas.models import Persona
 
     ids = {p.name: p.pk for p in await asyncio.to_thread(lambda: list(Persona.objects.all()))}
     jar = aiohttp.CookieJar(unsafe=True)

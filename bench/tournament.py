@@ -38,7 +38,7 @@ def one_duel_wall() -> float:
 
 def tournament_wall(duels: int, concurrency: int) -> tuple[float, int]:
     """(wall seconds, the tournament's id) for `duels` two-turn duels at `concurrency`."""
-    from chaoslm.personas.models import Persona
+    from personas.models import Persona
     from tournaments import services
     from tournaments.models import Tournament
     from tournaments.questions import QuestionSpec

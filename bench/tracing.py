@@ -98,7 +98,7 @@ async def measure(calls: int, rounds: int) -> dict[str, float]:
     drops a round a burst of load or a collection fell into."""
     from chaoslm import tracing
     from chaoslm.llm import gateway, own_connections
-    from chaoslm.personas.models import default_endpoint
+    from chaoslm.llm.endpoints import default_endpoint
 
     endpoint = default_endpoint()
     messages = [{"role": "user", "content": "Argue for the motion in forty words."}]

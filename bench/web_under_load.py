@@ -170,7 +170,7 @@ def running_count() -> int:
 async def run(
     args: argparse.Namespace, base: str, cap: int, site: subprocess.Popen[bytes], log: Path
 ) -> list[tuple[str, str, str]]:
-    from chaoslm.personas.models import Persona
+    from personas.models import Persona
 
     pid = site.pid
     await wait_up(base, site, log)

@@ -3,7 +3,8 @@
 Every call's cost is stored with it as the gateway priced it (chaoslm/llm/prices.py): None where its price is
 unknown. A total counts those calls apart, so it reads "$0.42 + unknown", never a made-up 0. The core imports no
 app: each app that stores calls registers how to add up a user's spend since a date (`register_spend`, in its
-`AppConfig.ready()`), and the budget rules here read them all.
+`AppConfig.ready()`), the personas app registers where a user's own budget is kept (`register_budget`), and the
+budget rules here read them.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from chaoslm.llm import Endpoint, prices
-from chaoslm.personas.models import Budget
 
 ZERO = Decimal(0)
 CENT = Decimal("0.01")
@@ -112,10 +112,28 @@ SpendFn = Callable[[Any, datetime], list[SpendRow]]
 _spenders: list[SpendFn] = []
 
 
+class OwnBudget(Protocol):
+    """A budget an admin set for one user: `monthly` dollars, or None for no budget whatever the default."""
+
+    monthly: Decimal | None
+
+
+# The user's own budget if an admin set one, else None (then the default setting applies).
+BudgetFn = Callable[[Any], OwnBudget | None]
+_own_budget: BudgetFn | None = None
+
+
 def register_spend(spend: SpendFn) -> None:
     """`spend(user, since)`: the user's calls stored since then in one app's rows, per persona and model."""
     if spend not in _spenders:
         _spenders.append(spend)
+
+
+def register_budget(own: BudgetFn) -> None:
+    """`own(user)`: the budget an admin set for the user, or None where none was set (the personas app keeps
+    them, `personas.models.Budget`, and registers this in its `AppConfig.ready()`)."""
+    global _own_budget
+    _own_budget = own
 
 
 def spend_rows(user: Any, since: datetime) -> list[SpendRow]:
@@ -145,7 +163,7 @@ def monthly_budget(user: Any) -> Decimal | None:
     """The user's own budget if the admin set one, else CHAOSLM_DEFAULT_MONTHLY_BUDGET; None: no budget."""
     if user is None or not getattr(user, "pk", None):
         return None
-    own = Budget.objects.filter(user=user).first()
+    own = _own_budget(user) if _own_budget is not None else None
     if own is not None:
         return own.monthly
     default = settings.CHAOSLM_DEFAULT_MONTHLY_BUDGET

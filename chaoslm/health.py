@@ -119,8 +119,8 @@ def _model_sync() -> None:
     from urllib.error import HTTPError
     from urllib.request import ProxyHandler, Request, build_opener
 
+    from chaoslm.llm.endpoints import default_endpoint
     from chaoslm.llm.proxies import proxy_for
-    from chaoslm.personas.models import default_endpoint
 
     endpoint = default_endpoint()
     headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}

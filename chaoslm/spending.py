@@ -1,12 +1,9 @@
-"""A person's spend this month: the account page `/account/usage/` and its JSON (the API's `GET /usage`)."""
+"""A person's spend this month: what the account page `/account/usage/` shows (accounts/views.py: usage) and its
+JSON (the API's `GET /usage`)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from chaoslm import costs
 from chaoslm.llm import prices
@@ -41,8 +38,3 @@ def as_json(user: Any) -> dict[str, Any]:
             for row in found["rows"]
         ],
     }
-
-
-@login_required
-def month_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "account/usage.html", month(request.user))

@@ -11,11 +11,11 @@ from django import forms
 from batches.checks import Checks, Contestant
 from batches.forms import BatchForm
 from chaoslm import costs
-from chaoslm.personas.models import Persona
 from comparisons import arithmetic, question_sets, services
 from comparisons.arms import MAX_ARM_NAME, MAX_ARMS, Arm, ArmRequest, answering_formats, resolve
 from comparisons.models import Comparison
 from debates import estimates
+from personas.models import Persona
 
 ROWS = range(1, MAX_ARMS + 1)
 # The rows shown open; the rest fold under "More arms".

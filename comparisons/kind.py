@@ -9,12 +9,12 @@ from typing import Any
 
 from batches import schedule
 from batches.kinds import BatchKind
-from chaoslm.personas.yaml_io import spec_from_mapping
 from comparisons import broadcast, selectors
 from comparisons.models import Comparison, Run
 from comparisons.services import material_of
 from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
+from personas.yaml_io import spec_from_mapping
 
 
 def _create_debate(comparison: Comparison, run_id: int) -> Debate:

@@ -77,7 +77,7 @@ INSTALLED_APPS = [
     "channels",
     "axes",
     "csp",
-    "chaoslm.personas",
+    "personas",
     "debates",
     "rooms",
     "batches",
@@ -87,6 +87,8 @@ INSTALLED_APPS = [
     # The JSON API (/api/v1/), with django-ninja (not itself an app here: listed, `ninja` and pydantic would be
     # imported by every command).
     "api",
+    # A person's own account pages (log in, sign up, spend, API tokens, webhooks): views and templates only.
+    "accounts",
 ]
 
 MIDDLEWARE = [

@@ -3,8 +3,6 @@ from django.http import HttpRequest, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from chaoslm import spending
-
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
     """Browsers and tools ask for /favicon.ico whatever the pages link: the pages' icon, not a 404. (Its address is
@@ -15,7 +13,7 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
-    path("account/usage/", spending.month_page, name="account_usage"),
+    path("", include("accounts.urls")),
     path("", include("debates.urls")),
     path("", include("rooms.urls")),
     path("", include("tournaments.urls")),

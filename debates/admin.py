@@ -10,11 +10,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from chaoslm.personas.admin import MultipleFileField
 from debates import format_cards, hold
 from debates.formats.card import CardError
 from debates.models import Debate, Event, FormatCard, Seat
 from debates.services import delete_debate
+from personas.admin import MultipleFileField
 
 
 class DebateAdminForm(forms.ModelForm):

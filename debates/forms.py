@@ -14,13 +14,13 @@ from django.urls import reverse
 
 from chaoslm.http import parse_id
 from chaoslm.llm import local_model
-from chaoslm.personas.models import Persona
-from chaoslm.personas.yaml_io import ROLES
 from debates import estimates, format_cards, hold
 from debates.formats import DEFAULT_FORMAT, LISTED, Format, FormatError
 from debates.formats.base import OptionSpec, SeatSpec
 from debates.models import Debate
 from debates.setup import clean_material, material_refusal, repeated_names
+from personas.models import Persona
+from personas.yaml_io import ROLES
 
 
 def option_field(spec: OptionSpec) -> forms.IntegerField:

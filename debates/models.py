@@ -10,12 +10,12 @@ from django.db import models
 from django.utils import timezone
 
 from chaoslm import sharing
-from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
 from debates import event_cards
 from debates.formats import Format, get_format
 from debates.formats.card import decide as card_decide
 from debates.formats.duel import announcement_text, outscored_by
+from personas.calls import LLMSettings
 
 # What a verdict card says in place of an announcement that, asked three times, only gave its prompt back.
 ECHOED = "(Asked three times, the judge only gave its instructions back: no announcement of its own to show.)"

@@ -8,7 +8,6 @@ from typing import Any
 from django.db import transaction
 
 from chaoslm import costs, limits, live, runner
-from chaoslm.personas.models import Persona
 from debates import hold
 from debates import limits as debate_limits
 from debates.broadcast import card_push, live_parts_html, push_thinking_to_viewers
@@ -18,6 +17,7 @@ from debates.forms import YOU, NewDebateForm
 from debates.models import Debate, Event
 from debates.selectors import awaited_step
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona
 
 MAX_MESSAGE_CHARS = 4000
 

@@ -9,12 +9,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from chaoslm.personas.calls import LLMSettings, UnknownProvider
-from chaoslm.personas.models import Persona
-from chaoslm.personas.yaml_io import PersonaSpec
 from debates import hold
 from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
 from debates.models import Debate, Seat
+from personas.calls import LLMSettings, UnknownProvider
+from personas.models import Persona
+from personas.yaml_io import PersonaSpec
 
 HUMAN = "human"
 

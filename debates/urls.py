@@ -1,4 +1,3 @@
-from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
 from chaoslm import http  # noqa: F401  (registers the <id:...> converter)
@@ -22,9 +21,6 @@ register_converter(ExportKind, "export")
 urlpatterns = [
     path("", views.home, name="home"),
     path("local-model/status/", views.local_model_status, name="local_model_status"),
-    path("accounts/login/", views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/signup/", views.signup, name="signup"),
     path("debates/new/", views.new_debate, name="debate_new"),
     path("personas/prompt/", views.persona_prompt, name="persona_prompt"),
     path("formats/", format_views.format_list, name="format_list"),

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -20,12 +16,13 @@ from django.views.decorators.http import require_POST
 from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
-from chaoslm.personas.models import Persona, default_endpoint
+from chaoslm.llm.endpoints import default_endpoint
 from debates import hold, poll_views, privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, LISTED, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public, page_state
+from personas.models import Persona
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -58,34 +55,6 @@ def local_model_status(request: HttpRequest) -> HttpResponse:
         "local_model_status.html",
         {"local_model_trouble": local_model.trouble(), "ready": True, "took": local_model.last_start()},
     )
-
-
-class LoginView(auth_views.LoginView):
-    """Django's, except that a `next` leading back to the login form itself goes home instead.
-
-    Logging in from the login page (its top bar's "Log in", an old bookmark) would otherwise land on the
-    form again, which reads as if the login failed.
-    """
-
-    def get_redirect_url(self) -> str:
-        url = super().get_redirect_url()
-        return "" if url and urlsplit(url).path == reverse("login") else url
-
-    def get_context_data(self, **kwargs: object) -> dict:
-        return {**super().get_context_data(**kwargs), "signup_open": settings.CHAOSLM_SIGNUP}
-
-
-def signup(request: HttpRequest) -> HttpResponse:
-    if not settings.CHAOSLM_SIGNUP:
-        # Not the 404 page, whose words are about private things: this address is known, and closed.
-        return render(request, "registration/signup_closed.html", status=404)
-    form = UserCreationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        # Two backends are configured (axes' and Django's), so login() must be told which one vouched for the user.
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        return redirect("home")
-    return render(request, "registration/signup.html", {"form": form})
 
 
 @login_required

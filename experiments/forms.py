@@ -7,11 +7,11 @@ from typing import Any
 from django import forms
 
 from batches.forms import BatchForm, PersonaChoices
-from chaoslm.personas.models import Persona
 from debates.formats.evidence import ROUNDS, WORD_LIMIT
 from experiments import design, services
 from experiments.models import Experiment
 from experiments.questions import MAX_BYTES, parse_file, sample
+from personas.models import Persona
 
 PROTOCOL_CHOICES = [
     (design.DEBATE, "Debate: two debaters who read the passage argue A and B"),

@@ -3,7 +3,7 @@
 name: Does debate help?
 questions_file: evidence-sample.jsonl    # or `sample: true` for the project's own set, or `questions: [...]`
 protocols: [evidence_debate, consultancy, blind, oracle]
-debaters: [Ada Sterling, personas/marcus-vale.yaml]
+debaters: [Ada Sterling, personas/samples/marcus-vale.yaml]
 judges: [Judge Okafor]
 options: {rounds: 2, word_limit: 120, simultaneous: 0}
 concurrency: 8

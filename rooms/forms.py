@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from chaoslm.http import IdChoices, parse_id
-from chaoslm.personas.models import Persona
+from personas.models import Persona
 from rooms.models import MAX_MESSAGES, Room, RoomAgent, RoomTemplate
 
 

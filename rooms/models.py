@@ -10,8 +10,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from chaoslm import sharing
-from chaoslm.personas.calls import LLMSettings
 from chaoslm.sharing import new_share_token
+from personas.calls import LLMSettings
 
 # The most messages an auto-mode run may be set to (besides 0, no limit but the context window's).
 MAX_MESSAGES = 1000

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from chaoslm.costs import SpendRow, Total, totals_by
 from chaoslm.llm import marks
-from chaoslm.personas.models import Persona
+from personas.models import Persona
 from rooms.broadcast import in_queue_order, status_context
 from rooms.models import Room, RoomAgent, RoomMessage
 from rooms.table import load_room

@@ -13,8 +13,8 @@ from django.db import transaction
 from django.db.models import Max
 
 from chaoslm.http import NumberError, parse_number
-from chaoslm.personas.calls import LLMSettings
-from chaoslm.personas.models import Persona
+from personas.calls import LLMSettings
+from personas.models import Persona
 from rooms import queue as q
 from rooms.context import agent_prompt
 from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chaoslm.llm import ChatOptions, Endpoint
-from chaoslm.personas.calls import LLMSettings
+from personas.calls import LLMSettings
 from rooms import queue as q
 from rooms.context import ContextMeter
 from rooms.models import Room, RoomAgent, RoomMessage

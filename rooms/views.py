@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
-from chaoslm.personas.models import Persona
+from personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
 from rooms import limits as room_limits
 from rooms.forms import MemoryForm, NewRoomForm, SettingsForm, TurnOrderForm

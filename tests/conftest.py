@@ -112,7 +112,7 @@ def embedded(llm_server, settings, monkeypatch):
     """No endpoint configured: the embedded model's, answered by the test server at its host and port."""
     # Here: a model module cannot be imported before pytest-django has set Django up.
     from chaoslm.llm import pace
-    from chaoslm.personas.models import default_endpoint
+    from chaoslm.llm.endpoints import default_endpoint
 
     monkeypatch.setattr(pace, "_prompt_rates", {})
     settings.OPENAI_BASE_URL = ""

@@ -11,11 +11,11 @@ from django import forms
 
 from batches.checks import Contestant, names_clash
 from batches.forms import BatchForm, PersonaChoices
-from chaoslm.personas.models import Persona
 from debates.format_cards import Resolved
 from debates.formats import Format
 from debates.formats.base import OptionSpec
 from debates.forms import FormatOptions
+from personas.models import Persona
 from tournaments import design, services
 from tournaments.models import Tournament
 from tournaments.questions import MAX_BYTES, QuestionsError, parse_file, parse_lines

@@ -46,7 +46,7 @@ def api_env(tmp_path_factory, _llm_server_process) -> dict[str, str]:
         "CHAOSLM_WEBHOOK_TIMEOUT": "3",
     }
     manage(env, "migrate", "--noinput")
-    manage(env, "import_personas", "personas/")
+    manage(env, "import_personas", "personas/samples/")
     create = "; ".join(
         f"User.objects.create_user({name!r}, password={password!r}, is_staff={name in STAFF})"
         for name, password in PEOPLE.items()

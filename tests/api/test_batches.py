@@ -119,7 +119,7 @@ def test_the_stream_resumes_exactly_with_last_event_id(server, tokens, llm):
 def test_a_spec_with_problems_gets_every_one_with_the_command_lines_messages(server, tokens):
     with api(server, tokens["owner"]) as client:
         body = tournament_spec(
-            name="Broken cup", debaters=["Nobody Here", "personas/ada.yaml"], colour="red", repeats="two"
+            name="Broken cup", debaters=["Nobody Here", "personas/samples/ada.yaml"], colour="red", repeats="two"
         )
         body.pop("questions")
         body["questions_file"] = "/etc/passwd"

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from api.tokens import create_token
-from chaoslm.personas.models import Persona
 from debates.models import Debate
+from personas.models import Persona
 from tests.debates.test_export_labels import LABELS, lincoln_douglas
 
 # The debates are made, not run: the runner is handed a debate as its transaction commits, and a test's never does.
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def start(client, people):
-    call_command("import_personas", "personas/", verbosity=0)
+    call_command("import_personas", "personas/samples/", verbosity=0)
     debaters = list(Persona.objects.filter(role="debater").values_list("pk", flat=True))[:2]
     _, secret = create_token(people["owner"], "starts", read_only=False)
 

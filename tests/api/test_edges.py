@@ -12,8 +12,8 @@ from django.core.management import call_command
 from api.models import Webhook
 from api.tokens import create_token
 from batches.spec import MAX_NAME_CHARS
-from chaoslm.personas.models import Persona
 from debates.models import Debate
+from personas.models import Persona
 from rooms.models import Room
 from tournaments.models import Tournament
 

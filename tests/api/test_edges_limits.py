@@ -17,8 +17,8 @@ from django.test import Client
 
 from api.tokens import create_token
 from chaoslm import limits as chaoslm_limits
-from chaoslm.personas.models import Persona
 from debates.models import PollVote
+from personas.models import Persona
 from tests.conftest import require
 from tests.debates.test_votes import poll_duel, share_urls, vote
 
@@ -60,7 +60,7 @@ def test_twice_the_api_limit_across_a_minute_boundary_is_refused(client, people,
 def test_the_start_limit_is_a_moving_window_and_its_429_carries_retry_after(client, people, settings, clock):
     settings.CHAOSLM_STARTS_PER_MINUTE = 2
     settings.CHAOSLM_MAX_RUNNING_DEBATES = 100
-    call_command("import_personas", "personas/", verbosity=0)
+    call_command("import_personas", "personas/samples/", verbosity=0)
     debaters = list(Persona.objects.filter(role="debater").values_list("pk", flat=True))[:2]
     _, secret = create_token(people["owner"], "starts", read_only=False)
 
@@ -80,7 +80,7 @@ def test_the_start_limit_is_a_moving_window_and_its_429_carries_retry_after(clie
 
 def test_a_cap_on_what_runs_at_once_is_a_429_with_retry_after(client, people, settings):
     settings.CHAOSLM_MAX_RUNNING_DEBATES = 0
-    call_command("import_personas", "personas/", verbosity=0)
+    call_command("import_personas", "personas/samples/", verbosity=0)
     debaters = list(Persona.objects.filter(role="debater").values_list("pk", flat=True))[:2]
     _, secret = create_token(people["owner"], "caps", read_only=False)
     body = {"topic": "Capped?", "seats": {"a": debaters[0], "b": debaters[1]}}

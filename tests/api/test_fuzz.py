@@ -71,7 +71,7 @@ def fuzzed(people, settings):
     and a read-write token with room for every call."""
     settings.CHAOSLM_API_CALLS_PER_MINUTE = 0
     settings.CHAOSLM_STARTS_PER_MINUTE = 10_000
-    call_command("import_personas", "personas/", verbosity=0)
+    call_command("import_personas", "personas/samples/", verbosity=0)
     Debate.objects.create(topic="Fuzzed", owner=people["owner"])
     Room.objects.create(title="Fuzzed", owner=people["owner"])
     _, secret = create_token(people["owner"], "fuzz", read_only=False)

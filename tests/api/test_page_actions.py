@@ -19,10 +19,10 @@ from django.utils import timezone
 from api import tokens
 from api.models import ApiToken
 from chaoslm.llm import local_model
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates import estimates
 from debates.models import Debate, PollVote
+from personas.models import Persona, import_personas
 from rooms import services as room_services
 from rooms import work as room_work
 from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate

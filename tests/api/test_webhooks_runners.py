@@ -96,7 +96,7 @@ def test_a_tournament_resumed_by_the_server_after_its_runner_was_killed_tells_it
     database = tmp_path / "resumed.sqlite3"
     env = {**api_env, "DATABASE_URL": f"sqlite:///{database}"}
     assert run_manage("migrate", "--noinput", env=env).returncode == 0
-    assert run_manage("import_personas", "personas/", env=env).returncode == 0
+    assert run_manage("import_personas", "personas/samples/", env=env).returncode == 0
     made = "from django.contrib.auth.models import User; User.objects.create_user('rita', password='pw-rita-123')"
     assert run_manage("shell", "-c", made, env=env).returncode == 0
     spec = tmp_path / "resumed.yaml"

@@ -13,9 +13,9 @@ from channels.testing import WebsocketCommunicator
 from django.db.models import QuerySet
 from django.urls import URLPattern
 
-from chaoslm.personas.models import Persona, Provider
 from chaoslm.runner import inline
 from debates.models import Event
+from personas.models import Persona, Provider
 from tournaments import services
 from tournaments.models import Tournament
 from tournaments.questions import QuestionSpec

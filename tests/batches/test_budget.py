@@ -15,9 +15,9 @@ from django.urls import reverse
 from api.tokens import create_token
 from batches.checks import OverBudget, cost_estimate
 from chaoslm import costs
-from chaoslm.personas.models import Budget, Provider
 from debates.models import Debate, Event
 from debates.selectors import usage_of
+from personas.models import Budget, Provider
 from tests.batches.helpers import always_for, debater, judge, questions, run_to_end
 from tournaments import design, results, services
 from tournaments.models import Match, Tournament

@@ -31,7 +31,7 @@ def site_env(tmp_path_factory, _llm_server_process):
         "CHAOSLM_WEBHOOKS_ALLOW_NETWORKS": "127.0.0.1/32",
     }
     manage(env, "migrate", "--noinput")
-    manage(env, "import_personas", "personas/")
+    manage(env, "import_personas", "personas/samples/")
     create = "; ".join(f"User.objects.create_user({name!r}, password={password!r})" for name, password in USERS.items())
     manage(env, "shell", "-c", f"from django.contrib.auth.models import User; {create}")
     return env

@@ -240,7 +240,7 @@ def test_a_whisper_a_summary_card_and_taking_the_floor(pages, site, site_env, ll
         site_env,
         "shell",
         "-c",
-        "from chaoslm.personas.models import Provider; from rooms.table import load_room;"
+        "from personas.models import Provider; from rooms.table import load_room;"
         " from rooms.models import Room;"
         f" room = Room.objects.get(pk={room_id}); tokens = load_room(room.pk).meter().state()[1];"
         f" small = Provider.objects.create(name='Small {room_id}', base_url='{llm.url}', default_model='m',"

@@ -16,7 +16,7 @@ def test_a_structured_tournament_with_two_judges_from_the_form(pages, site, site
         site_env,
         "shell",
         "-c",
-        "from chaoslm.personas.models import Persona; Persona.objects.get_or_create(name='Judge Vera Lind', "
+        "from personas.models import Persona; Persona.objects.get_or_create(name='Judge Vera Lind', "
         "defaults={'role': 'judge', 'personality': 'Vera weighs each point.', 'judging_criteria': 'Logic.'})",
     )
     owner = pages.new("alice")

@@ -10,10 +10,10 @@ from django.test import Client
 from django.urls import reverse
 
 from chaoslm import runner
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona, import_personas
 from rooms import services as room_services
 from rooms import work
 from rooms.models import Room, RoomMessage

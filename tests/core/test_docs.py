@@ -94,7 +94,9 @@ READ = re.compile(
 
 
 def test_every_environment_variable_the_product_reads_is_in_the_settings_reference() -> None:
-    product = [*sorted((ROOT / "config").rglob("*.py")), *sorted((ROOT / "chaoslm").rglob("*.py"))]
+    product = [
+        *(path for package in ("config", "chaoslm", "personas") for path in sorted((ROOT / package).rglob("*.py")))
+    ]
     read = {name for path in product for name in READ.findall(path.read_text())}
     assert {"CHAOSLM_DEBUG", "DATABASE_URL", "CHAOSLM_ADMIN_PASSWORD", "HF_HOME"} <= read  # the pattern finds them
     reference = (ROOT / "docs" / "settings.md").read_text()

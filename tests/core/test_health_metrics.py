@@ -10,13 +10,14 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from chaoslm.llm import Callbacks, chat
-from chaoslm.personas.models import default_endpoint, import_personas
+from chaoslm.llm.endpoints import default_endpoint
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
+from personas.models import import_personas
 from tests.servers import manage, running_site
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PERSONAS = Path(__file__).resolve().parents[2] / "personas"
+PERSONAS = Path(__file__).resolve().parents[2] / "personas" / "samples"
 
 
 def scrape(client, **extra) -> dict[tuple[str, tuple], float]:

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from chaoslm.personas.models import import_personas
 from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
+from personas.models import import_personas
 from tests.servers import ROOT, run_python
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PERSONAS = Path(__file__).resolve().parents[2] / "personas"
+PERSONAS = Path(__file__).resolve().parents[2] / "personas" / "samples"
 
 
 @pytest.fixture

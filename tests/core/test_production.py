@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from chaoslm.personas.models import import_personas
 from chaoslm.runner import inline
 from debates.models import Debate, Event
 from debates.recovery import recover, stalled_debates
 from debates.setup import SeatChoice, create_debate
+from personas.models import import_personas
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -70,7 +70,7 @@ def test_a_debate_started_through_the_api_is_one_trace_down_to_each_model_call(t
         "OTEL_BSP_SCHEDULE_DELAY": "100",  # the batch processor's wait before it sends (ms)
     }
     manage(env, "migrate", "--noinput")
-    manage(env, "import_personas", "personas/")
+    manage(env, "import_personas", "personas/samples/")
     code = (
         "from django.contrib.auth.models import User; from api.tokens import create_token; "
         "print(create_token(User.objects.create_user('olive'), 'traces', read_only=False)[1])"

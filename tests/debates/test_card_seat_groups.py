@@ -20,12 +20,12 @@ from django.utils.html import escape
 
 from api.tokens import create_token
 from batches.checks import BatchError, Checks, Contestant
-from chaoslm.personas.models import Persona, import_personas
 from comparisons.arms import ArmRequest, resolve
 from debates.formats.base import DebateConfig, FormatError, SeatInfo
 from debates.formats.card import CardError, parse_card
 from debates.formats.card.doc import protocol_markdown
 from debates.models import Debate
+from personas.models import Persona, import_personas
 from tests.batches.helpers import debater
 from tests.comparisons.helpers import import_shipped_cards
 

@@ -60,7 +60,7 @@ def card_site(tmp_path_factory, _llm_server_process):
     folder = tmp_path_factory.mktemp("until-site")
     env = site_env(folder / "site.sqlite3", _llm_server_process.url, folder)
     manage(env, "migrate", "--noinput")
-    manage(env, "import_personas", "personas/")
+    manage(env, "import_personas", "personas/samples/")
     (folder / "agree-at-once.yaml").write_text(CARD)
     manage(env, "import_formats", str(folder / "agree-at-once.yaml"))
     manage(env, "shell", "-c", "from django.contrib.auth.models import User; User.objects.create_user('rhea')")

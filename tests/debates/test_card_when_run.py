@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from chaoslm.personas.models import import_personas
 from debates import format_cards
 from debates.models import Debate
+from personas.models import import_personas
 from tests.debates.formats.test_card_when import TRIAL
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,7 +13,7 @@ from tests.llm.smollm2 import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SAMPLES = Path(__file__).resolve().parents[2] / "personas"
+SAMPLES = Path(__file__).resolve().parents[2] / "personas" / "samples"
 DUEL = [
     "duel",
     "--topic",
@@ -283,9 +283,9 @@ def test_a_human_seat_speaks_from_the_terminal(llm_server, monkeypatch):
 def test_end_debate_command_closes_an_interrupted_debate(llm_server):
     import asyncio
 
-    from chaoslm.personas.models import Persona
     from debates.engine import Observer, run_debate
     from debates.setup import SeatChoice, create_debate
+    from personas.models import Persona
 
     class StopAt(Observer):
         async def event_saved(self, debate, event):

@@ -17,7 +17,7 @@ from debates.models import ECHOED, Debate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SAMPLES = Path(__file__).resolve().parents[2] / "personas"
+SAMPLES = Path(__file__).resolve().parents[2] / "personas" / "samples"
 SCORE_FIRST = "Give Ada Sterling an initial score out of 10"
 EXAMPLE = '{"score": 7, "reasoning": "One sentence explaining the score."}'
 ANNOUNCE = "Now deliver your verdict to the debaters and audience, briefly."

@@ -8,16 +8,16 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from chaoslm.llm import ChatResult
-from chaoslm.personas.models import import_personas
 from debates.engine import Observer, run_debate
 from debates.models import Debate, Event
 from debates.privacy import Access
 from debates.setup import SeatChoice, create_debate
 from debates.transcripts import as_markdown
+from personas.models import import_personas
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PERSONAS = Path(__file__).resolve().parents[2] / "personas"
+PERSONAS = Path(__file__).resolve().parents[2] / "personas" / "samples"
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from chaoslm.llm import local_model, local_status
 from chaoslm.llm.local_status import UP, Speed
-from chaoslm.personas.models import import_personas
 from debates import estimates
+from personas.models import import_personas
 from tests.servers import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,9 +5,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils.html import escape
 
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates.models import Debate
+from personas.models import Persona, import_personas
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -159,7 +159,7 @@ def test_the_topic_has_focus_and_a_refused_form_keeps_what_was_typed_and_the_pre
 
 
 def test_the_prompt_preview_reflows_the_yamls_hard_line_breaks(owner):
-    from chaoslm.personas.models import import_personas
+    from personas.models import import_personas
 
     yaml = (
         "name: Wes\nrole: debater\npersonality: |-\n  You argue plainly and\n  never shout.\n\n"
@@ -210,7 +210,7 @@ def test_a_checkbox_label_has_no_stray_colon(owner, personas):
 def test_a_debate_whose_estimate_passes_the_budget_is_refused_keeping_the_text(owner, personas, llm_server):
     from decimal import Decimal
 
-    from chaoslm.personas.models import Budget, Provider
+    from personas.models import Budget, Provider
 
     paid = Provider.objects.create(
         name="paid", base_url=llm_server.url, default_model="m", input_price=Decimal(100), output_price=Decimal(200)

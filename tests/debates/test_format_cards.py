@@ -16,10 +16,10 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 from django.utils.html import escape
 
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates import format_cards, services
 from debates.models import Debate, Event, FormatCard
+from personas.models import Persona, import_personas
 from tests.debates import card_samples
 
 pytestmark = pytest.mark.django_db(transaction=True)

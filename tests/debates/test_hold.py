@@ -24,18 +24,18 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates import hold, recovery, votes
 from debates.broadcast import live_parts_html
 from debates.models import Debate, PollVote
 from debates.setup import SeatChoice, create_debate
 from debates.work import start_when_due
+from personas.models import Persona, import_personas
 from tests.conftest import ENGINE_RUNNER
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PERSONAS = Path(__file__).resolve().parents[2] / "personas"
+PERSONAS = Path(__file__).resolve().parents[2] / "personas" / "samples"
 
 
 @pytest.fixture

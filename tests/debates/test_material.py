@@ -13,13 +13,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from chaoslm.personas.models import Persona, import_personas
 from debates import transcripts
 from debates.formats import registered
 from debates.formats.base import PUBLIC, DebateConfig, Format, Plan, Record, SeatSpec, StepBuilder
 from debates.models import Debate, Event, Seat
 from debates.replay import create_replay
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona, import_personas
 
 # Nothing here runs a debate but where a test says so (transaction=True): the runner is handed a debate as its
 # transaction commits, and these tests' transactions never do.

@@ -12,14 +12,14 @@ import pytest
 from django.urls import reverse
 
 from api import tokens
-from chaoslm.personas.models import Persona, Provider, import_personas
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
 from debates.transcripts import as_json, as_markdown
+from personas.models import Persona, Provider, import_personas
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PERSONAS = Path(__file__).resolve().parents[2] / "personas"
+PERSONAS = Path(__file__).resolve().parents[2] / "personas" / "samples"
 CUT = "Cars clog every street we have and the air they leave beh"
 
 

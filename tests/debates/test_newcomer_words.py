@@ -8,12 +8,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from chaoslm.personas.models import Persona
 from debates.estimates import describe
 from debates.formats.card import card_format
 from debates.models import Debate, Event, Seat
 from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona
 
 pytestmark = pytest.mark.django_db
 

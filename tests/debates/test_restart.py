@@ -31,7 +31,7 @@ def site_template(tmp_path_factory, _llm_server_process):
     folder = tmp_path_factory.mktemp("restart-site")
     env = site_env(folder / "site.sqlite3", _llm_server_process.url, folder)
     manage(env, "migrate", "--noinput")
-    manage(env, "import_personas", "personas/")
+    manage(env, "import_personas", "personas/samples/")
     token = manage(
         env,
         "shell",
@@ -259,13 +259,13 @@ def test_end_and_retry_act_on_a_debate_whose_runner_is_gone(people, llm_server):
     """A debate still "running" in a process that has ended: Retry runs it (no 409 "this one is running"), End
     brings it to a close; one whose runner is alive is left to it."""
     from chaoslm import runner
-    from chaoslm.personas.models import import_personas
     from debates import services
     from debates.models import Debate
     from debates.setup import SeatChoice, create_debate
+    from personas.models import import_personas
 
     files = ["ada-sterling.yaml", "marcus-vale.yaml"]
-    saved = {p.name: p for p in import_personas([(f, (ROOT / "personas" / f).read_text()) for f in files])}
+    saved = {p.name: p for p in import_personas([(f, (ROOT / "personas" / "samples" / f).read_text()) for f in files])}
     owner = people["owner"]
 
     def left_running(by: str) -> Debate:

@@ -15,7 +15,7 @@ from debates.status import status_line
 pytestmark = pytest.mark.django_db
 
 CARD = (Path(__file__).resolve().parents[2] / "cards" / "multi-agent-debate.yaml").read_text()
-PERSONAS = Path(__file__).resolve().parents[2] / "personas"
+PERSONAS = Path(__file__).resolve().parents[2] / "personas" / "samples"
 
 
 def debate_with(answers, **fields):
@@ -75,10 +75,10 @@ def test_a_watched_debate_of_answers_runs_to_the_end_its_status_pushes_tallying_
     from channels.layers import get_channel_layer
 
     from chaoslm import live
-    from chaoslm.personas.models import import_personas
     from debates.broadcast import DebateBroadcaster
     from debates.engine import run_debate
     from debates.setup import SeatChoice, create_debate
+    from personas.models import import_personas
 
     llm_server.configure(rules=[{"match": '"answer"', "reply": '{"reasoning": "17 * 23", "answer": "391"}'}])
     ada = import_personas([("ada.yaml", (PERSONAS / "ada-sterling.yaml").read_text())])[0]

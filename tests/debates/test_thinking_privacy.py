@@ -255,8 +255,8 @@ def test_only_the_owner_changes_the_choice(people, who):
 
 
 def test_the_new_debate_form_offers_the_choice_checked(people, llm_server):
-    from chaoslm.personas.models import import_personas
     from chaoslm.runner import inline
+    from personas.models import import_personas
 
     import_personas(
         [
@@ -267,7 +267,7 @@ def test_the_new_debate_form_offers_the_choice_checked(people, llm_server):
     client = client_for(people, "owner")
     form = client.get(reverse("debate_new")).content.decode()
     assert 'name="show_thinking"' in form and 'id="id_show_thinking" checked' in form
-    from chaoslm.personas.models import Persona
+    from personas.models import Persona
 
     ann, ben = Persona.objects.get(name="Ann"), Persona.objects.get(name="Ben")
     fields = {"format": "duel", "topic": "Tea?", "seat_a": ann.pk, "seat_b": ben.pk, "visibility": "unlisted"}

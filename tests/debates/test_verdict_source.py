@@ -18,7 +18,7 @@ from debates.models import Debate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SAMPLES = Path(__file__).resolve().parents[2] / "personas"
+SAMPLES = Path(__file__).resolve().parents[2] / "personas" / "samples"
 REASON = (
     "The judge gave no valid verdict after three attempts, so the winner is the one it confirmed and the scores are "
     "its running scores."

@@ -24,12 +24,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from chaoslm import live
-from chaoslm.personas.models import Persona, import_personas
 from config.routing import websocket_urlpatterns
 from debates import votes
 from debates.models import Debate, Event, PollVote, Seat
 from debates.poll_views import COOKIE, SALT
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona, import_personas
 
 pytestmark = pytest.mark.django_db
 
@@ -546,7 +546,9 @@ def test_the_form_offers_the_poll_checked_and_a_new_debate_has_one_unless_a_batc
 @pytest.mark.django_db(transaction=True)
 def test_the_debate_command_has_the_poll_on_unless_told_no_poll(llm_server):
 
-    call_command("import_personas", str(Path(__file__).resolve().parents[2] / "personas"), stdout=StringIO())
+    call_command(
+        "import_personas", str(Path(__file__).resolve().parents[2] / "personas" / "samples"), stdout=StringIO()
+    )
     duel = ["duel", "--topic", "Cars?", "--a", "Ada Sterling", "--b", "Marcus Vale", "--turns", "1"]
     call_command("debate", *duel, "--visibility", "public", stdout=StringIO())
     call_command("debate", *duel, "--visibility", "public", "--no-poll", stdout=StringIO())

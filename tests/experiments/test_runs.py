@@ -9,12 +9,12 @@ import pytest
 
 from batches.checks import Contestant
 from chaoslm.llm.testserver import TestLLMServer
-from chaoslm.personas.models import Persona
 from chaoslm.runner import inline
 from debates.models import Debate
 from experiments import design, exports, selectors, services, work
 from experiments.models import Experiment, Run
 from experiments.questions import sample
+from personas.models import Persona
 from tests.batches.helpers import debater, judge, provider_for
 
 

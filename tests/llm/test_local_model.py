@@ -14,8 +14,9 @@ import pytest
 from django.core.management import call_command
 
 from chaoslm.llm import Callbacks, ChatOptions, LLMTimeout, Policy, chat, local_model
-from chaoslm.personas.models import Persona, default_endpoint
+from chaoslm.llm.endpoints import default_endpoint
 from debates.models import Debate, Event
+from personas.models import Persona
 from tests.llm.smollm2 import SHORT, free_port, require_smollm2
 
 pytestmark = pytest.mark.slow
@@ -70,7 +71,7 @@ def test_a_gguf_named_by_path_is_served_in_its_place_under_its_own_name(settings
 def test_a_duel_on_smollm2_reaches_a_verdict_through_the_command(local_endpoint, settings, tmp_path):
     settings.CHAOSLM_LLM_TIMEOUT = 120
     out = StringIO()
-    call_command("import_personas", "personas/", stdout=StringIO())
+    call_command("import_personas", "personas/samples/", stdout=StringIO())
     # The shipped debaters may write 400 tokens a speech: on CI's two busy cores that alone took minutes. The
     # verdict (the judge's JSON) is what this test is about, so the judge keeps its own budget.
     Persona.objects.filter(role="debater").update(max_tokens=60)
@@ -105,7 +106,7 @@ def test_a_duel_on_smollm2_reaches_a_verdict_through_the_command(local_endpoint,
 @pytest.mark.django_db(transaction=True)
 def test_a_first_debate_from_the_command_line_starts_the_embedded_model_and_stops_it_after(settings):
     """A new user's first `manage.py debate`, with no endpoint configured and no `serve` running."""
-    from chaoslm.personas.models import import_personas
+    from personas.models import import_personas
 
     require_smollm2()
     settings.OPENAI_BASE_URL = settings.OPENAI_API_KEY = ""
@@ -142,7 +143,7 @@ FORMAT_RUNS = {
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("format_name", sorted(FORMAT_RUNS))
 def test_every_other_format_completes_on_smollm2(local_endpoint, settings, format_name):
-    from chaoslm.personas.models import import_personas
+    from personas.models import import_personas
 
     settings.CHAOSLM_LLM_TIMEOUT = 120
     import_personas(
@@ -194,7 +195,8 @@ def test_a_duel_on_a_cpu_starved_smollm2_is_slow_but_completes(local_endpoint, s
     longest silence between two tokens, and at least 3 s. A fixed 3 s failed on CI, where a starved model was
     slower than here. The model writes with one thread (`LocalModel.threads`): with two, under busy loops, it
     wrote at 0.3 tokens a second for minutes at a time."""
-    from chaoslm.personas.models import default_endpoint, import_personas
+    from chaoslm.llm.endpoints import default_endpoint
+    from personas.models import import_personas
 
     # The premise is a long reply, 600 tokens: the embedded model's cap for a first debate (160) would end it in
     # three seconds, within one timeout.

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from chaoslm.llm import local_model
-from chaoslm.personas.models import default_endpoint
+from chaoslm.llm.endpoints import default_endpoint
 
 QWEN = "Qwen/Qwen2.5-1.5B-Instruct-GGUF:qwen2.5-1.5b-instruct-q4_k_m.gguf"
 

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from chaoslm.llm import Callbacks, ChatOptions, Policy, chat, local_model
-from chaoslm.personas.models import default_endpoint
+from chaoslm.llm.endpoints import default_endpoint
 
 # The test server, listening only after a pause: as a model loading its weights, which answers nothing meanwhile.
 SLOW_TO_START = (

@@ -17,7 +17,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from chaoslm.llm import Callbacks, ChatOptions, LLMUnavailable, Policy, chat, local_model
-from chaoslm.personas.models import default_endpoint
+from chaoslm.llm.endpoints import default_endpoint
 from tests.servers import free_port
 
 CRASHES_ON_FIRST_COMPLETION = """

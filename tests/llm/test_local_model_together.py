@@ -13,9 +13,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from chaoslm import runner
-from chaoslm.personas.models import Persona, import_personas
 from debates.models import Debate, Event
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona, import_personas
 from rooms import services as rooms
 from rooms import work as room_work
 from rooms.models import Room

@@ -8,8 +8,8 @@ never silent that long. Every call streams, those nobody reads as they are writt
 import pytest
 
 from chaoslm.llm import Callbacks, ChatOptions, LLMTimeout, Policy, chat, local_model, pace
+from chaoslm.llm.endpoints import default_endpoint
 from chaoslm.llm.pace import slow_note
-from chaoslm.personas.models import default_endpoint
 
 SCHEMA = {
     "type": "object",

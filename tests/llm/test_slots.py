@@ -17,7 +17,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from chaoslm.llm import Callbacks, Endpoint, Policy, chat, local_model
-from chaoslm.personas.models import Persona, default_endpoint, import_personas
+from chaoslm.llm.endpoints import default_endpoint
+from personas.models import Persona, import_personas
 
 ROOT = Path(__file__).resolve().parents[2]
 HELLO = [{"role": "user", "content": "Hello"}]
@@ -250,7 +251,7 @@ def test_a_debate_waiting_for_the_embedded_model_says_so_on_its_status_line(embe
     from debates.models import Debate
     from debates.setup import SeatChoice, create_debate
 
-    personas = ROOT / "personas"
+    personas = ROOT / "personas" / "samples"
     files = ["ada-sterling.yaml", "marcus-vale.yaml", "judge-okafor.yaml"]
     saved = {p.name: p for p in import_personas([(f, (personas / f).read_text()) for f in files])}
     seats = {"a": "Ada Sterling", "b": "Marcus Vale", "judge": "Judge Ines Okafor"}

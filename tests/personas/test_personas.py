@@ -9,12 +9,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from chaoslm.personas.models import Persona, Provider, import_personas
-from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
+from personas.models import Persona, Provider, import_personas
+from personas.yaml_io import PersonaYAMLError, parse_personas
 
 pytestmark = pytest.mark.django_db
 
-SAMPLES = Path(__file__).resolve().parents[2] / "personas"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "personas" / "samples"
 
 GOOD = """name: Tess
 role: debater
@@ -191,14 +192,14 @@ def test_import_command_reports_errors_without_importing(tmp_path):
 
 def make_run_commands() -> list[list[str]]:
     """The `manage.py` commands `make run` runs on every start, as argument lists."""
-    lines = (SAMPLES.parent / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0].splitlines()[1:]
+    lines = (ROOT / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0].splitlines()[1:]
     return [line.split("manage.py", 1)[1].split() for line in lines if "manage.py" in line]
 
 
 def test_make_run_keeps_a_persona_edited_in_the_admin_and_imports_the_missing(staff, tmp_path, monkeypatch):
     imports = [args for args in make_run_commands() if args[0] == "import_personas"]
-    assert imports == [["import_personas", "personas/", "--missing"]]
-    monkeypatch.chdir(SAMPLES.parent)
+    assert imports == [["import_personas", "personas/samples/", "--missing"]]
+    monkeypatch.chdir(ROOT)
     call_command(*imports[0], stdout=StringIO())  # the first start
     ada = Persona.objects.get(name="Ada Sterling")
     url = reverse("admin:personas_persona_change", args=[ada.pk])
@@ -210,7 +211,7 @@ def test_make_run_keeps_a_persona_edited_in_the_admin_and_imports_the_missing(st
     assert Persona.objects.get(name="Ada Sterling").temperature == 1.7
     assert Persona.objects.filter(name="Marcus Vale").exists()
     assert "Imported 1 persona(s): Marcus Vale; those already there are kept as they are" in out.getvalue()
-    call_command("import_personas", "personas/", "--update", stdout=StringIO())  # on request, files win
+    call_command("import_personas", "personas/samples/", "--update", stdout=StringIO())  # on request, files win
     assert Persona.objects.get(name="Ada Sterling").temperature != 1.7
 
 
@@ -269,7 +270,7 @@ def test_the_yaml_help_text_names_the_fields_and_the_fields_below_show_them(staf
 @pytest.mark.django_db
 def test_the_admins_persona_page_styles_its_prompt_preview_from_a_file_not_inline(admin_client):
     """The site's content security policy refuses inline styles: the preview's look comes from static CSS."""
-    from chaoslm.personas.models import import_personas
+    from personas.models import import_personas
 
     (persona,) = import_personas([("p.yaml", "name: Pat\nrole: debater\npersonality: Pat argues.\n")])
     html = admin_client.get(f"/admin/personas/persona/{persona.pk}/change/").content.decode()
@@ -277,3 +278,20 @@ def test_the_admins_persona_page_styles_its_prompt_preview_from_a_file_not_inlin
     assert 'href="/static/css/admin.css"' in html
     preview = html.split("prompt-preview")[1].split("</pre>")[0]
     assert "style=" not in preview
+
+
+def test_a_users_own_budget_wins_over_the_default_and_an_empty_one_means_none(django_user_model, settings):
+    """The core's budget rules read a user's Budget through the personas app's registration (chaoslm/costs.py)."""
+    from decimal import Decimal
+
+    from chaoslm import costs
+    from personas.models import Budget
+
+    settings.CHAOSLM_DEFAULT_MONTHLY_BUDGET = "5"
+    olive = django_user_model.objects.create_user("olive", password="pw")
+    assert costs.monthly_budget(olive) == Decimal("5")
+    budget = Budget.objects.create(user=olive, monthly=Decimal("0.25"))
+    assert costs.monthly_budget(olive) == Decimal("0.25")
+    budget.monthly = None
+    budget.save()
+    assert costs.monthly_budget(olive) is None

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def shipped():
-    call_command("import_personas", str(ROOT / "personas"), verbosity=0)
+    call_command("import_personas", str(ROOT / "personas" / "samples"), verbosity=0)
     call_command("import_formats", str(ROOT / "cards"), verbosity=0)
     return get_user_model().objects.create_user("newbie", password="pw-newbie-123")
 

@@ -5,7 +5,7 @@ test_exports.py, test_bad_requests.py)."""
 import pytest
 from django.contrib.auth import get_user_model
 
-from chaoslm.personas.models import Persona, import_personas
+from personas.models import Persona, import_personas
 from rooms import services
 
 PERSONA = "name: {n}\nrole: chat\npersonality: You are {n}.\n"

@@ -8,7 +8,7 @@ import html
 import pytest
 from django.contrib.auth import get_user_model
 
-from chaoslm.personas.models import Persona, import_personas
+from personas.models import Persona, import_personas
 from rooms import services
 from rooms.models import Room
 

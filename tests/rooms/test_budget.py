@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from chaoslm.personas.models import Budget
+from personas.models import Budget
 from rooms.models import Room
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from chaoslm.personas.models import Persona, import_personas
+from personas.models import Persona, import_personas
 from rooms import services
 from rooms.models import Room, RoomMessage
 

@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from api import tokens
-from chaoslm.personas.models import Persona, import_personas
+from personas.models import Persona, import_personas
 from rooms import services
 from rooms.engine import manual_round
 from rooms.models import Room, RoomMessage

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from chaoslm import runner
-from chaoslm.personas.models import Persona, Provider, import_personas
+from personas.models import Persona, Provider, import_personas
 from rooms import queue as q
 from rooms import services
 from rooms.engine import auto_loop, manual_round

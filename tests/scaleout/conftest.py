@@ -179,7 +179,7 @@ def _migrated_template(_llm_server_process, tmp_path_factory):
     env.pop("CHAOSLM_RUNNER", None)
     template = Stack(env, tmp_path_factory.mktemp("template"))
     template.manage("migrate", "--noinput")
-    template.manage("import_personas", "personas/")
+    template.manage("import_personas", "personas/samples/")
     yield name
     with psycopg.connect(db_url, autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -14,7 +14,7 @@ TURNS = 12
 
 CREATE = """
 from django.contrib.auth.models import User
-from chaoslm.personas.models import Persona
+from personas.models import Persona
 from rooms import services
 from rooms.models import Room
 owner, _ = User.objects.get_or_create(username="olive")

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.scaleout
 MESSAGE = re.compile(r'<article id="msg-(\d+)" class="msg msg-([a-z]+)')
 SETUP = """
 from django.contrib.auth.models import User
-from chaoslm.personas.models import Persona
+from personas.models import Persona
 from rooms import services, work
 owner = User.objects.create_user("rhea")
 personas = Persona.objects.filter(name__in=["Ada Sterling", "Marcus Vale"])

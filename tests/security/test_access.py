@@ -11,10 +11,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from chaoslm.personas.models import import_personas
 from chaoslm.runner import inline
 from config.routing import websocket_urlpatterns
 from debates.models import Debate, Event, Seat
+from personas.models import import_personas
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

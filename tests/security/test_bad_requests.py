@@ -14,10 +14,10 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from chaoslm.personas.models import Persona, import_personas
 from config.asgi import application as site
 from debates.management.commands.serve import is_loopback
 from debates.models import Debate
+from personas.models import Persona, import_personas
 from rooms import services
 from rooms.models import Room
 from tests.security.test_access import make_debate

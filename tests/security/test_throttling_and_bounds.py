@@ -218,7 +218,7 @@ def test_a_rooms_max_messages_is_bounded_in_its_form_and_the_admin(people):
 
 
 def test_a_providers_context_window_is_bounded_in_the_admin(people):
-    from chaoslm.personas.models import Provider
+    from personas.models import Provider
 
     people["staff"].is_superuser = True
     people["staff"].save()
@@ -234,7 +234,7 @@ def test_a_providers_context_window_is_bounded_in_the_admin(people):
 
 
 def test_a_base_url_typed_without_a_scheme_is_taken_as_http_in_the_admin(people):
-    from chaoslm.personas.models import Provider
+    from personas.models import Provider
 
     people["staff"].is_superuser = True
     people["staff"].save()
@@ -398,16 +398,16 @@ def test_the_command_line_holds_the_same_bounds(tmp_path, db):
         "--topic",
         "Tea?",
         "--a",
-        "personas/ada-sterling.yaml",
+        "personas/samples/ada-sterling.yaml",
         "--b",
-        "personas/marcus-vale.yaml",
+        "personas/samples/marcus-vale.yaml",
     ]
     with pytest.raises(CommandError, match="Turns must be from 1 to 40"):
         call_command(*duel, "--turns", str(10**9))
     with pytest.raises(CommandError, match="Word limit must be from 0 to 5000"):
         call_command(*duel, "--word-limit", str(10**9))
     spec = tmp_path / "league.yaml"
-    personas = Path(__file__).resolve().parents[2] / "personas"
+    personas = Path(__file__).resolve().parents[2] / "personas" / "samples"
     spec.write_text(
         f"name: Big\ndebaters: [{personas}/ada-sterling.yaml, {personas}/marcus-vale.yaml]\n"
         f"judges: [{personas}/judge-okafor.yaml]\nquestions: [Tea or coffee]\nconcurrency: 1000000000\n"

@@ -13,8 +13,6 @@ from django.utils import timezone
 from chaoslm import cli, limits, runner
 from chaoslm.http import NumberError, parse_number
 from chaoslm.llm import local_model
-from chaoslm.personas.models import Persona
-from chaoslm.personas.yaml_io import PersonaYAMLError, parse_personas
 from debates import format_cards, hold
 from debates import limits as debate_limits
 from debates.engine import DebateDeleted, RunStats, run_debate
@@ -22,6 +20,8 @@ from debates.formats import LISTED, FormatError
 from debates.models import Debate, Event
 from debates.services import let_run, post_message
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona
+from personas.yaml_io import PersonaYAMLError, parse_personas
 
 if TYPE_CHECKING:
     from rich.console import Console

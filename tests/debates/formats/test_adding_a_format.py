@@ -55,10 +55,10 @@ def test_a_new_format_runs_through_the_engine_and_renders_its_page(toast, llm_se
     from django.contrib.auth import get_user_model
     from django.urls import reverse
 
-    from chaoslm.personas.models import import_personas
     from debates.models import Debate, Event
     from debates.setup import SeatChoice, create_debate
     from debates.status import activity
+    from personas.models import import_personas
 
     persona = "name: {n}\nrole: debater\npersonality: {n} raises a glass.\n"
     host, guest = import_personas([("h.yaml", persona.format(n="Hal")), ("g.yaml", persona.format(n="Gus"))])

@@ -23,7 +23,6 @@ from django.urls import reverse
 
 from api.tokens import create_token
 from batches.checks import Contestant
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from config.routing import websocket_urlpatterns
 from debates import votes
@@ -41,6 +40,7 @@ from debates.formats.base import (
 )
 from debates.formats.duel import JudgeChain, Statement
 from debates.models import Debate
+from personas.models import Persona, import_personas
 from tests.batches.helpers import always_for, debater, questions, run_to_end
 from tests.debates.formats.test_interface import assert_hooks_agree
 from tournaments import design, results, services

@@ -13,13 +13,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from chaoslm.personas.models import import_personas
 from debates.formats import FORMATS, LISTED, DebateConfig, FormatError, Record, SeatInfo, get_format
 from debates.formats.duel import outscored_by
 from debates.formats.judge import replay_options
 from debates.models import Debate, Event
 from debates.replay import create_replay
 from debates.setup import SeatChoice, create_debate
+from personas.models import import_personas
 from tests.debates.formats.test_duel import (
     ANNOUNCE,
     CONFIRM,
@@ -258,7 +258,7 @@ def test_only_a_duel_can_be_replayed_and_the_judge_format_is_not_offered_directl
 
 # -- over the test server, with the database ------------------------------------------------------
 
-PERSONAS = Path(__file__).resolve().parents[3] / "personas"
+PERSONAS = Path(__file__).resolve().parents[3] / "personas" / "samples"
 ADA, MARCUS, OKAFOR = "Ada Sterling", "Marcus Vale", "Judge Ines Okafor"
 
 

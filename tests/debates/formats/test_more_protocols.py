@@ -27,13 +27,13 @@ from django.utils.html import escape
 
 from api.tokens import create_token
 from batches.checks import Contestant
-from chaoslm.personas.models import Persona, import_personas
 from chaoslm.runner import inline
 from debates import format_cards, selectors, transcripts, votes
 from debates.formats.card import CardError, parse_card
 from debates.formats.card.doc import protocol_markdown
 from debates.models import Debate, Event, FormatCard
 from debates.status import activity
+from personas.models import Persona, import_personas
 from tests.batches.helpers import debater, judge, questions, run_to_end
 from tests.debates.formats.test_card import config_for, reply
 from tests.debates.formats.test_card_equivalence import run

@@ -147,9 +147,9 @@ def test_word_limit_applies_to_every_response_the_private_notes_included():
 
 @pytest.mark.django_db(transaction=True)
 def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_server, settings, caplog, run_to_rest):
-    from chaoslm.personas.models import import_personas
     from debates.models import Debate, Event
     from debates.setup import SeatChoice, create_debate
+    from personas.models import import_personas
 
     persona = "name: {n}\nrole: debater\npersonality: {n} argues.\n"
     a, b = import_personas([("a.yaml", persona.format(n="Ada")), ("b.yaml", persona.format(n="Bob"))])
@@ -179,9 +179,9 @@ def test_an_llm_failure_leaves_an_error_debate_with_a_partial_transcript(llm_ser
 
 @pytest.mark.django_db(transaction=True)
 def test_a_long_statement_is_truncated_with_the_warning(llm_server, caplog, run_to_rest):
-    from chaoslm.personas.models import import_personas
     from debates.models import Event
     from debates.setup import SeatChoice, create_debate
+    from personas.models import import_personas
 
     persona = "name: {n}\nrole: debater\npersonality: {n} argues.\n"
     a, b = import_personas([("a.yaml", persona.format(n="Ada")), ("b.yaml", persona.format(n="Bob"))])
@@ -301,9 +301,9 @@ def scripted_debate(llm_server, run_to_rest):
 
     from django.contrib.auth import get_user_model
 
-    from chaoslm.personas.models import import_personas
     from debates.models import Debate
     from debates.setup import SeatChoice, create_debate
+    from personas.models import import_personas
 
     persona = "name: {n}\nrole: debater\npersonality: {n} argues.\n"
     a, b = import_personas([("a.yaml", persona.format(n="Ada")), ("b.yaml", persona.format(n="Bob"))])
@@ -412,11 +412,11 @@ def test_the_word_limit_cuts_the_preparation_too_with_the_warning(llm_server, ca
     """The spec's rule is for every response: the preparation notes (shown to viewers with the thinking) too."""
     import re
 
-    from chaoslm.personas.models import import_personas
     from debates import transcripts
     from debates.models import Event
     from debates.privacy import Access
     from debates.setup import SeatChoice, create_debate
+    from personas.models import import_personas
 
     persona = "name: {n}\nrole: debater\npersonality: {n} argues.\n"
     a, b = import_personas([("a.yaml", persona.format(n="Ada")), ("b.yaml", persona.format(n="Bob"))])

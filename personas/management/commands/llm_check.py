@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chaoslm.llm import Callbacks, ChatOptions, LLMError, chat
-from chaoslm.personas.models import Provider, default_endpoint
+from chaoslm.llm.endpoints import default_endpoint
+from personas.models import Provider
 
 
 class Command(BaseCommand):

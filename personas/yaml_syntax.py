@@ -1,4 +1,4 @@
-"""PyYAML's side of the persona files (chaoslm/personas/yaml_io.py): a loader that refuses anchors, aliases and
+"""PyYAML's side of the persona files (personas/yaml_io.py): a loader that refuses anchors, aliases and
 deep nesting, and a dumper that writes multi-line text as a block. yaml_io imports it on its first parse or dump."""
 
 from __future__ import annotations

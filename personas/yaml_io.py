@@ -158,7 +158,7 @@ def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
     # a tenth of the start of every command.
     import yaml
 
-    from chaoslm.personas.yaml_syntax import MAX_DEPTH, NoAliasLoader, TooDeep
+    from personas.yaml_syntax import MAX_DEPTH, NoAliasLoader, TooDeep
 
     try:
         documents = [d for d in yaml.load_all(text, Loader=NoAliasLoader) if d is not None]
@@ -199,7 +199,7 @@ def parse_personas(text: str | bytes, source: str) -> list[PersonaSpec]:
 def dump_persona(spec: PersonaSpec) -> str:
     import yaml  # on first use, as in parse_personas
 
-    from chaoslm.personas.yaml_syntax import Dumper
+    from personas.yaml_syntax import Dumper
 
     return yaml.dump(spec.to_dict(), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
 

@@ -3,8 +3,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chaoslm import yaml_import
-from chaoslm.personas.models import import_personas
-from chaoslm.personas.yaml_io import PersonaYAMLError
+from personas.models import import_personas
+from personas.yaml_io import PersonaYAMLError
 
 
 class Command(BaseCommand):

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chaoslm.llm import ChatOptions, Endpoint
-from chaoslm.personas.models import Persona, Provider, default_endpoint
-from chaoslm.personas.yaml_io import PersonaSpec
+from chaoslm.llm.endpoints import default_endpoint
+from personas.models import Persona, Provider
+from personas.yaml_io import PersonaSpec
 
 
 class UnknownProvider(ValueError):

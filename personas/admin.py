@@ -15,8 +15,8 @@ from django.utils.html import format_html
 
 from chaoslm import costs
 from chaoslm.llm import prices
-from chaoslm.personas.models import Budget, Persona, Provider, import_personas
-from chaoslm.personas.yaml_io import ROLES, PersonaYAMLError, dump_personas, parse_personas
+from personas.models import Budget, Persona, Provider, import_personas
+from personas.yaml_io import ROLES, PersonaYAMLError, dump_personas, parse_personas
 
 
 @admin.register(Provider)

@@ -1,25 +1,68 @@
-"""The account pages for personal API tokens (make one, its secret shown once; see when each was last used; revoke
-one) and for webhooks (register an address, its secret shown once; see each delivery's log; redeliver one;
-remove one)."""
+"""A person's own account pages: log in and sign up, this month's spend, personal API tokens (make one, its
+secret shown once; see when each was last used; revoke one) and webhooks (register an address, its secret shown
+once; see each delivery's log; redeliver one; remove one). Thin views: the rules are in chaoslm/spending.py,
+api/tokens.py and api/webhooks.py."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from api import tokens, webhooks
 from api.models import ApiToken, Delivery, Webhook
+from chaoslm import spending
+
+# -- log in, sign up ---------------------------------------------------------------------------------
 
 
-def _render(request: HttpRequest, status: int = 200, **context: object) -> HttpResponse:
-    listed = ApiToken.objects.filter(user=request.user)
-    return render(request, "api/tokens.html", {"tokens": listed, "read_only": True, **context}, status=status)
+class LoginView(auth_views.LoginView):
+    """Django's, except that a `next` leading back to the login form itself goes home instead.
+
+    Logging in from the login page (its top bar's "Log in", an old bookmark) would otherwise land on the
+    form again, which reads as if the login failed.
+    """
+
+    def get_redirect_url(self) -> str:
+        url = super().get_redirect_url()
+        return "" if url and urlsplit(url).path == reverse("login") else url
+
+    def get_context_data(self, **kwargs: object) -> dict:
+        return {**super().get_context_data(**kwargs), "signup_open": settings.CHAOSLM_SIGNUP}
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if not settings.CHAOSLM_SIGNUP:
+        # Not the 404 page, whose words are about private things: this address is known, and closed.
+        return render(request, "registration/signup_closed.html", status=404)
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        # Two backends are configured (axes' and Django's), so login() must be told which one vouched for the user.
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("home")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+# -- this month's spend --------------------------------------------------------------------------------
+
+
+@login_required
+def usage(request: HttpRequest) -> HttpResponse:
+    return render(request, "accounts/usage.html", spending.month(request.user))
+
+
+# -- API tokens and webhooks ---------------------------------------------------------------------------
 
 
 def _show_once(
@@ -40,10 +83,15 @@ def _show_once(
     return page(request, **made)
 
 
+def _tokens_page(request: HttpRequest, status: int = 200, **context: object) -> HttpResponse:
+    listed = ApiToken.objects.filter(user=request.user)
+    return render(request, "accounts/tokens.html", {"tokens": listed, "read_only": True, **context}, status=status)
+
+
 @login_required
 def tokens_page(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
-        return _render(request)
+        return _tokens_page(request)
     name = request.POST.get("name", "")
     read_only = request.POST.get("access", "read") != "write"
 
@@ -51,7 +99,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         token, raw = tokens.create_token(request.user, name, read_only=read_only)
         return {"new_token": token, "secret": raw}
 
-    return _show_once(request, _render, create, ValueError, name=name, read_only=read_only)
+    return _show_once(request, _tokens_page, create, ValueError, name=name, read_only=read_only)
 
 
 @login_required
@@ -64,23 +112,15 @@ def revoke_token(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("api_tokens")
 
 
-# The deliveries each webhook's log shows, newest first.
-DELIVERIES_SHOWN = 20
-URL_MAX = 500
-
-
 def _webhooks_page(request: HttpRequest, status: int = 200, **context: object) -> HttpResponse:
-    listed = []
-    for webhook in Webhook.objects.filter(owner=request.user):
-        listed.append((webhook, list(webhook.deliveries.all()[:DELIVERIES_SHOWN])))
     defaults = {
-        "webhooks": listed,
+        "webhooks": webhooks.with_deliveries(request.user),
         "kinds": webhooks.event_kinds(),
         "chosen": [str(Webhook.Kind.DEBATE_FINISHED)],
         "allowed_networks": [str(network) for network in webhooks.allowed_networks()],
     }
     context = defaults | context
-    return render(request, "api/webhooks.html", context, status=status)
+    return render(request, "accounts/webhooks.html", context, status=status)
 
 
 @login_required
@@ -88,17 +128,11 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return _webhooks_page(request)
     url = request.POST.get("url", "").strip()
-    known = {value for value, _ in webhooks.event_kinds()}
-    chosen = [kind for kind in request.POST.getlist("events") if kind in known]
+    chosen = webhooks.known_events(request.POST.getlist("events"))
 
     def create() -> dict[str, object]:
-        if not url or len(url) > URL_MAX:
-            raise webhooks.Refused(f"Give the address to tell: an https:// URL of at most {URL_MAX} characters.")
-        if not chosen:
-            raise webhooks.Refused("Choose at least one event to be told of.")
-        # The receiver keeps the secret to check each delivery's signature.
-        secret = secrets.token_urlsafe(24)
-        return {"new_webhook": webhooks.register(request.user, url, secret, chosen), "secret": secret}
+        webhook, secret = webhooks.register_with_secret(request.user, url, chosen)
+        return {"new_webhook": webhook, "secret": secret}
 
     return _show_once(request, _webhooks_page, create, webhooks.Refused, url=url, chosen=chosen)
 

@@ -10,8 +10,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models, transaction
 
-from chaoslm.llm import Endpoint, local_model, prices
-from chaoslm.personas.yaml_io import ROLES, PersonaSpec, PersonaYAMLError, dump_persona, parse_personas
+from chaoslm.llm import Endpoint, prices
+from chaoslm.llm.endpoints import default_endpoint
+from personas.yaml_io import ROLES, PersonaSpec, PersonaYAMLError, dump_persona, parse_personas
 
 JSON_MODES = [
     ("json_schema", "json_schema (OpenAI, vLLM, recent llama.cpp)"),
@@ -109,34 +110,6 @@ class Provider(models.Model):
             json_mode=self.json_mode,  # type: ignore[arg-type]
             price=self.price,
         )
-
-
-def default_endpoint(model: str = "") -> Endpoint:
-    """The endpoint for personas with no provider: OPENAI_BASE_URL/OPENAI_API_KEY, else the local model."""
-    if not local_model.in_use():
-        return Endpoint(
-            name="default",
-            base_url=settings.OPENAI_BASE_URL or "https://api.openai.com/v1",
-            api_key=settings.OPENAI_API_KEY,
-            model=model or settings.CHAOSLM_DEFAULT_MODEL,
-            context_window=128_000,
-            json_mode="json_schema" if not settings.OPENAI_BASE_URL else "json_object",
-        )
-    model = local_model.chosen()
-    return Endpoint(
-        name=f"local {model.label}",
-        base_url=local_model.base_url(),
-        api_key="",
-        model=model.alias,
-        context_window=settings.CHAOSLM_LOCAL_MODEL_CONTEXT,
-        json_mode="json_object",
-        slots=model.slots,
-        stop=local_model.STOP if model.shipped else (),
-        max_tokens=settings.CHAOSLM_LOCAL_MAX_TOKENS or None,
-        streams=True,
-        price=prices.FREE,
-        embedded=model.label,
-    )
 
 
 class Persona(models.Model):
