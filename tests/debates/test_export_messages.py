@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from chaoslm.personas.models import Persona
 from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

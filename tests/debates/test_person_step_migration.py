@@ -10,11 +10,11 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
-from chaoslm.personas.models import Persona
 from debates.formats.base import PERSON_STEP
 from debates.models import Debate, Event
 from debates.services import post_message
 from debates.setup import SeatChoice, create_debate
+from personas.models import Persona
 
 BEFORE = [("debates", "0012_debate_stop_requested")]
 AFTER = [("debates", "0013_person_message_steps")]
