@@ -26,7 +26,7 @@ from api.models import BatchEvent, BatchEventCounter
 from api.sse import sse
 from api.tokens import still_active
 from batches import kinds
-from batches.kinds import COMPLETED, KINDS, RUNNING, BatchKind
+from batches.kinds import COMPLETED, RUNNING, BatchKind
 from chaoslm import sharing
 from debates.models import Debate
 
@@ -70,11 +70,9 @@ def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **
         return
     if not instance.in_batch or instance.status not in ENDS:
         return
-    for kind in KINDS.values():
-        batch_id = kind.of_debate(instance.pk)
-        if batch_id is not None:
-            record(kind.kind, batch_id, instance)
-            return
+    found = kinds.batch_of(instance)
+    if found is not None:
+        record(found[0].kind, found[1], instance)
 
 
 def forget(kind: str, batch_id: int) -> None:

@@ -480,6 +480,22 @@ def _tick(kind: BatchKind, batch_id: int, token: str) -> None:
         transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_BATCH_TICK))
 
 
+def batch_of(debate: Debate) -> tuple[BatchKind, int] | None:
+    """The kind and id of the batch `debate` belongs to, or None (asked of each kind in turn).
+
+    What is found is kept on the instance: a debate joins its batch as it is made and never moves, so the hooks on
+    one save of its end (the wake here, the API's batch events) ask the database once between them."""
+    found = debate.__dict__.get("_batch_of")
+    if found is not None and found[0] == debate.pk and found[1] in KINDS:
+        return KINDS[found[1]], found[2]
+    for kind in KINDS.values():
+        batch_id = kind.of_debate(debate.pk)
+        if batch_id is not None:
+            debate.__dict__["_batch_of"] = (debate.pk, kind.kind, batch_id)
+            return kind, batch_id
+    return None
+
+
 def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = None, **_: Any) -> None:
     if update_fields is not None and "status" not in update_fields:
         return
@@ -487,11 +503,9 @@ def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = N
         return  # not a batch's debate: no query to find out
     if instance.status not in (Debate.Status.COMPLETED, Debate.Status.ERROR, Debate.Status.INTERRUPTED):
         return
-    for kind in KINDS.values():
-        batch_id = kind.of_debate(instance.pk)
-        if batch_id is not None:
-            _wake(kind, batch_id)
-            return
+    found = batch_of(instance)
+    if found is not None:
+        _wake(*found)
 
 
 def connect_signals() -> None:
