@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from batches import schedule
+from batches import kinds, schedule
 from batches.checks import Contestant
 from batches.progress import settings_of
 from comparisons import arithmetic, selectors, services
@@ -70,3 +70,20 @@ def test_a_pass_reads_what_is_in_flight_and_as_many_waiting_runs_as_it_could_sta
     Run.objects.filter(pk=runs[-1].pk).update(attempts=schedule.MAX_ATTEMPTS)
     read, every = plans(comparison)
     assert read == every and read.settled
+
+
+def test_a_finished_debate_s_batch_is_found_in_one_query_and_kept_for_the_other_hooks(django_assert_num_queries):
+    import_shipped_cards()
+    comparison = services.create_comparison(
+        name="Found",
+        questions=arithmetic.generate(2, 3, 0),
+        arms=[ArmRequest("single-agent", Contestant.of(debater("Ada")))],
+        concurrency=2,
+    )
+    COMPARISON.advance(comparison.pk, start=lambda debate_id: None)
+    debate = Run.objects.filter(comparison=comparison).first().debate
+    with django_assert_num_queries(1):
+        assert kinds.batch_of(debate) == (COMPARISON, comparison.pk)
+    with django_assert_num_queries(0):
+        assert kinds.batch_of(debate) == (COMPARISON, comparison.pk)
+    assert kinds.batch_of(Debate.objects.create(format="single-agent", topic="t")) is None
