@@ -46,7 +46,15 @@ def jobs(comparison: Comparison, stalled_after: float | None = None, *, open_onl
 
 
 def _job_rows(runs: QuerySet[Run]) -> list[dict[str, Any]]:
-    fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
+    fields = (
+        "id",
+        "attempts",
+        "debate_id",
+        "debate__status",
+        "debate__created_at",
+        "debate__started_at",
+        "debate__runner",
+    )
     return list(runs.values(*fields, job_order=F("order"), job_match=F("id")))
 
 
