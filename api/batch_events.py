@@ -54,15 +54,15 @@ def record(kind: str, batch_id: int, debate: Debate) -> None:
     try:
         with transaction.atomic():
             counter, _ = BatchEventCounter.objects.select_for_update().get_or_create(kind=kind, batch_id=batch_id)
-            if BatchEvent.objects.filter(kind=kind, batch_id=batch_id, key=key).exists():
-                return
             counter.last += 1
             counter.save(update_fields=["last"])
             BatchEvent.objects.create(
                 kind=kind, batch_id=batch_id, seq=counter.last, debate_id=debate.pk, key=key, data=data
             )
     except IntegrityError:
-        return  # the same end stored by another save at the same moment
+        # Stored already (its key is unique to the batch): by an earlier save of the same end, or another save at
+        # the same moment; the count went back with the rest, so no number is skipped.
+        return
 
 
 def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **kwargs: Any) -> None:
