@@ -26,7 +26,7 @@ from api.models import BatchEvent, BatchEventCounter
 from api.sse import sse
 from api.tokens import still_active
 from batches import kinds
-from batches.kinds import COMPLETED, KINDS, RUNNING, BatchKind
+from batches.kinds import COMPLETED, RUNNING, BatchKind
 from chaoslm import sharing
 from debates.models import Debate
 
@@ -54,15 +54,15 @@ def record(kind: str, batch_id: int, debate: Debate) -> None:
     try:
         with transaction.atomic():
             counter, _ = BatchEventCounter.objects.select_for_update().get_or_create(kind=kind, batch_id=batch_id)
-            if BatchEvent.objects.filter(kind=kind, batch_id=batch_id, key=key).exists():
-                return
             counter.last += 1
             counter.save(update_fields=["last"])
             BatchEvent.objects.create(
                 kind=kind, batch_id=batch_id, seq=counter.last, debate_id=debate.pk, key=key, data=data
             )
     except IntegrityError:
-        return  # the same end stored by another save at the same moment
+        # Stored already (its key is unique to the batch): by an earlier save of the same end, or another save at
+        # the same moment; the count went back with the rest, so no number is skipped.
+        return
 
 
 def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **kwargs: Any) -> None:
@@ -70,11 +70,9 @@ def on_debate_saved(sender: Any, instance: Debate, update_fields: Any = None, **
         return
     if not instance.in_batch or instance.status not in ENDS:
         return
-    for kind in KINDS.values():
-        batch_id = kind.of_debate(instance.pk)
-        if batch_id is not None:
-            record(kind.kind, batch_id, instance)
-            return
+    found = kinds.batch_of(instance)
+    if found is not None:
+        record(found[0].kind, found[1], instance)
 
 
 def forget(kind: str, batch_id: int) -> None:

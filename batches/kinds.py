@@ -68,6 +68,10 @@ class BatchKind:
     # and `of_debate` need no code of the kind's; a kind whose jobs are rows of several models overrides them.
     rows: ClassVar[type[models.Model]]
     batch_link: ClassVar[str]
+    # The paths from a Debate to the id of its batch of this kind, in the order `of_debate` looks (`batch_of` reads
+    # every kind's in one query); by default the one through `rows`. A kind overriding `of_debate` names its own,
+    # or is asked by its `of_debate` when it names none.
+    debate_paths: ClassVar[tuple[str, ...] | None] = None
 
     # -- the hooks -------------------------------------------------------------------------------
     def jobs(self, batch: Any, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
@@ -109,6 +113,18 @@ class BatchKind:
         """The id of the batch of this kind that the debate belongs to, if any."""
         found = self.rows.objects.filter(debate_id=debate_id)
         return found.values_list(f"{self.batch_link}_id", flat=True).first()
+
+    def paths_from_debate(self) -> tuple[str, ...]:
+        """`debate_paths`, or the path through `rows` when the kind reads its jobs from them; () when only its
+        `of_debate` can tell."""
+        if self.debate_paths is not None:
+            return self.debate_paths
+        if type(self).of_debate is not BatchKind.of_debate:
+            return ()
+        field = self.rows._meta.get_field("debate")
+        if field.remote_field.hidden:  # no way back from a debate (related_name "+"): `of_debate` tells
+            return ()
+        return (f"{field.related_query_name()}__{self.batch_link}",)
 
     def progress(self, batch: Any) -> ProgressView:
         """Done, running and failed debates, and the ETA (batches.progress.progress_view over the kind's jobs)."""
@@ -480,6 +496,29 @@ def _tick(kind: BatchKind, batch_id: int, token: str) -> None:
         transaction.on_commit(lambda: _send(kind, batch_id, following, settings.CHAOSLM_BATCH_TICK))
 
 
+def batch_of(debate: Debate) -> tuple[BatchKind, int] | None:
+    """The kind and id of the batch `debate` belongs to, or None.
+
+    What is found is kept on the instance: a debate joins its batch as it is made and never moves, so the hooks on
+    one save of its end (the wake here, the API's batch events) ask the database once between them."""
+    found = debate.__dict__.get("_batch_of")
+    if found is not None and found[0] == debate.pk and found[1] in KINDS:
+        return KINDS[found[1]], found[2]
+    paths = {name: kind.paths_from_debate() for name, kind in KINDS.items()}
+    every = [path for kind_paths in paths.values() for path in kind_paths]
+    # One query over every kind's link (a debate is in one batch at most: one row, or none if it was deleted).
+    row = Debate.objects.filter(pk=debate.pk).values(*every).first() if every else None
+    for name, kind in KINDS.items():
+        if paths[name]:
+            batch_id = next((row[path] for path in paths[name] if row and row[path] is not None), None)
+        else:
+            batch_id = kind.of_debate(debate.pk)
+        if batch_id is not None:
+            debate.__dict__["_batch_of"] = (debate.pk, kind.kind, batch_id)
+            return kind, batch_id
+    return None
+
+
 def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = None, **_: Any) -> None:
     if update_fields is not None and "status" not in update_fields:
         return
@@ -487,11 +526,9 @@ def _debate_saved(sender: type[Debate], instance: Debate, update_fields: Any = N
         return  # not a batch's debate: no query to find out
     if instance.status not in (Debate.Status.COMPLETED, Debate.Status.ERROR, Debate.Status.INTERRUPTED):
         return
-    for kind in KINDS.values():
-        batch_id = kind.of_debate(instance.pk)
-        if batch_id is not None:
-            _wake(kind, batch_id)
-            return
+    found = batch_of(instance)
+    if found is not None:
+        _wake(*found)
 
 
 def connect_signals() -> None:

@@ -21,8 +21,9 @@ from debates.models import Debate, Event
 def jobs_from_rows(rows: list[tuple[str, dict]], stalled_after: float | None = None) -> list[schedule.Job]:
     """Jobs from (kind, row) pairs; a row has the job's id, attempts, job_match and job_order, and its debate's
     debate_id, debate__status, debate__created_at and debate__started_at (any batch's jobs read so: experiments
-    too). With `stalled_after`, one query, the newest event of the debates in flight for longer than that,
-    tells a stalled one (its worker died) from a slow one."""
+    too), and may have debate__runner. With `stalled_after`, one query, the newest event of the debates in flight
+    for longer than that, tells a stalled one (its worker died) from a slow one; the runner of each debate in
+    flight tells at once whether its process has ended (read from the rows, or in a query of its own)."""
     cutoff = timezone.now() - timedelta(seconds=stalled_after or 0)
     newest: dict[int, datetime] = {}
     if stalled_after is not None:
@@ -43,10 +44,13 @@ def jobs_from_rows(rows: list[tuple[str, dict]], stalled_after: float | None = N
 
     ended: dict[int, bool | None] = {}
     if stalled_after is not None:
-        in_flight = [row["debate_id"] for _, row in rows if row["debate__status"] in schedule.IN_FLIGHT]
-        if in_flight:
-            runners = Debate.objects.filter(pk__in=in_flight).values_list("pk", "runner")
-            ended = {pk: runner.gone(name) for pk, name in runners}
+        in_flight = [row for _, row in rows if row["debate__status"] in schedule.IN_FLIGHT]
+        if in_flight and all("debate__runner" in row for row in in_flight):
+            # Read with the rows (a kind's `jobs` may name its debate's runner among them): no query more.
+            ended = {row["debate_id"]: runner.gone(row["debate__runner"]) for row in in_flight}
+        elif in_flight:
+            found = Debate.objects.filter(pk__in=[row["debate_id"] for row in in_flight]).values_list("pk", "runner")
+            ended = {pk: runner.gone(name) for pk, name in found}
 
     def stalled(row: dict) -> bool:
         """Its process has ended (known at once); or, where that cannot be told, no progress for `stalled_after`."""

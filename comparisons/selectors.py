@@ -28,13 +28,34 @@ if TYPE_CHECKING:
 
 
 def jobs(comparison: Comparison, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
-    """Every run's debate as it stands: each run is its own MATCH (nothing waits for another)."""
-    fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
+    """Every run's debate as it stands: each run is its own MATCH (nothing waits for another).
+
+    `open_only` is what a pass reads: the runs whose debate is made and not completed, and of the runs with none
+    only the first that may still start, as many as the comparison's concurrency (a pass starts no more, and
+    starts them in order). The plan is the same, and a pass after each finished debate reads what is in flight,
+    not every run of the comparison left to start. Its progress then counts those runs only."""
     runs = Run.objects.filter(comparison=comparison)
     if open_only:
-        runs = runs.exclude(debate__status=schedule.COMPLETED)
-    rows = [(schedule.MATCH, row) for row in runs.values(*fields, job_order=F("order"), job_match=F("id"))]
-    return jobs_from_rows(rows, stalled_after)
+        made = runs.filter(debate__isnull=False).exclude(debate__status=schedule.COMPLETED)
+        # A run with no debate and its attempts used up failed for good (schedule.plan): it starts nothing.
+        waiting = runs.filter(debate__isnull=True, attempts__lt=schedule.MAX_ATTEMPTS)[: max(comparison.concurrency, 1)]
+        found = [*_job_rows(made), *_job_rows(waiting)]
+    else:
+        found = _job_rows(runs)
+    return jobs_from_rows([(schedule.MATCH, row) for row in found], stalled_after)
+
+
+def _job_rows(runs: QuerySet[Run]) -> list[dict[str, Any]]:
+    fields = (
+        "id",
+        "attempts",
+        "debate_id",
+        "debate__status",
+        "debate__created_at",
+        "debate__started_at",
+        "debate__runner",
+    )
+    return list(runs.values(*fields, job_order=F("order"), job_match=F("id")))
 
 
 def debates_of(comparison: Comparison) -> QuerySet[Debate]:

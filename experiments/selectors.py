@@ -28,7 +28,15 @@ def jobs(experiment: Experiment, stalled_after: float | None = None, *, open_onl
 
     A run holding its own debate is the scheduler's MATCH (its match is itself); a run reading another's is a
     REPLAY of that run (its match is the source), so it waits for that debate to finish and fails with it."""
-    fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
+    fields = (
+        "id",
+        "attempts",
+        "debate_id",
+        "debate__status",
+        "debate__created_at",
+        "debate__started_at",
+        "debate__runner",
+    )
     runs = Run.objects.filter(experiment=experiment)
     if open_only:
         runs = runs.exclude(debate__status=schedule.COMPLETED)

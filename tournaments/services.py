@@ -310,6 +310,8 @@ class TournamentKind(BatchKind):
 
     kind = "tournament"
     model = Tournament
+    # A judgment's replay, or a match's own debate (as `of_debate` looks).
+    debate_paths = ("tournament_judgment__match__tournament", "tournament_match__tournament")
     # Its hooks that its own modules answer.
     jobs = staticmethod(state.jobs)
     debates = staticmethod(state.debates_of)

@@ -24,7 +24,15 @@ def jobs(tournament: Tournament, stalled_after: float | None = None, *, open_onl
     Two queries, the matches and the replays; a third, the newest event of the debates in flight for
     longer than `stalled_after`, tells a stalled one (its worker died) from a slow one."""
     # A job's own fields, then its debate's, under the same names for both kinds.
-    fields = ("id", "attempts", "debate_id", "debate__status", "debate__created_at", "debate__started_at")
+    fields = (
+        "id",
+        "attempts",
+        "debate_id",
+        "debate__status",
+        "debate__created_at",
+        "debate__started_at",
+        "debate__runner",
+    )
     matches = Match.objects.filter(tournament=tournament)
     replays = Judgment.objects.filter(match__tournament=tournament, in_debate=False)
     if open_only:

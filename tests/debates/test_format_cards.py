@@ -266,6 +266,33 @@ def test_the_debate_command_runs_a_card_by_name(personas, llm_server):
     assert f"debate {debate.pk} completed" in out.getvalue()
 
 
+def test_an_edited_card_s_next_debate_runs_the_edit_and_the_one_before_keeps_its_own(personas, llm_server):
+    """A card's parsed format is kept per process by its text (debates.formats.card.card_format): an edit is a new
+    text, so the next debate, here or in any other process, reads the edit, never the card as it was."""
+    card = format_cards.save_card(card_samples.valid(), owner=None)
+    parsed = format_cards.card_format_of(card)
+    assert format_cards.card_format_of(FormatCard.objects.get(pk=card.pk)) is parsed  # parsed once
+
+    def run(topic: str) -> Debate:
+        call_command(
+            "debate", "town-hall", "--topic", topic, "--seat", "pro=Ann", "--seat", "con=Ben", stdout=StringIO()
+        )
+        debate = Debate.objects.get(topic=topic)
+        assert debate.status == Debate.Status.COMPLETED, debate.error_text
+        return debate
+
+    before = run("Tea or coffee?")
+    edited = card_samples.valid(title="Town hall, edited").replace("Open the case on", "Make the case for")
+    format_cards.save_card(edited, owner=None, card=FormatCard.objects.get(pk=card.pk))
+    assert format_cards.card_format_of(FormatCard.objects.get(pk=card.pk)).title == "Town hall, edited"
+    after = run("Rain or shine?")
+    assert (before.card_source, after.card_source) == (card_samples.valid(), edited)
+    assert (before.fmt.title, after.fmt.title) == ("Town hall", "Town hall, edited")
+    firsts = [r.last_user for r in llm_server.requests]
+    assert firsts[0] == "Open the case on Tea or coffee?." and "Make the case for Rain or shine?." in firsts
+    assert "Open the case on Rain or shine?." not in firsts
+
+
 def test_the_debate_command_names_what_exists_for_an_unknown_format(personas):
     with pytest.raises(CommandError, match="There is no format or card called 'nope'; you may use duel"):
         call_command("debate", "nope", "--topic", "T", stdout=StringIO())
