@@ -162,7 +162,9 @@ class DebateSummary(Schema):
 class DebateOut(DebateSummary):
     premise: str
     material: str = Field(description="What the debate carries beyond its topic (empty for none).")
-    options: dict[str, Any]
+    options: dict[str, Any] = Field(
+        description="The options it runs at: its format's defaults with those given (the JSON export's `options`)"
+    )
     error: str
     written_by_embedded: str | None = Field(
         None,

@@ -248,6 +248,11 @@ class Format:
         spec = next(o for o in self.option_specs if o.name == name)
         return int(options.get(name, spec.default))
 
+    def effective_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """A debate's options as it runs at them, from those it was given (as stored): every option of the format,
+        at its default where they do not set it, and whatever else they hold (a replay's source, a passage)."""
+        return {**{o.name: o.default for o in self.option_specs}, **options}
+
     def statements(self, options: Mapping[str, Any]) -> int:
         """The public statements its speakers make at these options (the seats of its sides, or where it has none,
         every seat but a moderator and a judge): what a judge replay of it would read."""
