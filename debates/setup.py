@@ -173,7 +173,7 @@ def _checked(
     return _Checked(fmt, fields, rows, problems)
 
 
-def problems_of(
+def debate_problems(
     *,
     format_name: str,
     topic: str,
@@ -215,7 +215,7 @@ def create_debate(
     card_source: str = "",
 ) -> Debate:
     """Validate and store a new debate (status pending). Raises FormatError with a message for the user, naming
-    every problem at once (`problems_of`).
+    every problem at once (`debate_problems`).
 
     `audience_poll`: whether the audience votes before and after (debates/votes.py); by default on, but for a
     batch's (a tournament's) matches. `hold_minutes`: the owner's hold of the start (debates/hold.py).

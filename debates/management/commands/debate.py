@@ -22,7 +22,7 @@ from debates.formats import LISTED, FormatError
 from debates.formats.base import seat_empty
 from debates.models import Debate, Event
 from debates.services import let_run, post_message
-from debates.setup import SeatChoice, create_debate, problems_of
+from debates.setup import SeatChoice, create_debate, debate_problems
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -279,7 +279,7 @@ class Command(BaseCommand):
             for spec in fmt.seat_specs
         }
         unfound_empty = {seat_empty(spec) for spec in fmt.seat_specs if spec.key in unfound}
-        found = problems_of(
+        found = debate_problems(
             format_name=fmt.name,
             topic=opts["topic"],
             premise=opts["premise"],
