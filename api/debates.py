@@ -19,7 +19,7 @@ from api.schemas import Id, Input, Material
 from chaoslm import costs, sharing, spending
 from debates import privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, FormatError
-from debates.forms import NewDebateForm
+from debates.forms import NewDebateForm, no_such_option
 from debates.hold import OFFERED as HOLDS
 from debates.models import Debate
 from debates.selectors import listed_mine, listed_public
@@ -162,7 +162,9 @@ class DebateSummary(Schema):
 class DebateOut(DebateSummary):
     premise: str
     material: str = Field(description="What the debate carries beyond its topic (empty for none).")
-    options: dict[str, Any]
+    options: dict[str, Any] = Field(
+        description="The options it runs at: its format's defaults with those given (the JSON export's `options`)"
+    )
     error: str
     written_by_embedded: str | None = Field(
         None,
@@ -291,7 +293,7 @@ def _form_data(body: DebateIn, form_fields: set[str]) -> tuple[dict[str, Any], l
             data[f"seat_{key}"] = str(value)
     for name, value in body.options.items():
         if f"option_{name}" not in form_fields:
-            unknown.append({"field": f"options.{name}", "message": f"The {body.format} format has no option {name!r}."})
+            unknown.append({"field": f"options.{name}", "message": no_such_option(body.format, name)})
         else:
             data[f"option_{name}"] = str(value)
     return data, unknown

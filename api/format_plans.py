@@ -1,7 +1,8 @@
 """A format's plan over the API: the format page's (debates/format_views.py) every call in order at the options
-given, how many calls that is and how long they take at this site's recent pace. The same `plan_context` and the
-same options form as the page (a bad option falls back to the format's defaults, as there); the same rule of which
-cards the caller may see (404 for any other)."""
+given (over the defaults), the fewest and the most calls that is and how long they take at this site's recent pace.
+The same `plan_context` and the same options (`debates.forms.given_options`) as the page: where the page marks a bad
+option, this refuses it (422, every bad option at once, in the form's words); the same rule of which cards the
+caller may see (404 for any other)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from api.problems import ApiError
 from api.refusals import refusals
 from debates import format_cards, format_views
 from debates.formats import LISTED
+from debates.forms import given_options
 
 router = Router(tags=["formats"])
 
@@ -32,19 +34,23 @@ class PlanStepOut(Schema):
 
 
 class PlanOut(Schema):
-    options: dict[str, int] = Field(description="The options the plan is for: those given, else the defaults")
-    calls: int = Field(description="The LLM calls a debate makes at those options")
+    options: dict[str, int] = Field(description="The options the plan is for: those given, the rest at their defaults")
+    calls: int = Field(description="The most LLM calls a debate makes at those options")
+    fewest_calls: int = Field(
+        description="The fewest: every stop condition holding at its first round, no speech given only on an answer "
+        "given (`calls` when a debate always makes them all)"
+    )
     seconds_per_call: float | None = Field(
         description="This site's recent pace, else the embedded model's speed measured on this machine; none before "
         "either"
     )
-    minutes: float | None = Field(description="How long the calls take at that pace")
+    minutes: float | None = Field(description="How long the most calls take at that pace")
     steps: list[PlanStepOut] = Field(description="A card's every call in order (a built-in format lists none)")
 
 
 @router.get(
     "/formats/{name}/plan",
-    response={200: PlanOut, **refusals(404)},
+    response={200: PlanOut, **refusals(404, 422)},
     summary="A format's plan at some options",
     openapi_extra={
         "parameters": [
@@ -53,7 +59,8 @@ class PlanOut(Schema):
                 "name": "option_<name>",
                 "required": False,
                 "schema": {"type": "integer"},
-                "description": "An option's value, as the format page's form sends it (option_turns=4)",
+                "description": "An option's value, as the format page's form sends it (option_turns=4); those left out "
+                "are at their defaults",
             }
         ]
     },
@@ -66,11 +73,15 @@ def plan(request: HttpRequest, name: str) -> Any:
             fmt = format_cards.card_format_of(format_cards.find_card(request.user, name))
         except format_cards.CardNotFound as error:
             raise ApiError(404, str(error)) from None
-    _form, options = format_views._options(fmt, request.GET)
-    shown = format_views.plan_context(fmt, options)
+    given = given_options(fmt, request.GET)
+    if given.problems:
+        errors = [{"field": field, "message": message} for field, message in given.problems]
+        raise ApiError(422, "The options have problems; each is listed in `errors`.", errors=errors)
+    shown = format_views.plan_context(fmt, given.options)
     return {
-        "options": options,
+        "options": given.options,
         "calls": shown["call_count"],
+        "fewest_calls": shown["fewest_calls"],
         "seconds_per_call": shown["pace"],
         "minutes": shown["minutes"],
         "steps": [{**vars(row), "reads": list(row.reads)} for row in shown["rows"]],

@@ -12,22 +12,13 @@ from django.urls import reverse
 
 from debates import estimates, format_cards
 from debates.formats import LISTED, Format
-from debates.forms import FormatOptions
+from debates.forms import given_options
 
 
 def format_list(request: HttpRequest) -> HttpResponse:
     cards = list(format_cards.usable(request.user))
     rows = [(card, format_cards.card_format_of(card)) for card in cards]
     return render(request, "debates/formats/list.html", {"builtins": LISTED.values(), "cards": rows})
-
-
-def _options(fmt: Format, data: Any) -> tuple[FormatOptions, dict[str, int]]:
-    """The plan's options form (a GET form), and the options it gives: the card's defaults where it is wrong."""
-    form = FormatOptions(data or None)
-    form.add_options(fmt.option_specs)
-    if data and form.is_valid():
-        return form, form.options()
-    return form, {o.name: o.default for o in fmt.option_specs}
 
 
 @dataclass(frozen=True)
@@ -100,7 +91,8 @@ def format_detail(request: HttpRequest, name: str) -> HttpResponse:
         except format_cards.CardNotFound:
             raise Http404("No such format.") from None
         fmt = format_cards.card_format_of(card)
-    form, options = _options(fmt, request.GET)
+    given = given_options(fmt, request.GET)
+    form, options = given.form, given.options
     context = {
         "fmt": fmt,
         "card": card,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -47,6 +48,47 @@ class FormatOptions(forms.Form):
             for name, value in self.cleaned_data.items()
             if name.startswith("option_")
         }
+
+
+def no_such_option(format_name: str, name: str) -> str:
+    """The refusal of an option a format has not (the API's new debate, a plan's options)."""
+    return f"The {format_name} format has no option {name!r}."
+
+
+@dataclass(frozen=True)
+class GivenOptions:
+    """A format's options as a GET form gives some or all of them (the format page's plan, the API's): those given
+    over the format's defaults, a bad one at its default, and every problem at once, each with its field
+    (`option_<name>`)."""
+
+    form: FormatOptions
+    options: dict[str, int]
+    problems: list[tuple[str, str]]
+
+
+def given_options(fmt: Format, data: Mapping[str, Any] | None) -> GivenOptions:
+    """The options `data` gives (`option_<name>` keys; others are not its to read), checked by the new-debate form's
+    own fields: an option left out is at its default; one out of its bounds, not a whole number, or one the format
+    has not is a problem, in the form's words."""
+    specs = fmt.option_specs
+    given = {key: data.get(key) for key in data or () if key.startswith("option_")}
+    if not given:
+        form = FormatOptions()
+        form.add_options(specs)
+        return GivenOptions(form, {o.name: o.default for o in specs}, [])
+    known = {f"option_{o.name}" for o in specs}
+    merged = {f"option_{o.name}": str(o.default) for o in specs} | {k: v for k, v in given.items() if k in known}
+    form = FormatOptions(merged)
+    form.add_options(specs)
+    form.is_valid()
+    problems = [(name, str(message)) for name, messages in form.errors.items() for message in messages]
+    for key in given:
+        if key not in known:
+            message = no_such_option(fmt.name, key.removeprefix("option_"))
+            form.add_error(None, message)
+            problems.append((key, message))
+    options = {o.name: form.cleaned_data.get(f"option_{o.name}", o.default) for o in specs}
+    return GivenOptions(form, options, problems)
 
 
 # While the embedded model serves (a small model on this machine's CPU, a call every few seconds), a new debate

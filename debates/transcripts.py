@@ -113,13 +113,15 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING, messages: bool = Fal
                 row["messages"] = sent.get(row["ordinal"])
     made_by = selectors.made_by(debate)
     ranking, unranked = ranking_of(debate)
+    fmt = _format(debate)
     return {
         "id": debate.pk,
         "topic": debate.topic,
         "premise": debate.premise,
         "material": debate.material,
         "format": debate.format,
-        "options": debate.options,
+        # Those it runs at, its format's defaults with those given (stored as given: the command stores only those).
+        "options": fmt.effective_options(debate.options) if fmt else debate.options,
         "status": debate.status,
         "error": debate.error_text,
         # The line the debate's pages show when the embedded model wrote its replies (all or some), or None.

@@ -90,7 +90,17 @@ class Plan:
 
 
 class FormatError(ValueError):
-    """A configuration or transcript a format cannot work with; the message names the problem."""
+    """A configuration or transcript a format cannot work with; the message names the problem, or every one of
+    them (`sentences`, one a problem, the message all of them in order)."""
+
+    def __init__(self, *sentences: str) -> None:
+        super().__init__(" ".join(sentences))
+        self.sentences: tuple[str, ...] = sentences
+
+
+def seat_empty(spec: SeatSpec) -> str:
+    """The problem of a required seat left empty."""
+    return f"The {spec.label} seat is empty."
 
 
 @dataclass(frozen=True)
@@ -238,6 +248,11 @@ class Format:
         spec = next(o for o in self.option_specs if o.name == name)
         return int(options.get(name, spec.default))
 
+    def effective_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """A debate's options as it runs at them, from those it was given (as stored): every option of the format,
+        at its default where they do not set it, and whatever else they hold (a replay's source, a passage)."""
+        return {**{o.name: o.default for o in self.option_specs}, **options}
+
     def statements(self, options: Mapping[str, Any]) -> int:
         """The public statements its speakers make at these options (the seats of its sides, or where it has none,
         every seat but a moderator and a judge): what a judge replay of it would read."""
@@ -344,25 +359,28 @@ class Format:
         return int(config.options.get(name, spec.default))
 
     def validate(self, config: DebateConfig) -> None:
-        """Raise FormatError naming the first problem with seats or options."""
+        """Raise FormatError naming every problem with seats and options (`problems`) at once."""
+        if problems := self.problems(config):
+            raise FormatError(*problems)
+
+    def problems(self, config: DebateConfig) -> list[str]:
+        """Every problem with the debate's topic, seats and options, in that order: an empty required seat, a seat
+        the format has not, an option not a whole number or out of its bounds, an option the format has not."""
+        problems = []
         if not config.topic.strip():
-            raise FormatError("The topic must have at least one non-whitespace character.")
-        for spec in self.seat_specs:
-            if spec.required and config.seat(spec.key) is None:
-                raise FormatError(f"The {spec.label} seat is empty.")
+            problems.append("The topic must have at least one non-whitespace character.")
+        problems += [seat_empty(spec) for spec in self.seat_specs if spec.required and config.seat(spec.key) is None]
         known = {s.key for s in self.seat_specs}
-        for seat in config.seats:
-            if seat.key not in known:
-                raise FormatError(f"{self.title} has no seat called {seat.key!r}.")
+        problems += [f"{self.title} has no seat called {seat.key!r}." for seat in config.seats if seat.key not in known]
         for option in self.option_specs:
             value = config.options.get(option.name, option.default)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise FormatError(f"{option.label} must be a whole number.")
-            if not option.minimum <= value <= option.maximum:
-                raise FormatError(f"{option.label} must be from {option.minimum} to {option.maximum}.")
+                problems.append(f"{option.label} must be a whole number.")
+            elif not option.minimum <= value <= option.maximum:
+                problems.append(f"{option.label} must be from {option.minimum} to {option.maximum}.")
         unknown = set(config.options) - {o.name for o in self.option_specs}
-        if unknown:
-            raise FormatError(f"{self.title} has no option called {sorted(unknown)[0]!r}.")
+        problems += [f"{self.title} has no option called {name!r}." for name in sorted(unknown)]
+        return problems
 
 
 class Histories:

@@ -295,7 +295,7 @@ def test_the_debate_command_refuses_mismatched_seats_with_every_problem_and_stor
             "debate", "multi-agent-debate", "--topic", "T?", *seat_args(keys), "--option", "agents=4", stdout=StringIO()
         )
     assert str(raised.value) == (
-        "Agents is 4, so the Agent 1 and Agent 4 seats must be filled. "
+        "Agents is 4, so the Agent 1 and Agent 4 seats must be filled.\n"  # the command: a problem a line
         "Agents is 4, so the Agent 5 seat must be empty (or set Agents to 5)."
     )
     assert not Debate.objects.exists()

@@ -150,6 +150,42 @@ def test_a_cards_empty_seat_names_the_flag_that_fills_it():
     assert not Debate.objects.exists()
 
 
+def test_every_problem_with_seats_and_options_is_told_at_once():
+    """As the form and the API refuse a debate (docs/cards.md): the seats' problems and the options' together, the
+    command's own words for an empty seat (its flag) among them, and nothing made."""
+    call_command("import_formats", "cards/", verbosity=0)
+    with pytest.raises(CommandError) as refused:
+        run("multi-agent-debate", "--topic", "Cars?", "--seat", "agent_1=Ada Sterling", "--option", "rounds=99")
+    assert str(refused.value) == (
+        "Rounds must be from 1 to 5.\nAgents is 3, so the Agent 2 and Agent 3 seats must be filled."
+    )
+    with pytest.raises(CommandError) as refused:
+        run(
+            "lincoln-douglas",
+            "--topic",
+            "Cars?",
+            "--seat",
+            "aff=Nobody",
+            "--option",
+            "questions=99",
+            "--option",
+            "bogus=1",
+            "--option",
+            "word_limit=many",
+        )
+    told = str(refused.value)
+    for problem in (
+        "option word_limit must be a whole number, not 'many'",
+        "no persona is named 'Nobody'",
+        "The Negative seat is empty: fill it with --seat neg=PERSONA.",
+        "Cross-examination questions must be from 1 to 6.",
+        "Douglas has no option called 'bogus'.",
+    ):
+        assert problem in told, problem
+    assert "The Affirmative seat is empty" not in told  # its persona was named: its problem is that one
+    assert not Debate.objects.exists()
+
+
 def test_export_transcript(llm_server, tmp_path):
     run(*DUEL, "--turns", "2")
     debate = Debate.objects.get()

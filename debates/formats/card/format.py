@@ -34,6 +34,7 @@ from debates.formats.base import (
     SeatSpec,
     Side,
     Step,
+    seat_empty,
 )
 from debates.formats.card import decide
 from debates.formats.card.decide import AnswerSpec, Vote
@@ -1399,32 +1400,25 @@ class CardFormat(Format):
                 )
         return problems
 
-    def validate(self, config: DebateConfig) -> None:
-        if not self.spec.groups:
-            self._validate(config)
-            return
-        # Every problem with a seat group's seats at once, with whatever else is wrong (one at a time, as ever).
-        problems = self.group_problems(config)
-        try:
-            self._validate(config)
-        except FormatError as error:
-            labels = {s.key: s.label for s in self.seat_specs}
-            told = {f"The {labels[k]} seat is empty." for group in self.spec.groups for k in group.seats}
-            if not problems or str(error) not in told:
-                problems.insert(0, str(error))
-        if problems:
-            raise FormatError(" ".join(problems))
-
-    def _validate(self, config: DebateConfig) -> None:
-        super().validate(config)
-        for seat in config.seats:
-            spec = next(s for s in self.seat_specs if s.key == seat.key)
-            if seat.is_human and not spec.human_allowed:
-                raise FormatError(f"The {spec.label} seat is for a persona, not a person.")
-        if self.judge_spec is not None and self.judge_spec.decide is not None:
+    def problems(self, config: DebateConfig) -> list[str]:
+        """Every problem at once: the seats' and options' (`Format.problems`), a seat group's (in place of its
+        seats' plain "empty"), a person in a persona's seat, the sides' names."""
+        problems = super().problems(config)
+        if grouped := self.group_problems(config):
+            told = {seat_empty(s) for s in self.seat_specs if any(s.key in group.seats for group in self.spec.groups)}
+            problems = [p for p in problems if p not in told] + grouped
+        specs = {s.key: s for s in self.seat_specs}
+        problems += [
+            f"The {specs[seat.key].label} seat is for a persona, not a person."
+            for seat in config.seats
+            if seat.key in specs and seat.is_human and not specs[seat.key].human_allowed
+        ]
+        # The names are the seats' once they are filled as they should be.
+        if not problems and self.judge_spec is not None and self.judge_spec.decide is not None:
             names = self.verdict_names(config)
             if len(set(names)) != len(names):
-                raise FormatError("The sides need different names: the verdict names the winner.")
+                problems.append("The sides need different names: the verdict names the winner.")
+        return problems
 
     # -- names and values --------------------------------------------------------------------------------------
     def side_name(self, config: DebateConfig, side: Side) -> str:

@@ -17,9 +17,10 @@ from debates import format_cards, hold
 from debates import limits as debate_limits
 from debates.engine import DebateDeleted, RunStats, run_debate
 from debates.formats import LISTED, FormatError
+from debates.formats.base import seat_empty
 from debates.models import Debate, Event
 from debates.services import let_run, post_message
-from debates.setup import SeatChoice, create_debate
+from debates.setup import SeatChoice, create_debate, debate_problems
 from personas.models import Persona
 from personas.yaml_io import PersonaYAMLError, parse_personas
 
@@ -224,41 +225,73 @@ class Command(BaseCommand):
         except FormatError as error:
             raise CommandError(str(error)) from None
         fmt = chosen.fmt
+        # Every problem at once, as the form and the API tell them: the command's own (a persona not found, a
+        # value that is not a number) with the debate's (docs/cards.md).
+        problems: list[str] = []
         seats: dict[str, SeatChoice] = {}
-        for key in ("a", "b", "judge"):
-            if opts[key]:
-                seats[key] = persona_choice(opts[key])
+        unfound: set[str] = set()  # seats whose persona was not found: that is their problem, not "empty"
+        named = [(key, opts[key]) for key in ("a", "b", "judge") if opts[key]]
         for raw in opts["seat"]:
-            key, value = key_value(raw)
-            seats[key] = (
-                SeatChoice(human_name=value[len("human:") :] or "You")
-                if value.startswith("human:")
-                else persona_choice(value)
-            )
+            try:
+                named.append(key_value(raw))
+            except CommandError as error:
+                problems.append(str(error))
+        for key, value in named:
+            try:
+                seats[key] = (
+                    SeatChoice(human_name=value[len("human:") :] or "You")
+                    if value.startswith("human:")
+                    else persona_choice(value)
+                )
+            except CommandError as error:
+                problems.append(str(error))
+                unfound.add(key)
+        hold_minutes = 0
         try:
             hold_minutes = parse_number(opts["hold"], "--hold", high=settings.CHAOSLM_HOLD_MAX_MINUTES)
         except NumberError as error:
-            raise CommandError(str(error)) from None
+            problems.append(str(error))
         options: dict[str, Any] = {}
         if opts["turns"] is not None:
             options["turns"] = opts["turns"]
         if opts["word_limit"] is not None:
             options["word_limit"] = opts["word_limit"]
         for raw in opts["option"]:
-            key, value = key_value(raw)
             try:
+                key, value = key_value(raw)
                 options[key] = int(value)
+            except CommandError as error:
+                problems.append(str(error))
             except ValueError:
-                raise CommandError(f"option {key} must be a whole number, not {value!r}") from None
-        # The format would say only "The Negative seat is empty."; here the person also needs the flag that fills it.
-        # A seat group's seats are the format's to check, every one of them at once (its option says how many sit).
-        for spec in fmt.seat_specs:
-            if spec.required and spec.key not in seats and spec.key not in fmt.grouped_seats:
-                flag = f"--{spec.key} PERSONA" if fmt.name == "duel" else f"--seat {spec.key}=PERSONA"
-                raise CommandError(f"The {spec.label} seat is empty: fill it with {flag}.")
+                problems.append(f"option {key} must be a whole number, not {value!r}")
+        material = opts["material"]
+        if opts["material_file"]:
+            try:
+                material = read_material(opts["material_file"])
+            except CommandError as error:
+                problems.append(str(error))
         order = [s.key for s in fmt.seat_specs]
         seats = dict(sorted(seats.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
-        material = read_material(opts["material_file"]) if opts["material_file"] else opts["material"]
+        # The format would say only "The Negative seat is empty."; here the person also needs the flag that fills it.
+        flagged = {
+            seat_empty(spec): f"The {spec.label} seat is empty: fill it with "
+            + (f"--{spec.key} PERSONA." if fmt.name == "duel" else f"--seat {spec.key}=PERSONA.")
+            for spec in fmt.seat_specs
+        }
+        unfound_empty = {seat_empty(spec) for spec in fmt.seat_specs if spec.key in unfound}
+        found = debate_problems(
+            format_name=fmt.name,
+            topic=opts["topic"],
+            premise=opts["premise"],
+            material=material,
+            seats=seats,
+            options=options,
+            hold_minutes=hold_minutes,
+            card_source=chosen.card_source,
+        )
+        problems += [flagged.get(p, p) for p in found if p not in unfound_empty]
+        if problems:
+            raise CommandError("\n".join(problems))
         try:
             return create_debate(
                 format_name=fmt.name,
