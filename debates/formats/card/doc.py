@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from debates.formats.card.format import CardFormat, PlannedCall
+from debates.formats.card.format import CardFormat
+from debates.formats.card.layout import PlannedCall
 
 KIND_WORDS = {
     "SYSTEM": "system line",
