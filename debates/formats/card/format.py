@@ -922,6 +922,8 @@ class CardFormat(Format):
             values["names_or"] = _or(names)
         seat = config.seat(speaker)
         values["speaker"] = seat.name if seat else ""
+        # A seat called `seat` keeps its name: the placeholder reserves no seat key (saved cards may have one).
+        values.setdefault("seat", next((s.label for s in self.seat_specs if s.key == speaker), ""))
         side_key = self.side_of.get(speaker, "")
         if side_key:
             side = self.side_by_key[side_key]

@@ -44,6 +44,7 @@ TABLE: tuple[Placeholder, ...] = (
     ),
     _row("stage", EVERYWHERE, "this step's label"),
     _row("speaker", EVERYWHERE, "the name of the persona (or person) in the seat acting"),
+    _row("seat", EVERYWHERE, "the acting seat's label (Prime Minister, Referee 2)", reserves_seat=False),
     _row("side", EVERYWHERE, "the acting seat's side label (empty for a seat with no side)"),
     _row("stance", EVERYWHERE, "the acting seat's stance (empty for a seat with no side)"),
     _row("opponent", EVERYWHERE, "the other side's name (its one speaker's name, or its label)", needs_two_sides=True),

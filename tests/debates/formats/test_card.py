@@ -157,6 +157,36 @@ stages:
     ]
 
 
+def test_seat_names_the_acting_seats_label_and_a_seat_called_seat_keeps_its_name():
+    card = parse_card(
+        """
+name: bp
+title: BP
+sides: [{key: gov, label: Government, stance: for}, {key: opp, label: Opposition, stance: against}]
+seats: [{key: pm, label: Prime Minister, side: gov}, {key: lo, label: Leader of the Opposition, side: opp}]
+stages:
+  - {speech: case, seat: pm, prompt: "You are the {seat} ({side})."}
+  - {speech: reply, seat: lo, prompt: "As {seat}, answer {pm}."}
+"""
+    )
+    steps, _, _, _ = run(card, config_for(card), reply=reply)
+    assert [s.prompt for s in steps if s.calls_llm] == [
+        "You are the Prime Minister (Government).",
+        "As Leader of the Opposition, answer Pm-name.",
+    ]
+    named = parse_card(
+        """
+name: s
+title: S
+seats: [{key: seat, label: Chair}, {key: b}]
+stages:
+  - {speech: open, seat: b, prompt: "Thank {seat}."}
+"""
+    )
+    steps, _, _, _ = run(named, config_for(named), reply=reply)
+    assert [s.prompt for s in steps if s.calls_llm] == ["Thank Seat-name."]
+
+
 def test_reading_a_speech_not_yet_given_and_a_round_outside_a_repeat_are_both_reported():
     problems = [p for p in problems_of(BAD) if p.line == 24]
     assert sorted(p.message for p in problems) == [
