@@ -70,14 +70,17 @@ def plan_context(fmt: Format, options: dict[str, int]) -> dict[str, Any]:
     found = estimates.pace()
     pace = found.seconds if found.measured or found.machine else None
     pace_from = "this site's recent pace" if found.measured else "the embedded model's speed measured on this machine"
+    fewest = min(fmt.fewest_calls(options), count)
     return {
         "rows": rows,
         "call_count": count,
         # A debate that may stop early, or skip a speech given only on an answer, makes fewer.
-        "fewest_calls": min(fmt.fewest_calls(options), count),
+        "fewest_calls": fewest,
         "pace": pace,
         "pace_from": pace_from,
         "minutes": round(count * pace / 60, 1) if pace is not None else None,
+        # In words, as every estimate gives it ("under a minute", "about 2 to 4 minutes"), not "0.0 minutes".
+        "time": estimates.minutes_between(fewest * pace, count * pace) if pace is not None else "",
     }
 
 

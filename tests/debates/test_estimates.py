@@ -96,7 +96,7 @@ def test_a_slower_machine_says_longer_and_a_dead_supervisor_s_speed_is_not_read(
     assert FORM_LINE.format("about 5 minutes") in owner.get(reverse("debate_new")).content.decode()
     # A format's page says its time at that speed too, and whence it comes.
     plan = owner.get(reverse("format_detail", args=["duel"])).content.decode()
-    assert ": about 10.0 minutes at the embedded model&#x27;s speed measured on this machine (20.0 s a call" in plan
+    assert ": about 10 minutes at the embedded model&#x27;s speed measured on this machine (20.0 s a call" in plan
     # A cap below the typical reply sizes it: 60 tokens at 6 a second.
     settings.CHAOSLM_LOCAL_MAX_TOKENS = 60
     assert estimates.seconds_per_call() == pytest.approx(60 / 6.0)
