@@ -4,8 +4,9 @@ finished debate's verdict (selectors, the exports) needs no engine."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from debates.formats import DebateConfig, Format, FormatError, Record
+from debates.formats import DebateConfig, Format, FormatError, Record, SeatInfo
 from debates.formats.base import PERSON_STEP
 from debates.models import Event
 
@@ -20,6 +21,20 @@ def record_of(event: Event, seat_key: str | None) -> Record:
         content=event.content,
         data=event.data,
         visibility=event.visibility,
+    )
+
+
+def config_of(debate: Any, seats: Sequence[Any], *, is_ending: bool = False) -> DebateConfig:
+    """A stored debate as its format reads it, with these of its seats in this order (a migration's historical rows
+    read the same)."""
+    return DebateConfig(
+        format=debate.format,
+        topic=debate.topic,
+        premise=debate.premise,
+        material=debate.material,
+        options=debate.options,
+        seats=tuple(SeatInfo(s.key, s.role, s.name, s.side, s.system_prompt, s.is_human) for s in seats),
+        is_ending=is_ending,
     )
 
 

@@ -13,10 +13,10 @@ from django.utils.safestring import mark_safe
 from chaoslm.costs import ZERO, SpendRow, Total, total_of, totals_by
 from chaoslm.llm import marks
 from debates.event_cards import cards_of
-from debates.formats import DebateConfig, FormatError, Plan, SeatInfo, Side
+from debates.formats import FormatError, Plan, Side
 from debates.formats.card import CardFormat
 from debates.models import Debate, Event, Seat
-from debates.records import record_of
+from debates.records import config_of, record_of
 from debates.replay import judged_config
 from debates.status import activity, status_line
 
@@ -460,28 +460,12 @@ def awaited_step(debate: Debate, seats: Sequence[Seat]) -> str:
     return plan.awaited_step if plan is not None else ""
 
 
-def _config(debate: Debate, seats: Sequence[Seat], *, is_ending: bool) -> DebateConfig:
-    infos = tuple(
-        SeatInfo(key=s.key, role=s.role, name=s.name, side=s.side, system_prompt=s.system_prompt, is_human=s.is_human)
-        for s in seats
-    )
-    return DebateConfig(
-        format=debate.format,
-        topic=debate.topic,
-        premise=debate.premise,
-        material=debate.material,
-        options=debate.options,
-        seats=infos,
-        is_ending=is_ending,
-    )
-
-
 def _plan(debate: Debate, seats: Sequence[Seat]) -> Plan | None:
     """What the format plans next on the stored events; None if they do not fit it."""
     keys = {s.pk: s.key for s in seats}
     records = [record_of(e, keys.get(e.seat_id)) for e in debate.events.exclude(kind=Event.Kind.ERROR)]
     try:
-        return debate.fmt.next_steps(_config(debate, seats, is_ending=debate.is_ending), records)
+        return debate.fmt.next_steps(config_of(debate, seats, is_ending=debate.is_ending), records)
     except FormatError:
         return None
 
@@ -499,9 +483,9 @@ def messages_sent(debate: Debate) -> dict[int, list[dict[str, str]]]:
     events = list(debate.events.exclude(kind=Event.Kind.ERROR).order_by("ordinal"))
     records = [record_of(e, keys.get(e.seat_id)) for e in events]
     # Before its owner ended it, a debate was not ending: the steps after the end are planned as ending.
-    configs = [_config(debate, seats, is_ending=False)]
+    configs = [config_of(debate, seats, is_ending=False)]
     if debate.is_ending:
-        configs.append(_config(debate, seats, is_ending=True))
+        configs.append(config_of(debate, seats, is_ending=True))
     sent: dict[int, list[dict[str, str]]] = {}
     for position, event in enumerate(events):
         if event.kind == Event.Kind.USER or not event.prompt:

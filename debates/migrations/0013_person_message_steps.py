@@ -4,9 +4,9 @@ awaited when it came, and its card is drawn again; a message no step asked for k
 
 from django.db import migrations
 
-from debates.formats import DebateConfig, FormatError, SeatInfo, get_format
+from debates.formats import FormatError, get_format
 from debates.formats.base import PERSON_STEP
-from debates.records import person_steps, record_of
+from debates.records import config_of, person_steps, record_of
 
 
 def label_messages(apps, schema_editor):
@@ -20,16 +20,8 @@ def label_messages(apps, schema_editor):
             continue  # a format this code no longer has: its messages keep their step
         seats = list(debate.seats.all())
         keys = {s.pk: s.key for s in seats}
-        config = DebateConfig(
-            format=debate.format,
-            topic=debate.topic,
-            premise=debate.premise,
-            material=debate.material,
-            options=debate.options,
-            seats=tuple(SeatInfo(s.key, s.role, s.name, s.side, s.system_prompt, s.is_human) for s in seats),
-        )
         events = list(debate.events.exclude(kind="ERROR"))
-        steps = person_steps(fmt, config, [record_of(e, keys.get(e.seat_id)) for e in events])
+        steps = person_steps(fmt, config_of(debate, seats), [record_of(e, keys.get(e.seat_id)) for e in events])
         for event in events:
             if event.ordinal in steps:
                 event.step, event.html = steps[event.ordinal], ""
