@@ -113,8 +113,15 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
     slots = card.layout(options).slots
     # A speech with both a moderator's line and a prompt has two texts under its step's name: say which is which.
     lines_before = {s.instruction for s in slots if s.instruction is not None and not s.prompt_is_instruction}
+    # A prompt given seat by seat has a text for each seat under one step's name: say whose each one is.
+    seats_of: dict[str, dict[str, set[str]]] = {}
+    for slot in slots:
+        seats_of.setdefault(slot.ref, {}).setdefault(slot.template.source, set()).add(slot.seat or "")
     for slot in slots:
         line = " (system line)" if slot.index in lines_before else ""
+        by_seat = seats_of[slot.ref]
+        if len({frozenset(seats) for seats in by_seat.values()}) > 1:
+            line += " (" + ", ".join(labels[k] for k in labels if k in by_seat[slot.template.source]) + ")"
         for what, template in (
             (line, slot.template),
             (f"{line} (status line)" if line else " (status line)", slot.status),

@@ -375,7 +375,8 @@ class Builder:
                 before_speech=True,
                 **{**common, "field": variant.think.field, "line": variant.think.line},
             )
-        prompt = variant.speech.prompt or variant.system or EMPTY
+        given = variant.prompt_for(*self.spec.seat_names(seat))
+        prompt = given or variant.system or EMPTY
         self.turn(
             variant.speech,
             seat,
@@ -385,7 +386,7 @@ class Builder:
             instruction=instruction,
             template=prompt,
             status=variant.status,
-            prompt_is_instruction=not variant.speech.prompt,
+            prompt_is_instruction=not given,
             answer=answer,
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -158,6 +159,14 @@ class SpeechVariant:
     think: Call | None
     system: Template | None
     status: Template
+    # A prompt given seat by seat (`prompt: {affirmative: ..., negative: ...}`): each key a seat, a seat group, a side,
+    # or `other`; `speech.prompt` is then `other`'s, or empty.
+    by_seat: tuple[tuple[str, Template], ...] = ()
+
+    def prompt_for(self, *keys: str) -> Template:
+        """The prompt of a seat known by `keys` (its own key, its group's, its side's), the most particular first."""
+        given = dict(self.by_seat)
+        return next((given[k] for k in keys if k in given), self.speech.prompt)
 
 
 @dataclass(frozen=True)
@@ -332,6 +341,16 @@ class CardSpec:
     answers: dict[str, AnswerSpec] = field(default_factory=dict)  # each answering step's answer
     option_lines: dict[str, int] = field(default_factory=dict)
     groups: tuple[SeatGroup, ...] = ()  # the seat groups, each expanded into `seats`
+
+    def seat_names(self, seat: str) -> tuple[str, ...]:
+        return seat_names(seat, self.seats, self.groups)
+
+
+def seat_names(seat: str, seats: Iterable[SeatSpec], groups: Iterable[SeatGroup]) -> tuple[str, ...]:
+    """What a seat may be called where a card gives something seat by seat: its key, its group's, its side's, then
+    `other`, the most particular first."""
+    side = next((s.side for s in seats if s.key == seat), "")
+    return (seat, *(g.key for g in groups if seat in g.seats), *([side] if side else []), "other")
 
 
 # -- reading fields ------------------------------------------------------------------------------------------------
@@ -517,6 +536,7 @@ class SpecReader:
         self.answers: dict[str, tuple[AnswerSpec, int, str]] = {}  # step -> its answer, where first given
         self.untils: list[tuple[UntilSpec, tuple[Stage, ...]]] = []
         self.side_count = 0
+        self.seat_specs: dict[str, SeatSpec] = {}
 
     # -- the parts ---------------------------------------------------------------------------------------------
     def card(self, data: Any) -> CardSpec | None:
@@ -530,6 +550,7 @@ class SpecReader:
         sides = self.sides(top)
         self.side_count = len(sides)
         seats = self.seats(top, {s.key for s in sides})
+        self.seat_specs = {s.key: s for s in seats}
         poll = top.choice("poll", POLLS, "")
         if poll == "sides":
             self.check_sides_poll(top, sides, seats)
@@ -874,14 +895,14 @@ class SpecReader:
         when = self.when(reader) if reader.has("when") else None
         answer = self.answer(reader, step) if reader.has("answer") else None
         first_template = len(self.problems.templates)
-        base = self.variant(reader, step, in_repeat, None)
+        base = self.variant(reader, step, in_repeat, None, seats)
         variants: dict[str, SpeechVariant] = {}
         for key in VARIANTS:
             if reader.has(key):
                 if not in_repeat:
                     reader.problem(key, f"'{key}' only means something inside a repeat.")
                 sub = Reader(item[key], reader.field(key), self.problems, reader.line_of(key), VARIANT_FIELDS)
-                variant = self.variant(sub, sub.slug("step", step), in_repeat, base)
+                variant = self.variant(sub, sub.slug("step", step), in_repeat, base, seats)
                 self.speech_steps.add(variant.speech.step)
                 if answer is not None and variant.speech.step != step:
                     self.answers.setdefault(variant.speech.step, self.answers[step])
@@ -934,13 +955,20 @@ class SpecReader:
             return None
         return WhenSpec(step, answers, key == "not", reader.line, reader.path)
 
-    def variant(self, reader: Reader, step: str, in_repeat: bool, base: SpeechVariant | None) -> SpeechVariant:
+    def variant(
+        self, reader: Reader, step: str, in_repeat: bool, base: SpeechVariant | None, seats: tuple[str, ...]
+    ) -> SpeechVariant:
         system = reader.template("system", "call", in_repeat) if reader.has("system") else None
-        prompt = reader.template("prompt", "call", in_repeat)
+        by_seat: tuple[tuple[str, Template], ...] = ()
+        if isinstance(reader.data.get("prompt"), LMap):
+            prompt, by_seat = self.seat_prompts(reader, in_repeat, seats)
+        else:
+            prompt = reader.template("prompt", "call", in_repeat)
         if base is not None:
             system = system if reader.has("system") else base.system
-            prompt = prompt if reader.has("prompt") else base.speech.prompt
-        if not prompt and not system:
+            if not reader.has("prompt"):
+                prompt, by_seat = base.speech.prompt, base.by_seat
+        if not prompt and not by_seat and not system:
             reader.problem("prompt", "A speech needs a prompt, or a system line that is its instruction.")
         label = self.label(step, None, reader)
         think = base.think if base is not None and not reader.has("think") else None
@@ -954,7 +982,27 @@ class SpecReader:
             think=think,
             system=system,
             status=status,
+            by_seat=by_seat,
         )
+
+    def seat_prompts(
+        self, reader: Reader, in_repeat: bool, seats: tuple[str, ...]
+    ) -> tuple[Template, tuple[tuple[str, Template], ...]]:
+        """`prompt: {<seat, group or side>: ..., other: ...}`: a prompt for each seat of the speech, so seats that
+        speak at once, or take turns in a repeat, can be asked differently (an affirmative and a negative). Every
+        seat must find one; a key that names none of the speech's seats is a problem."""
+        names = {seat: seat_names(seat, self.seat_specs.values(), self.groups.values()) for seat in seats}
+        keys = (*dict.fromkeys(k for found in names.values() for k in found if k != "other"), "other")
+        sub = Reader(reader.data["prompt"], reader.field("prompt"), self.problems, reader.line_of("prompt"), keys)
+        given = tuple((key, sub.template(key, "call", in_repeat, True)) for key in sub.data if key in keys)
+        missing = [seat for seat, found in names.items() if not any(k in sub.data for k in found)]
+        if missing and seats:
+            labels = _list(f"{self.seat_specs[s].label} ({s})" if s in self.seat_specs else s for s in missing)
+            reader.problem(
+                "prompt",
+                f"No prompt for {labels}: give each seat a prompt by its key, its group's, its side's, or 'other'.",
+            )
+        return dict(given).get("other", EMPTY), given
 
     def private(self, item: LMap, kind: str, path: str, line: int, in_repeat: bool) -> PrivateStage:
         reader = Reader(item, path, self.problems, line, (kind, *PRIVATE_FIELDS))

@@ -187,6 +187,74 @@ stages:
     assert [s.prompt for s in steps if s.calls_llm] == ["Thank Seat-name."]
 
 
+ANGEL_DEVIL = """
+name: angel-devil
+title: Angel and devil
+options:
+  referees: {label: Referees, default: 3, min: 2, max: 3}
+sides: [{key: aff, label: Affirmative, stance: for}, {key: neg, label: Negative, stance: against}]
+seats:
+  - {key: angel, side: aff, label: Angel}
+  - {key: devil, side: neg, label: Devil}
+  - {key: referee, role: judge, label: Referee, count: referees}
+stages:
+  - repeat: 2
+    stages:
+      - speech: argue
+        seat: [angel, devil]
+        at_once: true
+        prompt:
+          aff: "Round {round}. Defend: {topic}"
+          devil: "Round {round}. Attack: {topic}. {others_argue}"
+        first:
+          prompt: {aff: "Open for: {topic}", other: "Open against: {topic}"}
+  - speech: rule
+    seat: referee
+    at_once: true
+    prompt:
+      referee_1: "As the critic, weigh {last_argue}"
+      referee: "As {seat}, weigh {last_argue}"
+"""
+
+
+def test_a_prompt_given_seat_by_seat_asks_each_seat_its_own_way_and_keeps_one_step():
+    card = parse_card(ANGEL_DEVIL)
+    steps, waves, _, _ = run(card, config_for(card), reply=reply)
+    asked = [(s.seat, s.step, s.prompt) for s in steps if s.calls_llm]
+    assert asked == [
+        # The first round's variant is given seat by seat too.
+        ("angel", "argue", "Open for: School uniforms"),
+        ("devil", "argue", "Open against: School uniforms"),
+        ("angel", "argue", "Round 2. Defend: School uniforms"),
+        # One step for both seats: the devil reads the angel's round-1 speech as the others' argument.
+        ("devil", "argue", "Round 2. Attack: School uniforms. Angel-name: <angel argue 1>"),
+        # A seat's own key wins over its group's.
+        ("referee_1", "rule", "As the critic, weigh <devil argue 4>"),
+        ("referee_2", "rule", "As Referee 2, weigh <devil argue 4>"),
+        ("referee_3", "rule", "As Referee 3, weigh <devil argue 4>"),
+    ]
+    # Still spoken at once: each round's two speeches, then the three referees, are one wave each.
+    assert [len(w) for w in waves if w] == [2, 2, 3]
+    page = protocol_markdown(card)
+    assert "### argue (Angel)\n\n```text\nRound {round}. Defend: {topic}\n```" in page
+    assert "### argue (Devil)\n\n```text\nRound {round}. Attack: {topic}. {others_argue}\n```" in page
+    assert "### rule (Referee 2, Referee 3)\n\n```text\nAs {seat}, weigh {last_argue}\n```" in page
+
+
+def test_a_prompt_given_seat_by_seat_must_ask_every_seat_and_only_the_speechs_seats():
+    text = ANGEL_DEVIL.replace("          aff: ", "          zz: ").replace("      referee: ", "      other: ")
+    assert [(p.field, p.message) for p in problems_of(text)] == [
+        (
+            "stages[1].stages[1].prompt",
+            "No prompt for Angel (angel): give each seat a prompt by its key, its group's, its side's, or 'other'.",
+        ),
+        (
+            "stages[1].stages[1].prompt.zz",
+            "Unknown field 'zz'; the fields here are angel, aff, devil, neg, other.",
+        ),
+    ]
+
+
 def test_reading_a_speech_not_yet_given_and_a_round_outside_a_repeat_are_both_reported():
     problems = [p for p in problems_of(BAD) if p.line == 24]
     assert sorted(p.message for p in problems) == [
