@@ -38,7 +38,7 @@ from debates.formats.base import (
 )
 from debates.formats.card import decide
 from debates.formats.card.decide import AnswerSpec, Vote
-from debates.formats.card.layout import Builder, Layout, PlannedCall, Slot
+from debates.formats.card.layout import Builder, Condition, Layout, PlannedCall, Slot
 from debates.formats.card.spec import (
     CardProblem,
     CardSpec,
@@ -166,7 +166,7 @@ class _Run:
             if absent or (seat is not None and seat.is_human and slot.kind not in ("TURN", "SYSTEM")):
                 # An empty optional seat does nothing; a person makes no private calls.
                 on = False
-            elif slot.when is not None and not self._holds(slot.when, active):
+            elif slot.when and not all(self._holds(condition, active) for condition in slot.when):
                 on = False  # the answer it runs on was not given
             elif slot.phase == "end":
                 on = ending
@@ -188,16 +188,18 @@ class _Run:
             active.append(on)
         return active
 
-    def _holds(self, when: tuple[int | None, tuple[str, ...], bool], active: list[bool]) -> bool:
-        """Whether a conditional slot runs: the speech it reads did not run (it runs only with `not`), has not
-        answered yet (it may run, and waits for it), or answered one of its answers (or, with `not`, none)."""
-        source, answers, negate = when
-        if source is None or not active[source]:
+    def _holds(self, condition: Condition, active: list[bool]) -> bool:
+        """Whether a condition of a conditional slot holds: none of the speeches it reads ran (it holds only with
+        `not`), one has not answered yet (it may run, and waits for it), or one of them answered one of its
+        answers (with `not`: none did)."""
+        sources, answers, negate = condition
+        given = [i for i in sources if active[i]]
+        if not given:
             return negate
-        record = self.done.get(source)
-        if record is None:
+        done = self.done
+        if any(i not in done for i in given):
             return True
-        return (decide.given(record.data) in answers) != negate
+        return any(decide.given(done[i].data) in answers for i in given) != negate
 
     def _stopped(self) -> dict[int, int]:
         """Each repeat with a stop condition that has stopped: its number and the round after which it did (the
@@ -744,11 +746,19 @@ class CardFormat(Format):
         return sum(
             1
             for slot in self.layout(options).slots
-            if slot.kind == "TURN" and slot.phase == "main" and roles.get(slot.seat or "") == "debater"
+            if slot.kind == "TURN"
+            and slot.phase == "main"
+            and roles.get(slot.seat or "") == "debater"
+            and not slot.alternate
         )
 
     def calls(self, options: Mapping[str, Any]) -> int:
-        return sum(1 for slot in self.layout(options).slots if slot.kind != "SYSTEM" and slot.phase != "end")
+        # Of a speech by the first of several seats to answer, one seat speaks: count the first's calls.
+        return sum(
+            1
+            for slot in self.layout(options).slots
+            if slot.kind != "SYSTEM" and slot.phase != "end" and not slot.alternate
+        )
 
     def gives_answers(self) -> bool:
         return bool(self.spec.answers)
@@ -762,7 +772,7 @@ class CardFormat(Format):
             if slot.kind != "SYSTEM"
             and slot.phase != "end"
             and not (slot.repeat and slot.round > 1)
-            and not (slot.when is not None and not slot.when[2])  # one that runs only on an answer may not
+            and not any(not negate for _, _, negate in slot.when)  # one that runs only on an answer may not
         )
 
     def step_label(self, step: str) -> str:

@@ -28,8 +28,13 @@ from debates.formats.card.spec import (
 )
 from debates.formats.card.template import EMPTY, Template
 
-
 # -- the layout of a card at given options ---------------------------------------------------------------------
+# A condition on earlier answers: the slots of the latest giving of a speech with choices (several where seats
+# gave it at once; none where it is never laid out), the answers it runs on, and whether those are the answers it
+# does not run on. It holds when any of those slots answered one of the answers (with the flag: none did).
+Condition = tuple[tuple[int, ...], tuple[str, ...], bool]
+
+
 @dataclass(frozen=True)
 class Slot:
     index: int
@@ -73,10 +78,12 @@ class Slot:
     round_slots: tuple[int, ...] = ()  # a check's and a stop line's: the slots whose outcome it reads
     gate: tuple[int, ...] = ()  # the slots deciding whether this round runs at all (the previous round's check)
     note: str = ""  # a line with no template (a stop line, a decision): what it says, for the card's timeline
-    # Given only on an earlier speech's answer: (that speech's slot, None if it is never laid out; the answers it
-    # runs on; whether those are the answers it does not run on), and the condition in words.
-    when: tuple[int | None, tuple[str, ...], bool] | None = None
+    # Given only on earlier speeches' answers: every condition must hold (`Condition`); and the conditions in words.
+    when: tuple[Condition, ...] = ()
     when_words: str = ""
+    # A speech by the first of several seats to give an answer (`by`): a later seat's slots say which of them they
+    # are (1, 2, ...), as only one seat speaks and the most calls count the first seat's alone.
+    alternate: int = 0
 
     @cached_property
     def reads_previous(self) -> bool:
@@ -147,7 +154,8 @@ class Builder:
         self.in_repeat = 0  # the repeat with a stop condition being laid out, if any
         self.gate: tuple[int, ...] = ()
         self.snapshot: int | None = None
-        self.condition: tuple[tuple[int | None, tuple[str, ...], bool], str] | None = None
+        self.condition: tuple[tuple[Condition, ...], str] | None = None
+        self.alternate = 0
         # The seats of a seat group past its option's value: the debate has no such seat, so no step of theirs.
         self.absent = frozenset(
             seat for group in spec.groups for seat in group.seats[len(group.sitting(options.get(group.option, 0))) :]
@@ -163,19 +171,56 @@ class Builder:
             values.setdefault("snapshot", self.snapshot)
         if self.condition is not None:
             values["when"], values["when_words"] = self.condition
-            source = values["when"][0]
-            if source is not None:  # it waits for the answer it runs on
-                values["gate"] = (*values.get("gate", ()), source)
+            # It waits for the answers it runs on.
+            sources = [i for sources, _, _ in values["when"] for i in sources]
+            values["gate"] = tuple(dict.fromkeys((*values.get("gate", ()), *sources)))
+        if self.alternate:
+            values["alternate"] = self.alternate
         self.slots.append(values)
         return values["index"]
 
-    def conditioned(self, when: WhenSpec | None) -> tuple[tuple[int | None, tuple[str, ...], bool], str] | None:
-        """A speech's condition laid out: the latest slot before it of the speech whose answer it runs on."""
+    def conditioned(self, when: WhenSpec | None) -> tuple[tuple[Condition, ...], str] | None:
+        """A speech's condition laid out: the latest giving before it of the speech whose answer it runs on."""
         if when is None:
             return None
-        source = next((v["index"] for v in reversed(self.slots) if v["kind"] == "TURN" and v["ref"] == when.step), None)
         label = self.spec.labels.get(when.step) or when.step.replace("_", " ")
-        return (source, when.answers, when.negate), when.words(label)
+        return ((self.given(when.step), when.answers, when.negate),), when.words(label)
+
+    def given(self, step: str, seat: str | None = None) -> tuple[int, ...]:
+        """The slots of the latest giving of a speech (by `seat` alone, if named): one slot, or every slot of
+        speeches given at once."""
+        slots = [v for v in self.slots if v["kind"] == "TURN" and v["ref"] == step and seat in (None, v["seat"])]
+        if not slots:
+            return ()
+        last = slots[-1]
+        if last.get("snapshot") is None or seat is not None:
+            return (last["index"],)
+        return tuple(v["index"] for v in slots if v.get("snapshot") == last["snapshot"])
+
+    def first_to_answer(
+        self, stage: SpeechStage, round_: int, rounds: int, repeat: RepeatStage | None, common: dict[str, Any]
+    ) -> None:
+        """A speech by the first of its seats whose latest answer to `by`'s speech was one of its answers (the
+        first member of the other bench to rise): each seat's speech is laid out, to run only if that seat
+        answered so and no seat before it in the list did."""
+        assert stage.by is not None
+        by, outer = stage.by, self.conditioned(stage.when)
+        label = self.spec.labels.get(by.step) or by.step.replace("_", " ")
+        names = {s.key: s.label for s in self.spec.seats}
+        sources = [self.given(by.step, seat) for seat in stage.seats]
+        said = " or ".join(f"'{a}'" for a in by.answers)
+        answered = f"other than {said}" if by.negate else said
+        for number, seat in enumerate(stage.seats):
+            before = tuple((sources[j], by.answers, not by.negate) for j in range(number))
+            words = f'by {names.get(seat, seat)} if the first of them to answer {answered} to "{label}"'
+            self.condition = (
+                (*(outer[0] if outer else ()), (sources[number], by.answers, by.negate), *before),
+                f"{outer[1]}, {words}" if outer else words,
+            )
+            self.alternate = number
+            variant = self.variant(stage, seat, round_, rounds, repeat)
+            self.speech(variant, seat, stage.sees, self.words(stage.word_limit), stage.shown, common, stage.answer)
+        self.condition, self.alternate = None, 0
 
     def words(self, value: Count | None) -> int | None:
         if value is None:
@@ -285,6 +330,8 @@ class Builder:
                     sees=stage.sees,
                     **{**common, "field": stage.call.field, "line": stage.call.line},
                 )
+        elif isinstance(stage, SpeechStage) and stage.seats and stage.by is not None:
+            self.first_to_answer(stage, round_, rounds, repeat, common)
         elif isinstance(stage, SpeechStage) and stage.seats and stage.at_once:
             self.condition = self.conditioned(stage.when)
             self.snapshot = len(self.slots)
@@ -523,7 +570,7 @@ class Builder:
             seats=frozenset(s.seat for s in slots if s.seat is not None),
             options={name: str(value) for name, value in self.options.items()},
             stops=tuple(s.index for s in slots if s.check == "stop"),
-            sources=tuple(sorted({s.when[0] for s in slots if s.when is not None and s.when[0] is not None})),
+            sources=tuple(sorted({i for s in slots for sources, _, _ in s.when for i in sources})),
         )
 
     def chain(self) -> list[Slot]:

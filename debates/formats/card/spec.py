@@ -184,6 +184,7 @@ class SpeechStage:
     at_once: bool = False  # every seat listed speaks, all reading what was said before the first of them
     answer: AnswerSpec | None = None  # the answer each speech gives, in JSON
     when: WhenSpec | None = None  # given only on an earlier speech's answer
+    by: WhenSpec | None = None  # given by the first of its seats whose answer to a speech was one of these
 
 
 @dataclass(frozen=True)
@@ -507,6 +508,7 @@ SPEECH_FIELDS = (
     "at_once",
     "answer",
     "when",
+    "by",
 )
 REPEAT_FIELDS = ("repeat", "stages", "until")
 UNTIL_FIELDS = ("agree", "step", "seat", "prompt", "sees")
@@ -889,10 +891,13 @@ class SpecReader:
     def speech(self, item: LMap, path: str, line: int, in_repeat: bool) -> SpeechStage:
         reader = Reader(item, path, self.problems, line, (*SPEECH_FIELDS, *VARIANTS))
         at_once = reader.boolean("at_once", False)
-        seats = self.seats_of(reader, "seat", in_repeat or at_once)
+        seats = self.seats_of(reader, "seat", in_repeat or at_once or reader.has("by"))
         step = reader.slug("speech")
         self.speech_steps.add(step)
         when = self.when(reader) if reader.has("when") else None
+        by = self.when(reader, "by") if reader.has("by") else None
+        if by is not None and at_once:
+            reader.problem("by", "A speech by the first seat to answer is one speech: it cannot be given at once.")
         answer = self.answer(reader, step) if reader.has("answer") else None
         first_template = len(self.problems.templates)
         base = self.variant(reader, step, in_repeat, None, seats)
@@ -926,11 +931,13 @@ class SpecReader:
             at_once=at_once,
             answer=answer,
             when=when,
+            by=by,
         )
 
-    def when(self, speech: Reader) -> WhenSpec | None:
-        """`when: {step: S, answer: A}` (or `not: A`; A one choice or a list): S an earlier speech with choices."""
-        reader = Reader(speech.data["when"], speech.field("when"), self.problems, speech.line_of("when"), WHEN_FIELDS)
+    def when(self, speech: Reader, name: str = "when") -> WhenSpec | None:
+        """`when: {step: S, answer: A}` (or `not: A`; A one choice or a list): S an earlier speech with choices.
+        `by` reads the same way."""
+        reader = Reader(speech.data[name], speech.field(name), self.problems, speech.line_of(name), WHEN_FIELDS)
         if not reader.ok:
             return None
         step = reader.slug("step")

@@ -198,3 +198,102 @@ def test_a_speech_cannot_run_on_a_later_speechs_answer():
         "  - speech: later\n    seat: lo\n    answer: [yes, no]\n    prompt: Later.\n"
     )
     assert [p.field for p in problems_of(text)] == ["stages[4].when.step"]
+
+
+# --- whichever seat rises: `by` ----------------------------------------------------------------------------------
+BENCH = """
+name: bench-test
+title: Bench test
+sides:
+  - {key: gov, label: Government, stance: for}
+  - {key: opp, label: Opposition, stance: against}
+seats:
+  - {key: pm, role: debater, label: Prime Minister, side: gov}
+  - {key: lo, role: debater, label: Leader of the Opposition, side: opp}
+  - {key: dlo, role: debater, label: Deputy Leader, side: opp}
+stages:
+  - {speech: pm_first, seat: pm, prompt: "Open the case for: {topic}"}
+  - {speech: offer, seat: [lo, dlo], at_once: true, answer: [offer, pass], prompt: "Rise on a point, or pass."}
+  - speech: reply
+    seat: pm
+    answer: [accept, decline]
+    when: {step: offer, answer: offer}
+    prompt: "Offers: {others_offer} Accept or decline?"
+  - speech: poi
+    seat: [lo, dlo]
+    by: {step: offer, answer: offer}
+    when: {step: reply, answer: accept}
+    prompt: "Make your point to {pm}, {speaker}."
+  - {speech: pm_second, seat: pm, sees: all, prompt: "Finish your speech."}
+"""
+
+
+def seated(answers: dict[tuple[str, str], str]):
+    """Replies for the driver: each seat's answer to each answering step."""
+
+    def reply(step):
+        if step.json_schema is None:
+            return f"<{step.seat} {step.step}>", {}
+        data = {"reasoning": f"{step.seat} reasons", "answer": answers[(step.seat, step.step)]}
+        return json.dumps(data), {**data, "answer_kind": "choice"}
+
+    return reply
+
+
+@pytest.mark.parametrize(
+    ("answers", "ran"),
+    [
+        ({"lo": "pass", "dlo": "pass"}, [("lo", "offer"), ("dlo", "offer")]),
+        (
+            {"lo": "pass", "dlo": "offer", "pm": "accept"},
+            [*[("lo", "offer"), ("dlo", "offer")], *[("pm", "reply")], ("dlo", "poi")],
+        ),
+        (
+            {"lo": "offer", "dlo": "offer", "pm": "accept"},
+            [("lo", "offer"), ("dlo", "offer"), ("pm", "reply"), ("lo", "poi")],
+        ),
+        ({"lo": "offer", "dlo": "pass", "pm": "decline"}, [("lo", "offer"), ("dlo", "offer"), ("pm", "reply")]),
+    ],
+    ids=["nobody-rises", "the-deputy-rises", "both-rise-the-first-speaks", "declined"],
+)
+def test_the_point_is_made_by_whichever_seat_rose_first_and_only_by_one(answers, ran):
+    card = parse_card(BENCH)
+    choices = {(seat, "reply" if seat == "pm" else "offer"): answer for seat, answer in answers.items()}
+    steps, waves, _, plan = run(card, config_for(card), reply=seated(choices))
+    assert plan.finished
+    called = [(s.seat, s.step) for s in steps if s.calls_llm]
+    assert called == [("pm", "pm_first"), *ran, ("pm", "pm_second")]
+    # The bench is asked at once: its two offers are one wave.
+    assert [len(w) for w in waves if len(w) > 1] == [2]
+    by_step = {s.step: s for s in steps}
+    if "poi" in by_step:
+        speaker = by_step["poi"].seat
+        assert by_step["poi"].prompt == f"Make your point to Pm-name, {speaker.capitalize()}-name."
+        # The speaker read every seat's answer before replying.
+        assert by_step["reply"].prompt.startswith("Offers: Lo-name: lo reasons\n\nAnswer: ")
+        assert "Dlo-name: dlo reasons" in by_step["reply"].prompt
+
+
+def test_the_plan_shows_each_seats_turn_at_the_point_and_counts_one():
+    card = parse_card(BENCH)
+    plan = {(c.seat, c.step): c.when for c in card.plan({})}
+    assert plan[("pm", "reply")] == "only if the answer to \"offer\" is 'offer'"
+    assert plan[("lo", "poi")] == (
+        "only if the answer to \"reply\" is 'accept', "
+        "by Leader of the Opposition if the first of them to answer 'offer' to \"offer\""
+    )
+    assert plan[("dlo", "poi")].endswith("by Deputy Leader if the first of them to answer 'offer' to \"offer\"")
+    # pm_first, two offers, reply, one point, pm_second: one seat's point counts, not two.
+    assert (card.fewest_calls({}), card.calls({})) == (4, 6)
+    assert "4 to 6 calls, 6 public statements" in protocol_markdown(card)
+
+
+def test_a_speech_by_the_first_to_answer_cannot_be_given_at_once_and_reads_a_speech_with_choices():
+    text = BENCH.replace(
+        "    by: {step: offer, answer: offer}\n", "    by: {step: offer, answer: offer}\n    at_once: true\n"
+    )
+    assert [(p.field, p.message) for p in problems_of(text)] == [
+        ("stages[4].by", "A speech by the first seat to answer is one speech: it cannot be given at once.")
+    ]
+    text = BENCH.replace("by: {step: offer, answer: offer}", "by: {step: pm_first, answer: offer}")
+    assert [p.field for p in problems_of(text)] == ["stages[4].by.step"]
