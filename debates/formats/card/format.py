@@ -38,18 +38,16 @@ from debates.formats.base import (
 )
 from debates.formats.card import decide
 from debates.formats.card.decide import AnswerSpec, Vote
+from debates.formats.card.fields import CardProblem, Problems, load_yaml
 from debates.formats.card.layout import Builder, Condition, Layout, PlannedCall, Slot
 from debates.formats.card.spec import (
-    CardProblem,
     CardSpec,
     DecisionSpec,
     JudgeSpec,
-    Problems,
     RepeatStage,
     SpecReader,
     SpeechStage,
     Stage,
-    load_yaml,
 )
 from debates.formats.card.template import Template
 from debates.formats.duel import SCORE_SCHEMA, announcement_text, match_name

@@ -1,8 +1,9 @@
 """Reading a protocol card: YAML text -> a CardSpec, with every problem found at once (docs/cards.md).
 
-This module checks what the text says on its own: the YAML, the fields and their types, the seats and sides, the
-option bounds, the templates and which placeholders each may use. card.py then lays the card out for its option
-bounds and checks what only the layout shows (a speech read before it is given, the caps on calls).
+This module checks what the text says on its own: the fields and their types (read with fields.py, which reads the
+YAML), the seats and sides, the option bounds, the templates and which placeholders each may use. format.py then
+lays the card out for its option bounds and checks what only the layout shows (a speech read before it is given,
+the caps on calls).
 """
 
 from __future__ import annotations
@@ -11,22 +12,17 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    import yaml
+from typing import Any
 
 from debates.formats.base import OptionSpec, SeatSpec
 from debates.formats.card import placeholders
 from debates.formats.card.decide import ANSWER_KINDS, RULE_KINDS, RULES, TIES, AnswerSpec
+from debates.formats.card.fields import KEY, LList, LMap, Problems, Reader, listed
 from debates.formats.card.placeholders import RESERVED_PREFIXES, RESERVED_SEAT_KEYS
-from debates.formats.card.template import EMPTY, Template, TemplateError, parse_template
+from debates.formats.card.template import EMPTY, Template
 
-MAX_TEXT = 200_000  # characters of YAML
-MAX_TEMPLATE = 20_000  # characters of one template
 MAX_OPTION = 100_000  # the largest bound an option may have
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,99}")
-KEY = re.compile(r"[a-z][a-z0-9_]{0,39}")
 ROLES = ("debater", "judge", "moderator")
 STANCES = ("for", "against", "")
 SEES = ("own", "all", "last", "none")
@@ -36,106 +32,6 @@ STAGE_TYPES = ("speech", "cross", "repeat", "plan", "think", "system")
 MAX_CHOICES = 26  # choices an answer may have
 MAX_CHOICE = 100  # characters of one choice
 MAX_GROUP = 50  # seats one seat group may expand to (the caps' seats bound a card further)
-
-
-class CardProblem(NamedTuple):
-    line: int  # 1-based line in the YAML text (0: the card as a whole)
-    field: str
-    message: str
-
-
-class Problems:
-    def __init__(self) -> None:
-        self.items: list[CardProblem] = []
-        # Templates whose placeholders are checked once every step name is known: (template, context, in a
-        # repeat, line, field).
-        # Each template with where it stands: (template, context, in_repeat, line, field, in an answering speech).
-        self.templates: list[tuple[Template, str, bool, int, str, bool]] = []
-
-    def add(self, line: int, field: str, message: str) -> None:
-        self.items.append(CardProblem(line, field, message))
-
-
-# -- YAML with line numbers --------------------------------------------------------------------------------------
-class LMap(dict):
-    """A YAML mapping that remembers the line of itself and of each key."""
-
-    line: int = 0
-    lines: dict[str, int]
-
-
-class LList(list):
-    line: int = 0
-    lines: list[int]
-
-
-ALIASES = "Anchors and aliases (& and *) are not allowed in a card; write the text out."
-
-
-def load_yaml(text: str, problems: Problems) -> Any:
-    # PyYAML loads with the first card read, not with this module: formats/__init__ imports the card language,
-    # and every command's start stays free of it (tests/core/test_startup_imports.py).
-    import yaml
-
-    if len(text) > MAX_TEXT:
-        problems.add(1, "", f"A card may be at most {MAX_TEXT:,} characters; this one is {len(text):,}.")
-        return None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        what = getattr(error, "problem", None) or str(error).splitlines()[0]
-        problems.add(line, "", f"The YAML cannot be read: {what}.")
-        return None
-    if node is None:
-        problems.add(1, "", "The card is empty.")
-        return None
-    return _convert(node, problems, "", set(), yaml.constructor.SafeConstructor())
-
-
-def _convert(node: yaml.Node, problems: Problems, path: str, seen: set[int], constructor: Any) -> Any:
-    import yaml  # loaded by load_yaml already
-
-    line = node.start_mark.line + 1
-    if id(node) in seen:
-        problems.add(line, path, ALIASES)
-        return None
-    seen.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        result = LMap()
-        result.line, result.lines = line, {}
-        for key_node, value_node in node.value:
-            key_line = key_node.start_mark.line + 1
-            if not isinstance(key_node, yaml.ScalarNode):
-                problems.add(key_line, path, "A key must be a plain name.")
-                continue
-            key = str(key_node.value)
-            sub = f"{path}.{key}" if path else key
-            if key in result.lines:
-                problems.add(key_line, sub, f"{key!r} is given twice (first on line {result.lines[key]}).")
-                continue
-            result.lines[key] = key_line
-            if id(value_node) in seen:
-                problems.add(key_line, sub, ALIASES)
-                continue
-            result[key] = _convert(value_node, problems, sub, seen, constructor)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        items = LList()
-        items.line, items.lines = line, []
-        for index, item in enumerate(node.value):
-            items.lines.append(item.start_mark.line + 1)
-            items.append(_convert(item, problems, f"{path}[{index + 1}]", seen, constructor))
-        return items
-    if node.tag == "tag:yaml.org,2002:bool" and node.value.lower() not in ("true", "false"):
-        # YAML 1.2 reads yes, no, on and off as text, as a card's writer means them (a side called "no").
-        return node.value
-    try:
-        return constructor.construct_object(node)
-    except yaml.YAMLError as error:
-        problems.add(line, path, f"This value cannot be read: {getattr(error, 'problem', error)}.")
-        return None
 
 
 # -- the spec ------------------------------------------------------------------------------------------------------
@@ -354,122 +250,6 @@ def seat_names(seat: str, seats: Iterable[SeatSpec], groups: Iterable[SeatGroup]
     return (seat, *(g.key for g in groups if seat in g.seats), *([side] if side else []), "other")
 
 
-# -- reading fields ------------------------------------------------------------------------------------------------
-class Reader:
-    """Reads one mapping's fields, noting each problem with its line and field path."""
-
-    def __init__(self, data: Any, path: str, problems: Problems, line: int, allowed: tuple[str, ...]) -> None:
-        self.problems = problems
-        self.path = path
-        self.ok = isinstance(data, LMap)
-        self.data: LMap = data if isinstance(data, LMap) else LMap()
-        self.line = data.line if isinstance(data, LMap) else line
-        if not self.ok:
-            problems.add(line, path, "This must be a mapping of fields (key: value).")
-            self.data.lines = {}
-        for key in self.data:
-            if key not in allowed:
-                problems.add(
-                    self.line_of(key), self.field(key), f"Unknown field {key!r}; the fields here are {_list(allowed)}."
-                )
-
-    def field(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
-
-    def line_of(self, key: str) -> int:
-        return self.data.lines.get(key, self.line)
-
-    def has(self, key: str) -> bool:
-        return key in self.data
-
-    def problem(self, key: str, message: str) -> None:
-        self.problems.add(self.line_of(key), self.field(key), message)
-
-    def text(self, key: str, default: str | None = None, limit: int = 2000) -> str:
-        if key not in self.data:
-            if default is None:
-                self.problem(key, f"{key!r} is required.")
-                return ""
-            return default
-        value = self.data[key]
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.problem(key, f"{key!r} must be text.")
-            return default or ""
-        value = str(value)
-        if len(value) > limit:
-            self.problem(key, f"{key!r} may be at most {limit:,} characters.")
-        return value
-
-    def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
-        value = self.text(key, default)
-        if value not in choices:
-            self.problem(key, f"{key!r} must be one of {_list(c or '(empty)' for c in choices)}, not {value!r}.")
-            return default
-        return value
-
-    def slug(self, key: str, default: str | None = None, pattern: re.Pattern[str] = KEY) -> str:
-        value = self.text(key, default, limit=100)
-        if value and not pattern.fullmatch(value):
-            self.problem(key, f"{value!r} is not a valid {key}: use lower-case letters, digits and _ (a letter first).")
-        return value
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            self.problem(key, f"{key!r} must be true or false.")
-            return default
-        return value
-
-    def integer(self, key: str, default: int | None = None) -> int | None:
-        if key not in self.data:
-            if default is None:
-                self.problem(key, f"{key!r} is required.")
-            return default
-        value = self.data[key]
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.problem(key, f"{key!r} must be a whole number.")
-            return default
-        return value
-
-    def listing(self, key: str, required: bool = False) -> LList:
-        value = self.data.get(key)
-        if value is None:
-            if required:
-                self.problem(key, f"{key!r} is required and must list at least one entry.")
-            empty = LList()
-            empty.line, empty.lines = self.line_of(key), []
-            return empty
-        if not isinstance(value, LList):
-            self.problem(key, f"{key!r} must be a list.")
-            empty = LList()
-            empty.line, empty.lines = self.line_of(key), []
-            return empty
-        if required and not value:
-            self.problem(key, f"{key!r} must list at least one entry.")
-        return value
-
-    def template(self, key: str, context: str, in_repeat: bool, required: bool = False) -> Template:
-        """A template whose placeholders are checked later against `context` (see `placeholder_problem`)."""
-        if key not in self.data:
-            if required:
-                self.problem(key, f"{key!r} is required.")
-            return EMPTY
-        source = self.text(key, "", limit=MAX_TEMPLATE)
-        try:
-            template = parse_template(source)
-        except TemplateError as error:
-            self.problem(key, str(error))
-            # Not empty, so nothing else reports it missing; it renders to nothing, but a card with a problem
-            # never runs.
-            return Template(source=source, parts=(), names=frozenset())
-        self.problems.templates.append((template, context, in_repeat, self.line_of(key), self.field(key), False))
-        return template
-
-
-def _list(items: Any) -> str:
-    return ", ".join(str(i) for i in items)
-
-
 def default_label(step: str) -> str:
     return step.replace("_", " ")
 
@@ -556,8 +336,8 @@ class SpecReader:
         poll = top.choice("poll", POLLS, "")
         if poll == "sides":
             self.check_sides_poll(top, sides, seats)
-        stages = self.stage_list(top.listing("stages", required=True), "stages", in_repeat=False)
-        on_end = self.stage_list(top.listing("on_end"), "on_end", in_repeat=False)
+        stages = self.stagelisted(top.listing("stages", required=True), "stages", in_repeat=False)
+        on_end = self.stagelisted(top.listing("on_end"), "on_end", in_repeat=False)
         judge = self.judge(top.data["judge"], top.line_of("judge"), sides) if top.has("judge") else None
         decision = self.decision(top) if top.has("decision") else None
         return CardSpec(
@@ -666,7 +446,7 @@ class SpecReader:
             if key in self.option_names:
                 reader.problem("key", f"{key!r} is also an option's name: a placeholder names one or the other.")
             if side and side not in sides:
-                reader.problem("side", f"There is no side called {side!r}; the sides are {_list(sides) or 'none'}.")
+                reader.problem("side", f"There is no side called {side!r}; the sides are {listed(sides) or 'none'}.")
             if role == "debater" and sides and not side:
                 reader.problem("side", "A debater needs a side in a card with sides.")
             if role != "debater" and side:
@@ -696,7 +476,7 @@ class SpecReader:
         option = reader.slug("count")
         spec = self.option_specs.get(option)
         if spec is None:
-            names = _list(sorted(self.option_names)) or "none"
+            names = listed(sorted(self.option_names)) or "none"
             reader.problem(
                 "count", f"A seat group's count names an option of the card; there is no option {option!r} ({names})."
             )
@@ -731,7 +511,7 @@ class SpecReader:
         return seats
 
     # -- stages ------------------------------------------------------------------------------------------------
-    def stage_list(self, items: LList, path: str, in_repeat: bool) -> tuple[Stage, ...]:
+    def stagelisted(self, items: LList, path: str, in_repeat: bool) -> tuple[Stage, ...]:
         stages = []
         for index, item in enumerate(items):
             stage = self.stage(item, f"{path}[{index + 1}]", items.lines[index], in_repeat)
@@ -743,7 +523,7 @@ class SpecReader:
         # A speech's fields include think and system, so the stage's kind is its first key in this order.
         kind = next((k for k in STAGE_TYPES if isinstance(item, LMap) and k in item), None)
         if kind is None:
-            self.problems.add(line, path, f"A stage is a mapping with one of {_list(STAGE_TYPES)}.")
+            self.problems.add(line, path, f"A stage is a mapping with one of {listed(STAGE_TYPES)}.")
             return None
         if kind == "speech":
             return self.speech(item, path, line, in_repeat)
@@ -769,7 +549,7 @@ class SpecReader:
         if in_repeat:
             reader.problem("repeat", "A repeat cannot hold another repeat.")
         times = self.count(reader, "repeat")
-        stages = self.stage_list(reader.listing("stages", required=True), f"{path}.stages", in_repeat=True)
+        stages = self.stagelisted(reader.listing("stages", required=True), f"{path}.stages", in_repeat=True)
         until = self.until(reader, stages) if reader.has("until") else None
         return RepeatStage(times=times, stages=stages, line=line, field=path, until=until)
 
@@ -880,11 +660,11 @@ class SpecReader:
             reader.problem("rule", "A decision counts answers, but no speech of the card gives one.")
             return None
         if step not in self.answers:
-            reader.problem("step", f"No speech that gives an answer is called {step!r}; those are {_list(steps)}.")
+            reader.problem("step", f"No speech that gives an answer is called {step!r}; those are {listed(steps)}.")
             return None
         kind = self.answers[step][0].kind
         if kind not in RULE_KINDS[rule]:
-            allowed = _list(k for k in ANSWER_KINDS if k in RULE_KINDS[rule])
+            allowed = listed(k for k in ANSWER_KINDS if k in RULE_KINDS[rule])
             reader.problem("rule", f"The rule {rule!r} counts answers of the kind {allowed}; {step!r} gives {kind}.")
         return DecisionSpec(rule=rule, step=step, seat=seat, tie=tie, line=reader.line, field=reader.path)
 
@@ -951,14 +731,14 @@ class SpecReader:
             reader.problem(
                 "step",
                 f"A speech runs on the answer of an earlier speech with choices; {step!r} is none"
-                + (f" (those are {_list(choosing)})." if choosing else ": no speech before it gives one."),
+                + (f" (those are {listed(choosing)})." if choosing else ": no speech before it gives one."),
             )
             return None
         value = reader.data[key]
         answers = tuple(str(v) for v in value) if isinstance(value, LList) else (str(value),)
         unknown = [a for a in answers if a not in given[0].choices]
         if unknown or not answers:
-            reader.problem(key, f"{step!r} answers {_list(given[0].choices)}, not {_list(unknown) or 'nothing'}.")
+            reader.problem(key, f"{step!r} answers {listed(given[0].choices)}, not {listed(unknown) or 'nothing'}.")
             return None
         return WhenSpec(step, answers, key == "not", reader.line, reader.path)
 
@@ -1004,7 +784,7 @@ class SpecReader:
         given = tuple((key, sub.template(key, "call", in_repeat, True)) for key in sub.data if key in keys)
         missing = [seat for seat, found in names.items() if not any(k in sub.data for k in found)]
         if missing and seats:
-            labels = _list(f"{self.seat_specs[s].label} ({s})" if s in self.seat_specs else s for s in missing)
+            labels = listed(f"{self.seat_specs[s].label} ({s})" if s in self.seat_specs else s for s in missing)
             reader.problem(
                 "prompt",
                 f"No prompt for {labels}: give each seat a prompt by its key, its group's, its side's, or 'other'.",
@@ -1214,7 +994,7 @@ class SpecReader:
     def seat_ref(self, reader: Reader, key: str, required: bool = True) -> str:
         seat = reader.text(key, None if required else "", limit=40)
         if seat in self.groups:
-            seats = _list(self.groups[seat].seats)
+            seats = listed(self.groups[seat].seats)
             reader.problem(key, f"{seat!r} is a group of seats; here name one of them ({seats}).")
         elif seat:
             self.pending_seats.append((seat, reader.line_of(key), reader.field(key)))
@@ -1270,12 +1050,12 @@ class SpecReader:
         for seat, line, path in self.pending_seats:
             if seat not in self.seat_keys:
                 self.problems.add(
-                    line, path, f"There is no seat called {seat!r}; the seats are {_list(sorted(self.seat_keys))}."
+                    line, path, f"There is no seat called {seat!r}; the seats are {listed(sorted(self.seat_keys))}."
                 )
         for option, line, path in self.pending_options:
             if option not in self.option_names:
                 self.layable = False
-                names = _list(sorted(self.option_names)) or "none"
+                names = listed(sorted(self.option_names)) or "none"
                 self.problems.add(line, path, f"There is no option called {option!r}; the options are {names}.")
         if spec.judge is not None:
             self.check_judge(spec)
@@ -1297,7 +1077,7 @@ class SpecReader:
             if unknown:
                 self.after[1].problem(
                     "after",
-                    f"No speech is called {_list(unknown)}; the speeches are {_list(sorted(self.speech_steps))}.",
+                    f"No speech is called {listed(unknown)}; the speeches are {listed(sorted(self.speech_steps))}.",
                 )
 
     def check_placeholders(self, spec: CardSpec) -> None:
@@ -1345,7 +1125,7 @@ def placeholder_problem(
             return f"{{{name}}} reads the step {step!r}, but no stage of the card is called that."
     here = placeholders.known(context, in_repeat, answer, seats)
     return (
-        f"Unknown placeholder {{{name}}}. Here you may use {_list('{' + n + '}' for n in here)}, a seat's key "
+        f"Unknown placeholder {{{name}}}. Here you may use {listed('{' + n + '}' for n in here)}, a seat's key "
         "(its speaker's name), an option's name (its value), and own_, team_, opponent_, last_ or others_ followed "
         "by a step's name."
     )
