@@ -1,16 +1,16 @@
-"""Tournaments and experiments over the API, built once over the batch kinds (batches/kinds.py): create one from
-the spec the command line reads (tournaments/spec.py, experiments/spec.py: the same keys, checks and messages,
-every problem at once), list, status and progress with the ETA, pause/resume/cancel, delete, the report (the
-JSON export the page links to) and the other exports, and its events (api/batch_events.py). The access rules
-are the batch pages' (batches/views.py, chaoslm/sharing.py): 404 for what the caller may not see, 403 for what
-it may see but not change."""
+"""Every kind of batch over the API, built once over the registered kinds (batches/kinds.py) from what each says of
+itself (its faces, batches/faces.py): create one from the spec the command line reads (its `<app>/spec.py`: the
+same keys, checks and messages, every problem at once), list, status and progress with the ETA,
+pause/resume/cancel, delete, the report (the JSON export the page links to) and the other exports, and its events
+(api/batch_events.py). The access rules are the batch pages' (batches/views.py, chaoslm/sharing.py): 404 for what
+the caller may not see, 403 for what it may see but not change."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.core.paginator import Paginator
@@ -24,35 +24,14 @@ from api import batch_events, events
 from api.access import readable
 from api.problems import ApiError
 from api.refusals import refusals
-from api.schemas import KEY_ERRORS, Input, where
+from api.schemas import KEY_ERRORS, where
 from batches.checks import BatchError, OverBudget
+from batches.faces import Faces
 from batches.kinds import KINDS, PAUSED, RUNNING, BatchKind
-from batches.spec import MAX_NAME_CHARS, SpecError, SpecErrors, checked, spec_arguments
+from batches.spec import SpecError, SpecErrors, checked, spec_arguments
 from chaoslm import sharing
 from chaoslm.sharing import Visibility
-from comparisons import exports as comparison_exports
-from comparisons import question_sets as comparison_question_sets
-from comparisons import services as comparison_services
-from comparisons import spec as comparison_spec
-from comparisons import views as comparison_views
-from comparisons.kind import COMPARISON
-from debates.formats.evidence.prompts import MAX_ANSWER, MAX_PASSAGE, MAX_QUESTION
 from debates.selectors import usage_json
-from experiments import exports as experiment_exports
-from experiments import services as experiment_services
-from experiments import spec as experiment_spec
-from experiments import views as experiment_views
-from experiments.design import PROTOCOLS
-from experiments.questions import MAX_QUESTIONS as MAX_EVIDENCE_QUESTIONS
-from experiments.work import EXPERIMENT
-from personas.models import Persona
-from tournaments import design
-from tournaments import exports as tournament_exports
-from tournaments import services as tournament_services
-from tournaments import spec as tournament_spec
-from tournaments import views as tournament_views
-from tournaments.models import Match
-from tournaments.questions import MAX_QUESTIONS, MAX_TEXT
 
 router = Router()
 
@@ -67,111 +46,6 @@ EXPORT_FILE = {
         }
     }
 }
-PROTOCOL_NAMES = tuple(PROTOCOLS)
-MAX_PERSONA_NAME = Persona._meta.get_field("name").max_length
-# More people than any panel seats; the spec's own checks say how many each kind takes.
-MAX_PEOPLE = 100
-
-
-Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
-PersonaName = Annotated[str, Field(max_length=MAX_PERSONA_NAME)]
-People = Annotated[list[PersonaName], Field(max_length=MAX_PEOPLE)]
-Options = Annotated[dict[Annotated[str, Field(max_length=40)], int], Field(max_length=20)]
-Topic = Annotated[str, Field(max_length=MAX_TEXT)]
-FormatName = Annotated[str, Field(max_length=Match._meta.get_field("format").max_length)]
-
-
-class QuestionIn(Input):
-    topic: Topic
-    premise: Topic = ""
-    correct: Literal["for", "against", ""] | None = Field(None, description="The side a judge should find for")
-
-
-class TournamentSpecIn(Input):
-    """The keys of `manage.py tournament run`'s YAML spec, as JSON; persona names only (no files)."""
-
-    name: Name
-    format: FormatName | Annotated[list[FormatName], Field(max_length=20)] = Field(
-        design.DEFAULT, description=f"{', '.join(design.formats())}, a protocol card's name, or a list of them"
-    )
-    debaters: People = Field(description="Persona names, at least two")
-    judges: People = Field(description="Persona names")
-    questions: Annotated[list[Topic | QuestionIn], Field(max_length=MAX_QUESTIONS)] = Field(
-        description="Topics, or {topic, premise, correct: for|against}"
-    )
-    options: Options = Field(default_factory=dict, description="The formats' options, e.g. {turns: 4}")
-    sides: Literal["both", "once"] = "both"
-    repeats: int = 1
-    concurrency: int = 8
-    visibility: Literal["private", "unlisted", "public"] = "private"
-    moderator: PersonaName | None = Field(
-        None, description="A persona's name: leads each debate of a format with a moderator's seat (classic)"
-    )
-    arena: bool = Field(False, description="Its finished matches go, without names, to the blind arena (/arena/)")
-
-
-class EvidenceQuestionIn(Input):
-    passage: Annotated[str, Field(max_length=MAX_PASSAGE)]
-    question: Annotated[str, Field(max_length=MAX_QUESTION)]
-    answers: Annotated[list[Annotated[str, Field(max_length=MAX_ANSWER)]], Field(min_length=2, max_length=2)]
-    correct: Literal[0, 1] | None = None
-
-
-class ExperimentSpecIn(Input):
-    """The keys of `manage.py experiment run`'s YAML spec, as JSON; persona names only, questions inline."""
-
-    name: Name
-    protocols: Annotated[list[Literal[PROTOCOL_NAMES]], Field(max_length=len(PROTOCOLS))] = Field(  # type: ignore[valid-type]
-        description="Which protocols each question is run under"
-    )
-    debaters: People = Field(default_factory=list, description="Persona names")
-    judges: People = Field(description="Persona names")
-    questions: Annotated[list[EvidenceQuestionIn], Field(max_length=MAX_EVIDENCE_QUESTIONS)] | None = Field(
-        None, description="Each as a line of a question set: passage, question, answers (two), correct (0, 1, null)"
-    )
-    sample: bool = Field(False, description="The project's own sample questions instead of `questions`")
-    options: Options = Field(default_factory=dict, description="rounds, word_limit, simultaneous")
-    concurrency: int = 8
-    visibility: Literal["private", "unlisted", "public"] = "private"
-    arena: bool = Field(False, description="Its finished evidence debates go, without names, to the blind arena")
-
-
-class ArmIn(Input):
-    format: str = Field(description="A card or format whose outcome carries an answer (single-agent, mad, ...)")
-    name: str = Field("", description="The arm's name in the report (default: its format's)")
-    persona: PersonaName | None = Field(None, description="The persona in its every seat (default: the spec's)")
-    agents: int | None = Field(None, description="How many agents sit (its required seats, up to all)")
-    personas: dict[str, PersonaName] = Field(default_factory=dict, description="A persona for particular seats")
-    options: Options = Field(default_factory=dict, description="The format's options (rounds ...)")
-
-
-class GoldQuestionIn(Input):
-    id: str | int | None = None
-    question: str
-    choices: list[str] | None = None
-    answer: str | int | float
-    material: str | None = None
-
-
-class ComparisonSpecIn(Input):
-    """The keys of `manage.py comparison run`'s YAML spec, as JSON; persona names only, questions inline or a
-    sample's."""
-
-    name: Name | None = None
-    title: Name | None = Field(None, description="Another word for `name`")
-    questions: Annotated[list[GoldQuestionIn], Field(max_length=comparison_question_sets.MAX_QUESTIONS)] | None = Field(
-        None, description="Each as a line of a question set: question, choices, answer, material (and id)"
-    )
-    sample: Literal["arithmetic", "multiple-choice"] | None = Field(
-        None, description="A shipped question set instead of `questions`"
-    )
-    count: int = Field(100, description="The arithmetic sample's size")
-    difficulty: Literal[1, 2, 3] = 3
-    seed: int = 0
-    persona: PersonaName | None = Field(None, description="The persona in every seat of every arm")
-    arms: Annotated[list[ArmIn], Field(min_length=1)]
-    concurrency: int = 8
-    visibility: Literal["private", "unlisted", "public"] = "private"
 
 
 class ProgressOut(Schema):
@@ -217,15 +91,11 @@ class BatchPage(Schema):
 
 @dataclass(frozen=True)
 class KindApi:
-    """How one kind of batch is made and reported over the API; the endpoints are the same for every kind."""
+    """One kind of batch as the API serves it at /<kind>s/...: the kind, and its faces (batches/faces.py), from
+    which the endpoints, the same for every kind, are made."""
 
     kind: BatchKind
-    spec_schema: type[Schema]
-    read: Callable[[dict[str, Any]], Any]  # the body as the command line reads its spec file; SpecError
-    check: Callable[..., Any]  # the spec's arguments and the owner -> its size, nothing saved; BatchError
-    create_batch: Callable[..., Any]  # the spec's arguments and the owner -> the batch; BatchError
-    report: Callable[[Any], dict[str, Any]]  # the report.json export
-    files: Mapping[str, Callable[[Any], str]]  # the page's exports (views.EXPORTS): a file's name, its text
+    faces: Faces
 
     @property
     def noun(self) -> str:
@@ -236,9 +106,9 @@ class KindApi:
         return f"{self.kind.kind}s"
 
 
-def _reader(from_mapping: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
-    """The body read as the command line reads its spec file: no file on the server is read."""
-    return lambda body: from_mapping(body, None, SOURCE)
+def kind_apis() -> list[KindApi]:
+    """Every registered kind with faces, in the order they registered (their apps' order in INSTALLED_APPS)."""
+    return [KindApi(kind, faces) for kind in KINDS.values() if (faces := kind.api_faces()) is not None]
 
 
 def batch_problems(error: BatchError) -> list[dict[str, str]]:
@@ -247,13 +117,17 @@ def batch_problems(error: BatchError) -> list[dict[str, str]]:
 
 
 def spec_problems(api: KindApi, body: dict[str, Any], owner: Any) -> tuple[Any, Any, list[dict[str, str]]]:
-    """The spec read from `body`, what its kind's checks find of it (`api.check`: the size), and every problem of
+    """The spec read from `body`, what its kind's checks find of it (its faces' `check`: the size), and every problem of
     it at once: the command line's, in its words (an unknown or missing key, a persona that does not exist, a rule
     its create would refuse), then each wrong type or bound the schema finds in a key the command line let through
     (`{"topic": 5}`, which it would read as the topic "5")."""
     spec = found = None
     try:
-        spec, found = checked(lambda: api.read(body), lambda read: api.check(**spec_arguments(read), owner=owner))
+        # As the command line reads its spec file, but with no base: no file on the server is read.
+        spec, found = checked(
+            lambda: api.faces.read(body, None, SOURCE),
+            lambda read: api.faces.check(**spec_arguments(read), owner=owner),
+        )
         told: list[tuple[str, str]] = []
     except SpecErrors as error:
         told = error.problems
@@ -264,7 +138,7 @@ def spec_problems(api: KindApi, body: dict[str, Any], owner: Any) -> tuple[Any, 
     problems = [{"field": field, "message": message} for field, message in told]
     keys = {field.split(".", 1)[0] for field, _ in told}
     try:
-        api.spec_schema.model_validate(body)
+        api.faces.spec_schema.model_validate(body)
     except ValidationError as error:
         for e in error.errors():
             field = where(e["loc"], body, e["type"])
@@ -272,35 +146,6 @@ def spec_problems(api: KindApi, body: dict[str, Any], owner: Any) -> tuple[Any, 
                 problems.append({"field": field, "message": str(e["msg"])})
     return spec, found, problems
 
-
-TOURNAMENTS = KindApi(
-    kind=tournament_services.TOURNAMENT,
-    spec_schema=TournamentSpecIn,
-    read=_reader(tournament_spec.from_mapping),
-    check=tournament_services.check_tournament,
-    create_batch=tournament_services.create_tournament,
-    report=tournament_exports.as_json,
-    files=tournament_views.EXPORTS,
-)
-EXPERIMENTS = KindApi(
-    kind=EXPERIMENT,
-    spec_schema=ExperimentSpecIn,
-    read=_reader(experiment_spec.from_mapping),
-    check=experiment_services.check_experiment,
-    create_batch=experiment_services.create_experiment,
-    report=experiment_exports.as_json,
-    files=experiment_views.EXPORTS,
-)
-
-COMPARISONS = KindApi(
-    kind=COMPARISON,
-    spec_schema=ComparisonSpecIn,
-    read=_reader(comparison_spec.from_mapping),
-    check=comparison_services.check_comparison,
-    create_batch=comparison_services.create_comparison,
-    report=comparison_exports.as_json,
-    files=comparison_views.EXPORTS,
-)
 
 # Which statuses each owner's action applies to (the kinds' own methods do nothing otherwise).
 ACTIONS: dict[str, tuple[str, str, set[str], str]] = {
@@ -447,7 +292,7 @@ def add_kind(api: KindApi) -> None:
         operation_id=f"create_{kind.kind}",
         description=f"The keys of `manage.py {kind.kind} run`'s spec as JSON, with its checks and messages: every "
         "problem of the spec at once. Personas by name (no files are read).",
-        openapi_extra=spec_body(api.spec_schema),
+        openapi_extra=spec_body(api.faces.spec_schema),
     )
     def create(request: HttpRequest, body: dict[str, Any] = Body(...)) -> Any:  # noqa: B008  (ninja's way)
         spec, _, problems = spec_problems(api, body, request.user)
@@ -455,7 +300,7 @@ def add_kind(api: KindApi) -> None:
             detail = f"The {noun} cannot start; each problem is listed in `errors`."
             raise ApiError(422, detail, errors=problems)
         try:
-            batch = api.create_batch(**spec_arguments(spec), owner=request.user)
+            batch = api.faces.create(**spec_arguments(spec), owner=request.user)
         except OverBudget as error:
             raise ApiError(402, str(error)) from None
         except BatchError as error:
@@ -516,9 +361,9 @@ def add_kind(api: KindApi) -> None:
     )
     def report(request: HttpRequest, batch_id: int) -> Any:
         """The page's `report.json` export: every figure its page shows, a figure undefined as null with why."""
-        return api.report(readable(model, request, batch_id))
+        return api.faces.report(readable(model, request, batch_id))
 
-    files = ", ".join(sorted(api.files))
+    files = ", ".join(sorted(api.faces.files))
 
     @router.get(
         f"/{plural}/{{id:batch_id}}/export/{{file}}",
@@ -531,9 +376,9 @@ def add_kind(api: KindApi) -> None:
     )
     def export(request: HttpRequest, batch_id: int, file: str) -> HttpResponse:
         batch = readable(model, request, batch_id)
-        if file not in api.files:
+        if file not in api.faces.files:
             raise ApiError(404, f"No such export; the {noun}'s are {files}.")
-        text = api.files[file](batch)
+        text = api.faces.files[file](batch)
         content_type = "application/json" if file.endswith(".json") else "text/csv; charset=utf-8"
         response = HttpResponse(text, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{kind.kind}-{batch.pk}-{file}"'
@@ -658,5 +503,5 @@ async def batch_events_stream(request: HttpRequest, kind: KindName, batch_id: in
     return await events(request, kind_of(kind), batch_id, after)
 
 
-for _kind in (TOURNAMENTS, EXPERIMENTS, COMPARISONS):
-    add_kind(_kind)
+for _api in kind_apis():
+    add_kind(_api)

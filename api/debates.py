@@ -15,8 +15,9 @@ from ninja import Field, Router, Schema
 from api.access import deletable, owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from api.schemas import Id, Input, Material
+from api.schemas import Id, Material
 from chaoslm import costs, sharing, spending
+from chaoslm.schemas import Input
 from debates import privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, FormatError
 from debates.forms import NewDebateForm, no_such_option

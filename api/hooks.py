@@ -15,7 +15,7 @@ from api import webhooks
 from api.models import Delivery, Webhook
 from api.problems import ApiError
 from api.refusals import refusals
-from api.schemas import Input
+from chaoslm.schemas import Input
 
 router = Router(tags=["webhooks"])
 

@@ -45,12 +45,12 @@ class ApiToken(models.Model):
 
 
 class Webhook(models.Model):
+    # A debate's and a room's events; each kind of batch's `<kind>.finished` is read from the registry
+    # (api/webhooks.py: event_kinds).
     class Kind(models.TextChoices):
         DEBATE_FINISHED = "debate.finished", "a debate finished"
         DEBATE_FAILED = "debate.failed", "a debate failed"
         ROOM_STOPPED = "room.stopped", "a room left auto mode"
-        TOURNAMENT_FINISHED = "tournament.finished", "a tournament finished"
-        EXPERIMENT_FINISHED = "experiment.finished", "an experiment finished"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks")
     url = models.URLField(max_length=500)

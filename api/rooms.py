@@ -20,8 +20,9 @@ from ninja import Field, Router, Schema
 from api.access import owned, readable
 from api.problems import ApiError
 from api.refusals import refusals
-from api.schemas import Id, Input
+from api.schemas import Id
 from chaoslm import costs, limits, sharing
+from chaoslm.schemas import Input
 from personas.models import Persona
 from rooms import broadcast, exports, selectors, services, work
 from rooms import limits as room_limits

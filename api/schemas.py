@@ -1,4 +1,5 @@
-"""The API's input types: a body is a JSON object with known keys only, and every field has its bound.
+"""The API's input types: a body is a JSON object with known keys only (`chaoslm.schemas.Input`), and every field
+has its bound.
 
 Each bound is the one the page's form and the command line's spec hold (`bounds` names where each comes from),
 so a value a script sends is refused for the same reason, with the same number, as one typed on the page; the
@@ -12,28 +13,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from django.conf import settings
-from ninja import Field, Schema
-from ninja.schema import DjangoGetter
-from pydantic import ConfigDict, model_validator
+from ninja import Field
 
 from chaoslm.http import MAX_ID
-
-
-class Input(Schema):
-    """A request body: a JSON object (an array or a number is refused, not read as an empty object), and a key
-    the endpoint does not know is refused rather than ignored (a misspelt option is not silently dropped)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _an_object(cls, value: Any) -> Any:
-        # ninja's own validator runs around this one and hands it the value wrapped (DjangoGetter).
-        raw = value._obj if isinstance(value, DjangoGetter) else value
-        if not isinstance(raw, dict):
-            raise ValueError("Expected a JSON object.")
-        return value
-
 
 # An id in a body, in the range ids have (a path's are checked by its converter, chaoslm/http.py).
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]

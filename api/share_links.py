@@ -13,7 +13,7 @@ from typing import Any, Literal
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router
 
-from api.batches import COMPARISONS, EXPERIMENTS, EXPORT_FILE, TOURNAMENTS, BatchOut, KindApi, batch_out
+from api.batches import EXPORT_FILE, BatchOut, KindApi, batch_out, kind_apis
 from api.debates import DebateOut, debate_out
 from api.polls import PollOut, VoteIn, cast_vote, poll_out
 from api.problems import ApiError
@@ -118,7 +118,7 @@ def shared_room_export(request: HttpRequest, kind: Literal["md", "json"], token:
 def add_kind(api: KindApi) -> None:
     kind, noun, plural = api.kind, api.noun, api.plural
     model = kind.model
-    files = ", ".join(sorted(api.files))
+    files = ", ".join(sorted(api.faces.files))
 
     @router.get(
         f"/shared/{plural}/{{token}}",
@@ -141,12 +141,11 @@ def add_kind(api: KindApi) -> None:
     )
     def shared_export(request: HttpRequest, file: str = Path(..., max_length=40), token: str = Token) -> HttpResponse:
         batch = sharing.visible_or_404(model, request.user, token=token)
-        if file not in api.files:
+        if file not in api.faces.files:
             raise ApiError(404, f"No such export; the {noun}'s are {files}.")
         content_type = "application/json" if file.endswith(".json") else "text/csv; charset=utf-8"
-        return HttpResponse(api.files[file](batch), content_type=content_type)
+        return HttpResponse(api.faces.files[file](batch), content_type=content_type)
 
 
-add_kind(TOURNAMENTS)
-add_kind(EXPERIMENTS)
-add_kind(COMPARISONS)
+for _api in kind_apis():
+    add_kind(_api)

@@ -211,8 +211,7 @@ def event_kinds() -> list[tuple[str, str]]:
     for kind in KINDS.values():
         noun = str(kind.model._meta.verbose_name)
         batches.append((f"{kind.kind}.finished", f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} finished"))
-    named = {value for value, _ in batches}
-    return [*((str(v), str(label)) for v, label in Webhook.Kind.choices if v not in named), *batches]
+    return [*((str(v), str(label)) for v, label in Webhook.Kind.choices), *batches]
 
 
 def register(owner: Any, url: str, secret: str, events: list[str]) -> Webhook:

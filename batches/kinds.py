@@ -30,7 +30,7 @@ import math
 import secrets
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -39,6 +39,7 @@ from django.db import models, transaction
 from django.db.models import F, Q, QuerySet
 from django.db.models.signals import post_save
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from batches import schedule
 from batches.checks import OverBudget
@@ -47,6 +48,9 @@ from chaoslm import costs, limits, live, logging_context, runner, sharing
 from debates import limits as debate_limits
 from debates.formats import FormatError
 from debates.models import Debate
+
+if TYPE_CHECKING:
+    from batches.faces import Faces
 
 logger = logging.getLogger("chaoslm.batches")
 
@@ -72,6 +76,11 @@ class BatchKind:
     # every kind's in one query); by default the one through `rows`. A kind overriding `of_debate` names its own,
     # or is asked by its `of_debate` when it names none.
     debate_paths: ClassVar[tuple[str, ...] | None] = None
+    # Its `batches.faces.Faces` by dotted path ("tournaments.faces.FACES"): its spec's schema and reader, its create,
+    # estimate, report, exports and arena, from which the API makes its operations at /<kind>s/.... A path, so that
+    # they (and the API's libraries) load with the API, not with every command. None: the API serves it at
+    # /batches/<kind>/... only.
+    faces: ClassVar[str | None] = None
 
     # -- the hooks -------------------------------------------------------------------------------
     def jobs(self, batch: Any, stalled_after: float | None = None, *, open_only: bool = False) -> list[schedule.Job]:
@@ -138,6 +147,10 @@ class BatchKind:
         raise NotImplementedError
 
     # -- the same for every kind -----------------------------------------------------------------
+    def api_faces(self) -> Faces | None:
+        """Its faces for the API (loaded the first time they are asked for), or None if it has none."""
+        return import_string(self.faces) if self.faces else None
+
     def push(self, batch_id: int) -> None:
         """Send the live parts, as they stand, to every page showing the batch (from synchronous code)."""
         live.push_sync(self.group(batch_id), self.live_html(batch_id))

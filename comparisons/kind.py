@@ -39,6 +39,7 @@ class ComparisonKind(BatchKind):
     """A comparison's jobs: one debate per question and arm."""
 
     kind = "comparison"
+    faces = "comparisons.faces.FACES"
     model = Comparison
     rows = Run
     batch_link = "comparison"

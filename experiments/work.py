@@ -69,6 +69,7 @@ class ExperimentKind(BatchKind):
     """An experiment's jobs: a run's debate, or a panel judge's replay of another run's."""
 
     kind = "experiment"
+    faces = "experiments.faces.FACES"
     model = Experiment
     rows = Run
     batch_link = "experiment"

@@ -309,6 +309,7 @@ class TournamentKind(BatchKind):
     beyond the judge inside a match's debate, if its format seats one."""
 
     kind = "tournament"
+    faces = "tournaments.faces.FACES"
     model = Tournament
     # A judgment's replay, or a match's own debate (as `of_debate` looks).
     debate_paths = ("tournament_judgment__match__tournament", "tournament_match__tournament")

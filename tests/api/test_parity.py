@@ -10,26 +10,42 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from api.main import api
 from api.problems import unknown
 from api.urls import DeferredURLconf
+from batches.kinds import KINDS
 
 D, R = "/debates/{debate_id}", "/rooms/{room_id}"
 
 
-def _batch(kind: str) -> dict[str, list[str]]:
+def _batch(page: str, kind: str, arena: bool) -> dict[str, list[str]]:
+    """A kind's pages (named by its model, `page`) and its operations (at /<kind>s/...); its arena's opt-in if it
+    has an arena."""
     base = f"/{kind}s/{{batch_id}}"
-    return {
-        f"{kind}_list": [f"GET /{kind}s"],
-        f"{kind}_new": [f"POST /{kind}s", "GET /personas"],
-        f"{kind}_estimate": [f"POST /{kind}s/estimate"],
-        f"{kind}_detail": [f"GET {base}", f"GET {base}/report", f"GET {base}/events"],
-        f"{kind}_export": [f"GET {base}/export/{{file}}"],
-        f"{kind}_pause": [f"POST {base}/pause"],
-        f"{kind}_resume": [f"POST {base}/resume"],
-        f"{kind}_cancel": [f"POST {base}/cancel"],
-        f"{kind}_delete": [f"DELETE {base}"],
-        f"{kind}_visibility": [f"PATCH {base}"],
-        f"{kind}_share_reset": [f"POST {base}/share-link"],
-        f"{kind}_arena": [f"PUT {base}/arena"],
+    mapped = {
+        f"{page}_list": [f"GET /{kind}s"],
+        f"{page}_new": [f"POST /{kind}s", "GET /personas"],
+        f"{page}_estimate": [f"POST /{kind}s/estimate"],
+        f"{page}_detail": [f"GET {base}", f"GET {base}/report", f"GET {base}/events"],
+        f"{page}_export": [f"GET {base}/export/{{file}}"],
+        f"{page}_pause": [f"POST {base}/pause"],
+        f"{page}_resume": [f"POST {base}/resume"],
+        f"{page}_cancel": [f"POST {base}/cancel"],
+        f"{page}_delete": [f"DELETE {base}"],
+        f"{page}_visibility": [f"PATCH {base}"],
+        f"{page}_share_reset": [f"POST {base}/share-link"],
+        # Share links: what the page at the link shows, for whoever holds its token.
+        f"{page}_share": [f"GET /shared/{kind}s/{{token}}"],
+        f"{page}_share_export": [f"GET /shared/{kind}s/{{token}}/export/{{file}}"],
     }
+    return {**mapped, f"{page}_arena": [f"PUT {base}/arena"]} if arena else mapped
+
+
+def _batches() -> dict[str, list[str]]:
+    """Every registered kind with faces for the API (batches/faces.py), from the registry."""
+    mapped: dict[str, list[str]] = {}
+    for kind in KINDS.values():
+        faces = kind.api_faces()
+        if faces is not None:
+            mapped |= _batch(str(kind.model._meta.model_name), kind.kind, faces.arena is not None)
+    return mapped
 
 
 def _arena(names: tuple[str, str, str], at: str) -> dict[str, list[str]]:
@@ -84,10 +100,7 @@ PARITY: dict[str, list[str]] = {
     "room_delete": [f"DELETE {R}"],
     "room_export_md": [f"GET {R}/export/{{kind}}"],
     "room_export_json": [f"GET {R}/export/{{kind}}"],
-    **_batch("tournament"),
-    **_batch("experiment"),
-    # A comparison has no arena.
-    **{name: ops for name, ops in _batch("comparison").items() if name != "comparison_arena"},
+    **_batches(),
     **_arena(("arena", "arena_match", "arena_vote"), "matches"),
     **_arena(("evidence_arena", "evidence_arena_debate", "evidence_arena_vote"), "evidence"),
     # Share links: what the page at the link shows, for whoever holds its token.
@@ -98,12 +111,6 @@ PARITY: dict[str, list[str]] = {
     "room_share": ["GET /shared/rooms/{token}"],
     "room_share_export_md": ["GET /shared/rooms/{token}/export/{kind}"],
     "room_share_export_json": ["GET /shared/rooms/{token}/export/{kind}"],
-    "tournament_share": ["GET /shared/tournaments/{token}"],
-    "tournament_share_export": ["GET /shared/tournaments/{token}/export/{file}"],
-    "experiment_share": ["GET /shared/experiments/{token}"],
-    "experiment_share_export": ["GET /shared/experiments/{token}/export/{file}"],
-    "comparison_share": ["GET /shared/comparisons/{token}"],
-    "comparison_share_export": ["GET /shared/comparisons/{token}/export/{file}"],
     "account_usage": ["GET /usage"],
     "api_tokens": ["GET /tokens"],  # its list; making a token is the exception below
     "api_token_revoke": ["DELETE /tokens/{token_id}"],

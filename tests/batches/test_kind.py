@@ -263,18 +263,15 @@ def test_a_new_kind_with_pages_is_in_the_navigation_and_its_page_is_live(
     series = _run(series_kind, create_series("Best of two", "Tea is better than coffee", 2, owner=people["owner"]))
     client.force_login(people["owner"])
     nav = client.get("/").content.decode().split("<nav")[1].split("</nav>")[0]
-    kinds = [
-        ("/tournaments/", "Tournaments"),
-        ("/experiments/", "Experiments"),
-        ("/comparisons/", "Comparisons"),
-        ("/batches/", "Series"),
-    ]
-    # The kinds in the order they registered, each by its plural: in the bar after the rooms, and again under "More"
-    # (what a phone shows in their place).
+    # The kinds in the order they registered (the site's, then this one), each at its app's address by its plural:
+    # in the bar after the rooms, and again under "More" (what a phone shows in their place).
+    site = [kind.model._meta for kind in kinds.KINDS.values() if kind is not series_kind]
+    listed = [(f"/{meta.app_label}/", str(meta.verbose_name_plural).capitalize()) for meta in site]
+    listed += [("/batches/", "Series")]
     bar = re.findall(r'<a class="wide-only" href="([^"]+)">([^<]+)</a>', nav)
-    assert bar == kinds
+    assert bar == listed
     more = nav.split('<details class="nav-menu nav-more">')[1].split("</details>")[0]
-    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', more) == kinds
+    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', more) == listed
     assert nav.index('<a href="/rooms/">Rooms</a>') < nav.index('class="wide-only"')
     listing = client.get("/batches/").content.decode()
     assert "<h1>Series</h1>" in listing and f'<a href="/batches/{series.pk}/">Best of two</a>' in listing
