@@ -4,6 +4,7 @@ these."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -23,16 +24,63 @@ class CardProblem(NamedTuple):
     message: str
 
 
+# A top-level part the rest of a card reads, and the word a problem of such a reading uses.
+READ_BY_NAME = (("seats", "seat"), ("sides", "side"), ("options", "option"))
+
+
 class Problems:
     def __init__(self) -> None:
         self.items: list[CardProblem] = []
-        # Templates whose placeholders are checked once every step name is known: (template, context, in a
-        # repeat, line, field).
         # Each template with where it stands: (template, context, in_repeat, line, field, in an answering speech).
         self.templates: list[tuple[Template, str, bool, int, str, bool]] = []
+        # The parts of a card whose YAML could not be read (`load_yaml`): each one's field and text.
+        self.unreadable: list[tuple[str, str]] = []
+        self.syntax: list[CardProblem] = []
 
     def add(self, line: int, field: str, message: str) -> None:
         self.items.append(CardProblem(line, field, message))
+
+    def found(self) -> list[CardProblem]:
+        """Every problem, in the card's order. Where parts of the card could not be read, the rest was checked
+        without them: a problem is kept only where it cannot come from what is missing (it stands in a part that
+        was read, outside the judge, the decision and the card as a whole, which read every stage, and it names
+        nothing the unreadable text names)."""
+        items = self.items
+        if self.unreadable:
+            missing = {key for key, _ in self.unreadable}
+            words = {name for key, text in self.unreadable for name in _defined(key, text)}
+            stages_missing = any(key.startswith(("stages", "on_end")) for key in missing)
+
+            # What the rest reads of these, by the word its problems use ("There is no seat called ...").
+            nouns = [noun for key, noun in READ_BY_NAME if key in missing]
+
+            def kept(problem: CardProblem) -> bool:
+                top = re.split(r"[.\[]", problem.field, maxsplit=1)[0]
+                if not problem.field or any(problem.field.startswith(key) for key in missing) or top in missing:
+                    return False
+                if any(noun in problem.message.lower() for noun in nouns):
+                    return False
+                if stages_missing and top in ("judge", "decision", "on_end", "stages"):
+                    return top in ("stages", "on_end") and not _names(problem.message) & words
+                return not _names(problem.message) & words
+
+            items = [p for p in items if kept(p)]
+        return sorted(set(self.syntax + items), key=lambda p: (p.line, p.field))
+
+
+def _defined(key: str, text: str) -> set[str]:
+    """The names an unreadable part of a card may define, for the rest to read: seat keys, step names and, in
+    `options`, the options."""
+    names = set(re.findall(r"\b(?:key|speech|plan|think|step|cross)\s*:\s*([A-Za-z_]\w*)", text))
+    if key == "options":
+        names |= set(re.findall(r"(?m)^\s+([A-Za-z_]\w*)\s*:", text))
+    return names
+
+
+def _names(message: str) -> set[str]:
+    """The names a problem quotes ('pm', {last_closing}), as words."""
+    quoted = re.findall(r"'([^']*)'|\{([^}]*)\}", message)
+    return {word for pair in quoted for part in pair for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", part)}
 
 
 # -- YAML with line numbers --------------------------------------------------------------------------------------
@@ -62,15 +110,88 @@ def load_yaml(text: str, problems: Problems) -> Any:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        what = getattr(error, "problem", None) or str(error).splitlines()[0]
-        problems.add(line, "", f"The YAML cannot be read: {what}.")
-        return None
+        node = _readable_parts(text, problems, error)
+        if node is None:
+            return None
     if node is None:
         problems.add(1, "", "The card is empty.")
         return None
     return _convert(node, problems, "", set(), yaml.constructor.SafeConstructor())
+
+
+def _syntax_problem(error: yaml.YAMLError) -> CardProblem:
+    """A YAML error at the line it names: where an unclosed bracket or quote began, which is where the mistake is
+    (PyYAML notices it lines later), else where it was noticed."""
+    context, mark = getattr(error, "context_mark", None), getattr(error, "problem_mark", None)
+    what = getattr(error, "problem", None) or str(error).splitlines()[0]
+    started = getattr(error, "context", None) or ""
+    if context is not None and mark is not None and context.line != mark.line:
+        if "flow" in started or "quoted" in started:
+            line = context.line + 1
+            return CardProblem(line, "", f"The YAML cannot be read: {started} (line {line}), {what}.")
+        where = f" ({started} from line {context.line + 1})"
+        return CardProblem(mark.line + 1, "", f"The YAML cannot be read: {what}{where}.")
+    mark = mark or context
+    return CardProblem(mark.line + 1 if mark is not None else 1, "", f"The YAML cannot be read: {what}.")
+
+
+# A top-level key's first line, and a list item's (`  - ...`).
+_TOP_KEY = re.compile(r"[A-Za-z_][\w-]*\s*:")
+_ITEM = re.compile(r"(\s*)- ")
+
+
+def _readable_parts(text: str, problems: Problems, error: yaml.YAMLError) -> yaml.Node | None:
+    """A card whose YAML cannot be read whole, read part by part so that its other problems are found too: each
+    top-level key on its own, and each stage of `stages` and `on_end`. Every part that cannot be read is a syntax
+    problem at its line; a stage that cannot be read stands as an empty one, so the others keep their places. The
+    node of what could be read, or None when nothing could be told apart."""
+    import yaml
+
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if _TOP_KEY.match(line)]
+    if len(starts) < 2:
+        problems.syntax.append(_syntax_problem(error))
+        return None
+    blocks = [(start, end) for start, end in zip(starts, [*starts[1:], len(lines)], strict=True)]
+    kept = [""] * len(lines)
+
+    def readable(numbers: range | list[int]) -> yaml.YAMLError | None:
+        part = [lines[i] if i in numbers else "" for i in range(len(lines))]
+        try:
+            yaml.compose("\n".join(part), Loader=yaml.SafeLoader)
+        except yaml.YAMLError as failure:
+            return failure
+        return None
+
+    for start, end in blocks:
+        key = lines[start].split(":", 1)[0].strip()
+        failure = readable(range(start, end))
+        if failure is None:
+            kept[start:end] = lines[start:end]
+            continue
+        indents = {i: len(m.group(1)) for i in range(start + 1, end) if (m := _ITEM.match(lines[i]))}
+        indent = min(indents.values(), default=0)
+        items = [i for i, width in indents.items() if width == indent]
+        if key not in ("stages", "on_end") or not items:
+            problems.syntax.append(_syntax_problem(failure))
+            problems.unreadable.append((key, "\n".join(lines[start:end])))
+            continue
+        kept[start] = lines[start]
+        for number, (first, last) in enumerate(zip(items, [*items[1:], end], strict=True), start=1):
+            item_failure = readable([start, *range(first, last)])
+            if item_failure is None:
+                kept[first:last] = lines[first:last]
+            else:
+                problems.syntax.append(_syntax_problem(item_failure))
+                problems.unreadable.append((f"{key}[{number}]", "\n".join(lines[first:last])))
+                kept[first] = " " * indent + "- {}"
+    if not problems.unreadable:  # every part reads alone but not together: say what the whole says
+        problems.syntax.append(_syntax_problem(error))
+        return None
+    try:
+        return yaml.compose("\n".join(kept), Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
 
 
 def _convert(node: yaml.Node, problems: Problems, path: str, seen: set[int], constructor: Any) -> Any:
@@ -132,8 +253,12 @@ class Reader:
             self.data.lines = {}
         for key in self.data:
             if key not in allowed:
+                close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.75)
+                guess = f" (did you mean {close[0]!r}?)" if close else ""
                 problems.add(
-                    self.line_of(key), self.field(key), f"Unknown field {key!r}; the fields here are {listed(allowed)}."
+                    self.line_of(key),
+                    self.field(key),
+                    f"Unknown field {key!r}{guess}; the fields here are {listed(allowed)}.",
                 )
 
     def field(self, key: str) -> str:

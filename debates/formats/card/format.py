@@ -1164,7 +1164,12 @@ class CardFormat(Format):
         labels = {s.key: s.label for s in self.seat_specs}
         planned = []
         for slot in slots:
-            read = [find_reference(self, slots, slot, name, start, lambda _: True) for name, start in slot.refs]
+            read: list[int | None] = []
+            for name, start in slot.refs:
+                if name.startswith("others_"):  # every other seat's speech, not the latest alone
+                    read += find_others(self, slots, slot, start, lambda _: True)
+                else:
+                    read.append(find_reference(self, slots, slot, name, start, lambda _: True))
             names = slot.template.names
             if "previous" in names or "previous_speaker" in names:
                 read.append(slot.prev_turn)
@@ -1181,7 +1186,7 @@ class CardFormat(Format):
                     step=slot.step,
                     label=slot.label,
                     visibility=PUBLIC if slot.kind in ("SYSTEM", "TURN", "SCORE", "VERDICT") else PRIVATE,
-                    sees="" if slot.kind == "SYSTEM" else SEES_TEXT[slot.sees],
+                    sees="" if slot.kind == "SYSTEM" else _sees_words(slot),
                     reads=reads,
                     judged_by=judged.get(slot.index),
                     phase=slot.phase,
@@ -1194,6 +1199,13 @@ class CardFormat(Format):
                 )
             )
         return planned
+
+
+def _sees_words(slot: Slot) -> str:
+    """What a call sees, in words; a speech given at once sees nothing of the speeches given with it."""
+    if slot.snapshot is None or slot.kind != "TURN" or slot.sees in ("own", "none"):
+        return SEES_TEXT[slot.sees]
+    return f"{SEES_TEXT[slot.sees]}, before the speeches given at once with it"
 
 
 def _decision_line(records: Sequence[Record]) -> Record | None:
@@ -1221,16 +1233,16 @@ def parse_card(text: str, caps: CardCaps | None = None) -> CardFormat:
     problems = Problems()
     data = load_yaml(text, problems)
     reader = SpecReader(problems)
-    spec = reader.read(data) if data is not None or not problems.items else None
-    if spec is None and not problems.items:
+    spec = reader.read(data) if data is not None or not (problems.items or problems.syntax) else None
+    if spec is None and not (problems.items or problems.syntax):
         problems.add(1, "", "The card must be a mapping of fields (name, title, seats, stages, ...).")
     if spec is not None:
         if spec.name and spec.name in caps.reserved:
             problems.add(_line(data, "name"), "name", f"{spec.name!r} is a built-in format's name; choose another.")
         if reader.layable:
             _check_layouts(spec, caps, problems, data)
-    if problems.items:
-        raise CardError(sorted(set(problems.items), key=lambda p: (p.line, p.field)))
+    if problems.items or problems.syntax:
+        raise CardError(problems.found())
     assert spec is not None
     return CardFormat(spec, text)
 

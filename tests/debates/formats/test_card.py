@@ -263,10 +263,65 @@ def test_reading_a_speech_not_yet_given_and_a_round_outside_a_repeat_are_both_re
     ]
 
 
-def test_yaml_that_cannot_be_read_names_its_line():
+def test_yaml_that_cannot_be_read_names_the_line_its_bracket_opened_and_the_rest_is_still_checked():
     assert problems_of("name: x\ntitle: ok\nstages:\n  - speech: a\n    seat: [a\n") == [
-        (6, "", "The YAML cannot be read: expected ',' or ']', but got '<stream end>'.")
+        (1, "seats", "'seats' is required and must list at least one entry."),
+        (
+            5,
+            "",
+            "The YAML cannot be read: while parsing a flow sequence (line 5), expected ',' or ']', but got "
+            "'<stream end>'.",
+        ),
     ]
+
+
+UNREADABLE = """\
+name: x
+title: X
+options:
+  rounds: {label: Rounds, default: 9, min: 1, max: 5}
+seats:
+  - {key: pm}
+  - {key: lo}
+stages:
+  - speech: open
+    seat: pm
+    prompt: "Open."
+  - speech: reply
+    seat: [lo
+    prompt: "Reply."
+  - speech: close
+    seat: defnder
+    sees: al
+    prompt: "{last_reply} Close."
+  - speech: after
+    seat: lo
+    prompt: "After."
+    bad: [unclosed
+"""
+
+
+def test_a_card_whose_yaml_cannot_be_read_whole_is_checked_part_by_part_every_problem_at_once():
+    assert problems_of(UNREADABLE) == [
+        (4, "options.rounds.default", "The default (9) must be from 1 to 5."),
+        (
+            13,
+            "",
+            "The YAML cannot be read: while parsing a flow sequence (line 13), expected ',' or ']', but got ':'.",
+        ),
+        (16, "stages[3].seat", "There is no seat called 'defnder'; the seats are lo, pm."),
+        (17, "stages[3].sees", "'sees' must be one of own, all, last, none, not 'al'."),
+        (
+            22,
+            "",
+            "The YAML cannot be read: while parsing a flow sequence (line 22), expected ',' or ']', but got "
+            "'<stream end>'.",
+        ),
+    ]
+    # Nothing is said of what only the unreadable parts could settle: {last_reply} reads the stage that could
+    # not be read, and without the seats no seat can be told missing.
+    no_seats = "name: x\ntitle: X\nseats: [{key: a}\nstages:\n  - {speech: b, seat: zz, prompt: hi}\n"
+    assert [p.field for p in problems_of(no_seats)] == [""]
 
 
 def test_anchors_are_refused_rather_than_expanded():
