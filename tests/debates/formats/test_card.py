@@ -301,6 +301,15 @@ stages:
 """
 
 
+def test_a_misspelled_field_is_told_the_field_it_was_likely_meant_to_be():
+    text = "name: x\ntitle: X\nseats: [{key: a}]\nstages:\n  - {speech: s, seat: a, promt: hi, zzz: 1}\n"
+    messages = [p.message for p in problems_of(text)]
+    assert any(
+        m.startswith("Unknown field 'promt' (did you mean 'prompt'?); the fields here are speech,") for m in messages
+    )
+    assert any(m.startswith("Unknown field 'zzz'; the fields here are") for m in messages)
+
+
 def test_a_card_whose_yaml_cannot_be_read_whole_is_checked_part_by_part_every_problem_at_once():
     assert problems_of(UNREADABLE) == [
         (4, "options.rounds.default", "The default (9) must be from 1 to 5."),

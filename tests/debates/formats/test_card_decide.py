@@ -547,3 +547,15 @@ def test_agreement_over_one_answer_a_round_is_refused():
     for seat in ("a", "b"):
         each += f'      - speech: lean\n        seat: {seat}\n        answer: [yes, no]\n        prompt: "Lean."\n'
     parse_card(BASE + each)
+
+
+def test_the_plan_says_what_speeches_given_at_once_read_and_see():
+    plan = load("multi-agent-debate").plan({"rounds": 1})
+    # {others_answer}: every other agent's answer of the round before, not the latest alone.
+    assert [c.reads for c in plan if c.round == 1][:3] == [
+        ("answer (Agent 2)", "answer (Agent 3)"),
+        ("answer (Agent 1)", "answer (Agent 3)"),
+        ("answer (Agent 1)", "answer (Agent 2)"),
+    ]
+    verdicts = [c for c in load("chateval").plan({}) if c.step == "verdict"]
+    assert {c.sees for c in verdicts} == {"every public statement so far, before the speeches given at once with it"}
