@@ -28,6 +28,8 @@ def _what(call: PlannedCall) -> str:
     if call.check:
         return CHECK_WORDS[call.check]
     what = f"speech with an answer ({call.answer})" if call.answer else KIND_WORDS[call.kind]
+    if call.word_limit:
+        what += f", at most {call.word_limit} words"
     return f"{what}, {call.when}" if call.when else what
 
 
@@ -58,10 +60,14 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
             f"each filled; `seat: {group.key}` names them all, in order.",
         ]
     if card.sides:
-        lines += ["", "## Sides", "", "| side | label | stance | seats |", "|---|---|---|---|"]
+        # A side's verdict word ("Not guilty") is its win's name in the protocol's own words.
+        verdicts = {side.key: side.verdict for side in card.spec.sides if side.verdict}
+        head = "| side | label | stance | seats |" + (" its win is called |" if verdicts else "")
+        lines += ["", "## Sides", "", head, "|---|---|---|---|" + ("---|" if verdicts else "")]
         for side in card.sides:
             seats = ", ".join(f"`{s}`" for s in side.seats)
-            lines.append(f"| `{side.key}` | {_cell(side.label)} | {_cell(side.stance)} | {seats} |")
+            verdict = f" {_cell(verdicts.get(side.key))} |" if verdicts else ""
+            lines.append(f"| `{side.key}` | {_cell(side.label)} | {_cell(side.stance)} | {seats} |{verdict}")
     if card.option_specs:
         lines += ["", "## Options", "", "| option | default | range | meaning |", "|---|---|---|---|"]
         for option in card.option_specs:
@@ -83,6 +89,7 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
         f"At the default options, with every seat filled: {_calls(card, options)} calls, "
         f"{card.statements(options)} public statements by the debaters; judged {judging[card.judging]}{verdict}; "
         f"audience vote: {card.poll or 'none'}.",
+        *_rubrics(card),
         "",
         "| # | seat | what | step | public | sees | reads |",
         "|---|---|---|---|---|---|---|",
@@ -135,6 +142,19 @@ def protocol_markdown(card: CardFormat, options: Mapping[str, Any] | None = None
         lines += ["", "## How it decides", ""]
         lines += list(dict.fromkeys(f"- {c.text}" for c in notes))
     return "\n".join(lines) + "\n"
+
+
+def _rubrics(card: CardFormat) -> list[str]:
+    """The judge's marks by criterion, where its card gives them: each speech's, and the verdict's."""
+    judge = card.spec.judge
+    if judge is None:
+        return []
+    lines = []
+    for rubric, what in ((judge.score_rubric, "each speech it scores"), (judge.rubric, "each side in its verdict")):
+        if rubric:
+            marks = ", ".join(f"{c.label} (0 to {c.maximum})" for c in rubric)
+            lines += ["", f"The judge marks {what} by: {marks}."]
+    return lines
 
 
 def _calls(card: CardFormat, options: Mapping[str, Any]) -> str:

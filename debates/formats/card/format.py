@@ -1196,6 +1196,7 @@ class CardFormat(Format):
                     check=slot.check,
                     answer=slot.answer.example() if slot.answer is not None else "",
                     when=slot.when_words,
+                    word_limit=slot.word_limit if slot.kind == "TURN" and slot.answer is None else None,
                 )
             )
         return planned

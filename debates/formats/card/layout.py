@@ -130,6 +130,7 @@ class PlannedCall:
     check: str = ""  # "judge" (a check after a round), "stop" (the rounds stopping), "decision"
     answer: str = ""  # the answer a speech gives, in words
     when: str = ""  # the answer it runs on, in words ("only if Point of information offer answered 'offer'")
+    word_limit: int | None = None  # a speech's, in words
 
 
 def _count(value: Count | None, options: Mapping[str, int], default: int = 0) -> int:

@@ -559,3 +559,30 @@ def test_the_plan_says_what_speeches_given_at_once_read_and_see():
     ]
     verdicts = [c for c in load("chateval").plan({}) if c.step == "verdict"]
     assert {c.sees for c in verdicts} == {"every public statement so far, before the speeches given at once with it"}
+
+
+def test_the_protocol_page_gives_word_limits_the_judges_marks_and_the_sides_verdict_words():
+    page = protocol_markdown(load("world-schools"))
+    assert "| 7 | First Proposition | speech, at most 500 words | first Proposition |" in page
+    assert (
+        "The judge marks each side in its verdict by: Content (0 to 40), Style (0 to 40), Strategy (0 to 20)." in page
+    )
+    trial = parse_card(
+        """
+name: trial
+title: Trial
+sides:
+  - {key: pros, label: Prosecution, stance: for, verdict: Guilty}
+  - {key: defence, label: Defence, stance: against, verdict: Not guilty}
+seats: [{key: p, side: pros}, {key: d, side: defence}, {key: bench, role: judge}]
+stages:
+  - {speech: case, seat: p, prompt: "Make the case."}
+  - {speech: answer_case, seat: d, prompt: "Answer it."}
+  - {speech: verdict, seat: bench, answer: side, prompt: "Decide. {answer_format}"}
+decision: {rule: judge, seat: bench, step: verdict}
+"""
+    )
+    page = protocol_markdown(trial)
+    assert "| side | label | stance | seats | its win is called |" in page
+    assert "| `defence` | Defence | against | `d` | Not guilty |" in page
+    assert "its win is called" not in protocol_markdown(load("world-schools"))
