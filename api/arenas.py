@@ -17,9 +17,9 @@ from ninja import Field, Router, Schema
 
 from api.problems import ApiError
 from api.refusals import refusals
+from audience import poll_views
+from audience.votes import PollError
 from batches.arena import Arena
-from debates import poll_views
-from debates.votes import PollError
 from experiments.arena import ARENA as EVIDENCE_ARENA
 from tournaments.arena import ARENA as MATCH_ARENA
 

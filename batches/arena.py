@@ -12,11 +12,11 @@ remain) and what a vote holds (its `vote_model`, an `ArenaVoteBase`). The rules 
   right answer), so a voter who has seen that cannot change it (the browser's back button and a second post are
   refused, 409, and nothing changes). The first vote is one INSERT ... ON CONFLICT DO NOTHING under the unique
   constraint, so the same vote posted twenty times at once counts once (and a new visitor's voter id is their
-  form's ballot's, debates/poll_views.py, so their double click is one voter too);
+  form's ballot's, audience/poll_views.py, so their double click is one voter too);
 - a vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and counted in no figure;
 - a debate not in the arena, or a choice that is not one, is refused (404, 400) and nothing is counted.
 
-Who votes, the signed cookie and the per-address limit are the Oxford poll's (debates/poll_views.py).
+Who votes, the signed cookie and the per-address limit are the Oxford poll's (audience/poll_views.py).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from django.db.models import Model, QuerySet
 
+from audience.votes import PollError
 from batches.models import ArenaVoteBase, BatchRecord, PersonaSnapshot
 from chaoslm.sharing import Visibility
 from debates.models import Seat
-from debates.votes import PollError
 
 Item = TypeVar("Item", bound=Model)
 

@@ -1,6 +1,6 @@
 """The pages every arena has (batches/arena.py): a random blind debate to vote on, one debate (who was who to a
 viewer who voted on it, blind to anyone else), the vote (a plain form post) and the owner's opt-in. Open to
-everyone, signed in or not; who votes is decided as in the Oxford poll (debates/poll_views.py: an account, or a
+everyone, signed in or not; who votes is decided as in the Oxford poll (audience/poll_views.py: an account, or a
 signed anonymous cookie, and the per-address limit). A kind's urls.py lists them with `urlpatterns`: its arena,
 its template (given `seen` and the viewer's vote `mine`), where they live and their names."""
 
@@ -14,11 +14,11 @@ from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_POST
 
+from audience import poll_views
+from audience.votes import PollError
 from batches.arena import Arena, not_blind, set_arena
 from batches.models import BatchRecord
 from chaoslm import sharing
-from debates import poll_views
-from debates.votes import PollError
 
 
 def random_page(request: HttpRequest, arena: Arena[Any], template: str) -> HttpResponse:

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
+from audience.votes import PollError
 from batches.arena import Arena, identity
 from chaoslm.rendering import markdown_to_html
 from debates import redaction
 from debates.models import Debate, Event
-from debates.votes import PollError
 from tournaments import results
 from tournaments.models import ArenaVote, Match, Tournament
 

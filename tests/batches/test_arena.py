@@ -18,12 +18,12 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
+from audience.poll_views import COOKIE
 from batches import kinds
 from batches.arena import Arena
 from batches.models import BatchRecord
 from chaoslm.runner import inline
 from debates.models import Debate
-from debates.poll_views import COOKIE
 from experiments import design
 from experiments.arena import ARENA as EVIDENCE_ARENA
 from experiments.spec import read_spec as read_experiment_spec

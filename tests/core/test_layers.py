@@ -16,6 +16,7 @@ PACKAGES = (
     "personas",
     "debates",
     "rooms",
+    "audience",
     "batches",
     "tournaments",
     "experiments",
@@ -24,9 +25,21 @@ PACKAGES = (
     "accounts",
     "config",
 )
-APPS = ("personas", "debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api", "accounts")
+APPS = (
+    "personas",
+    "debates",
+    "rooms",
+    "audience",
+    "batches",
+    "tournaments",
+    "experiments",
+    "comparisons",
+    "api",
+    "accounts",
+)
 # Each package's rank (docs/architecture.md): a module imports only its own package and those of lower rank.
 # `personas` (providers, personas, budgets) sits on the core and under every app that seats a persona.
+# `audience` (a debate's poll, what every arena's vote shares) builds on debates and under batches, whose arenas use it.
 # `accounts`, a person's own pages (login, spend, API tokens and webhooks), shows the API's tokens and webhooks.
 # `config`, the wiring (settings, URLconf, ASGI, websocket routes, Celery), gathers every app, so it is on top.
 RANKS = {
@@ -34,6 +47,7 @@ RANKS = {
     "personas": 0.5,
     "debates": 1,
     "rooms": 1,
+    "audience": 1.5,
     "batches": 2,
     "tournaments": 3,
     "experiments": 3,
