@@ -31,7 +31,8 @@ from api.batches import (
 from api.batches import router as batch_router
 from api.problems import ApiError
 from api.refusals import refusals
-from batches.arena import Arena, not_blind, set_arena
+from audience.arena import Arena
+from batches.arena import not_blind, set_arena
 from batches.checks import cost_sentence
 from chaoslm import costs, sharing
 from comparisons import services as comparison_services
