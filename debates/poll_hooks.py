@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Poll:
-    """What debates asks of the poll (each is the audience app's function of that name)."""
+    """What debates asks of the poll: audience/votes.py's functions of those names, `box_context`
+    audience/poll_views.py's, and `waiting_ping` the push `poll_ping(WAITING)`."""
 
     box_context: Callable[..., dict[str, Any] | None]  # (request, debate, *, via_share): the page's box, or None
     current_ping: Callable[[Debate], str]  # the push that makes a page fetch its box ("" without a poll)
