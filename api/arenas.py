@@ -1,7 +1,7 @@
-"""The two arenas over the API (batches/arena.py): a random blind debate the caller has not voted on, one debate
+"""The two arenas over the API (audience/arena.py): a random blind debate the caller has not voted on, one debate
 (who was who only once the caller voted on it), and the vote, which is final.
 
-The same `Arena` as the pages (batches/arena_views.py): the same debates served, the same redacted text, the same
+The same `Arena` as the pages (audience/arena_views.py): the same debates served, the same redacted text, the same
 refusals and messages (404 not in the arena, 400 not a choice, 409 a second vote that differs: the first revealed
 who was who), the same per-address limit shared with the polls (`poll_views.vote_wait`). The caller votes as their
 account (`poll_views.voter_to_vote`), as on the page signed in: a vote cast on the page and over the API by one
@@ -17,9 +17,9 @@ from ninja import Field, Router, Schema
 
 from api.problems import ApiError
 from api.refusals import refusals
-from batches.arena import Arena
-from debates import poll_views
-from debates.votes import PollError
+from audience import poll_views
+from audience.arena import Arena
+from audience.votes import PollError
 from experiments.arena import ARENA as EVIDENCE_ARENA
 from tournaments.arena import ARENA as MATCH_ARENA
 

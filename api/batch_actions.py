@@ -20,7 +20,8 @@ from api.batches import BatchOut, KindApi, batch_out, kind_apis, managed, spec_b
 from api.batches import router as batch_router
 from api.problems import ApiError
 from api.refusals import refusals
-from batches.arena import Arena, not_blind, set_arena
+from audience.arena import Arena
+from batches.arena import not_blind, set_arena
 from chaoslm import sharing
 
 router = Router()

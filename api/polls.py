@@ -1,4 +1,4 @@
-"""The debate page's audience poll over the API (debates/votes.py, debates/poll_views.py), a held debate's "Start
+"""The debate page's audience poll over the API (audience/votes.py, audience/poll_views.py), a held debate's "Start
 now", and the new-debate form's preview of a persona's prompt.
 
 The poll is the page's box: the same `votes.box` (no tally of a vote before voting in it or before it closes, the
@@ -20,7 +20,8 @@ from api.access import owned, readable
 from api.debates import DebateOut, debate_out
 from api.problems import ApiError
 from api.refusals import refusals
-from debates import poll_views, services, votes
+from audience import poll_views, votes
+from debates import services
 from debates.models import Debate
 from personas.models import Persona
 

@@ -82,5 +82,5 @@ class Faces:
     files: Mapping[str, Callable[[Any], str]]  # its page's exports (views.EXPORTS): a file's name, its text
     estimate: Callable[[Any], dict[str, Any]] = estimate_json  # what `check` found, as the estimate answers
     estimate_schema: type[EstimateOut] = EstimateOut
-    # Its arena (a batches/arena.py `Arena`) when its finished debates can go to one: the API offers its opt-in.
+    # Its arena (an audience/arena.py `Arena`) when its finished debates can go to one: the API offers its opt-in.
     arena: Any = None

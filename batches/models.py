@@ -93,27 +93,3 @@ class BatchQuestion(models.Model):
 
     def __str__(self) -> str:
         return str(getattr(self, self.text))
-
-
-class ArenaVoteBase(models.Model):
-    """One person's blind vote in an arena (batches/arena.py): each kind's vote adds what is voted on (a foreign
-    key), the choice and the unique constraint on the two. `voter` is "user:<id>" or an anonymous cookie's
-    "anon:<id>"; `excluded`: the transcript the voter read still named someone, so the vote is kept but left
-    out of the report's figures."""
-
-    voter = models.CharField(max_length=64)
-    excluded = models.BooleanField(default=False)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        abstract = True
-
-    def __str__(self) -> str:
-        item = next(f for f in self._meta.concrete_fields if f.is_relation)
-        return f"arena vote on {getattr(self, item.attname)}"
-
-
-def one_vote_per(item: str) -> models.UniqueConstraint:
-    """A kind's votes hold one vote per voter on each `item` (their foreign key to what is voted on); the
-    constraint is named for it (`one_arena_vote_per_match`)."""
-    return models.UniqueConstraint(fields=[item, "voter"], name=f"one_arena_vote_per_{item}")

@@ -40,7 +40,7 @@ USE_TZ = True
 
 
 # ChaosLM's own packages: what the third-party floor leaves out of its settings.
-OURS = ("chaoslm", "debates", "rooms", "batches", "tournaments", "experiments", "comparisons", "api")
+OURS = ("chaoslm", "debates", "rooms", "audience", "batches", "tournaments", "experiments", "comparisons", "api")
 FLOOR_URLS = """
 from django.contrib import admin
 from django.urls import path

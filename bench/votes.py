@@ -46,7 +46,7 @@ from bench._setup import parse_args, print_table, start_test_server
 from bench.crowd import DATABASE_URL, WORKER, Stack, crowd_stack, debate_status
 
 CHOICES = ("a", "b", "undecided")
-SPREAD_MS = 1000  # debates/votes.py's: the longest a page waits before it fetches its box
+SPREAD_MS = 1000  # audience/votes.py's: the longest a page waits before it fetches its box
 TICKET = re.compile(r'data-tally-ticket="([^"]+)"')
 STATE = re.compile(r'data-poll-state="([^"]*)"')
 ROW = re.compile(r'<tr[^>]*>\s*<th scope="row">[^<]*</th>(.*?)</tr>', re.S)

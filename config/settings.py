@@ -80,6 +80,8 @@ INSTALLED_APPS = [
     "personas",
     "debates",
     "rooms",
+    # The audience's votes: a debate's poll and what every arena's vote shares (above debates, below batches).
+    "audience",
     "batches",
     "tournaments",
     "experiments",

@@ -15,6 +15,7 @@ urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     path("", include("accounts.urls")),
     path("", include("debates.urls")),
+    path("", include("audience.urls")),
     path("", include("rooms.urls")),
     path("", include("tournaments.urls")),
     path("", include("experiments.urls")),

@@ -25,7 +25,7 @@ from django.template.loader import render_to_string
 
 from chaoslm import live
 from chaoslm.llm.pace import slow_note
-from debates import privacy, votes
+from debates import poll_hooks, privacy
 from debates.engine import Observer
 from debates.event_cards import card_html, cards_of, hidden_card
 from debates.formats import Step
@@ -76,7 +76,7 @@ def live_parts_html(
     parts.append(render_to_string("partials/status.html", {**state, "oob": True}))
     if debate.starts_at is not None and not debate.held():  # the hold is over: its countdown goes
         parts.append(render_to_string("debates/_hold.html", {"hold": None, "oob": True}))
-    parts.append(votes.current_ping(debate))  # a vote may have opened or closed with the status
+    parts.append(poll_hooks.poll().current_ping(debate))  # a vote may have opened or closed with the status
     return "".join(parts)
 
 
@@ -327,8 +327,8 @@ class DebateBroadcaster(Observer):
         self.viewers.html(card)
         self._send(status_html(debate, self._thinking(debate), self._note(), self.stage, self.tally))
         debater_spoke = event.kind == Event.Kind.TURN and event.seat is not None and bool(event.seat.side)
-        if debater_spoke and not self.debater_spoke and votes.has_poll(debate):
-            self._send(votes.poll_ping(votes.WAITING))  # the first debater's statement closes the vote before
+        if debater_spoke and not self.debater_spoke and poll_hooks.poll().has_poll(debate):
+            self._send(poll_hooks.poll().waiting_ping())  # the first debater's statement closes the vote before
         self.debater_spoke = self.debater_spoke or debater_spoke
 
     async def debate_changed(self, debate: Debate) -> None:

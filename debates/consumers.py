@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from chaoslm import live
 from chaoslm.consumers import SharedConsumer
 from chaoslm.http import parse_id
-from debates import privacy, votes
+from debates import poll_hooks, privacy
 from debates.broadcast import catch_up_html, group_of
 from debates.models import Debate
 
@@ -37,7 +37,7 @@ class DebateConsumer(SharedConsumer):
         """A voter's page sends the ticket its vote earned: the socket then receives that vote's tally."""
         if self.thing is None:
             return
-        phase = votes.phase_of_message(text_data or "", self.thing.pk)
+        phase = poll_hooks.poll().phase_of_message(text_data or "", self.thing.pk)
         if phase is not None and phase not in self.tally_phases:
             self.tally_phases.add(phase)
             await live.join(live.debate_tally_group(self.thing.pk, phase), self.channel_name)

@@ -71,7 +71,7 @@ class Debate(models.Model):
     show_thinking = models.BooleanField(
         default=True, help_text="Viewers other than the owner and staff see the debaters' private thinking."
     )
-    # The audience's Oxford poll (debates/votes.py): its phases are read from the events and timestamps; only
+    # The audience's Oxford poll (audience/votes.py): its phases are read from the events and timestamps; only
     # the owner's early close of the after-vote is stored.
     audience_poll = models.BooleanField(
         default=False, help_text="The audience votes before and after the debate (two-sided formats)."
@@ -245,28 +245,3 @@ class Event(models.Model):
         if self.kind == self.Kind.SYSTEM:
             return self.debate.fmt.system_line(self.content)
         return card_decide.spoken(self.content, self.data)
-
-
-class PollVote(models.Model):
-    """One person's vote in one phase of a debate's poll: the last one they cast while it was open.
-
-    `voter` is "user:<id>" for a signed-in person or "anon:<random id>" from a signed cookie; the
-    constraint makes a second vote an update of the first, whatever the timing. Nobody is ever shown
-    who voted what: pages and exports read counts only.
-    """
-
-    class Phase(models.TextChoices):
-        BEFORE = "before"
-        AFTER = "after"
-
-    debate = models.ForeignKey(Debate, on_delete=models.CASCADE, related_name="poll_votes")
-    phase = models.CharField(max_length=10, choices=Phase.choices)
-    voter = models.CharField(max_length=64)
-    choice = models.CharField(max_length=30)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["debate", "phase", "voter"], name="one_vote_per_phase")]
-
-    def __str__(self) -> str:
-        return f"{self.debate_id} {self.phase}"

@@ -217,7 +217,7 @@ def create_debate(
     """Validate and store a new debate (status pending). Raises FormatError with a message for the user, naming
     every problem at once (`debate_problems`).
 
-    `audience_poll`: whether the audience votes before and after (debates/votes.py); by default on, but for a
+    `audience_poll`: whether the audience votes before and after (audience/votes.py); by default on, but for a
     batch's (a tournament's) matches. `hold_minutes`: the owner's hold of the start (debates/hold.py).
     `card_source`: the YAML of the card the debate is made from, kept with it as it is now. `material`: what the
     debate carries beyond its topic (a passage, a question and its answers), up to CHAOSLM_MAX_MATERIAL characters."""

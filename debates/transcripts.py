@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 
 from chaoslm import costs
 from chaoslm.llm import marks
-from debates import selectors, votes
+from debates import poll_hooks, selectors
 from debates.formats import Format, FormatError
 from debates.formats.card.decide import spoken
 from debates.formats.quotes import UNVERIFIED_CLOSE, UNVERIFIED_OPEN, VERIFIED_CLOSE, VERIFIED_OPEN, verify
@@ -160,8 +160,8 @@ def as_dict(debate: Debate, *, access: Access = EVERYTHING, messages: bool = Fal
         "decision": selectors.decision(debate),
         "events": events,
         "cost": cost_of(debate),
-        # Counts only, of the phases that have closed (debates/votes.py); None for a debate without a poll.
-        "audience_poll": votes.export(debate),
+        # Counts only, of the phases that have closed (audience/votes.py); None for a debate without a poll.
+        "audience_poll": poll_hooks.poll().export(debate),
     }
 
 
@@ -308,7 +308,7 @@ def as_markdown(debate: Debate, *, access: Access = EVERYTHING) -> str:
         lines.append(f"**Not the judge's own verdict:** {verdict['fallback']}")
     if data["decision"]:
         lines.append(f"**Decision:** {data['decision']['line']}")
-    lines += votes.export_markdown(data["audience_poll"])
+    lines += poll_hooks.poll().export_markdown(data["audience_poll"])
     if data["error"]:
         lines += ["", f"**This debate stopped with an error:** {data['error']}"]
     return "\n".join(lines).rstrip() + "\n"

@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 
 from chaoslm import http  # noqa: F401  (registers the <id:...> converter)
-from debates import format_views, poll_views, views
+from debates import format_views, views
 
 
 class ExportKind:
@@ -35,11 +35,6 @@ urlpatterns = [
     path("debates/<id:pk>/thinking/", views.debate_thinking, name="debate_thinking"),
     path("debates/<id:pk>/share/reset/", views.debate_share_reset, name="debate_share_reset"),
     path("debates/<id:pk>/delete/", views.debate_delete, name="debate_delete"),
-    path("debates/<id:pk>/poll/", poll_views.poll_box, name="debate_poll"),
-    path("debates/<id:pk>/poll/vote/", poll_views.poll_vote, name="debate_poll_vote"),
-    path("debates/<id:pk>/poll/close/", poll_views.poll_close, name="debate_poll_close"),
     path("s/<str:token>/", views.debate_share, name="debate_share"),
-    path("s/<str:token>/poll/", poll_views.poll_box_shared, name="debate_share_poll"),
-    path("s/<str:token>/poll/vote/", poll_views.poll_vote_shared, name="debate_share_poll_vote"),
     path("s/<str:token>/export.<export:kind>", views.debate_share_export, name="debate_share_export"),
 ]

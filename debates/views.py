@@ -17,7 +17,7 @@ from chaoslm import costs, limits, sharing
 from chaoslm.http import message_reply, parse_id
 from chaoslm.llm import local_model
 from chaoslm.llm.endpoints import default_endpoint
-from debates import hold, poll_views, privacy, services, transcripts
+from debates import hold, poll_hooks, privacy, services, transcripts
 from debates.formats import DEFAULT_FORMAT, LISTED, FormatError
 from debates.forms import NewDebateForm
 from debates.models import Debate
@@ -124,7 +124,7 @@ def _page(request: HttpRequest, debate: Debate, *, ws_url: str, via_share: bool 
             # Every call's messages as sent: for those who read the prompts (the JSON export's ?messages=1).
             "export_messages": export[: -len("md")] + "json?messages=1" if access.prompts else "",
             "replay_source_url": _replay_source_url(request, debate),
-            "poll_box": poll_views.box_context(request, debate, via_share=via_share),
+            "poll_box": poll_hooks.poll().box_context(request, debate, via_share=via_share),
             "hold": hold.box(debate),
         },
     )

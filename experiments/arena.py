@@ -8,7 +8,7 @@ debaters are "Debater A" and "Debater B", and every name of theirs and of their 
 text shown (debates/redaction.py). The voter picks the answer they believe correct and only then is told the
 correct answer and who argued what. Only debates whose question has a known correct answer are served (a vote on
 another could never be right or wrong), and only a debate's own run: a panel's replays read the same transcript.
-The rules of serving and voting are every arena's (batches/arena.py).
+The rules of serving and voting are every arena's (audience/arena.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 
-from batches.arena import Arena, identity
+from audience.arena import Arena
+from batches.arena import identity
 from debates import redaction
 from debates.event_cards import marked_html
 from debates.formats.evidence import LETTERS

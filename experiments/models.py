@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from audience import models as audience_models
 from batches import models as batch_models
 from debates.models import Debate
 
@@ -86,10 +87,10 @@ class Run(models.Model):
         return f"run {self.order} of experiment {self.experiment_id}"
 
 
-class ArenaVote(batch_models.ArenaVoteBase):
+class ArenaVote(audience_models.ArenaVoteBase):
     """One person's blind answer to an evidence debate in the arena (experiments/arena.py): the answer they believe
     correct, as the letter it was shown under (A or B, the run's order). One per debate and voter; the last one
-    counts (batches/arena.py). The vote is on the run that holds the debate (a panel's replays read the same one)."""
+    counts (audience/arena.py). The vote is on the run that holds the debate (a panel's replays read the same one)."""
 
     class Choice(models.TextChoices):
         A = "A", "Answer A"
@@ -99,4 +100,4 @@ class ArenaVote(batch_models.ArenaVoteBase):
     choice = models.CharField(max_length=1, choices=Choice.choices)
 
     class Meta:
-        constraints = [batch_models.one_vote_per("run")]
+        constraints = [audience_models.one_vote_per("run")]

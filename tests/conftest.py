@@ -136,7 +136,7 @@ def require(condition: bool, what: str) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     # The rate limits count in process memory in tests (chaoslm/limits.py), the polls in the cache: each test
-    # starts from zero. Cleared after too: a poll's push at the end of its interval (debates/votes.py) then
+    # starts from zero. Cleared after too: a poll's push at the end of its interval (audience/votes.py) then
     # finds nothing held back and reads nothing from the next test's database.
     from django.core.cache import cache
 

@@ -4,7 +4,7 @@ A voter is served a random finished match they have not voted on, as its debater
 moderator, no judge, no score), with the debaters called "Debater 1" (the match's FOR side) and "Debater 2"
 (AGAINST) and every name of theirs, and their models' names, removed from every text shown, the topic
 included (debates/redaction.py). They pick 1, 2 or a tie, and only then are told who was who. The rules of
-serving and voting are every arena's (batches/arena.py): one vote per match and voter, final once cast; a
+serving and voting are every arena's (audience/arena.py): one vote per match and voter, final once cast; a
 vote on a transcript whose redaction was incomplete is kept, marked `excluded`, and left out of the report's
 human figures (tournaments/human.py), which say how many were.
 
@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
-from batches.arena import Arena, identity
+from audience.arena import Arena
+from audience.votes import PollError
+from batches.arena import identity
 from chaoslm.rendering import markdown_to_html
 from debates import redaction
 from debates.models import Debate, Event
-from debates.votes import PollError
 from tournaments import results
 from tournaments.models import ArenaVote, Match, Tournament
 

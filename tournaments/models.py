@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from audience import models as audience_models
 from batches import models as batch_models
 from debates.formats import DEFAULT_FORMAT, Format, get_format
 from debates.models import Debate
@@ -148,9 +149,9 @@ class Judgment(models.Model):
         return f"{self.judge_id} on match {self.match_id} (repeat {self.repeat})"
 
 
-class ArenaVote(batch_models.ArenaVoteBase):
+class ArenaVote(audience_models.ArenaVoteBase):
     """One person's blind vote on a match in the arena: Debater 1 (the match's FOR side), Debater 2 (AGAINST) or a
-    tie. One per match and voter; the last one counts (batches/arena.py)."""
+    tie. One per match and voter; the last one counts (audience/arena.py)."""
 
     class Choice(models.TextChoices):
         FIRST = "1", "Debater 1"
@@ -161,4 +162,4 @@ class ArenaVote(batch_models.ArenaVoteBase):
     choice = models.CharField(max_length=4, choices=Choice.choices)
 
     class Meta:
-        constraints = [batch_models.one_vote_per("match")]
+        constraints = [audience_models.one_vote_per("match")]

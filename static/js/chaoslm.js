@@ -261,7 +261,7 @@ function watchEtas() {
 document.addEventListener("DOMContentLoaded", watchEtas);
 document.addEventListener("htmx:afterSettle", watchEtas);
 
-// A push that opens or closes a vote (debates/votes.py: poll_ping) reaches every open page at once: a page whose
+// A push that opens or closes a vote (audience/votes.py: poll_ping) reaches every open page at once: a page whose
 // box shows another state fetches its own box a random moment into the spread, so a crowd's fetches do not hit
 // the server in one instant.
 document.addEventListener("htmx:load", (event) => {
@@ -276,7 +276,7 @@ document.addEventListener("htmx:load", (event) => {
   if (root.matches("#poll-box[data-tally-ticket]")) sendTallyTicket();
 });
 
-// A box drawn for someone who voted in the open vote carries a ticket (debates/votes.py: tally_ticket): sent
+// A box drawn for someone who voted in the open vote carries a ticket (audience/votes.py: tally_ticket): sent
 // on the live socket, as it opens and when a box brings one, it lets the socket receive that vote's tally.
 function sendTallyTicket() {
   const box = document.querySelector("#poll-box[data-tally-ticket]");

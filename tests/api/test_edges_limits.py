@@ -16,11 +16,11 @@ from django.core.management import call_command
 from django.test import Client
 
 from api.tokens import create_token
+from audience.models import PollVote
 from chaoslm import limits as chaoslm_limits
-from debates.models import PollVote
 from personas.models import Persona
+from tests.audience.test_votes import poll_duel, share_urls, vote
 from tests.conftest import require
-from tests.debates.test_votes import poll_duel, share_urls, vote
 
 pytestmark = pytest.mark.django_db
 

@@ -18,18 +18,19 @@ from django.utils import timezone
 
 from api import tokens
 from api.models import ApiToken
+from audience.models import PollVote
 from chaoslm.llm import local_model
 from chaoslm.runner import inline
 from debates import estimates
-from debates.models import Debate, PollVote
+from debates.models import Debate
 from personas.models import Persona, import_personas
 from rooms import services as room_services
 from rooms import work as room_work
 from rooms.models import Room, RoomAgent, RoomMessage, RoomTemplate
+from tests.audience.test_votes import finish, first_statement, poll_duel
 from tests.batches.test_arena import KINDS
 from tests.debates.test_hold import held_duel
 from tests.debates.test_hold import personas as personas
-from tests.debates.test_votes import finish, first_statement, poll_duel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

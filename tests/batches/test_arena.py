@@ -1,4 +1,4 @@
-"""What every arena does alike (batches/arena.py, batches/arena_views.py), for each kind's: one vote per voter and
+"""What every arena does alike (audience/arena.py, audience/arena_views.py), for each kind's: one vote per voter and
 debate, final once cast (the reveal follows it), a double click one vote; refusals that count nothing; a batch not
 opted in served to nobody; a vote on a transcript that still names someone kept but not counted; the opt-in on the
 new-batch form and in a spec, and the owner told when its debates would not be blind. Each kind's own tests (its
@@ -18,12 +18,12 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
+from audience.arena import Arena
+from audience.poll_views import COOKIE
 from batches import kinds
-from batches.arena import Arena
 from batches.models import BatchRecord
 from chaoslm.runner import inline
 from debates.models import Debate
-from debates.poll_views import COOKIE
 from experiments import design
 from experiments.arena import ARENA as EVIDENCE_ARENA
 from experiments.spec import read_spec as read_experiment_spec

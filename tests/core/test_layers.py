@@ -15,6 +15,7 @@ from batches.kinds import KINDS
 ROOT = Path(__file__).resolve().parents[2]
 # Each package's rank (docs/architecture.md): a module imports only its own package and those of lower rank.
 # `personas` (providers, personas, budgets) sits on the core and under every app that seats a persona.
+# `audience` (a debate's poll, what every arena's vote shares) builds on debates and under batches, whose arenas use it.
 # `accounts`, a person's own pages (login, spend, API tokens and webhooks), shows the API's tokens and webhooks.
 # `config`, the wiring (settings, URLconf, ASGI, websocket routes, Celery), gathers every app, so it is on top.
 RANKS = {
@@ -22,6 +23,7 @@ RANKS = {
     "personas": 0.5,
     "debates": 1,
     "rooms": 1,
+    "audience": 1.5,
     "batches": 2,
     "tournaments": 3,
     "experiments": 3,

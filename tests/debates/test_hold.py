@@ -24,10 +24,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
+from audience import votes
+from audience.models import PollVote
 from chaoslm.runner import inline
-from debates import hold, recovery, votes
+from debates import hold, recovery
 from debates.broadcast import live_parts_html
-from debates.models import Debate, PollVote
+from debates.models import Debate
 from debates.setup import SeatChoice, create_debate
 from debates.work import start_when_due
 from personas.models import Persona, import_personas

@@ -15,10 +15,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from audience.poll_views import COOKIE
 from batches.checks import Contestant
 from chaoslm.runner import inline
 from debates.models import Debate, Event
-from debates.poll_views import COOKIE
 from experiments import arena, design, services
 from experiments.models import ArenaVote, Run
 from experiments.questions import sample

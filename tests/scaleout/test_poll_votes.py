@@ -1,7 +1,7 @@
 """The same signed-in vote posted 20 times at once, to two web processes on one PostgreSQL database: one vote counts.
 
 Each request is its own thread and database connection in its own process: the unique constraint and the
-single INSERT ... ON CONFLICT DO UPDATE of debates/votes.py must leave one row, and no request may fail.
+single INSERT ... ON CONFLICT DO UPDATE of audience/votes.py must leave one row, and no request may fail.
 """
 
 import json
@@ -176,7 +176,7 @@ def test_a_new_visitors_first_vote_posted_twenty_times_at_once_before_any_cookie
     thing = made.get("item", made.get("debate"))
     webs = [stack.start_web(), stack.start_web()]
     csrf = "a" * 32
-    ballot = "b" * 24  # what the page's form carried (debates/poll_views.py: new_ballot)
+    ballot = "b" * 24  # what the page's form carried (audience/poll_views.py: new_ballot)
 
     def post(i: int) -> httpx.Response:
         return httpx.post(

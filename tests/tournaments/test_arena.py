@@ -13,9 +13,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from audience.poll_views import COOKIE
 from chaoslm.runner import inline
 from debates.models import Event
-from debates.poll_views import COOKIE
 from tests.batches.helpers import always_for, debater, judge, name_each_other, questions, run_to_end
 from tournaments import arena, services
 from tournaments.models import ArenaVote, Match

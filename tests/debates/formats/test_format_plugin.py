@@ -22,10 +22,10 @@ from django.test import Client
 from django.urls import reverse
 
 from api.tokens import create_token
+from audience import votes
 from batches.checks import Contestant
 from chaoslm.runner import inline
 from config.routing import websocket_urlpatterns
-from debates import votes
 from debates.formats import FORMATS, LISTED, registered
 from debates.formats.base import (
     PUBLIC,

@@ -26,9 +26,10 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from api.tokens import create_token
+from audience import votes
 from batches.checks import Contestant
 from chaoslm.runner import inline
-from debates import format_cards, selectors, transcripts, votes
+from debates import format_cards, selectors, transcripts
 from debates.formats.card import CardError, parse_card
 from debates.formats.card.doc import protocol_markdown
 from debates.models import Debate, Event, FormatCard

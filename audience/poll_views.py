@@ -1,6 +1,6 @@
 """The audience poll's pages: a vote, the poll box alone (what open pages fetch when told the poll changed),
 and the owner's close. A debate's own address and its share link each have their own, with the same rule of
-who may see the debate (chaoslm/sharing.py). The poll itself is debates/votes.py.
+who may see the debate (chaoslm/sharing.py). The poll itself is audience/votes.py.
 
 Who votes (one voter): a signed-in person by their account; anyone else by their browser, a voter id in a signed
 cookie (django.core.signing) set with their first vote. A cookie whose signature fails (forged) or that is older
@@ -29,10 +29,10 @@ from django.urls import reverse
 from django.utils.crypto import salted_hmac
 from django.views.decorators.http import require_GET, require_POST
 
+from audience import votes
 from chaoslm import limits, sharing
 from chaoslm.http import message_reply
 from chaoslm.security import client_ip
-from debates import votes
 from debates.models import Debate
 
 COOKIE = "chaoslm_voter"
@@ -116,7 +116,7 @@ def box_context(
 
 def _box_response(request: HttpRequest, debate: Debate, via_share: bool, voter: str | None = None) -> HttpResponse:
     return render(
-        request, "debates/_poll.html", {"box": box_context(request, debate, via_share=via_share, voter=voter)}
+        request, "audience/_poll.html", {"box": box_context(request, debate, via_share=via_share, voter=voter)}
     )
 
 

@@ -1,8 +1,8 @@
-"""The Oxford poll's arithmetic (debates/polls.py) against values worked out by hand."""
+"""The Oxford poll's arithmetic (audience/polls.py) against values worked out by hand."""
 
 import pytest
 
-from debates.polls import UNDECIDED, agrees, plurality, result
+from audience.polls import UNDECIDED, agrees, plurality, result
 
 # Ten people vote before, twelve after; nine of them both times (v8 left, v11 to v13 came late).
 BEFORE = {

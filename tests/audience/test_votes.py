@@ -1,4 +1,4 @@
-"""The audience's poll as people use it (debates/votes.py, debates/poll_views.py): its phases read from the
+"""The audience's poll as people use it (audience/votes.py, audience/poll_views.py): its phases read from the
 transcript, one vote per person and phase, no tally before voting, the result beside the verdict, the exports,
 and every vote that must not count."""
 
@@ -23,11 +23,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from audience import votes
+from audience.models import PollVote
+from audience.poll_views import COOKIE, SALT
 from chaoslm import live
 from config.routing import websocket_urlpatterns
-from debates import votes
-from debates.models import Debate, Event, PollVote, Seat
-from debates.poll_views import COOKIE, SALT
+from debates.models import Debate, Event, Seat
 from debates.setup import SeatChoice, create_debate
 from personas.models import Persona, import_personas
 

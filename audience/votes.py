@@ -10,7 +10,7 @@ The phases are read from what the debate already records (its transcript is its 
 A vote names a side (or, in an evidence debate, an answer) or "undecided"; each voter ("user:<id>" or an
 anonymous cookie's "anon:<id>") has one vote per phase, which they may change while it is open. Nobody sees
 who voted what; a viewer sees a phase's tally only after voting in it or once it has closed (no herding).
-The arithmetic is debates/polls.py.
+The arithmetic is audience/polls.py.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from django.core.cache import cache
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from audience import polls
+from audience.models import PollVote
 from chaoslm import live
-from debates import polls
-from debates.models import Debate, Event, PollVote
+from debates.models import Debate, Event
 
 # The roles that do not argue: a people's choice is among the other seats.
 NOT_SPEAKERS = ("moderator", "judge")
@@ -276,7 +277,7 @@ def tally_push(debate: Debate, now: datetime | None = None) -> tuple[str, str] |
     # Drawn for someone who voted in the open vote only: whether they voted in the other shows nothing more.
     voted = {phase: "voted" if phase == open_phase.name else None for phase in PHASES}
     tally = _tally(poll, _votes(debate, PollVote.Phase.BEFORE), _votes(debate, PollVote.Phase.AFTER), voted, now)
-    return open_phase.name, render_to_string("debates/_poll_tally.html", {"box": tally, "oob": True})
+    return open_phase.name, render_to_string("audience/_poll_tally.html", {"box": tally, "oob": True})
 
 
 def tally_ticket(debate_id: int, phase: str) -> str:
