@@ -299,7 +299,7 @@ def status_of(database_url: str, debate_id: int) -> str:
 def stored_tally(database_url: str, debate_id: int) -> tuple[dict[str, dict[str, int]], int]:
     with psycopg.connect(database_url) as connection:
         rows = connection.execute(
-            "SELECT phase, choice, count(*) FROM debates_pollvote WHERE debate_id = %s GROUP BY phase, choice",
+            "SELECT phase, choice, count(*) FROM audience_pollvote WHERE debate_id = %s GROUP BY phase, choice",
             [debate_id],
         ).fetchall()
     tally: dict[str, dict[str, int]] = {"before": dict.fromkeys(CHOICES, 0), "after": dict.fromkeys(CHOICES, 0)}

@@ -56,7 +56,7 @@ def test_twenty_copies_of_one_signed_in_vote_at_once_count_once(stack):
     assert statuses == [200] * 20
     with psycopg.connect(stack.env["DATABASE_URL"]) as connection:
         rows = connection.execute(
-            "SELECT voter, phase, choice FROM debates_pollvote WHERE debate_id = %s", [made["debate"]]
+            "SELECT voter, phase, choice FROM audience_pollvote WHERE debate_id = %s", [made["debate"]]
         ).fetchall()
     assert rows == [(f"user:{made['user']}", "before", "a")]
 
@@ -161,7 +161,7 @@ def test_twenty_copies_of_one_signed_in_arena_vote_at_once_count_once(stack, set
 @pytest.mark.parametrize(
     "setup, address, data, table, item",
     [
-        (SETUP, "debates/{}/poll/vote/", {"phase": "before", "choice": "a"}, "debates_pollvote", "debate_id"),
+        (SETUP, "debates/{}/poll/vote/", {"phase": "before", "choice": "a"}, "audience_pollvote", "debate_id"),
         (ARENA_SETUP, "arena/{}/vote/", {"choice": "2"}, "tournaments_arenavote", "match_id"),
         (EVIDENCE_SETUP, "arena/evidence/{}/vote/", {"choice": "A"}, "experiments_arenavote", "run_id"),
     ],
