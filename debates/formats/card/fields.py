@@ -33,12 +33,17 @@ class Problems:
         self.items: list[CardProblem] = []
         # Each template with where it stands: (template, context, in_repeat, line, field, in an answering speech).
         self.templates: list[tuple[Template, str, bool, int, str, bool]] = []
-        # The parts of a card whose YAML could not be read (`load_yaml`): each one's field and text.
+        # The parts of a card whose YAML could not be read (`load_yaml`): each one's field and text, and the syntax
+        # problems saying so (among `items`, and always kept).
         self.unreadable: list[tuple[str, str]] = []
-        self.syntax: list[CardProblem] = []
+        self.syntax: set[CardProblem] = set()
 
     def add(self, line: int, field: str, message: str) -> None:
         self.items.append(CardProblem(line, field, message))
+
+    def add_syntax(self, problem: CardProblem) -> None:
+        self.items.append(problem)
+        self.syntax.add(problem)
 
     def found(self) -> list[CardProblem]:
         """Every problem, in the card's order. Where parts of the card could not be read, the rest was checked
@@ -55,17 +60,24 @@ class Problems:
             nouns = [noun for key, noun in READ_BY_NAME if key in missing]
 
             def kept(problem: CardProblem) -> bool:
-                top = re.split(r"[.\[]", problem.field, maxsplit=1)[0]
-                if not problem.field or any(problem.field.startswith(key) for key in missing) or top in missing:
+                field = problem.field
+                top = re.split(r"[.\[]", field, maxsplit=1)[0]
+                if problem in self.syntax:
+                    return True
+                if (
+                    not field
+                    or top in missing
+                    or any(field == k or field.startswith((f"{k}.", f"{k}[")) for k in missing)
+                ):
                     return False
                 if any(noun in problem.message.lower() for noun in nouns):
                     return False
-                if stages_missing and top in ("judge", "decision", "on_end", "stages"):
-                    return top in ("stages", "on_end") and not _names(problem.message) & words
+                if stages_missing and top in ("judge", "decision"):
+                    return False
                 return not _names(problem.message) & words
 
             items = [p for p in items if kept(p)]
-        return sorted(set(self.syntax + items), key=lambda p: (p.line, p.field))
+        return sorted(set(items), key=lambda p: (p.line, p.field))
 
 
 def _defined(key: str, text: str) -> set[str]:
@@ -150,12 +162,12 @@ def _readable_parts(text: str, problems: Problems, error: yaml.YAMLError) -> yam
     lines = text.split("\n")
     starts = [i for i, line in enumerate(lines) if _TOP_KEY.match(line)]
     if len(starts) < 2:
-        problems.syntax.append(_syntax_problem(error))
+        problems.add_syntax(_syntax_problem(error))
         return None
     blocks = [(start, end) for start, end in zip(starts, [*starts[1:], len(lines)], strict=True)]
     kept = [""] * len(lines)
 
-    def readable(numbers: range | list[int]) -> yaml.YAMLError | None:
+    def readable(numbers: range | set[int]) -> yaml.YAMLError | None:
         part = [lines[i] if i in numbers else "" for i in range(len(lines))]
         try:
             yaml.compose("\n".join(part), Loader=yaml.SafeLoader)
@@ -173,20 +185,20 @@ def _readable_parts(text: str, problems: Problems, error: yaml.YAMLError) -> yam
         indent = min(indents.values(), default=0)
         items = [i for i, width in indents.items() if width == indent]
         if key not in ("stages", "on_end") or not items:
-            problems.syntax.append(_syntax_problem(failure))
+            problems.add_syntax(_syntax_problem(failure))
             problems.unreadable.append((key, "\n".join(lines[start:end])))
             continue
         kept[start] = lines[start]
         for number, (first, last) in enumerate(zip(items, [*items[1:], end], strict=True), start=1):
-            item_failure = readable([start, *range(first, last)])
+            item_failure = readable({start, *range(first, last)})
             if item_failure is None:
                 kept[first:last] = lines[first:last]
             else:
-                problems.syntax.append(_syntax_problem(item_failure))
+                problems.add_syntax(_syntax_problem(item_failure))
                 problems.unreadable.append((f"{key}[{number}]", "\n".join(lines[first:last])))
                 kept[first] = " " * indent + "- {}"
     if not problems.unreadable:  # every part reads alone but not together: say what the whole says
-        problems.syntax.append(_syntax_problem(error))
+        problems.add_syntax(_syntax_problem(error))
         return None
     try:
         return yaml.compose("\n".join(kept), Loader=yaml.SafeLoader)

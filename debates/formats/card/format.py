@@ -1234,15 +1234,15 @@ def parse_card(text: str, caps: CardCaps | None = None) -> CardFormat:
     problems = Problems()
     data = load_yaml(text, problems)
     reader = SpecReader(problems)
-    spec = reader.read(data) if data is not None or not (problems.items or problems.syntax) else None
-    if spec is None and not (problems.items or problems.syntax):
+    spec = reader.read(data) if data is not None or not problems.items else None
+    if spec is None and not problems.items:
         problems.add(1, "", "The card must be a mapping of fields (name, title, seats, stages, ...).")
     if spec is not None:
         if spec.name and spec.name in caps.reserved:
             problems.add(_line(data, "name"), "name", f"{spec.name!r} is a built-in format's name; choose another.")
         if reader.layable:
             _check_layouts(spec, caps, problems, data)
-    if problems.items or problems.syntax:
+    if problems.items:
         raise CardError(problems.found())
     assert spec is not None
     return CardFormat(spec, text)

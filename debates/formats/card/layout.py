@@ -25,6 +25,7 @@ from debates.formats.card.spec import (
     SystemStage,
     UntilSpec,
     WhenSpec,
+    default_label,
 )
 from debates.formats.card.template import EMPTY, Template
 
@@ -184,8 +185,11 @@ class Builder:
         """A speech's condition laid out: the latest giving before it of the speech whose answer it runs on."""
         if when is None:
             return None
-        label = self.spec.labels.get(when.step) or when.step.replace("_", " ")
-        return ((self.given(when.step), when.answers, when.negate),), when.words(label)
+        return ((self.given(when.step), when.answers, when.negate),), when.words(self.step_words(when.step))
+
+    def step_words(self, step: str) -> str:
+        """A step as a condition names it: its label, else its name in words."""
+        return self.spec.labels.get(step) or default_label(step)
 
     def given(self, step: str, seat: str | None = None) -> tuple[int, ...]:
         """The slots of the latest giving of a speech (by `seat` alone, if named): one slot, or every slot of
@@ -206,7 +210,7 @@ class Builder:
         answered so and no seat before it in the list did."""
         assert stage.by is not None
         by, outer = stage.by, self.conditioned(stage.when)
-        label = self.spec.labels.get(by.step) or by.step.replace("_", " ")
+        label = self.step_words(by.step)
         names = {s.key: s.label for s in self.spec.seats}
         sources = [self.given(by.step, seat) for seat in stage.seats]
         said = " or ".join(f"'{a}'" for a in by.answers)

@@ -301,6 +301,16 @@ stages:
 """
 
 
+def test_an_unreadable_first_stage_holds_back_its_own_problems_not_those_of_the_tenth():
+    stages = "".join(f"  - {{speech: s{n}, seat: a, prompt: hi}}\n" for n in range(2, 10))
+    text = (
+        "name: x\ntitle: X\nseats: [{key: a}]\nstages:\n  - speech: s1\n    seat: [a\n"
+        + stages
+        + "  - {speech: s10, seat: nobody, prompt: hi}\n"
+    )
+    assert [p.field for p in problems_of(text)] == ["", "stages[10].seat"]
+
+
 def test_a_misspelled_field_is_told_the_field_it_was_likely_meant_to_be():
     text = "name: x\ntitle: X\nseats: [{key: a}]\nstages:\n  - {speech: s, seat: a, promt: hi, zzz: 1}\n"
     messages = [p.message for p in problems_of(text)]
